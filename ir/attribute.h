@@ -1,0 +1,71 @@
+// Typed node attributes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/tensor.h"
+
+namespace dlc {
+
+enum class AttrKind : uint8_t {
+  kInt,
+  kFloat,
+  kString,
+  kInts,
+  kFloats,
+  kStrings,
+  kTensor,
+  kDType,
+};
+
+/// "int", "float", "string", "ints", "floats", "strings", "tensor", "dtype".
+const char *attrKindName(AttrKind kind);
+
+class Attribute {
+public:
+  Attribute() : v_(int64_t{0}) {}
+  Attribute(int64_t v) : v_(v) {}
+  Attribute(int v) : v_(static_cast<int64_t>(v)) {}
+  Attribute(float v) : v_(v) {}
+  Attribute(std::string v) : v_(std::move(v)) {}
+  Attribute(const char *v) : v_(std::string(v)) {}
+  Attribute(std::vector<int64_t> v) : v_(std::move(v)) {}
+  Attribute(std::vector<float> v) : v_(std::move(v)) {}
+  Attribute(std::vector<std::string> v) : v_(std::move(v)) {}
+  Attribute(Tensor v) : v_(std::move(v)) {}
+  Attribute(DType v) : v_(v) {}
+
+  AttrKind kind() const { return static_cast<AttrKind>(v_.index()); }
+
+  int64_t i() const { return std::get<int64_t>(v_); }
+  float f() const { return std::get<float>(v_); }
+  const std::string &s() const { return std::get<std::string>(v_); }
+  const std::vector<int64_t> &ints() const { return std::get<std::vector<int64_t>>(v_); }
+  const std::vector<float> &floats() const { return std::get<std::vector<float>>(v_); }
+  const std::vector<std::string> &strings() const {
+    return std::get<std::vector<std::string>>(v_);
+  }
+  const Tensor &tensor() const { return std::get<Tensor>(v_); }
+  DType dtype() const { return std::get<DType>(v_); }
+
+  /// Equal kind and value (tensors compared by bytes; floats bitwise, so NaN == NaN).
+  bool operator==(const Attribute &o) const;
+  bool operator!=(const Attribute &o) const { return !(*this == o); }
+
+private:
+  // Order matches AttrKind.
+  std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+               std::vector<std::string>, Tensor, DType>
+      v_;
+};
+
+/// Attributes of a node, sorted by name (so printing and hashing are deterministic).
+using AttrMap = std::map<std::string, Attribute, std::less<>>;
+
+} // namespace dlc

@@ -1,0 +1,206 @@
+#include "ir/tensor.h"
+
+#include <cstdlib>
+#include <limits>
+#include <type_traits>
+
+namespace dlc {
+
+std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
+  std::shared_ptr<Buffer> b(new Buffer());
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0)
+    rounded = 64;
+  b->data_ = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
+  DLC_CHECK(b->data_ != nullptr, "out of memory allocating {} bytes", bytes);
+  std::memset(b->data_, 0, rounded);
+  b->size_ = bytes;
+  b->owned_ = true;
+  return b;
+}
+
+std::shared_ptr<Buffer> Buffer::view(const void *data, size_t bytes, std::shared_ptr<void> owner) {
+  std::shared_ptr<Buffer> b(new Buffer());
+  b->data_ = static_cast<uint8_t *>(const_cast<void *>(data));
+  b->size_ = bytes;
+  b->owned_ = false;
+  b->owner_ = std::move(owner);
+  return b;
+}
+
+Buffer::~Buffer() {
+  if (owned_)
+    std::free(data_);
+}
+
+Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  auto n = checkedNumElements(t.shape_, "tensor");
+  DLC_CHECK(n.hasValue(), "{}", n.status().message());
+  t.numElements_ = *n;
+  t.buffer_ = Buffer::allocate(static_cast<size_t>(t.byteSize()));
+  return t;
+}
+
+Expected<Tensor> Tensor::fromBuffer(DType dtype, std::vector<int64_t> shape,
+                                    std::shared_ptr<Buffer> buffer, size_t offset) {
+  DLC_ASSIGN_OR_RETURN(int64_t n, checkedNumElements(shape, "tensor"));
+  int64_t bytes;
+  if (__builtin_mul_overflow(n, dtypeSize(dtype), &bytes))
+    return invalidArgument("tensor byte size overflows int64");
+  if (offset > buffer->size() || static_cast<uint64_t>(bytes) > buffer->size() - offset)
+    return invalidArgument("tensor of {} bytes does not fit in a buffer of {} bytes at offset {}",
+                           bytes, buffer->size(), offset);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numElements_ = n;
+  t.buffer_ = std::move(buffer);
+  t.offset_ = offset;
+  return t;
+}
+
+namespace {
+template <typename F> auto visitElement(const Tensor &t, int64_t i, F f) {
+  const void *p = t.raw();
+  switch (t.dtype()) {
+  case DType::kF16: return f(static_cast<double>(halfToFloat(static_cast<const uint16_t *>(p)[i])));
+  case DType::kBF16:
+    return f(static_cast<double>(bf16ToFloat(static_cast<const uint16_t *>(p)[i])));
+#define X(e, n, s, ty)                                                                         \
+  case DType::k##e: return f(static_cast<const ty *>(p)[i]);
+    X(F32, "", 4, float)
+    X(F64, "", 8, double)
+    X(I8, "", 1, int8_t)
+    X(I16, "", 2, int16_t)
+    X(I32, "", 4, int32_t)
+    X(I64, "", 8, int64_t)
+    X(U8, "", 1, uint8_t)
+    X(U16, "", 2, uint16_t)
+    X(U32, "", 4, uint32_t)
+    X(U64, "", 8, uint64_t)
+    X(Bool, "", 1, bool)
+#undef X
+  case DType::kUnknown: break;
+  }
+  return f(0);
+}
+
+template <typename T> T saturatingFromDouble(double v) {
+  // numpy-like float->int conversion: truncation; NaN/out-of-range are implementation
+  // defined there, here they clamp so the result is at least deterministic.
+  if (v != v)
+    return T(0);
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
+    return std::numeric_limits<T>::lowest();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+} // namespace
+
+int64_t Tensor::elementAsInt64(int64_t i) const {
+  return visitElement(*this, i, [](auto v) -> int64_t {
+    using V = decltype(v);
+    if constexpr (std::is_floating_point_v<V>)
+      return saturatingFromDouble<int64_t>(v);
+    else
+      return static_cast<int64_t>(v);
+  });
+}
+
+double Tensor::elementAsDouble(int64_t i) const {
+  return visitElement(*this, i, [](auto v) -> double { return static_cast<double>(v); });
+}
+
+std::vector<int64_t> Tensor::toInt64Vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numElements_));
+  for (int64_t i = 0; i < numElements_; ++i)
+    out[static_cast<size_t>(i)] = elementAsInt64(i);
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  if (empty())
+    return Tensor();
+  Tensor t = zeros(dtype_, shape_);
+  if (byteSize() > 0)
+    std::memcpy(t.mutableRaw(), raw(), static_cast<size_t>(byteSize()));
+  return t;
+}
+
+Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
+  Tensor t = *this;
+  auto n = checkedNumElements(shape, "reshape");
+  DLC_CHECK(n.hasValue() && *n == numElements_, "reshape changes the element count");
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::castTo(DType to) const {
+  if (to == dtype_)
+    return *this;
+  Tensor out = zeros(to, shape_);
+  void *dst = out.mutableRaw();
+  for (int64_t i = 0; i < numElements_; ++i) {
+    switch (to) {
+    case DType::kF32: static_cast<float *>(dst)[i] = static_cast<float>(elementAsDouble(i)); break;
+    case DType::kF64: static_cast<double *>(dst)[i] = elementAsDouble(i); break;
+    case DType::kF16:
+      static_cast<uint16_t *>(dst)[i] = floatToHalf(static_cast<float>(elementAsDouble(i)));
+      break;
+    case DType::kBF16:
+      static_cast<uint16_t *>(dst)[i] = floatToBf16(static_cast<float>(elementAsDouble(i)));
+      break;
+    case DType::kBool: static_cast<bool *>(dst)[i] = elementAsDouble(i) != 0.0; break;
+#define X(e, ty)                                                                               \
+  case DType::k##e:                                                                            \
+    if (isFloat(dtype_))                                                                       \
+      static_cast<ty *>(dst)[i] = saturatingFromDouble<ty>(elementAsDouble(i));                \
+    else                                                                                       \
+      static_cast<ty *>(dst)[i] = static_cast<ty>(elementAsInt64(i));                          \
+    break;
+      X(I8, int8_t)
+      X(I16, int16_t)
+      X(I32, int32_t)
+      X(I64, int64_t)
+      X(U8, uint8_t)
+      X(U16, uint16_t)
+      X(U32, uint32_t)
+      X(U64, uint64_t)
+#undef X
+    case DType::kUnknown: break;
+    }
+  }
+  return out;
+}
+
+uint64_t Tensor::hash() const {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void *p, size_t n) {
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= b[i];
+      h *= 1099511628211ull;
+    }
+  };
+  uint8_t d = static_cast<uint8_t>(dtype_);
+  mix(&d, 1);
+  for (int64_t s : shape_)
+    mix(&s, sizeof(s));
+  if (raw())
+    mix(raw(), static_cast<size_t>(byteSize()));
+  return h;
+}
+
+bool Tensor::identical(const Tensor &o) const {
+  if (dtype_ != o.dtype_ || shape_ != o.shape_)
+    return false;
+  if (byteSize() == 0)
+    return true;
+  return std::memcmp(raw(), o.raw(), static_cast<size_t>(byteSize())) == 0;
+}
+
+} // namespace dlc

@@ -1,0 +1,15 @@
+import os
+
+import lit.formats
+
+config.name = "dlc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".dlc", ".test"]
+config.test_source_root = os.path.join(config.dlc_source_dir, "tests/lit")
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.environment["PATH"] = os.pathsep.join(
+    [config.dlc_bin_dir, os.path.dirname(config.filecheck), config.environment.get("PATH", "")])
+config.substitutions.append(("%models", os.path.join(config.dlc_source_dir, "models")))
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
