@@ -1,0 +1,50 @@
+// Helpers shared by the op family files: attribute-schema shorthands and shape rules used
+// by more than one family.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/op.h"
+
+namespace dlc::ops {
+
+// --- Attribute schema shorthands -------------------------------------------------------------
+inline AttrSpec intAttr(std::string name, int64_t dflt) {
+  return {std::move(name), AttrKind::kInt, Attribute(dflt), false};
+}
+inline AttrSpec floatAttr(std::string name, float dflt) {
+  return {std::move(name), AttrKind::kFloat, Attribute(dflt), false};
+}
+inline AttrSpec stringAttr(std::string name, std::string dflt) {
+  return {std::move(name), AttrKind::kString, Attribute(std::move(dflt)), false};
+}
+inline AttrSpec intsAttr(std::string name, std::vector<int64_t> dflt) {
+  return {std::move(name), AttrKind::kInts, Attribute(std::move(dflt)), false};
+}
+inline AttrSpec floatsAttr(std::string name, std::vector<float> dflt) {
+  return {std::move(name), AttrKind::kFloats, Attribute(std::move(dflt)), false};
+}
+inline AttrSpec dtypeAttr(std::string name, DType dflt) {
+  return {std::move(name), AttrKind::kDType, Attribute(dflt), false};
+}
+/// An attribute with no default that may be absent.
+inline AttrSpec optionalAttr(std::string name, AttrKind kind) {
+  return {std::move(name), kind, std::nullopt, false};
+}
+/// An attribute every node of the op must carry.
+inline AttrSpec requiredAttr(std::string name, AttrKind kind) {
+  return {std::move(name), kind, std::nullopt, true};
+}
+
+// --- Shape rules -------------------------------------------------------------------------------
+/// Multidirectional (numpy) broadcasting of two shapes; error if incompatible.
+Expected<Shape> broadcastShapes(const Shape &a, const Shape &b);
+/// Broadcast of all of a node's present inputs.
+Expected<Shape> broadcastInputs(const InferContext &ctx);
+
+/// Output 0 has the type of input 0.
+Status inferSameAsInput(InferContext &ctx);
+
+} // namespace dlc::ops
