@@ -26,7 +26,7 @@ using namespace dlc;
 namespace {
 
 struct Result {
-  std::string stage;  // "" = passed; else import / infer-shapes / output-types / roundtrip
+  std::string stage; // "" = passed; else import / infer-shapes / output-types / roundtrip
   std::string reason;
 };
 
@@ -84,7 +84,8 @@ std::map<std::string, std::string> readKnown(const std::string &path) {
       continue;
     size_t sp = line.find_first_of(" \t");
     std::string name = line.substr(0, sp);
-    std::string rest = sp == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", sp));
+    std::string rest =
+        sp == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", sp));
     known[name] = rest;
   }
   return known;
@@ -127,7 +128,7 @@ int main(int argc, char **argv) {
   for (const fs::path &t : tests) {
     Result r = runOne(t / "model.onnx");
     std::string name = t.filename().string();
-    int stages = r.stage.empty() ? 4
+    int stages = r.stage.empty()             ? 4
                  : r.stage == "roundtrip"    ? 3
                  : r.stage == "output-types" ? 2
                  : r.stage == "infer-shapes" ? 1
@@ -178,8 +179,8 @@ int main(int argc, char **argv) {
     }
   }
   for (const auto &[n, why] : known) {
-    if (!failures.count(n) &&
-        std::any_of(tests.begin(), tests.end(), [&](const fs::path &p) { return p.filename() == n; })) {
+    if (!failures.count(n) && std::any_of(tests.begin(), tests.end(),
+                                          [&](const fs::path &p) { return p.filename() == n; })) {
       std::cout << "UNEXPECTED PASS " << n << " (listed as: " << why << "): remove it from "
                 << knownPath << "\n";
       ++unexpected;

@@ -56,7 +56,8 @@ std::optional<double> nodeFlops(const Node &n, const DimResolver &dim) {
     return 2.0 * *perOut * *outs;
   }
   case Op::kConvTranspose: {
-    // Each input element scatters into M/group * prod(kernel) outputs; weight is [C, M/group, k...].
+    // Each input element scatters into M/group * prod(kernel) outputs; weight is [C, M/group,
+    // k...].
     if (!ranked(0) || !ranked(1))
       return std::nullopt;
     const Shape &ws = n.input(1)->shape();
@@ -81,7 +82,8 @@ std::optional<double> nodeFlops(const Node &n, const DimResolver &dim) {
       return std::nullopt;
     return 2.0 * *k * *outs;
   }
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 

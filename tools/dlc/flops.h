@@ -10,8 +10,8 @@ namespace dlc::tool {
 
 struct FlopReport {
   double total = 0;
-  std::map<std::string, double> byOp;            // ONNX op type -> FLOPs
-  std::map<std::string, int64_t> assumedDims;    // symbolic dims and the sizes used
+  std::map<std::string, double> byOp;         // ONNX op type -> FLOPs
+  std::map<std::string, int64_t> assumedDims; // symbolic dims and the sizes used
 };
 
 /// Counts 2 FLOPs per multiply-accumulate in Conv, ConvTranspose, ConvInteger, QLinearConv,

@@ -8,7 +8,8 @@ namespace dlc::tool {
 
 namespace {
 bool endsWith(const std::string &s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 /// Text IR starts (after whitespace) with `graph` or a `//` comment.
@@ -26,8 +27,8 @@ bool looksLikeTextIr(const std::string &path) {
 } // namespace
 
 Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadOptions &opts) {
-  if (endsWith(path, ".dlc") || (!endsWith(path, ".onnx") && !endsWith(path, ".pb") &&
-                                 looksLikeTextIr(path)))
+  if (endsWith(path, ".dlc") ||
+      (!endsWith(path, ".onnx") && !endsWith(path, ".pb") && looksLikeTextIr(path)))
     return parseGraphFile(path);
   onnx::ImportOptions io;
   io.keepInitializersAsInputs = opts.keepInitializersAsInputs;

@@ -45,8 +45,9 @@ int runOpt(const OptArgs &args) {
     return reportError(invalidArgument("opt: an input model is required"));
   if (!args.pipeline.empty() && args.optLevel >= 0)
     return reportError(invalidArgument("opt: give either -p PIPELINE or -O LEVEL, not both"));
-  std::string pipelineText =
-      !args.pipeline.empty() ? args.pipeline : defaultPipeline(args.optLevel < 0 ? 1 : args.optLevel);
+  std::string pipelineText = !args.pipeline.empty()
+                                 ? args.pipeline
+                                 : defaultPipeline(args.optLevel < 0 ? 1 : args.optLevel);
   auto pipelineOr = parsePipeline(pipelineText);
   if (!pipelineOr)
     return reportError(pipelineOr.status());
@@ -74,7 +75,7 @@ int runOpt(const OptArgs &args) {
 
   if (!args.output.empty()) {
     PrintOptions full;
-    full.printConstants = true;  // a written file must re-parse to the same graph
+    full.printConstants = true; // a written file must re-parse to the same graph
     std::ofstream out(args.output, std::ios::binary);
     if (!out)
       return reportError(notFound("cannot open '{}' for writing", args.output));
@@ -104,8 +105,9 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--print-ir-after-all", args->printIrAfterAll, "Print the IR after every pass");
   cmd->add_option("--print-ir-after", args->printIrAfter, "Print the IR after the named pass")
       ->delimiter(',');
-  cmd->add_option("--dump-ir", args->dumpIrDir,
-                  "Write the IR before the first pass and after each pass to numbered files in DIR");
+  cmd->add_option(
+      "--dump-ir", args->dumpIrDir,
+      "Write the IR before the first pass and after each pass to numbered files in DIR");
   cmd->add_flag("--verify-each", args->verifyEach,
                 "Verify the IR after every pass (default on in debug builds)");
   cmd->add_flag("--no-verify-each", args->noVerifyEach, "Do not verify after every pass");
