@@ -39,7 +39,7 @@ struct OpTable {
       }
     }
     for (size_t i = 0; i < kNumOps; ++i) {
-      if (!seen[i]) {  // declared in ops.def but not defined yet: accepts anything, infers nothing
+      if (!seen[i]) { // declared in ops.def but not defined yet: accepts anything, infers nothing
         defs[i].op = static_cast<Op>(i);
         defs[i].minInputs = 0;
         defs[i].maxInputs = -1;
@@ -61,12 +61,18 @@ const OpTable &table() {
 
 const char *fusionKindName(FusionKind k) {
   switch (k) {
-  case FusionKind::kElementwise: return "elementwise";
-  case FusionKind::kBroadcast: return "broadcast";
-  case FusionKind::kInjective: return "injective";
-  case FusionKind::kReduction: return "reduction";
-  case FusionKind::kOutFusable: return "out-fusable";
-  case FusionKind::kOpaque: return "opaque";
+  case FusionKind::kElementwise:
+    return "elementwise";
+  case FusionKind::kBroadcast:
+    return "broadcast";
+  case FusionKind::kInjective:
+    return "injective";
+  case FusionKind::kReduction:
+    return "reduction";
+  case FusionKind::kOutFusable:
+    return "out-fusable";
+  case FusionKind::kOpaque:
+    return "opaque";
   }
   return "?";
 }
@@ -140,8 +146,22 @@ void InferContext::setOutputShapeValue(int i, std::vector<Dim> dims) {
     outputShapeValues_[static_cast<size_t>(i)] = std::move(dims);
 }
 
+/// Attribute kinds must match the schema before any getter runs (getters treat a mismatch as
+/// an internal error).
+static Status checkAttrKinds(const Node &node) {
+  const OpDef &def = node.def();
+  for (const auto &[name, attr] : node.attrs()) {
+    const AttrSpec *spec = def.findAttr(name);
+    if (spec && spec->kind != attr.kind())
+      return invalidArgument("{}: attribute '{}' must be {}, got {}", node.describe(), name,
+                             attrKindName(spec->kind), attrKindName(attr.kind()));
+  }
+  return Status::ok();
+}
+
 Status inferNode(InferContext &ctx) {
   const OpDef &def = ctx.node().def();
+  DLC_RETURN_IF_ERROR(checkAttrKinds(ctx.node()));
   if (!def.infer)
     return unimplemented("{}: no shape inference for op '{}'", ctx.node().describe(),
                          opName(def.op));
