@@ -134,4 +134,20 @@ Status applyAttributes(Node &node, const OpDef &def, AttrMap attrs, const std::s
   return Status::ok();
 }
 
+Status checkArity(const Node &node, const OpDef &def, const std::string &desc) {
+  auto range = [](int lo, int hi) {
+    if (hi < 0)
+      return fmt::format("at least {}", lo);
+    return lo == hi ? fmt::format("{}", lo) : fmt::format("{} to {}", lo, hi);
+  };
+  int in = node.numInputs(), out = node.numOutputs();
+  if (in < def.minInputs || (def.maxInputs >= 0 && in > def.maxInputs))
+    return invalidArgument("{}: takes {} inputs, got {}", desc, range(def.minInputs, def.maxInputs),
+                           in);
+  if (out < def.minOutputs || (def.maxOutputs >= 0 && out > def.maxOutputs))
+    return invalidArgument("{}: has {} outputs, got {}", desc, range(def.minOutputs, def.maxOutputs),
+                           out);
+  return Status::ok();
+}
+
 } // namespace dlc::onnx::detail

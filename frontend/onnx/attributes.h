@@ -39,4 +39,8 @@ Expected<std::optional<Attribute>> takeAttr(AttrMap &attrs, const std::string &n
 /// required attribute must be present.
 Status applyAttributes(Node &node, const OpDef &def, AttrMap attrs, const std::string &desc);
 
+/// The node's input and output counts are within `def`'s arity (absent trailing inputs already
+/// dropped).
+Status checkArity(const Node &node, const OpDef &def, const std::string &desc);
+
 } // namespace dlc::onnx::detail

@@ -213,23 +213,7 @@ private:
     while (used > 0 && !n->hasInput(used - 1))
       --used;
     n->truncateInputs(used);
-    return checkArity(*n, desc);
-  }
-
-  static Status checkArity(const Node &n, const std::string &desc) {
-    const OpDef &def = n.def();
-    auto range = [](int lo, int hi) {
-      return hi < 0 ? fmt::format("at least {}", lo)
-                    : lo == hi ? fmt::format("{}", lo) : fmt::format("{} to {}", lo, hi);
-    };
-    if (n.numInputs() < def.minInputs || (def.maxInputs >= 0 && n.numInputs() > def.maxInputs))
-      return invalidArgument("{}: takes {} inputs, got {}", desc,
-                             range(def.minInputs, def.maxInputs), n.numInputs());
-    if (n.numOutputs() < def.minOutputs ||
-        (def.maxOutputs >= 0 && n.numOutputs() > def.maxOutputs))
-      return invalidArgument("{}: has {} outputs, got {}", desc,
-                             range(def.minOutputs, def.maxOutputs), n.numOutputs());
-    return Status::ok();
+    return checkArity(*n, n->def(), desc);
   }
 
   Status addOutputs() {

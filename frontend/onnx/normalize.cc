@@ -90,6 +90,26 @@ Status batchNorm(Rewriter &r) {
   return Status::ok();
 }
 
+Status dft(Rewriter &r) {
+  if (r.opset >= 20)
+    return Status::ok();
+  DLC_ASSIGN_OR_RETURN(auto axis, r.takeInt("axis"));
+  // Always explicit: DFT-17's default (1) differs from the canonical input's default (-2).
+  return r.setInputSlot(2, r.constant("axis", Tensor::scalarI64(axis.value_or(1))), "axis");
+}
+
+// LpPool-1 / GlobalLpPool-1 gave `p` as a float; later opsets as an int.
+Status lpPool(Rewriter &r) {
+  auto it = r.attrs.find("p");
+  if (r.opset < 2 && it != r.attrs.end() && it->second.kind() == AttrKind::kFloat)
+    it->second = Attribute(static_cast<int64_t>(it->second.f()));
+  return Status::ok();
+}
+
+// RNN-1, GRU-1, LSTM-1: `output_sequence` only said whether Y is produced; the output list
+// says that already.
+Status recurrent(Rewriter &r) { return r.takeInt("output_sequence").takeStatus(); }
+
 Status gemm(Rewriter &r) { return r.takeInt("broadcast").takeStatus(); }
 
 Status concat(Rewriter &r) {
@@ -148,6 +168,12 @@ const std::unordered_map<std::string_view, Rule> &rules() {
       {"Dropout", dropout},
       {"BatchNormalization", batchNorm},
       {"Gemm", gemm},
+      {"DFT", dft},
+      {"LpPool", lpPool},
+      {"GlobalLpPool", lpPool},
+      {"RNN", recurrent},
+      {"GRU", recurrent},
+      {"LSTM", recurrent},
       {"Concat", concat},
       {"Cast", cast},
       {"EyeLike", dtypeOnly},

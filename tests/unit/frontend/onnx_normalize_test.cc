@@ -224,6 +224,53 @@ TEST(OnnxNormalize, DropoutRatioAndDeprecatedAttributes) {
   EXPECT_TRUE(n->attrs().empty());
 }
 
+TEST(OnnxNormalize, DftAxisBecomesInput) {
+  for (bool given : {true, false}) {
+    ModelBuilder m(17);
+    m.input("x", TP::FLOAT, {1, 8, 1});
+    auto &node = m.node("DFT", {"x"}, {"y"}, "dft");
+    if (given)
+      addAttr(node, "axis", int64_t{0});
+    addAttr(node, "onesided", int64_t{1});
+    m.output("y");
+    std::unique_ptr<Graph> g;
+    Node *n = importY(m, g);
+    ASSERT_TRUE(n);
+    ASSERT_EQ(n->numInputs(), 3);
+    EXPECT_EQ(n->input(1), nullptr);
+    EXPECT_EQ(n->input(2)->type(), TensorType(DType::kI64, Shape()));
+    // DFT-17's default axis is 1; the canonical input's default is -2, so it is always explicit.
+    EXPECT_EQ(constInts(n->input(2)), (std::vector<int64_t>{given ? 0 : 1}));
+    EXPECT_EQ(n->attrs().size(), 1u);
+    EXPECT_EQ(*n->findAttr("onesided"), Attribute(int64_t{1}));
+  }
+}
+
+TEST(OnnxNormalize, OldPoolingAndRecurrentAttributes) {
+  ModelBuilder lp(1);
+  lp.input("x", TP::FLOAT, {1, 1, 4, 4});
+  auto &pool = lp.node("LpPool", {"x"}, {"y"});
+  addAttr(pool, "p", 3.0f);
+  addAttr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  lp.output("y");
+  std::unique_ptr<Graph> g;
+  Node *n = importY(lp, g);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n->findAttr("p"), Attribute(int64_t{3}));
+
+  ModelBuilder lstm(1);
+  for (const char *in : {"x", "w", "r"})
+    lstm.input(in);
+  auto &node = lstm.node("LSTM", {"x", "w", "r"}, {"y"});
+  addAttr(node, "output_sequence", int64_t{1});
+  addAttr(node, "hidden_size", int64_t{2});
+  lstm.output("y");
+  n = importY(lstm, g);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->attrs().size(), 1u);
+  EXPECT_EQ(*n->findAttr("hidden_size"), Attribute(int64_t{2}));
+}
+
 TEST(OnnxNormalize, AttributeAndInputTogetherIsAnError) {
   ModelBuilder m(11);
   m.input("x");
