@@ -140,12 +140,46 @@ void InferContext::setOutputShapeValue(int i, std::vector<Dim> dims) {
     outputShapeValues_[static_cast<size_t>(i)] = std::move(dims);
 }
 
+namespace {
+std::string arityStr(int lo, int hi) {
+  if (hi < 0)
+    return fmt::format("at least {}", lo);
+  return lo == hi ? std::to_string(lo) : fmt::format("{} to {}", lo, hi);
+}
+
+/// Inference and evaluation index inputs and outputs by the op's arity: check it first.
+Status checkArity(const Node &node) {
+  const OpDef &def = node.def();
+  if (node.numInputs() < def.minInputs || (def.maxInputs >= 0 && node.numInputs() > def.maxInputs))
+    return invalidArgument("{}: expects {} inputs, got {}", node.describe(),
+                           arityStr(def.minInputs, def.maxInputs), node.numInputs());
+  if (node.numOutputs() < def.minOutputs ||
+      (def.maxOutputs >= 0 && node.numOutputs() > def.maxOutputs))
+    return invalidArgument("{}: expects {} outputs, got {}", node.describe(),
+                           arityStr(def.minOutputs, def.maxOutputs), node.numOutputs());
+  return Status::ok();
+}
+} // namespace
+
 Status inferNode(InferContext &ctx) {
   const OpDef &def = ctx.node().def();
+  DLC_RETURN_IF_ERROR(checkArity(ctx.node()));
   if (!def.infer)
     return unimplemented("{}: no shape inference for op '{}'", ctx.node().describe(),
                          opName(def.op));
   return def.infer(ctx).withContext(ctx.node().describe());
+}
+
+Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs) {
+  const OpDef &def = node.def();
+  DLC_RETURN_IF_ERROR(checkArity(node));
+  if (!def.eval)
+    return unimplemented("{}: no reference evaluation for op '{}'", node.describe(),
+                         opName(def.op));
+  auto result = def.eval(node, inputs);
+  if (!result)
+    return result.status().withContext(node.describe());
+  return result;
 }
 
 } // namespace dlc
