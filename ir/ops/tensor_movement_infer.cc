@@ -228,8 +228,10 @@ Status inferConcat(InferContext &ctx) {
     const Dim &x = s[axis];
     if (sum.isKnown() && sum.value() == 0)
       sum = x;
-    else if (!(x.isKnown() && x.value() == 0))
-      sum = sum.isKnown() && x.isKnown() ? Dim(sum.value() + x.value()) : Dim::unknown();
+    else if (int64_t total; !(x.isKnown() && x.value() == 0))
+      sum = sum.isKnown() && x.isKnown() && !__builtin_add_overflow(sum.value(), x.value(), &total)
+                ? Dim(total)
+                : Dim::unknown();
   }
   dims[static_cast<size_t>(axis)] = allRanked ? sum : Dim::unknown();
   ctx.setOutputType(0, TensorType(dtype, Shape(std::move(dims))));
