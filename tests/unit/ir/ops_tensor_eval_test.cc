@@ -3,7 +3,7 @@
 
 #include "ops_tensor_test_util.h"
 
-namespace dlc::testing {
+namespace dlc::tensortest {
 namespace {
 
 constexpr DType kF32 = DType::kF32;
@@ -242,4 +242,4 @@ TEST(TensorEval, OpWithoutEvalIsUnimplemented) {
 }
 
 } // namespace
-} // namespace dlc::testing
+} // namespace dlc::tensortest

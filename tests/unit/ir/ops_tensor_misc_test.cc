@@ -3,7 +3,7 @@
 #include "ir/ops/families.h"
 #include "ops_tensor_test_util.h"
 
-namespace dlc::testing {
+namespace dlc::tensortest {
 namespace {
 
 constexpr DType kF32 = DType::kF32, kI64 = DType::kI64;
@@ -257,4 +257,4 @@ TEST(TensorMiscInfer, TriluAndReverseSequence) {
 }
 
 } // namespace
-} // namespace dlc::testing
+} // namespace dlc::tensortest

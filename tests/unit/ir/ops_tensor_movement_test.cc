@@ -3,7 +3,7 @@
 
 #include "ops_tensor_test_util.h"
 
-namespace dlc::testing {
+namespace dlc::tensortest {
 namespace {
 
 constexpr DType kF32 = DType::kF32, kI64 = DType::kI64;
@@ -212,4 +212,4 @@ TEST(TensorMovementInfer, GatherOfShapeValueWithNegativeIndices) {
 }
 
 } // namespace
-} // namespace dlc::testing
+} // namespace dlc::tensortest

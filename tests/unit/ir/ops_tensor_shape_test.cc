@@ -5,7 +5,7 @@
 #include "ir/ops/tensor_internal.h"
 #include "ops_tensor_test_util.h"
 
-namespace dlc::testing {
+namespace dlc::tensortest {
 namespace {
 
 constexpr DType kF32 = DType::kF32, kI64 = DType::kI64;
@@ -320,4 +320,4 @@ TEST(TensorShapeInfer, IdentityAndEyeLike) {
 }
 
 } // namespace
-} // namespace dlc::testing
+} // namespace dlc::tensortest

@@ -10,7 +10,7 @@
 
 #include "ir/graph.h"
 
-namespace dlc::testing {
+namespace dlc::tensortest {
 
 inline Dim sym(const char *name) { return Dim::symbol(name); }
 inline TensorType ty(DType d, std::vector<Dim> dims) {
@@ -86,4 +86,4 @@ inline Value *constI64(Graph &g, std::vector<int64_t> v) {
 }
 inline Value *scalarI64(Graph &g, int64_t v) { return g.addConstant("c", Tensor::scalarI64(v)); }
 
-} // namespace dlc::testing
+} // namespace dlc::tensortest
