@@ -5,6 +5,7 @@
 
 #include "ir/graph.h"
 #include "ir/ops/families.h"
+#include "ir/ops/infer_checks.h"
 
 namespace dlc {
 
@@ -146,25 +147,13 @@ void InferContext::setOutputShapeValue(int i, std::vector<Dim> dims) {
     outputShapeValues_[static_cast<size_t>(i)] = std::move(dims);
 }
 
-/// Attribute kinds must match the schema before any getter runs (getters treat a mismatch as
-/// an internal error).
-static Status checkAttrKinds(const Node &node) {
-  const OpDef &def = node.def();
-  for (const auto &[name, attr] : node.attrs()) {
-    const AttrSpec *spec = def.findAttr(name);
-    if (spec && spec->kind != attr.kind())
-      return invalidArgument("{}: attribute '{}' must be {}, got {}", node.describe(), name,
-                             attrKindName(spec->kind), attrKindName(attr.kind()));
-  }
-  return Status::ok();
-}
-
 Status inferNode(InferContext &ctx) {
   const OpDef &def = ctx.node().def();
-  DLC_RETURN_IF_ERROR(checkAttrKinds(ctx.node()));
   if (!def.infer)
     return unimplemented("{}: no shape inference for op '{}'", ctx.node().describe(),
                          opName(def.op));
+  // Every inference function may index required inputs and read attributes freely.
+  DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(ctx.node().describe()));
   return def.infer(ctx).withContext(ctx.node().describe());
 }
 
