@@ -147,30 +147,8 @@ void InferContext::setOutputShapeValue(int i, std::vector<Dim> dims) {
     outputShapeValues_[static_cast<size_t>(i)] = std::move(dims);
 }
 
-namespace {
-std::string arityStr(int lo, int hi) {
-  if (hi < 0)
-    return fmt::format("at least {}", lo);
-  return lo == hi ? std::to_string(lo) : fmt::format("{} to {}", lo, hi);
-}
-
-/// Inference and evaluation index inputs and outputs by the op's arity: check it first.
-Status checkArity(const Node &node) {
-  const OpDef &def = node.def();
-  if (node.numInputs() < def.minInputs || (def.maxInputs >= 0 && node.numInputs() > def.maxInputs))
-    return invalidArgument("{}: expects {} inputs, got {}", node.describe(),
-                           arityStr(def.minInputs, def.maxInputs), node.numInputs());
-  if (node.numOutputs() < def.minOutputs ||
-      (def.maxOutputs >= 0 && node.numOutputs() > def.maxOutputs))
-    return invalidArgument("{}: expects {} outputs, got {}", node.describe(),
-                           arityStr(def.minOutputs, def.maxOutputs), node.numOutputs());
-  return Status::ok();
-}
-} // namespace
-
 Status inferNode(InferContext &ctx) {
   const OpDef &def = ctx.node().def();
-  DLC_RETURN_IF_ERROR(checkArity(ctx.node()));
   if (!def.infer)
     return unimplemented("{}: no shape inference for op '{}'", ctx.node().describe(),
                          opName(def.op));
@@ -181,10 +159,18 @@ Status inferNode(InferContext &ctx) {
 
 Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs) {
   const OpDef &def = node.def();
-  DLC_RETURN_IF_ERROR(checkArity(node));
   if (!def.eval)
     return unimplemented("{}: no reference evaluation for op '{}'", node.describe(),
                          opName(def.op));
+  if (static_cast<int>(inputs.size()) != node.numInputs())
+    return internalError("{}: {} inputs given for {} node inputs", node.describe(), inputs.size(),
+                         node.numInputs());
+  // The same schema check as inferNode: evaluation may index inputs and read attributes.
+  std::vector<TensorType> types;
+  for (const Tensor &t : inputs)
+    types.push_back(t.empty() ? TensorType() : t.type());
+  InferContext ctx(node, std::move(types), {}, {});
+  DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(node.describe()));
   auto result = def.eval(node, inputs);
   if (!result)
     return result.status().withContext(node.describe());
