@@ -39,7 +39,7 @@ struct OpTable {
       }
     }
     for (size_t i = 0; i < kNumOps; ++i) {
-      if (!seen[i]) {  // declared in ops.def but not defined yet: accepts anything, infers nothing
+      if (!seen[i]) { // declared in ops.def but not defined yet: accepts anything, infers nothing
         defs[i].op = static_cast<Op>(i);
         defs[i].minInputs = 0;
         defs[i].maxInputs = -1;
@@ -61,12 +61,18 @@ const OpTable &table() {
 
 const char *fusionKindName(FusionKind k) {
   switch (k) {
-  case FusionKind::kElementwise: return "elementwise";
-  case FusionKind::kBroadcast: return "broadcast";
-  case FusionKind::kInjective: return "injective";
-  case FusionKind::kReduction: return "reduction";
-  case FusionKind::kOutFusable: return "out-fusable";
-  case FusionKind::kOpaque: return "opaque";
+  case FusionKind::kElementwise:
+    return "elementwise";
+  case FusionKind::kBroadcast:
+    return "broadcast";
+  case FusionKind::kInjective:
+    return "injective";
+  case FusionKind::kReduction:
+    return "reduction";
+  case FusionKind::kOutFusable:
+    return "out-fusable";
+  case FusionKind::kOpaque:
+    return "opaque";
   }
   return "?";
 }
@@ -95,7 +101,28 @@ std::optional<Op> opFromOnnx(std::string_view onnxType) {
   return it->second;
 }
 
-const OpDef &opDef(Op op) { return table().defs[static_cast<size_t>(op)]; }
+namespace {
+std::array<const OpDef *, kNumOps> &opDefOverrides() {
+  static std::array<const OpDef *, kNumOps> overrides{};
+  return overrides;
+}
+} // namespace
+
+const OpDef &opDef(Op op) {
+  size_t i = static_cast<size_t>(op);
+  if (const OpDef *o = opDefOverrides()[i])
+    return *o;
+  return table().defs[i];
+}
+
+ScopedOpDefOverride::ScopedOpDefOverride(OpDef def)
+    : def_(std::move(def)), previous_(opDefOverrides()[static_cast<size_t>(def_.op)]) {
+  opDefOverrides()[static_cast<size_t>(def_.op)] = &def_;
+}
+
+ScopedOpDefOverride::~ScopedOpDefOverride() {
+  opDefOverrides()[static_cast<size_t>(def_.op)] = previous_;
+}
 
 InferContext::InferContext(const Node &node, std::vector<TensorType> inputTypes,
                            std::vector<const Tensor *> inputConstants,
