@@ -76,7 +76,8 @@ private:
   /// The node's results, or nullopt when it is not folded (the reason goes to the log).
   Expected<std::optional<std::vector<Tensor>>> fold(const Node &n, const PassOptions &options) {
     using Result = std::optional<std::vector<Tensor>>;
-    if ((n.op() == Op::kShape || n.op() == Op::kSize) && n.hasInput(0) && n.output(0)) {
+    if ((n.op() == Op::kShape || n.op() == Op::kSize) && n.hasInput(0) && n.numOutputs() == 1 &&
+        n.output(0)) {
       const TensorType &t = n.input(0)->type();
       if (t.shape.isStatic())
         return Result(std::vector<Tensor>{shapeOf(n, t)});

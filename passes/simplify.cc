@@ -21,6 +21,8 @@
 // --debug-only=simplify.
 #include <algorithm>
 #include <numeric>
+#include <set>
+#include <sstream>
 
 #include "passes/registry.h"
 #include "passes/util/match.h"
@@ -196,14 +198,25 @@ class Simplify : public Pass {
 public:
   Expected<bool> run(Graph &g, const PassOptions &options) override {
     constexpr int kMaxRounds = 32;
+    // Rounds repeat refusals; the log keeps each line once, in first-seen order.
+    std::ostringstream log;
+    PassOptions quiet = options;
+    quiet.debugOut = &log;
     bool changed = false;
     for (int round = 0; round < kMaxRounds; ++round) {
       bool roundChanged = false;
       for (Node *n : g.nodes())
-        roundChanged |= simplifyNode(g, n, options);
+        roundChanged |= simplifyNode(g, n, quiet);
       if (!roundChanged)
         break;
       changed = true;
+    }
+    if (options.debug && options.debugOut) {
+      std::set<std::string> seen;
+      std::istringstream lines(log.str());
+      for (std::string line; std::getline(lines, line);)
+        if (seen.insert(line).second)
+          *options.debugOut << line << "\n";
     }
     return changed;
   }

@@ -79,6 +79,20 @@ TEST_F(SimplifyTest, DropoutInTrainingOrWithUsedMaskStays) {
             "[simplify] node 'masked' (Dropout): not removed: its mask output is used\n");
 }
 
+TEST_F(SimplifyTest, RefusalsAreLoggedOnceAcrossRounds) {
+  Value *x = g.addInput("x", f32({2}));
+  Value *on = g.addConstant("on", Tensor::fromVector<uint8_t>(DType::kBool, {}, {1}));
+  Node *id = g.createNode(Op::kIdentity, {x}, 1, "id");
+  Node *training = g.createNode(Op::kDropout, {id->output(0), nullptr, on}, 1, "training");
+  g.addOutput("y", training->output(0));
+  std::ostringstream log;
+  EXPECT_TRUE(simplify(&log));
+  EXPECT_EQ(log.str(),
+            "[simplify] node 'id' (Identity): removed: identity\n"
+            "[simplify] node 'training' (Dropout): not removed: training_mode is not a constant "
+            "false\n");
+}
+
 TEST_F(SimplifyTest, NoOpReshapeExpandAndCast) {
   Value *x = g.addInput("x", f32({2, 3}));
   Node *r = g.createNode(Op::kReshape, {x, ints("s", {2, 3})}, 1, "r");
