@@ -5,6 +5,7 @@
 
 #include "ir/graph.h"
 #include "ir/ops/families.h"
+#include "ir/ops/infer_checks.h"
 
 namespace dlc {
 
@@ -39,7 +40,7 @@ struct OpTable {
       }
     }
     for (size_t i = 0; i < kNumOps; ++i) {
-      if (!seen[i]) {  // declared in ops.def but not defined yet: accepts anything, infers nothing
+      if (!seen[i]) { // declared in ops.def but not defined yet: accepts anything, infers nothing
         defs[i].op = static_cast<Op>(i);
         defs[i].minInputs = 0;
         defs[i].maxInputs = -1;
@@ -61,12 +62,18 @@ const OpTable &table() {
 
 const char *fusionKindName(FusionKind k) {
   switch (k) {
-  case FusionKind::kElementwise: return "elementwise";
-  case FusionKind::kBroadcast: return "broadcast";
-  case FusionKind::kInjective: return "injective";
-  case FusionKind::kReduction: return "reduction";
-  case FusionKind::kOutFusable: return "out-fusable";
-  case FusionKind::kOpaque: return "opaque";
+  case FusionKind::kElementwise:
+    return "elementwise";
+  case FusionKind::kBroadcast:
+    return "broadcast";
+  case FusionKind::kInjective:
+    return "injective";
+  case FusionKind::kReduction:
+    return "reduction";
+  case FusionKind::kOutFusable:
+    return "out-fusable";
+  case FusionKind::kOpaque:
+    return "opaque";
   }
   return "?";
 }
@@ -166,6 +173,8 @@ Status inferNode(InferContext &ctx) {
   if (!def.infer)
     return unimplemented("{}: no shape inference for op '{}'", ctx.node().describe(),
                          opName(def.op));
+  // Every inference function may index required inputs and read attributes freely.
+  DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(ctx.node().describe()));
   return def.infer(ctx).withContext(ctx.node().describe());
 }
 
