@@ -5,7 +5,7 @@
 
 namespace dlc {
 
-const std::vector<PassInfo> &allPasses() {
+const std::vector<PassInfo> &registeredPasses() {
   static const std::vector<PassInfo> passes = [] {
     std::vector<PassInfo> list = {
 #define DLC_PASS(cls, name, summary) {name, summary, &create##cls},
@@ -21,7 +21,7 @@ const std::vector<PassInfo> &allPasses() {
 }
 
 const PassInfo *findPass(std::string_view name) {
-  const auto &passes = allPasses();
+  const auto &passes = registeredPasses();
   auto it =
       std::find_if(passes.begin(), passes.end(), [&](const PassInfo &p) { return p.name == name; });
   return it == passes.end() ? nullptr : &*it;
@@ -29,17 +29,17 @@ const PassInfo *findPass(std::string_view name) {
 
 Status unknownPassError(std::string_view name) {
   std::string known;
-  for (const PassInfo &p : allPasses())
+  for (const PassInfo &p : registeredPasses())
     known += (known.empty() ? "" : ", ") + std::string(p.name);
   return invalidArgument("unknown pass '{}'; known passes: {}", name, known);
 }
 
 std::string passListHelp() {
   size_t width = 0;
-  for (const PassInfo &p : allPasses())
+  for (const PassInfo &p : registeredPasses())
     width = std::max(width, p.name.size());
   std::string out;
-  for (const PassInfo &p : allPasses()) {
+  for (const PassInfo &p : registeredPasses()) {
     out += fmt::format("  {:<{}}  {}\n", p.name, width, p.summary);
     for (const PassOptionSpec &o : p.create()->options())
       out += fmt::format("  {:<{}}    {{{}=...}} {}\n", "", width, o.name, o.help);

@@ -19,7 +19,7 @@ struct PassInfo {
 };
 
 /// Every pass of passes/passes.def, in its order. Names are unique (checked once).
-const std::vector<PassInfo> &allPasses();
+const std::vector<PassInfo> &registeredPasses();
 /// The pass named `name`, or nullptr.
 const PassInfo *findPass(std::string_view name);
 /// `unknown pass 'foo'; known passes: infer-shapes, fold-constants, ...`
