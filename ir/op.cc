@@ -102,7 +102,28 @@ std::optional<Op> opFromOnnx(std::string_view onnxType) {
   return it->second;
 }
 
-const OpDef &opDef(Op op) { return table().defs[static_cast<size_t>(op)]; }
+namespace {
+std::array<const OpDef *, kNumOps> &opDefOverrides() {
+  static std::array<const OpDef *, kNumOps> overrides{};
+  return overrides;
+}
+} // namespace
+
+const OpDef &opDef(Op op) {
+  size_t i = static_cast<size_t>(op);
+  if (const OpDef *o = opDefOverrides()[i])
+    return *o;
+  return table().defs[i];
+}
+
+ScopedOpDefOverride::ScopedOpDefOverride(OpDef def)
+    : def_(std::move(def)), previous_(opDefOverrides()[static_cast<size_t>(def_.op)]) {
+  opDefOverrides()[static_cast<size_t>(def_.op)] = &def_;
+}
+
+ScopedOpDefOverride::~ScopedOpDefOverride() {
+  opDefOverrides()[static_cast<size_t>(def_.op)] = previous_;
+}
 
 InferContext::InferContext(const Node &node, std::vector<TensorType> inputTypes,
                            std::vector<const Tensor *> inputConstants,
