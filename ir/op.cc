@@ -5,6 +5,7 @@
 
 #include "ir/graph.h"
 #include "ir/ops/families.h"
+#include "ir/ops/infer_checks.h"
 
 namespace dlc {
 
@@ -101,7 +102,28 @@ std::optional<Op> opFromOnnx(std::string_view onnxType) {
   return it->second;
 }
 
-const OpDef &opDef(Op op) { return table().defs[static_cast<size_t>(op)]; }
+namespace {
+std::array<const OpDef *, kNumOps> &opDefOverrides() {
+  static std::array<const OpDef *, kNumOps> overrides{};
+  return overrides;
+}
+} // namespace
+
+const OpDef &opDef(Op op) {
+  size_t i = static_cast<size_t>(op);
+  if (const OpDef *o = opDefOverrides()[i])
+    return *o;
+  return table().defs[i];
+}
+
+ScopedOpDefOverride::ScopedOpDefOverride(OpDef def)
+    : def_(std::move(def)), previous_(opDefOverrides()[static_cast<size_t>(def_.op)]) {
+  opDefOverrides()[static_cast<size_t>(def_.op)] = &def_;
+}
+
+ScopedOpDefOverride::~ScopedOpDefOverride() {
+  opDefOverrides()[static_cast<size_t>(def_.op)] = previous_;
+}
 
 InferContext::InferContext(const Node &node, std::vector<TensorType> inputTypes,
                            std::vector<const Tensor *> inputConstants,
@@ -146,26 +168,34 @@ void InferContext::setOutputShapeValue(int i, std::vector<Dim> dims) {
     outputShapeValues_[static_cast<size_t>(i)] = std::move(dims);
 }
 
-/// Attribute kinds must match the schema before any getter runs (getters treat a mismatch as
-/// an internal error).
-static Status checkAttrKinds(const Node &node) {
-  const OpDef &def = node.def();
-  for (const auto &[name, attr] : node.attrs()) {
-    const AttrSpec *spec = def.findAttr(name);
-    if (spec && spec->kind != attr.kind())
-      return invalidArgument("{}: attribute '{}' must be {}, got {}", node.describe(), name,
-                             attrKindName(spec->kind), attrKindName(attr.kind()));
-  }
-  return Status::ok();
-}
-
 Status inferNode(InferContext &ctx) {
   const OpDef &def = ctx.node().def();
-  DLC_RETURN_IF_ERROR(checkAttrKinds(ctx.node()));
   if (!def.infer)
     return unimplemented("{}: no shape inference for op '{}'", ctx.node().describe(),
                          opName(def.op));
+  // Every inference function may index required inputs and read attributes freely.
+  DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(ctx.node().describe()));
   return def.infer(ctx).withContext(ctx.node().describe());
+}
+
+Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs) {
+  const OpDef &def = node.def();
+  if (!def.eval)
+    return unimplemented("{}: no reference evaluation for op '{}'", node.describe(),
+                         opName(def.op));
+  if (static_cast<int>(inputs.size()) != node.numInputs())
+    return internalError("{}: {} inputs given for {} node inputs", node.describe(), inputs.size(),
+                         node.numInputs());
+  // The same schema check as inferNode: evaluation may index inputs and read attributes.
+  std::vector<TensorType> types;
+  for (const Tensor &t : inputs)
+    types.push_back(t.empty() ? TensorType() : t.type());
+  InferContext ctx(node, std::move(types), {}, {});
+  DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(node.describe()));
+  auto result = def.eval(node, inputs);
+  if (!result)
+    return result.status().withContext(node.describe());
+  return result;
 }
 
 } // namespace dlc

@@ -80,6 +80,20 @@ std::optional<Op> parseOpName(std::string_view textName);
 std::optional<Op> opFromOnnx(std::string_view onnxType);
 const OpDef &opDef(Op op);
 
+/// For tests: while alive, opDef(def.op) answers `def` instead of the table's row, so a pass
+/// can be tested with made-up inference or evaluation. Not thread-safe; scopes may nest.
+class ScopedOpDefOverride {
+public:
+  explicit ScopedOpDefOverride(OpDef def);
+  ~ScopedOpDefOverride();
+  ScopedOpDefOverride(const ScopedOpDefOverride &) = delete;
+  ScopedOpDefOverride &operator=(const ScopedOpDefOverride &) = delete;
+
+private:
+  OpDef def_;
+  const OpDef *previous_;
+};
+
 /// What shape inference sees of a node: input types, constant inputs, symbolic values of
 /// small integer shape tensors, attributes (through node()); it sets output types.
 class InferContext {
@@ -127,5 +141,9 @@ private:
 /// Runs the op's shape inference for `node` with the given context; errors are prefixed with
 /// the node's description.
 Status inferNode(InferContext &ctx);
+
+/// Runs the op's reference evaluation on `inputs` (one per node input; an absent optional
+/// input is an empty Tensor); errors are prefixed with the node's description.
+Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs);
 
 } // namespace dlc

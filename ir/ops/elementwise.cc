@@ -230,53 +230,52 @@ OpDef binary(Op op, InferFn infer, EvalFn eval = nullptr) {
 } // namespace
 
 std::vector<OpDef> elementwiseOps() {
-  constexpr auto kFloat = checked<inferUnary<TC::kFloat>>;
-  constexpr auto kNumeric = checked<inferUnary<TC::kNumeric>>;
-  constexpr auto kSigned = checked<inferUnary<TC::kSignedNumeric>>;
-  constexpr auto kArithmetic = checked<inferBroadcast<TC::kNumeric, Out::kSame>>;
-  constexpr auto kCompare = checked<inferBroadcast<TC::kNumeric, Out::kBool>>;
-  constexpr auto kLogic = checked<inferBroadcast<TC::kBool, Out::kBool>>;
-  constexpr auto kBitwise = checked<inferBroadcast<TC::kInteger, Out::kSame>>;
-  constexpr auto kFloatN = checked<inferBroadcast<TC::kFloat, Out::kSame>>;
+  constexpr auto kFloat = inferUnary<TC::kFloat>;
+  constexpr auto kNumeric = inferUnary<TC::kNumeric>;
+  constexpr auto kSigned = inferUnary<TC::kSignedNumeric>;
+  constexpr auto kArithmetic = inferBroadcast<TC::kNumeric, Out::kSame>;
+  constexpr auto kCompare = inferBroadcast<TC::kNumeric, Out::kBool>;
+  constexpr auto kLogic = inferBroadcast<TC::kBool, Out::kBool>;
+  constexpr auto kBitwise = inferBroadcast<TC::kInteger, Out::kSame>;
+  constexpr auto kFloatN = inferBroadcast<TC::kFloat, Out::kSame>;
   const auto alpha = [](float v) { return std::vector<AttrSpec>{floatAttr("alpha", v)}; };
   return {
       unary(Op::kAbs, kNumeric, {}, evalAbs),
       unary(Op::kAcos, kFloat),
       unary(Op::kAcosh, kFloat),
-      binary(Op::kAdd, checked<inferArith<Arith::kAdd>>, evalAdd),
+      binary(Op::kAdd, inferArith<Arith::kAdd>, evalAdd),
       binary(Op::kAnd, kLogic, evalAnd),
       unary(Op::kAsin, kFloat),
       unary(Op::kAsinh, kFloat),
       unary(Op::kAtan, kFloat),
       unary(Op::kAtanh, kFloat),
-      nary(Op::kBitShift, 2, 2, checked<inferBitShift>,
-           {requiredAttr("direction", AttrKind::kString)}),
+      nary(Op::kBitShift, 2, 2, inferBitShift, {requiredAttr("direction", AttrKind::kString)}),
       binary(Op::kBitwiseAnd, kBitwise),
-      unary(Op::kBitwiseNot, checked<inferUnary<TC::kInteger>>),
+      unary(Op::kBitwiseNot, inferUnary<TC::kInteger>),
       binary(Op::kBitwiseOr, kBitwise),
       binary(Op::kBitwiseXor, kBitwise),
-      unary(Op::kCast, checked<inferCast>,
-            {requiredAttr("to", AttrKind::kDType), intAttr("saturate", 1)}, evalCast),
-      nary(Op::kCastLike, 2, 2, checked<inferCastLike>, {intAttr("saturate", 1)}),
+      unary(Op::kCast, inferCast, {requiredAttr("to", AttrKind::kDType), intAttr("saturate", 1)},
+            evalCast),
+      nary(Op::kCastLike, 2, 2, inferCastLike, {intAttr("saturate", 1)}),
       unary(Op::kCeil, kFloat),
       unary(Op::kCelu, kFloat, alpha(1.0f)),
-      nary(Op::kClip, 1, 3, checked<inferClip>),
+      nary(Op::kClip, 1, 3, inferClip),
       unary(Op::kCos, kFloat),
       unary(Op::kCosh, kFloat),
-      binary(Op::kDiv, checked<inferArith<Arith::kDiv>>, evalDiv),
+      binary(Op::kDiv, inferArith<Arith::kDiv>, evalDiv),
       unary(Op::kElu, kFloat, alpha(1.0f)),
-      binary(Op::kEqual, checked<inferBroadcast<TC::kAny, Out::kBool>>, evalEqual),
+      binary(Op::kEqual, inferBroadcast<TC::kAny, Out::kBool>, evalEqual),
       unary(Op::kErf, kNumeric),
       unary(Op::kExp, kFloat),
       unary(Op::kFloor, kFloat),
-      unary(Op::kGelu, checked<inferGelu>, {stringAttr("approximate", "none")}),
+      unary(Op::kGelu, inferGelu, {stringAttr("approximate", "none")}),
       binary(Op::kGreater, kCompare, evalGreater),
       binary(Op::kGreaterOrEqual, kCompare),
       unary(Op::kHardSigmoid, kFloat, {floatAttr("alpha", 0.2f), floatAttr("beta", 0.5f)}),
       unary(Op::kHardSwish, kFloat),
-      unary(Op::kIsInf, checked<inferPredicate<TC::kFloat>>,
+      unary(Op::kIsInf, inferPredicate<TC::kFloat>,
             {intAttr("detect_negative", 1), intAttr("detect_positive", 1)}),
-      unary(Op::kIsNaN, checked<inferPredicate<TC::kFloat>>),
+      unary(Op::kIsNaN, inferPredicate<TC::kFloat>),
       unary(Op::kLeakyRelu, kFloat, alpha(0.01f)),
       binary(Op::kLess, kCompare, evalLess),
       binary(Op::kLessOrEqual, kCompare),
@@ -285,13 +284,13 @@ std::vector<OpDef> elementwiseOps() {
       nary(Op::kMean, 1, -1, kFloatN),
       nary(Op::kMin, 1, -1, kArithmetic, {}, evalMin),
       unary(Op::kMish, kFloat),
-      nary(Op::kMod, 2, 2, checked<inferMod>, {intAttr("fmod", 0)}),
-      binary(Op::kMul, checked<inferArith<Arith::kMul>>, evalMul),
+      nary(Op::kMod, 2, 2, inferMod, {intAttr("fmod", 0)}),
+      binary(Op::kMul, inferArith<Arith::kMul>, evalMul),
       unary(Op::kNeg, kSigned, {}, evalNeg),
-      unary(Op::kNot, checked<inferPredicate<TC::kBool>>, {}, evalNot),
+      unary(Op::kNot, inferPredicate<TC::kBool>, {}, evalNot),
       binary(Op::kOr, kLogic, evalOr),
-      binary(Op::kPRelu, checked<inferPRelu>),
-      binary(Op::kPow, checked<inferPow>),
+      binary(Op::kPRelu, inferPRelu),
+      binary(Op::kPow, inferPow),
       unary(Op::kReciprocal, kFloat),
       unary(Op::kRelu, kSigned),
       unary(Op::kRound, kFloat),
@@ -306,12 +305,12 @@ std::vector<OpDef> elementwiseOps() {
       unary(Op::kSoftplus, kFloat),
       unary(Op::kSoftsign, kFloat),
       unary(Op::kSqrt, kFloat),
-      binary(Op::kSub, checked<inferArith<Arith::kSub>>, evalSub),
+      binary(Op::kSub, inferArith<Arith::kSub>, evalSub),
       nary(Op::kSum, 1, -1, kFloatN),
       unary(Op::kTan, kFloat),
       unary(Op::kTanh, kFloat),
       unary(Op::kThresholdedRelu, kFloat, alpha(1.0f)),
-      nary(Op::kWhere, 3, 3, checked<inferWhere>, {}, evalWhere),
+      nary(Op::kWhere, 3, 3, inferWhere, {}, evalWhere),
       binary(Op::kXor, kLogic),
   };
 }

@@ -14,15 +14,9 @@
 namespace dlc::ops {
 
 /// Checks a node against its op's schema: input and output counts, required inputs present,
-/// required attributes set, every set attribute of the schema's kind. Inference functions
-/// wrapped in `checked<>` may then read inputs below `minInputs` and attributes freely.
-Status checkSchema(const InferContext &ctx);
-
-/// `checked<inferFoo>` is an InferFn that runs checkSchema before inferFoo.
-template <InferFn F> Status checked(InferContext &ctx) {
-  DLC_RETURN_IF_ERROR(checkSchema(ctx));
-  return F(ctx);
-}
+/// required attributes set, every set attribute of the schema's kind. Inference functions may
+/// then read inputs below `minInputs` and attributes freely.
+Status checkSchema(const InferContext &ctx); // inferNode runs it before every InferFn
 
 /// Classes of element types that ONNX type constraints use.
 enum class TypeClass : uint8_t {

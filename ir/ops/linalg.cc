@@ -154,15 +154,15 @@ OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer,
 
 std::vector<OpDef> linalgOps() {
   return {
-      row(Op::kMatMul, 2, 2, FusionKind::kOutFusable, checked<inferMatMul>),
-      row(Op::kMatMulInteger, 2, 4, FusionKind::kOutFusable, checked<inferMatMulInteger>),
-      row(Op::kGemm, 2, 3, FusionKind::kOutFusable, checked<inferGemm>,
+      row(Op::kMatMul, 2, 2, FusionKind::kOutFusable, inferMatMul),
+      row(Op::kMatMulInteger, 2, 4, FusionKind::kOutFusable, inferMatMulInteger),
+      row(Op::kGemm, 2, 3, FusionKind::kOutFusable, inferGemm,
           {floatAttr("alpha", 1.0f), floatAttr("beta", 1.0f), intAttr("transA", 0),
            intAttr("transB", 0)}),
-      row(Op::kEinsum, 1, -1, FusionKind::kOpaque, checked<inferEinsum>,
+      row(Op::kEinsum, 1, -1, FusionKind::kOpaque, inferEinsum,
           {requiredAttr("equation", AttrKind::kString)}),
-      row(Op::kDet, 1, 1, FusionKind::kOpaque, checked<inferDet>),
-      row(Op::kQLinearMatMul, 8, 8, FusionKind::kOpaque, checked<inferQLinearMatMul>),
+      row(Op::kDet, 1, 1, FusionKind::kOpaque, inferDet),
+      row(Op::kQLinearMatMul, 8, 8, FusionKind::kOpaque, inferQLinearMatMul),
   };
 }
 

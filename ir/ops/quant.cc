@@ -193,13 +193,13 @@ OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer,
 
 std::vector<OpDef> quantOps() {
   return {
-      row(Op::kQuantizeLinear, 2, 3, 1, checked<inferQuantize>,
+      row(Op::kQuantizeLinear, 2, 3, 1, inferQuantize,
           {intAttr("axis", 1), intAttr("block_size", 0),
            optionalAttr("output_dtype", AttrKind::kDType), intAttr("saturate", 1)}),
-      row(Op::kDequantizeLinear, 2, 3, 1, checked<inferDequantize>,
+      row(Op::kDequantizeLinear, 2, 3, 1, inferDequantize,
           {intAttr("axis", 1), intAttr("block_size", 0)}),
-      row(Op::kDynamicQuantizeLinear, 1, 1, 3, checked<inferDynamicQuantize>),
-      row(Op::kQLinearConv, 8, 9, 1, checked<inferQLinearConv>,
+      row(Op::kDynamicQuantizeLinear, 1, 1, 3, inferDynamicQuantize),
+      row(Op::kQLinearConv, 8, 9, 1, inferQLinearConv,
           {stringAttr("auto_pad", "NOTSET"), optionalAttr("dilations", AttrKind::kInts),
            intAttr("group", 1), optionalAttr("kernel_shape", AttrKind::kInts),
            optionalAttr("pads", AttrKind::kInts), optionalAttr("strides", AttrKind::kInts)}),

@@ -183,19 +183,19 @@ OpDef reduce(Op op, InferFn infer) {
 }
 
 OpDef argReduce(Op op) {
-  return row(op, 1, 1, FusionKind::kReduction, checked<inferArgReduce>,
+  return row(op, 1, 1, FusionKind::kReduction, inferArgReduce,
              {intAttr("axis", 0), intAttr("keepdims", 1), intAttr("select_last_index", 0)});
 }
 
 OpDef softmaxLike(Op op) {
-  return row(op, 1, 1, FusionKind::kReduction, checked<inferSoftmax>, {intAttr("axis", -1)});
+  return row(op, 1, 1, FusionKind::kReduction, inferSoftmax, {intAttr("axis", -1)});
 }
 
 } // namespace
 
 std::vector<OpDef> reductionOps() {
-  constexpr auto kNumeric = checked<inferReduce<TC::kNumeric>>;
-  constexpr auto kAny = checked<inferReduce<TC::kAny>>; // ReduceMax/Min also take bool
+  constexpr auto kNumeric = inferReduce<TC::kNumeric>;
+  constexpr auto kAny = inferReduce<TC::kAny>; // ReduceMax/Min also take bool
   return {
       argReduce(Op::kArgMax),
       argReduce(Op::kArgMin),
@@ -212,9 +212,9 @@ std::vector<OpDef> reductionOps() {
       softmaxLike(Op::kSoftmax),
       softmaxLike(Op::kLogSoftmax),
       softmaxLike(Op::kHardmax),
-      row(Op::kTopK, 2, 2, FusionKind::kOpaque, checked<inferTopK>,
+      row(Op::kTopK, 2, 2, FusionKind::kOpaque, inferTopK,
           {intAttr("axis", -1), intAttr("largest", 1), intAttr("sorted", 1)}, 2),
-      row(Op::kCumSum, 2, 2, FusionKind::kOpaque, checked<inferCumSum>,
+      row(Op::kCumSum, 2, 2, FusionKind::kOpaque, inferCumSum,
           {intAttr("exclusive", 0), intAttr("reverse", 0)}),
   };
 }

@@ -55,7 +55,7 @@ TEST_F(MiscTest, RandomGenerators) {
   uniform->setAttr("dtype", Attribute(DType::kF64));
   EXPECT_EQ(infer(uniform), "f64[4]");
   Node *noShape = node(Op::kRandomUniform, {});
-  EXPECT_EQ(infer(noShape), "error: node 'n' (RandomUniform): attribute 'shape' is required");
+  EXPECT_EQ(infer(noShape), "error: node 'n' (RandomUniform): missing required attribute 'shape'");
   EXPECT_EQ(infer(node(Op::kRandomNormalLike, {input("f16[N,3]")})), "f16[N,3]");
   Node *like = node(Op::kRandomUniformLike, {input("f16[N,3]")});
   like->setAttr("dtype", Attribute(DType::kF32));

@@ -32,7 +32,7 @@ TEST_F(NnTest, InstanceAndGroupNormalization) {
                        "num_groups (4)");
   Node *missing = node(Op::kGroupNormalization, {input("f32[N,6,H,W]"), c6, c6});
   EXPECT_EQ(infer(missing),
-            "error: node 'n' (GroupNormalization): attribute 'num_groups' is required");
+            "error: node 'n' (GroupNormalization): missing required attribute 'num_groups'");
 }
 
 TEST_F(NnTest, LayerNormalizationOutputs) {
