@@ -35,14 +35,22 @@ AP::AttributeType inferType(const AP &a) {
 
 const char *onnxAttrTypeName(AP::AttributeType t) {
   switch (t) {
-  case AP::GRAPH: return "graph";
-  case AP::GRAPHS: return "graphs";
-  case AP::SPARSE_TENSOR: return "sparse tensor";
-  case AP::SPARSE_TENSORS: return "sparse tensors";
-  case AP::TYPE_PROTO: return "type proto";
-  case AP::TYPE_PROTOS: return "type protos";
-  case AP::TENSORS: return "tensors";
-  default: return "unknown";
+  case AP::GRAPH:
+    return "graph";
+  case AP::GRAPHS:
+    return "graphs";
+  case AP::SPARSE_TENSOR:
+    return "sparse tensor";
+  case AP::SPARSE_TENSORS:
+    return "sparse tensors";
+  case AP::TYPE_PROTO:
+    return "type proto";
+  case AP::TYPE_PROTOS:
+    return "type protos";
+  case AP::TENSORS:
+    return "tensors";
+  default:
+    return "unknown";
   }
 }
 
@@ -54,22 +62,28 @@ Expected<Attribute> attributeFromProto(const AP &a, const std::string &desc,
     return unimplemented("{}: attribute '{}' refers to a function attribute", desc, a.name());
   AP::AttributeType type = a.type() == AP::UNDEFINED ? inferType(a) : a.type();
   switch (type) {
-  case AP::INT: return Attribute(static_cast<int64_t>(a.i()));
-  case AP::FLOAT: return Attribute(a.f());
-  case AP::STRING: return Attribute(a.s());
-  case AP::INTS: return Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
-  case AP::FLOATS: return Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
+  case AP::INT:
+    return Attribute(static_cast<int64_t>(a.i()));
+  case AP::FLOAT:
+    return Attribute(a.f());
+  case AP::STRING:
+    return Attribute(a.s());
+  case AP::INTS:
+    return Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+  case AP::FLOATS:
+    return Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
   case AP::STRINGS:
     return Attribute(std::vector<std::string>(a.strings().begin(), a.strings().end()));
   case AP::TENSOR: {
-    DLC_ASSIGN_OR_RETURN(Tensor t, tensorFromProto(a.t(), fmt::format("{}: attribute '{}'", desc,
-                                                                      a.name()),
-                                                   external));
+    DLC_ASSIGN_OR_RETURN(
+        Tensor t,
+        tensorFromProto(a.t(), fmt::format("{}: attribute '{}'", desc, a.name()), external));
     return Attribute(std::move(t));
   }
   case AP::UNDEFINED:
     return invalidArgument("{}: attribute '{}' has no type and no value", desc, a.name());
-  default: break;
+  default:
+    break;
   }
   return unimplemented("{}: attribute '{}' is of type {}, which dlc does not support", desc,
                        a.name(), onnxAttrTypeName(type));
@@ -89,8 +103,7 @@ Expected<AttrMap> attributesFromNode(const ::onnx::NodeProto &node, const std::s
 }
 
 bool isPlaceholderDef(const OpDef &def) {
-  return def.attrs.empty() && def.infer == nullptr && def.minOutputs == 0 &&
-         def.maxOutputs == -1;
+  return def.attrs.empty() && def.infer == nullptr && def.minOutputs == 0 && def.maxOutputs == -1;
 }
 
 Status attrKindError(const std::string &desc, const std::string &name, std::string_view expected,
@@ -99,8 +112,8 @@ Status attrKindError(const std::string &desc, const std::string &name, std::stri
                          attrKindName(got));
 }
 
-Expected<std::optional<Attribute>> takeAttr(AttrMap &attrs, const std::string &name,
-                                            AttrKind kind, const std::string &desc) {
+Expected<std::optional<Attribute>> takeAttr(AttrMap &attrs, const std::string &name, AttrKind kind,
+                                            const std::string &desc) {
   auto it = attrs.find(name);
   if (it == attrs.end())
     return std::optional<Attribute>();
@@ -144,9 +157,12 @@ Status checkArity(const Node &node, const OpDef &def, const std::string &desc) {
   if (in < def.minInputs || (def.maxInputs >= 0 && in > def.maxInputs))
     return invalidArgument("{}: takes {} inputs, got {}", desc, range(def.minInputs, def.maxInputs),
                            in);
+  for (int i = 0; i < def.minInputs && i < in; ++i)
+    if (!node.hasInput(i))
+      return invalidArgument("{}: required input {} is missing", desc, i);
   if (out < def.minOutputs || (def.maxOutputs >= 0 && out > def.maxOutputs))
-    return invalidArgument("{}: has {} outputs, got {}", desc, range(def.minOutputs, def.maxOutputs),
-                           out);
+    return invalidArgument("{}: has {} outputs, got {}", desc,
+                           range(def.minOutputs, def.maxOutputs), out);
   return Status::ok();
 }
 

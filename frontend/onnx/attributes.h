@@ -31,8 +31,8 @@ Status attrKindError(const std::string &desc, const std::string &name, std::stri
 
 /// Removes attribute `name` from `attrs` and returns it, or nullopt if absent; an error if it
 /// has another kind than `kind`.
-Expected<std::optional<Attribute>> takeAttr(AttrMap &attrs, const std::string &name,
-                                            AttrKind kind, const std::string &desc);
+Expected<std::optional<Attribute>> takeAttr(AttrMap &attrs, const std::string &name, AttrKind kind,
+                                            const std::string &desc);
 
 /// Checks `attrs` against `def` and sets them on `node`: every attribute must be in the schema
 /// with the schema's kind (an int becomes a dtype where the schema asks for one), and every

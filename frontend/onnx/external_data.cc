@@ -89,8 +89,8 @@ Expected<Tensor> ExternalData::load(const ::onnx::TensorProto &proto, const Tens
   if (length) {
     if (static_cast<uint64_t>(*length) > size - start)
       return invalidArgument(
-          "external data offset {} + length {} is past the end of '{}' ({} bytes)", start,
-          *length, location, size);
+          "external data offset {} + length {} is past the end of '{}' ({} bytes)", start, *length,
+          location, size);
     if (*length != h.bytes)
       return invalidArgument("external data length {} does not match {} ({} bytes)", *length,
                              h.typeStr(), h.bytes);

@@ -32,7 +32,7 @@ private:
   Expected<std::shared_ptr<MappedFile>> map(const std::string &path, const std::string &location);
 
   std::string dir_;
-  std::map<std::string, std::shared_ptr<MappedFile>> files_;  // by canonical path
+  std::map<std::string, std::shared_ptr<MappedFile>> files_; // by canonical path
 };
 
 } // namespace dlc::onnx::detail

@@ -49,6 +49,9 @@ private:
   // Every value name has one producer: a graph input (possibly with an initializer of the
   // same name), an initializer, or one node output.
   Status checkProducers() {
+    if (proto_.sparse_initializer_size() > 0)
+      return unimplemented("sparse initializer '{}' is not supported",
+                           proto_.sparse_initializer(0).values().name());
     std::unordered_map<std::string, std::string> producer;
     auto claim = [&](const std::string &name, std::string who) -> Status {
       auto [it, fresh] = producer.emplace(name, who);
@@ -94,11 +97,11 @@ private:
     std::set<std::string> initNames;
     for (const auto &init : proto_.initializer())
       initNames.insert(init.name());
-    std::set<std::string> kept;  // inputs that stay inputs although they have an initializer
+    std::set<std::string> kept; // inputs that stay inputs although they have an initializer
     for (const auto &in : proto_.input()) {
       if (initNames.count(in.name())) {
         if (!opts_.keepInitializersAsInputs)
-          continue;  // becomes the initializer's constant
+          continue; // becomes the initializer's constant
         kept.insert(in.name());
       }
       DLC_ASSIGN_OR_RETURN(TensorType type,
@@ -107,12 +110,12 @@ private:
     }
     for (auto &init : *proto_.mutable_initializer()) {
       if (kept.count(init.name()))
-        continue;  // the input keeps the name; the initializer is ignored
-      DLC_ASSIGN_OR_RETURN(Tensor t, tensorFromProto(init,
-                                                     fmt::format("initializer '{}'", init.name()),
-                                                     ctx_.external));
+        continue; // the input keeps the name; the initializer is ignored
+      DLC_ASSIGN_OR_RETURN(
+          Tensor t,
+          tensorFromProto(init, fmt::format("initializer '{}'", init.name()), ctx_.external));
       if (init.has_raw_data())
-        std::string().swap(*init.mutable_raw_data());  // copied: free the proto's bytes now
+        std::string().swap(*init.mutable_raw_data()); // copied: free the proto's bytes now
       DLC_RETURN_IF_ERROR(claimExact(graph_->addConstant(init.name(), std::move(t)), init.name()));
     }
     return Status::ok();
@@ -133,8 +136,10 @@ private:
       return unimplemented("{}: string constants are not supported", desc);
     DLC_ASSIGN_OR_RETURN(Attribute v, attributeFromProto(a, desc, ctx_.external));
     static const std::unordered_map<std::string, AttrKind> kKinds = {
-        {"value", AttrKind::kTensor},     {"value_float", AttrKind::kFloat},
-        {"value_floats", AttrKind::kFloats}, {"value_int", AttrKind::kInt},
+        {"value", AttrKind::kTensor},
+        {"value_float", AttrKind::kFloat},
+        {"value_floats", AttrKind::kFloats},
+        {"value_int", AttrKind::kInt},
         {"value_ints", AttrKind::kInts}};
     auto kind = kKinds.find(a.name());
     if (kind == kKinds.end())
@@ -143,10 +148,18 @@ private:
       return attrKindError(desc, a.name(), attrKindName(kind->second), v.kind());
     Tensor t;
     switch (v.kind()) {
-    case AttrKind::kTensor: t = v.tensor(); break;
-    case AttrKind::kFloat: t = Tensor::scalarF32(v.f()); break;
-    case AttrKind::kInt: t = Tensor::scalarI64(v.i()); break;
-    case AttrKind::kInts: t = Tensor::vectorI64(v.ints()); break;
+    case AttrKind::kTensor:
+      t = v.tensor();
+      break;
+    case AttrKind::kFloat:
+      t = Tensor::scalarF32(v.f());
+      break;
+    case AttrKind::kInt:
+      t = Tensor::scalarI64(v.i());
+      break;
+    case AttrKind::kInts:
+      t = Tensor::vectorI64(v.ints());
+      break;
     default:
       t = Tensor::fromVector<float>(DType::kF32, {static_cast<int64_t>(v.floats().size())},
                                     v.floats());
@@ -157,7 +170,7 @@ private:
   Status createNode(int i) {
     const auto &node = proto_.node(i);
     std::optional<Op> op = canonicalOp(node.op_type());
-    if (!op)  // findUnsupported ruled this out
+    if (!op) // findUnsupported ruled this out
       return internalError("{}: op type has no dlc op", describeNode(node, i));
     Node *n = graph_->createNode(*op, {}, node.output_size(), kPendingName);
     n->setName(node.name());
@@ -192,7 +205,7 @@ private:
     for (const auto &vi : proto_.value_info()) {
       Value *v = graph_->findValue(vi.name());
       if (!v || !v->isNodeOutput())
-        continue;  // inputs and constants have their own types; unknown names are harmless
+        continue; // inputs and constants have their own types; unknown names are harmless
       DLC_ASSIGN_OR_RETURN(TensorType t,
                            typeFromProto(vi.type(), fmt::format("value_info '{}'", vi.name())));
       v->setType(std::move(t));
@@ -235,7 +248,7 @@ private:
   const ImportOptions &opts_;
   std::unique_ptr<Graph> graph_;
   ImportContext ctx_;
-  std::vector<Node *> nodes_;  // by ONNX node index; null for Constant nodes
+  std::vector<Node *> nodes_; // by ONNX node index; null for Constant nodes
 };
 
 } // namespace

@@ -13,8 +13,7 @@ namespace {
 using namespace detail;
 
 // Everything after parsing; errors carry no file name (the callers add it).
-Expected<std::unique_ptr<Graph>> importModel(::onnx::ModelProto &model,
-                                             const std::string &modelDir,
+Expected<std::unique_ptr<Graph>> importModel(::onnx::ModelProto &model, const std::string &modelDir,
                                              const ImportOptions &opts) {
   Opsets opsets = opsetsOf(model);
   DLC_RETURN_IF_ERROR(checkModelVersions(model, opsets));

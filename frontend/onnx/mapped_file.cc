@@ -35,7 +35,7 @@ Expected<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &path) 
     file->data_ = static_cast<const uint8_t *>(p);
     file->size_ = static_cast<size_t>(st.st_size);
   }
-  ::close(fd);  // the mapping stays valid without the descriptor
+  ::close(fd); // the mapping stays valid without the descriptor
   return file;
 }
 

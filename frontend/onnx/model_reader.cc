@@ -16,7 +16,7 @@ Opsets opsetsOf(const ::onnx::ModelProto &model) {
   for (const auto &imp : model.opset_import()) {
     std::string domain = isDefaultDomain(imp.domain()) ? "" : imp.domain();
     auto [it, fresh] = o.versions.emplace(domain, imp.version());
-    if (!fresh)  // listed twice ("" and "ai.onnx"): the newer wins
+    if (!fresh) // listed twice ("" and "ai.onnx"): the newer wins
       it->second = std::max(it->second, imp.version());
   }
   return o;

@@ -62,7 +62,7 @@ Status pad(Rewriter &r) {
   if (r.opset >= 11)
     return Status::ok();
   DLC_ASSIGN_OR_RETURN(auto pads, r.takeInts("pads"));
-  DLC_ASSIGN_OR_RETURN(auto paddings, r.takeInts("paddings"));  // Pad-1's name for it
+  DLC_ASSIGN_OR_RETURN(auto paddings, r.takeInts("paddings")); // Pad-1's name for it
   if (!pads)
     pads = paddings;
   if (!pads)
@@ -70,7 +70,8 @@ Status pad(Rewriter &r) {
   DLC_RETURN_IF_ERROR(r.setInputSlot(1, r.constant("pads", Tensor::vectorI64(*pads)), "pads"));
   DLC_ASSIGN_OR_RETURN(auto value, r.takeFloat("value"));
   if (value)
-    DLC_RETURN_IF_ERROR(r.setInputSlot(2, r.scalarLike("value", *value, r.node->input(0)), "value"));
+    DLC_RETURN_IF_ERROR(
+        r.setInputSlot(2, r.scalarLike("value", *value, r.node->input(0)), "value"));
   return Status::ok();
 }
 
@@ -114,7 +115,7 @@ Status gemm(Rewriter &r) { return r.takeInt("broadcast").takeStatus(); }
 
 Status concat(Rewriter &r) {
   if (r.opset < 4 && !r.attrs.count("axis"))
-    r.attrs["axis"] = Attribute(int64_t{1});  // Concat-1's default
+    r.attrs["axis"] = Attribute(int64_t{1}); // Concat-1's default
   return Status::ok();
 }
 

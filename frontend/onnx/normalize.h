@@ -3,11 +3,11 @@
 //
 // Attributes that later opsets turned into inputs become constant inputs (Reshape `shape` < 5,
 // Squeeze/Unsqueeze `axes` < 13, ReduceSum `axes` < 13 and other Reduce* < 18, Split `split`
-// < 13, Slice < 10, Clip `min`/`max` < 11, Pad < 11, TopK `k` < 10, Dropout `ratio` < 12, DFT `axis` < 20);
-// Upsample and Resize-10 become Resize; Scatter becomes ScatterElements; Softmax, LogSoftmax
-// and Hardmax < 13 over a non-last axis become Flatten -> op(axis=1) -> Reshape; element-type
-// ints (Cast `to`, `dtype`) become dtype attributes; opset-18 GroupNormalization's per-group
-// scale and bias are expanded per channel.
+// < 13, Slice < 10, Clip `min`/`max` < 11, Pad < 11, TopK `k` < 10, Dropout `ratio` < 12, DFT
+// `axis` < 20); Upsample and Resize-10 become Resize; Scatter becomes ScatterElements; Softmax,
+// LogSoftmax and Hardmax < 13 over a non-last axis become Flatten -> op(axis=1) -> Reshape;
+// element-type ints (Cast `to`, `dtype`) become dtype attributes; opset-18 GroupNormalization's
+// per-group scale and bias are expanded per channel.
 //
 // Deliberately dropped ONNX-deprecated attributes (never an error): `consumed_inputs` (an
 // in-place hint, removed in opset 6), `is_test` (BatchNormalization/Dropout < 7), `spatial=1`

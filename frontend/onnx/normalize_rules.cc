@@ -10,7 +10,7 @@ namespace {
 void setLegacyResize(Rewriter &r, Value *x, Value *scales, std::string mode) {
   r.node->truncateInputs(0);
   r.node->appendInput(x);
-  r.node->appendInput(nullptr);  // roi
+  r.node->appendInput(nullptr); // roi
   r.node->appendInput(scales);
   r.attrs["mode"] = Attribute(mode == "bilinear" ? std::string("linear") : std::move(mode));
   r.attrs["coordinate_transformation_mode"] = Attribute("asymmetric");
@@ -68,7 +68,7 @@ Status softmaxFamily(Rewriter &r) {
   if (r.opset >= 13)
     return Status::ok();
   DLC_ASSIGN_OR_RETURN(auto axisAttr, r.takeInt("axis"));
-  int64_t axis = axisAttr.value_or(1);  // the old default
+  int64_t axis = axisAttr.value_or(1); // the old default
   Value *x = r.node->input(0);
   Value *y = r.node->output(0);
   const Shape *shape = x ? &x->shape() : nullptr;
@@ -76,12 +76,12 @@ Status softmaxFamily(Rewriter &r) {
     auto a = normalizeAxis(axis, shape->rank());
     if (!a)
       return r.error("{}", a.status().message());
-    if (*a == shape->rank() - 1) {  // the 2-D coercion changes nothing
+    if (*a == shape->rank() - 1) { // the 2-D coercion changes nothing
       r.attrs["axis"] = Attribute(*a);
       return Status::ok();
     }
   }
-  if (!x || !y) {  // malformed or dead; arity is checked later
+  if (!x || !y) { // malformed or dead; arity is checked later
     r.attrs["axis"] = Attribute(axis);
     return Status::ok();
   }
@@ -97,7 +97,7 @@ Status softmaxFamily(Rewriter &r) {
   r.graph.replaceAllUsesWith(y, out);
   reshape->appendInput(y);
   reshape->appendInput(shapeOf->output(0));
-  reshape->setAttr("allowzero", Attribute(int64_t{1}));  // shape(x) may hold real zeros
+  reshape->setAttr("allowzero", Attribute(int64_t{1})); // shape(x) may hold real zeros
   std::string name = y->name();
   r.graph.renameValue(y, r.graph.uniqueName(name + "_2d"));
   r.graph.renameValue(out, name);
@@ -136,7 +136,7 @@ Status legacyBroadcast(Rewriter &r) {
   DLC_ASSIGN_OR_RETURN(auto broadcast, r.takeInt("broadcast"));
   DLC_ASSIGN_OR_RETURN(auto axis, r.takeInt("axis"));
   if (!broadcast || *broadcast == 0 || !axis)
-    return Status::ok();  // same shapes, or B matched against A's trailing dims (numpy-like)
+    return Status::ok(); // same shapes, or B matched against A's trailing dims (numpy-like)
   Value *a = r.node->input(0), *b = r.node->input(1);
   if (!a || !b || !a->shape().isRanked() || !b->shape().isRanked())
     return unimplemented("{}: legacy broadcasting with 'axis' needs the ranks of both inputs",
@@ -144,15 +144,14 @@ Status legacyBroadcast(Rewriter &r) {
   int64_t ra = a->shape().rank(), rb = b->shape().rank();
   int64_t ax = *axis < 0 ? *axis + ra : *axis;
   if (ax < 0 || ax + rb > ra)
-    return r.error("legacy broadcast axis {} does not fit inputs of rank {} and {}", *axis, ra,
-                   rb);
+    return r.error("legacy broadcast axis {} does not fit inputs of rank {} and {}", *axis, ra, rb);
   if (ax + rb == ra)
     return Status::ok();
   std::vector<int64_t> axes;
   for (int64_t k = rb; k < ra - ax; ++k)
     axes.push_back(k);
-  Node *u = r.createBefore(Op::kUnsqueeze, {b, r.constant("axes", Tensor::vectorI64(axes))},
-                           "unsqueeze");
+  Node *u =
+      r.createBefore(Op::kUnsqueeze, {b, r.constant("axes", Tensor::vectorI64(axes))}, "unsqueeze");
   r.node->setInput(1, u->output(0));
   return Status::ok();
 }

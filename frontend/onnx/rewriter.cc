@@ -52,7 +52,7 @@ Value *Rewriter::constant(const std::string &suffix, Tensor t) {
 Node *Rewriter::createBefore(Op op, std::vector<Value *> inputs, const std::string &suffix) {
   std::string name = node->name().empty() ? "" : node->name() + "/" + suffix;
   Node *n = graph.createNode(op, std::move(inputs), 1, name, node);
-  if (name.empty())  // output names derive from the node's name; give unnamed ones a readable one
+  if (name.empty()) // output names derive from the node's name; give unnamed ones a readable one
     graph.renameValue(n->output(0), base() + "_" + suffix);
   return n;
 }

@@ -13,11 +13,10 @@ using TP = ::onnx::TensorProto;
 
 // ONNX data type numbers (onnx.proto; the newer ones are past the proto version we compile).
 constexpr std::array<const char *, 24> kOnnxTypeNames = {
-    "undefined",  "float",          "uint8",        "int8",          "uint16",
-    "int16",      "int32",          "int64",        "string",        "bool",
-    "float16",    "double",         "uint32",       "uint64",        "complex64",
-    "complex128", "bfloat16",       "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-    "float8e5m2fnuz", "uint4",      "int4",         "float4e2m1"};
+    "undefined",      "float",      "uint8",          "int8",       "uint16",   "int16",
+    "int32",          "int64",      "string",         "bool",       "float16",  "double",
+    "uint32",         "uint64",     "complex64",      "complex128", "bfloat16", "float8e4m3fn",
+    "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",      "int4",     "float4e2m1"};
 
 // A tensor holding `field` (a repeated proto field), each element converted with `conv`. The
 // count is checked before anything is allocated, so huge dims with little data fail cleanly.
@@ -40,7 +39,8 @@ template <typename Dst> auto narrow() {
 
 Expected<Tensor> fromTypedData(const TP &p, const TensorHeader &h, const std::string &what) {
   switch (h.dtype) {
-  case DType::kF32: return fromField<float>(p.float_data(), "float_data", h, what, narrow<float>());
+  case DType::kF32:
+    return fromField<float>(p.float_data(), "float_data", h, what, narrow<float>());
   case DType::kF64:
     return fromField<double>(p.double_data(), "double_data", h, what, narrow<double>());
   case DType::kI64:
@@ -49,7 +49,8 @@ Expected<Tensor> fromTypedData(const TP &p, const TensorHeader &h, const std::st
     return fromField<uint32_t>(p.uint64_data(), "uint64_data", h, what, narrow<uint32_t>());
   case DType::kU64:
     return fromField<uint64_t>(p.uint64_data(), "uint64_data", h, what, narrow<uint64_t>());
-  case DType::kI8: return fromField<int8_t>(p.int32_data(), "int32_data", h, what, narrow<int8_t>());
+  case DType::kI8:
+    return fromField<int8_t>(p.int32_data(), "int32_data", h, what, narrow<int8_t>());
   case DType::kI16:
     return fromField<int16_t>(p.int32_data(), "int32_data", h, what, narrow<int16_t>());
   case DType::kI32:
@@ -57,13 +58,13 @@ Expected<Tensor> fromTypedData(const TP &p, const TensorHeader &h, const std::st
   case DType::kU8:
     return fromField<uint8_t>(p.int32_data(), "int32_data", h, what, narrow<uint8_t>());
   case DType::kU16:
-  case DType::kF16:  // int32_data holds the 16-bit patterns
+  case DType::kF16: // int32_data holds the 16-bit patterns
   case DType::kBF16:
     return fromField<uint16_t>(p.int32_data(), "int32_data", h, what, narrow<uint16_t>());
   case DType::kBool:
-    return fromField<bool>(p.int32_data(), "int32_data", h, what,
-                           [](int32_t v) { return v != 0; });
-  case DType::kUnknown: break;
+    return fromField<bool>(p.int32_data(), "int32_data", h, what, [](int32_t v) { return v != 0; });
+  case DType::kUnknown:
+    break;
   }
   return internalError("{}: no typed field for {}", what, dtypeName(h.dtype));
 }
@@ -78,21 +79,36 @@ std::string onnxDTypeName(int64_t onnxType) {
 
 Expected<DType> dtypeFromOnnx(int64_t onnxType, const std::string &what) {
   switch (onnxType) {
-  case TP::FLOAT: return DType::kF32;
-  case TP::UINT8: return DType::kU8;
-  case TP::INT8: return DType::kI8;
-  case TP::UINT16: return DType::kU16;
-  case TP::INT16: return DType::kI16;
-  case TP::INT32: return DType::kI32;
-  case TP::INT64: return DType::kI64;
-  case TP::BOOL: return DType::kBool;
-  case TP::FLOAT16: return DType::kF16;
-  case TP::DOUBLE: return DType::kF64;
-  case TP::UINT32: return DType::kU32;
-  case TP::UINT64: return DType::kU64;
-  case TP::BFLOAT16: return DType::kBF16;
-  case TP::UNDEFINED: return invalidArgument("{}: data type is undefined", what);
-  default: break;
+  case TP::FLOAT:
+    return DType::kF32;
+  case TP::UINT8:
+    return DType::kU8;
+  case TP::INT8:
+    return DType::kI8;
+  case TP::UINT16:
+    return DType::kU16;
+  case TP::INT16:
+    return DType::kI16;
+  case TP::INT32:
+    return DType::kI32;
+  case TP::INT64:
+    return DType::kI64;
+  case TP::BOOL:
+    return DType::kBool;
+  case TP::FLOAT16:
+    return DType::kF16;
+  case TP::DOUBLE:
+    return DType::kF64;
+  case TP::UINT32:
+    return DType::kU32;
+  case TP::UINT64:
+    return DType::kU64;
+  case TP::BFLOAT16:
+    return DType::kBF16;
+  case TP::UNDEFINED:
+    return invalidArgument("{}: data type is undefined", what);
+  default:
+    break;
   }
   std::string name = onnxDTypeName(onnxType);
   if (name.empty())
@@ -102,15 +118,18 @@ Expected<DType> dtypeFromOnnx(int64_t onnxType, const std::string &what) {
 
 Expected<TensorType> typeFromProto(const ::onnx::TypeProto &type, const std::string &what) {
   switch (type.value_case()) {
-  case ::onnx::TypeProto::VALUE_NOT_SET: return TensorType();
+  case ::onnx::TypeProto::VALUE_NOT_SET:
+    return TensorType();
   case ::onnx::TypeProto::kSequenceType:
     return unimplemented("{}: sequence types are not supported", what);
-  case ::onnx::TypeProto::kMapType: return unimplemented("{}: map types are not supported", what);
+  case ::onnx::TypeProto::kMapType:
+    return unimplemented("{}: map types are not supported", what);
   case ::onnx::TypeProto::kOptionalType:
     return unimplemented("{}: optional types are not supported", what);
   case ::onnx::TypeProto::kSparseTensorType:
     return unimplemented("{}: sparse tensor types are not supported", what);
-  case ::onnx::TypeProto::kTensorType: break;
+  case ::onnx::TypeProto::kTensorType:
+    break;
   }
   const auto &tt = type.tensor_type();
   TensorType result;

@@ -15,9 +15,9 @@ constexpr size_t kMaxNamesListed = 5;
 
 const std::set<std::string, std::less<>> kSubgraphOps = {"If", "Loop", "Scan", "SequenceMap"};
 const std::set<std::string, std::less<>> kSequenceOps = {
-    "SequenceAt",        "SequenceConstruct",  "SequenceEmpty", "SequenceErase",
-    "SequenceInsert",    "SequenceLength",     "SplitToSequence", "ConcatFromSequence",
-    "Optional",          "OptionalGetElement", "OptionalHasElement"};
+    "SequenceAt",     "SequenceConstruct",  "SequenceEmpty",     "SequenceErase",
+    "SequenceInsert", "SequenceLength",     "SplitToSequence",   "ConcatFromSequence",
+    "Optional",       "OptionalGetElement", "OptionalHasElement"};
 const std::set<std::string, std::less<>> kStringOps = {"StringNormalizer", "RegexFullMatch",
                                                        "StringConcat", "StringSplit"};
 
@@ -53,7 +53,7 @@ std::string describeNode(const ::onnx::NodeProto &node, int index) {
 std::vector<ModelSummary::Unsupported> findUnsupported(const ::onnx::GraphProto &graph,
                                                        const Opsets &opsets) {
   std::vector<ModelSummary::Unsupported> out;
-  std::map<std::pair<std::string, std::string>, size_t> slot;  // (domain, type) -> index in out
+  std::map<std::pair<std::string, std::string>, size_t> slot; // (domain, type) -> index in out
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto &node = graph.node(i);
     std::string domain = isDefaultDomain(node.domain()) ? "" : node.domain();

@@ -30,11 +30,11 @@ TEST(OnnxAttributes, MatchingAttributesAreSetAndIntsBecomeDTypes) {
   Fixture f;
   AttrMap attrs;
   attrs["perm"] = Attribute(std::vector<int64_t>{1, 0});
-  attrs["to"] = Attribute(int64_t{7});  // ONNX INT64
+  attrs["to"] = Attribute(int64_t{7}); // ONNX INT64
   ASSERT_TRUE(applyAttributes(*f.n, schema(), attrs, "node 't' (Transpose)").isOk());
   EXPECT_EQ(*f.n->findAttr("perm"), Attribute(std::vector<int64_t>{1, 0}));
   EXPECT_EQ(*f.n->findAttr("to"), Attribute(DType::kI64));
-  EXPECT_FALSE(f.n->hasAttr("alpha"));  // defaults are not materialised
+  EXPECT_FALSE(f.n->hasAttr("alpha")); // defaults are not materialised
 }
 
 TEST(OnnxAttributes, WrongKindUnknownNameAndMissingRequired) {
@@ -51,7 +51,7 @@ TEST(OnnxAttributes, WrongKindUnknownNameAndMissingRequired) {
   AttrMap badType{{"to", Attribute(int64_t{8})}};
   EXPECT_EQ(applyAttributes(*f.n, schema(), badType, "node 'n0' (Transpose)").message(),
             "node 'n0' (Transpose): attribute 'to': unsupported data type string");
-  EXPECT_TRUE(f.n->attrs().empty());  // nothing is set on failure
+  EXPECT_TRUE(f.n->attrs().empty()); // nothing is set on failure
 }
 
 TEST(OnnxAttributes, PlaceholderRowsTakeAttributesAsTheyAre) {
@@ -77,6 +77,9 @@ TEST(OnnxAttributes, Arity) {
   def.maxInputs = 2;
   EXPECT_EQ(checkArity(*f.n, def, "node 't' (Transpose)").message(),
             "node 't' (Transpose): takes 2 inputs, got 1");
+  Node *gap = f.g.createNode(Op::kTranspose, {nullptr, f.g.findValue("x")}, 1, "gap");
+  EXPECT_EQ(checkArity(*gap, def, "node 'gap' (Transpose)").message(),
+            "node 'gap' (Transpose): required input 0 is missing");
   def.minInputs = 0;
   def.maxInputs = -1;
   def.minOutputs = 2;

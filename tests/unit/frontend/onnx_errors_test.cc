@@ -138,7 +138,7 @@ TEST(OnnxErrors, DimProductOverflows) {
   m.initializer(testing::floatTensor("w", {int64_t{1} << 40, int64_t{1} << 40}, {}));
   m.output("w");
   EXPECT_EQ(m.importError(), "model.onnx: initializer 'w': number of elements overflows int64");
-  ModelBuilder bytes;  // elements fit, bytes do not
+  ModelBuilder bytes; // elements fit, bytes do not
   bytes.initializer(testing::floatTensor("w", {int64_t{1} << 62}, {}));
   bytes.output("w");
   EXPECT_EQ(bytes.importError(), "model.onnx: initializer 'w': byte size overflows int64");
@@ -150,13 +150,13 @@ TEST(OnnxErrors, UnknownAndUnsupportedDTypes) {
   t.set_data_type(99);
   unknown.output("w");
   EXPECT_EQ(unknown.importError(), "model.onnx: initializer 'w': unknown data type 99");
-  for (auto [code, name] : {std::pair{8, "string"}, {14, "complex64"}, {17, "float8e4m3fn"},
-                            {22, "int4"}}) {
+  for (auto [code, name] :
+       {std::pair{8, "string"}, {14, "complex64"}, {17, "float8e4m3fn"}, {22, "int4"}}) {
     ModelBuilder m;
     m.initializer(testing::floatTensor("w", {1}, {1})).set_data_type(code);
     m.output("w");
-    EXPECT_EQ(m.importError(), fmt::format("model.onnx: initializer 'w': unsupported data type {}",
-                                           name));
+    EXPECT_EQ(m.importError(),
+              fmt::format("model.onnx: initializer 'w': unsupported data type {}", name));
   }
   ModelBuilder input;
   input.input("s", TP::STRING, {1});
@@ -178,8 +178,7 @@ TEST(OnnxErrors, NoDefaultOpset) {
   m.input("x");
   m.node("Relu", {"x"}, {"y"});
   m.output("y");
-  EXPECT_EQ(m.importError(),
-            "model.onnx: the model uses ai.onnx ops but imports no ai.onnx opset");
+  EXPECT_EQ(m.importError(), "model.onnx: the model uses ai.onnx ops but imports no ai.onnx opset");
 }
 
 TEST(OnnxErrors, AttributeOfWrongType) {
@@ -194,7 +193,7 @@ TEST(OnnxErrors, AttributeOfWrongType) {
     GTEST_SKIP() << "Transpose has no attribute schema yet";
   ModelBuilder m;
   m.input("x");
-  testing::addAttr(m.node("Transpose", {"x"}, {"y"}, "n0"), "perm", std::vector<float>{1, 0});
+  testing::addAttr(m.node("Transpose", {"x"}, {"y"}, "n0"), "perm", 1.0f);
   m.output("y");
   EXPECT_EQ(m.importError(), "model.onnx: node 'n0' (Transpose): attribute 'perm' must be ints, "
                              "got float");
@@ -220,6 +219,13 @@ TEST(OnnxErrors, DuplicateAttribute) {
   testing::addAttr(n, "alpha", 0.2f);
   m.output("y");
   EXPECT_EQ(m.importError(), "model.onnx: node 'r' (LeakyRelu): attribute 'alpha' is given twice");
+}
+
+TEST(OnnxErrors, SparseInitializer) {
+  ModelBuilder m;
+  m.graph().add_sparse_initializer()->mutable_values()->set_name("sp");
+  m.output("sp");
+  EXPECT_EQ(m.importError(), "model.onnx: sparse initializer 'sp' is not supported");
 }
 
 TEST(OnnxErrors, NonTensorTypes) {

@@ -62,7 +62,7 @@ TEST(OnnxImport, ValueInfoSetsHintsOnNodeOutputs) {
   m.node("Relu", {"x"}, {"a"});
   m.node("Neg", {"a"}, {"y"});
   m.valueInfo("a", TP::FLOAT, {2, "M"});
-  m.valueInfo("x", TP::INT64, {9});  // a graph input keeps its declared type
+  m.valueInfo("x", TP::INT64, {9}); // a graph input keeps its declared type
   m.output("y");
   auto g = m.importOk();
   ASSERT_TRUE(g);
@@ -110,7 +110,7 @@ TEST(OnnxImport, UnnamedNodesStayUnnamed) {
 }
 
 TEST(OnnxImport, InitializerInputsBecomeConstantsUnlessKept) {
-  ModelBuilder m(9, 3);  // IR 3: initializers are also listed as inputs
+  ModelBuilder m(9, 3); // IR 3: initializers are also listed as inputs
   m.input("x", TP::FLOAT, {2});
   m.input("w", TP::FLOAT, {2});
   m.initializer(testing::floatTensor("w", {2}, {5, 6}));

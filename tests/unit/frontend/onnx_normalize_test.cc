@@ -45,7 +45,7 @@ TEST(OnnxNormalize, SqueezeAndUnsqueezeAxes) {
     EXPECT_EQ(constInts(n->input(1)), (std::vector<int64_t>{0, -1})) << type;
     EXPECT_TRUE(n->attrs().empty()) << type;
   }
-  ModelBuilder squeezeAll(11);  // no axes: stays without the input
+  ModelBuilder squeezeAll(11); // no axes: stays without the input
   squeezeAll.input("x");
   squeezeAll.node("Squeeze", {"x"}, {"y"});
   squeezeAll.output("y");
@@ -61,9 +61,9 @@ TEST(OnnxNormalize, ReduceAxesBeforeTheirOpset) {
     int64_t opset;
     bool rewritten;
   };
-  for (const Case &c : {Case{"ReduceSum", 12, true}, Case{"ReduceSum", 13, false},
-                        Case{"ReduceMean", 17, true}, Case{"ReduceMax", 11, true},
-                        Case{"ReduceL2", 13, true}, Case{"ReduceMean", 18, false}}) {
+  for (const Case &c :
+       {Case{"ReduceSum", 12, true}, Case{"ReduceSum", 13, false}, Case{"ReduceMean", 17, true},
+        Case{"ReduceMax", 11, true}, Case{"ReduceL2", 13, true}, Case{"ReduceMean", 18, false}}) {
     ModelBuilder m(c.opset);
     m.input("x");
     auto &node = m.node(c.type, {"x"}, {"y"}, "red");

@@ -29,7 +29,7 @@ void expectLegacyResize(const Node *n, const std::string &mode) {
   EXPECT_EQ(*n->findAttr("nearest_mode"), Attribute("floor"));
   EXPECT_EQ(n->attrs().size(), 3u);
   ASSERT_EQ(n->numInputs(), 3);
-  EXPECT_EQ(n->input(1), nullptr);  // roi
+  EXPECT_EQ(n->input(1), nullptr); // roi
 }
 
 TEST(OnnxRewrite, Upsample7ScalesAttribute) {
@@ -110,7 +110,7 @@ TEST(OnnxRewrite, ScatterBecomesScatterElements) {
 TEST(OnnxRewrite, OldSoftmaxOverTheLastAxisKeepsOneNode) {
   ModelBuilder m(11);
   m.input("x", TP::FLOAT, {"N", 10});
-  m.node("Softmax", {"x"}, {"y"}, "sm");  // default axis 1 = last of rank 2
+  m.node("Softmax", {"x"}, {"y"}, "sm"); // default axis 1 = last of rank 2
   m.output("y");
   std::unique_ptr<Graph> g;
   Node *n = importY(m, g);
@@ -133,7 +133,7 @@ TEST(OnnxRewrite, OldSoftmaxOverTheLastAxisKeepsOneNode) {
 TEST(OnnxRewrite, OldSoftmaxOverAnInnerAxisIsFlattened) {
   ModelBuilder m(11);
   m.input("x", TP::FLOAT, {"N", 3, 4, 5});
-  m.node("Softmax", {"x"}, {"y"}, "sm");  // axis 1 of rank 4: softmax over 3*4*5 values
+  m.node("Softmax", {"x"}, {"y"}, "sm"); // axis 1 of rank 4: softmax over 3*4*5 values
   m.node("Neg", {"y"}, {"z"}, "after");
   m.valueInfo("y", TP::FLOAT, {"N", 3, 4, 5});
   m.output("z");
@@ -245,7 +245,7 @@ TEST(OnnxRewrite, ElementTypesBecomeDTypeAttributes) {
   EXPECT_EQ(*testing::producerOf(*g, "e")->findAttr("dtype"), Attribute(DType::kI32));
   EXPECT_EQ(*testing::producerOf(*g, "r")->findAttr("dtype"), Attribute(DType::kF64));
 
-  ModelBuilder cast1(1);  // Cast-1 names the type
+  ModelBuilder cast1(1); // Cast-1 names the type
   cast1.input("x");
   addAttr(cast1.node("Cast", {"x"}, {"y"}), "to", "BFLOAT16");
   cast1.output("y");
@@ -311,9 +311,9 @@ TEST(OnnxRewrite, LegacyBroadcastAxisBecomesUnsqueeze) {
   ASSERT_TRUE(u);
   EXPECT_EQ(u->op(), Op::kUnsqueeze);
   EXPECT_EQ(u->input(0)->name(), "b");
-  EXPECT_EQ(constInts(u->input(1)), (std::vector<int64_t>{1, 2}));  // b: [3] -> [3,1,1]
+  EXPECT_EQ(constInts(u->input(1)), (std::vector<int64_t>{1, 2})); // b: [3] -> [3,1,1]
 
-  ModelBuilder suffix(6);  // broadcast without axis is numpy's suffix rule: nothing to do
+  ModelBuilder suffix(6); // broadcast without axis is numpy's suffix rule: nothing to do
   suffix.input("a", TP::FLOAT, {2, 3});
   suffix.input("b", TP::FLOAT, {3});
   addAttr(suffix.node("Mul", {"a", "b"}, {"y"}), "broadcast", int64_t{1});

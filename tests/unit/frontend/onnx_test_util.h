@@ -20,8 +20,7 @@ namespace dlc::onnx::testing {
 using DimSpec = std::variant<int64_t, std::string>;
 
 /// Null dims: the type has no shape (unknown rank); an empty list is a scalar.
-inline void setType(::onnx::ValueInfoProto &vi, int elemType,
-                    const std::vector<DimSpec> *dims) {
+inline void setType(::onnx::ValueInfoProto &vi, int elemType, const std::vector<DimSpec> *dims) {
   auto *tt = vi.mutable_type()->mutable_tensor_type();
   tt->set_elem_type(elemType);
   if (!dims)
@@ -54,8 +53,7 @@ inline void addAttr(::onnx::NodeProto &n, const std::string &name, const char *v
   a->set_type(::onnx::AttributeProto::STRING);
   a->set_s(v);
 }
-inline void addAttr(::onnx::NodeProto &n, const std::string &name,
-                    const std::vector<int64_t> &v) {
+inline void addAttr(::onnx::NodeProto &n, const std::string &name, const std::vector<int64_t> &v) {
   auto *a = n.add_attribute();
   a->set_name(name);
   a->set_type(::onnx::AttributeProto::INTS);

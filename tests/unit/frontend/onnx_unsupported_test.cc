@@ -61,7 +61,12 @@ TEST(OnnxSummary, ReportsModelContents) {
   m.model.set_ir_version(7);
   m.model.set_producer_name("pytorch");
   m.model.set_producer_version("2.1");
-  m.graph().mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()
+  m.graph()
+      .mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->add_dim()
       ->set_dim_param("N");
   m.input("w", TP::FLOAT, {2});
   m.initializer(testing::floatTensor("w", {2}, {1, 2}));
@@ -74,7 +79,7 @@ TEST(OnnxSummary, ReportsModelContents) {
   EXPECT_EQ(s->irVersion, 7);
   EXPECT_EQ(s->producer, "pytorch 2.1");
   EXPECT_EQ(s->opsets, (std::map<std::string, int64_t>{{"", 13}, {"com.example", 2}}));
-  ASSERT_EQ(s->inputs.size(), 1u);  // w is an initializer
+  ASSERT_EQ(s->inputs.size(), 1u); // w is an initializer
   EXPECT_EQ(s->inputs[0].name, "x");
   EXPECT_EQ(s->inputs[0].type, TensorType(DType::kF32, Shape({Dim::symbol("N")})));
   ASSERT_EQ(s->outputs.size(), 1u);
@@ -105,7 +110,7 @@ TEST(OnnxSummary, SupportedModelHasNoUnsupportedList) {
   ModelBuilder m(17);
   m.input("x");
   m.node("Relu", {"x"}, {"y"});
-  m.node("Upsample", {"y"}, {"z"});  // renamed to Resize by the importer: supported
+  m.node("Upsample", {"y"}, {"z"}); // renamed to Resize by the importer: supported
   m.output("z");
   testing::TempDir dir;
   auto s = summarizeFile(dir.write("m.onnx", m.bytes()));
