@@ -6,14 +6,22 @@ namespace dlc {
 
 const char *attrKindName(AttrKind kind) {
   switch (kind) {
-  case AttrKind::kInt: return "int";
-  case AttrKind::kFloat: return "float";
-  case AttrKind::kString: return "string";
-  case AttrKind::kInts: return "ints";
-  case AttrKind::kFloats: return "floats";
-  case AttrKind::kStrings: return "strings";
-  case AttrKind::kTensor: return "tensor";
-  case AttrKind::kDType: return "dtype";
+  case AttrKind::kInt:
+    return "int";
+  case AttrKind::kFloat:
+    return "float";
+  case AttrKind::kString:
+    return "string";
+  case AttrKind::kInts:
+    return "ints";
+  case AttrKind::kFloats:
+    return "floats";
+  case AttrKind::kStrings:
+    return "strings";
+  case AttrKind::kTensor:
+    return "tensor";
+  case AttrKind::kDType:
+    return "dtype";
   }
   return "?";
 }
@@ -22,7 +30,8 @@ bool Attribute::operator==(const Attribute &o) const {
   if (kind() != o.kind())
     return false;
   switch (kind()) {
-  case AttrKind::kFloat: return std::bit_cast<uint32_t>(f()) == std::bit_cast<uint32_t>(o.f());
+  case AttrKind::kFloat:
+    return std::bit_cast<uint32_t>(f()) == std::bit_cast<uint32_t>(o.f());
   case AttrKind::kFloats: {
     if (floats().size() != o.floats().size())
       return false;
@@ -31,12 +40,18 @@ bool Attribute::operator==(const Attribute &o) const {
         return false;
     return true;
   }
-  case AttrKind::kTensor: return tensor().identical(o.tensor());
-  case AttrKind::kInt: return i() == o.i();
-  case AttrKind::kString: return s() == o.s();
-  case AttrKind::kInts: return ints() == o.ints();
-  case AttrKind::kStrings: return strings() == o.strings();
-  case AttrKind::kDType: return dtype() == o.dtype();
+  case AttrKind::kTensor:
+    return tensor().identical(o.tensor());
+  case AttrKind::kInt:
+    return i() == o.i();
+  case AttrKind::kString:
+    return s() == o.s();
+  case AttrKind::kInts:
+    return ints() == o.ints();
+  case AttrKind::kStrings:
+    return strings() == o.strings();
+  case AttrKind::kDType:
+    return dtype() == o.dtype();
   }
   return false;
 }

@@ -48,9 +48,7 @@ public:
   const std::string &s() const { return std::get<std::string>(v_); }
   const std::vector<int64_t> &ints() const { return std::get<std::vector<int64_t>>(v_); }
   const std::vector<float> &floats() const { return std::get<std::vector<float>>(v_); }
-  const std::vector<std::string> &strings() const {
-    return std::get<std::vector<std::string>>(v_);
-  }
+  const std::vector<std::string> &strings() const { return std::get<std::vector<std::string>>(v_); }
   const Tensor &tensor() const { return std::get<Tensor>(v_); }
   DType dtype() const { return std::get<DType>(v_); }
 

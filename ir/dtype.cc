@@ -8,9 +8,11 @@ namespace dlc {
 
 std::string_view dtypeName(DType t) {
   switch (t) {
-  case DType::kUnknown: return "?";
-#define X(e, n, s, ty)                                                                         \
-  case DType::k##e: return n;
+  case DType::kUnknown:
+    return "?";
+#define X(e, n, s, ty)                                                                             \
+  case DType::k##e:                                                                                \
+    return n;
     DLC_DTYPES(X)
 #undef X
   }
@@ -18,8 +20,8 @@ std::string_view dtypeName(DType t) {
 }
 
 std::optional<DType> parseDType(std::string_view name) {
-#define X(e, n, s, ty)                                                                         \
-  if (name == n)                                                                               \
+#define X(e, n, s, ty)                                                                             \
+  if (name == n)                                                                                   \
     return DType::k##e;
   DLC_DTYPES(X)
 #undef X
@@ -28,9 +30,11 @@ std::optional<DType> parseDType(std::string_view name) {
 
 int64_t dtypeSize(DType t) {
   switch (t) {
-  case DType::kUnknown: return 0;
-#define X(e, n, s, ty)                                                                         \
-  case DType::k##e: return s;
+  case DType::kUnknown:
+    return 0;
+#define X(e, n, s, ty)                                                                             \
+  case DType::k##e:                                                                                \
+    return s;
     DLC_DTYPES(X)
 #undef X
   }
@@ -45,7 +49,7 @@ float halfToFloat(uint16_t h) {
   if (exp == 0) {
     if (mant == 0) {
       bits = sign;
-    } else {  // subnormal: normalise
+    } else { // subnormal: normalise
       int e = -1;
       do {
         ++e;
@@ -65,14 +69,14 @@ uint16_t floatToHalf(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   uint32_t absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u)  // inf or nan
+  if (absx >= 0x7f800000u) // inf or nan
     return sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u);
-  if (absx >= 0x477ff000u)  // rounds to >= 65520: overflow to inf
+  if (absx >= 0x477ff000u) // rounds to >= 65520: overflow to inf
     return sign | 0x7c00u;
-  if (absx < 0x38800000u) {  // result is subnormal or zero
+  if (absx < 0x38800000u) { // result is subnormal or zero
     float a = std::bit_cast<float>(absx);
     // Scale so the subnormal's units land in the integer part, then round half to even.
-    float scaled = a * 16777216.0f;  // 2^24
+    float scaled = a * 16777216.0f; // 2^24
     uint32_t m = static_cast<uint32_t>(std::nearbyint(scaled));
     return sign | static_cast<uint16_t>(m);
   }
@@ -90,7 +94,7 @@ float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t
 uint16_t floatToBf16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
+    return static_cast<uint16_t>((x >> 16) | 0x40u); // quiet nan
   uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>((x + rounding) >> 16);
 }

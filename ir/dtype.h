@@ -8,23 +8,23 @@
 namespace dlc {
 
 /// X(Enum, text name, size in bytes, C++ storage type)
-#define DLC_DTYPES(X)                                                                          \
-  X(F32, "f32", 4, float)                                                                      \
-  X(F16, "f16", 2, uint16_t)                                                                   \
-  X(BF16, "bf16", 2, uint16_t)                                                                 \
-  X(F64, "f64", 8, double)                                                                     \
-  X(I8, "i8", 1, int8_t)                                                                       \
-  X(I16, "i16", 2, int16_t)                                                                    \
-  X(I32, "i32", 4, int32_t)                                                                    \
-  X(I64, "i64", 8, int64_t)                                                                    \
-  X(U8, "u8", 1, uint8_t)                                                                      \
-  X(U16, "u16", 2, uint16_t)                                                                   \
-  X(U32, "u32", 4, uint32_t)                                                                   \
-  X(U64, "u64", 8, uint64_t)                                                                   \
+#define DLC_DTYPES(X)                                                                              \
+  X(F32, "f32", 4, float)                                                                          \
+  X(F16, "f16", 2, uint16_t)                                                                       \
+  X(BF16, "bf16", 2, uint16_t)                                                                     \
+  X(F64, "f64", 8, double)                                                                         \
+  X(I8, "i8", 1, int8_t)                                                                           \
+  X(I16, "i16", 2, int16_t)                                                                        \
+  X(I32, "i32", 4, int32_t)                                                                        \
+  X(I64, "i64", 8, int64_t)                                                                        \
+  X(U8, "u8", 1, uint8_t)                                                                          \
+  X(U16, "u16", 2, uint16_t)                                                                       \
+  X(U32, "u32", 4, uint32_t)                                                                       \
+  X(U64, "u64", 8, uint64_t)                                                                       \
   X(Bool, "bool", 1, bool)
 
 enum class DType : uint8_t {
-  kUnknown = 0,  // not inferred yet; never on a verified graph's values
+  kUnknown = 0, // not inferred yet; never on a verified graph's values
 #define X(e, n, s, t) k##e,
   DLC_DTYPES(X)
 #undef X

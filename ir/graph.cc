@@ -11,9 +11,12 @@ namespace dlc {
 
 std::string Device::str() const {
   switch (kind) {
-  case Kind::kUnset: return "";
-  case Kind::kCpu: return "cpu";
-  case Kind::kGpu: return "gpu:" + std::to_string(index);
+  case Kind::kUnset:
+    return "";
+  case Kind::kCpu:
+    return "cpu";
+  case Kind::kGpu:
+    return "gpu:" + std::to_string(index);
   }
   return "";
 }
@@ -228,8 +231,8 @@ Node *Graph::createNode(Op op, std::vector<Value *> inputs, int numOutputs, std:
 
 void Graph::eraseNode(Node *n) {
   for (const auto &o : n->outputs_)
-    DLC_CHECK(!o || (!o->hasUses() && !isOutput(o.get())), "{}: erasing a node whose output {} is used",
-              n->describe(), o->name());
+    DLC_CHECK(!o || (!o->hasUses() && !isOutput(o.get())),
+              "{}: erasing a node whose output {} is used", n->describe(), o->name());
   for (int i = 0; i < n->numInputs(); ++i)
     n->setInput(i, nullptr);
   for (const auto &o : n->outputs_)

@@ -225,7 +225,7 @@ private:
 
   std::string name_;
   std::vector<Value *> inputs_;
-  std::vector<std::unique_ptr<Value>> ownedValues_;  // inputs and constants
+  std::vector<std::unique_ptr<Value>> ownedValues_; // inputs and constants
   std::vector<Value *> constantOrder_;
   std::vector<Output> outputs_;
   std::list<std::unique_ptr<Node>> nodes_;

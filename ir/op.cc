@@ -39,7 +39,7 @@ struct OpTable {
       }
     }
     for (size_t i = 0; i < kNumOps; ++i) {
-      if (!seen[i]) {  // declared in ops.def but not defined yet: accepts anything, infers nothing
+      if (!seen[i]) { // declared in ops.def but not defined yet: accepts anything, infers nothing
         defs[i].op = static_cast<Op>(i);
         defs[i].minInputs = 0;
         defs[i].maxInputs = -1;
@@ -61,12 +61,18 @@ const OpTable &table() {
 
 const char *fusionKindName(FusionKind k) {
   switch (k) {
-  case FusionKind::kElementwise: return "elementwise";
-  case FusionKind::kBroadcast: return "broadcast";
-  case FusionKind::kInjective: return "injective";
-  case FusionKind::kReduction: return "reduction";
-  case FusionKind::kOutFusable: return "out-fusable";
-  case FusionKind::kOpaque: return "opaque";
+  case FusionKind::kElementwise:
+    return "elementwise";
+  case FusionKind::kBroadcast:
+    return "broadcast";
+  case FusionKind::kInjective:
+    return "injective";
+  case FusionKind::kReduction:
+    return "reduction";
+  case FusionKind::kOutFusable:
+    return "out-fusable";
+  case FusionKind::kOpaque:
+    return "opaque";
   }
   return "?";
 }

@@ -33,12 +33,12 @@ inline constexpr int kNumOps = 0
 
 /// How an op can take part in fusion (after TVM's TOpPattern).
 enum class FusionKind : uint8_t {
-  kElementwise,  // out[i] = f(in0[i], ...) on same-shaped operands
-  kBroadcast,    // elementwise with multidirectional broadcasting
-  kInjective,    // each output element reads one input element (transpose, slice, ...)
-  kReduction,    // reduces over axes
-  kOutFusable,   // GEMM / convolution: elementwise epilogues can fuse into it
-  kOpaque,       // none of the above
+  kElementwise, // out[i] = f(in0[i], ...) on same-shaped operands
+  kBroadcast,   // elementwise with multidirectional broadcasting
+  kInjective,   // each output element reads one input element (transpose, slice, ...)
+  kReduction,   // reduces over axes
+  kOutFusable,  // GEMM / convolution: elementwise epilogues can fuse into it
+  kOpaque,      // none of the above
 };
 const char *fusionKindName(FusionKind k);
 
@@ -61,13 +61,13 @@ using EvalFn = Expected<std::vector<Tensor>> (*)(const Node &, const std::vector
 struct OpDef {
   Op op;
   int minInputs = 1;
-  int maxInputs = 1;   // -1: variadic
+  int maxInputs = 1; // -1: variadic
   int minOutputs = 1;
   int maxOutputs = 1;
   FusionKind fusion = FusionKind::kOpaque;
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
-  EvalFn eval = nullptr;  // nullptr until the reference backend implements it
+  EvalFn eval = nullptr; // nullptr until the reference backend implements it
 
   const AttrSpec *findAttr(std::string_view name) const;
 };

@@ -15,7 +15,7 @@ namespace dlc {
 /// One dimension: a known size >= 0, a named symbol, or unknown.
 class Dim {
 public:
-  Dim() : value_(-1) {}  // unknown
+  Dim() : value_(-1) {} // unknown
   Dim(int64_t v) : value_(v) {}
   static Dim unknown() { return Dim(); }
   static Dim symbol(std::string name) {
@@ -27,7 +27,7 @@ public:
   bool isKnown() const { return value_ >= 0; }
   bool isSymbol() const { return value_ < 0 && !symbol_.empty(); }
   bool isUnknown() const { return value_ < 0 && symbol_.empty(); }
-  int64_t value() const { return value_; }  // -1 unless isKnown()
+  int64_t value() const { return value_; } // -1 unless isKnown()
   const std::string &symbolName() const { return symbol_; }
 
   /// Text form: `7`, `N`, `?`.
@@ -46,7 +46,7 @@ bool dimsCompatible(const Dim &a, const Dim &b);
 
 class Shape {
 public:
-  Shape() : ranked_(true) {}  // scalar
+  Shape() : ranked_(true) {} // scalar
   Shape(std::vector<Dim> dims) : ranked_(true), dims_(std::move(dims)) {}
   Shape(std::initializer_list<int64_t> dims);
   static Shape unranked() {
@@ -57,7 +57,7 @@ public:
   static Shape fromSizes(const std::vector<int64_t> &sizes);
 
   bool isRanked() const { return ranked_; }
-  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }  // 0 if unranked
+  int64_t rank() const { return static_cast<int64_t>(dims_.size()); } // 0 if unranked
   const std::vector<Dim> &dims() const { return dims_; }
   std::vector<Dim> &dims() { return dims_; }
   const Dim &operator[](int64_t i) const { return dims_[static_cast<size_t>(i)]; }

@@ -4,13 +4,20 @@ namespace dlc {
 
 const char *statusCodeName(StatusCode code) {
   switch (code) {
-  case StatusCode::kOk: return "ok";
-  case StatusCode::kInvalidArgument: return "invalid argument";
-  case StatusCode::kNotFound: return "not found";
-  case StatusCode::kUnimplemented: return "unimplemented";
-  case StatusCode::kOutOfRange: return "out of range";
-  case StatusCode::kInternal: return "internal error";
-  case StatusCode::kUnavailable: return "unavailable";
+  case StatusCode::kOk:
+    return "ok";
+  case StatusCode::kInvalidArgument:
+    return "invalid argument";
+  case StatusCode::kNotFound:
+    return "not found";
+  case StatusCode::kUnimplemented:
+    return "unimplemented";
+  case StatusCode::kOutOfRange:
+    return "out of range";
+  case StatusCode::kInternal:
+    return "internal error";
+  case StatusCode::kUnavailable:
+    return "unavailable";
   }
   return "unknown";
 }

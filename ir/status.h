@@ -18,12 +18,12 @@ namespace dlc {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,  // bad user input: a malformed model, a wrong flag
-  kNotFound,         // a file, an input, a name that does not exist
-  kUnimplemented,    // well-formed, but dlc does not support it (yet)
-  kOutOfRange,       // an index or size past a limit
-  kInternal,         // a bug in dlc
-  kUnavailable,      // a resource (GPU, driver, toolkit) is not there
+  kInvalidArgument, // bad user input: a malformed model, a wrong flag
+  kNotFound,        // a file, an input, a name that does not exist
+  kUnimplemented,   // well-formed, but dlc does not support it (yet)
+  kOutOfRange,      // an index or size past a limit
+  kInternal,        // a bug in dlc
+  kUnavailable,     // a resource (GPU, driver, toolkit) is not there
 };
 
 const char *statusCodeName(StatusCode code);
@@ -51,15 +51,13 @@ private:
   std::string message_;
 };
 
-template <typename... Args>
-Status invalidArgument(fmt::format_string<Args...> f, Args &&...args) {
+template <typename... Args> Status invalidArgument(fmt::format_string<Args...> f, Args &&...args) {
   return Status(StatusCode::kInvalidArgument, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args> Status notFound(fmt::format_string<Args...> f, Args &&...args) {
   return Status(StatusCode::kNotFound, fmt::format(f, std::forward<Args>(args)...));
 }
-template <typename... Args>
-Status unimplemented(fmt::format_string<Args...> f, Args &&...args) {
+template <typename... Args> Status unimplemented(fmt::format_string<Args...> f, Args &&...args) {
   return Status(StatusCode::kUnimplemented, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args> Status outOfRange(fmt::format_string<Args...> f, Args &&...args) {
@@ -116,25 +114,25 @@ template <typename T> Status toStatus(Expected<T> &&e) { return e.takeStatus(); 
 
 /// Returns the Status of `expr` (a Status or an Expected) from the enclosing function if it
 /// is an error.
-#define DLC_RETURN_IF_ERROR(expr)                                                              \
-  do {                                                                                         \
-    ::dlc::Status _dlc_status = ::dlc::detail::toStatus(expr);                                 \
-    if (!_dlc_status.isOk())                                                                   \
-      return _dlc_status;                                                                      \
+#define DLC_RETURN_IF_ERROR(expr)                                                                  \
+  do {                                                                                             \
+    ::dlc::Status _dlc_status = ::dlc::detail::toStatus(expr);                                     \
+    if (!_dlc_status.isOk())                                                                       \
+      return _dlc_status;                                                                          \
   } while (0)
 
 /// `DLC_ASSIGN_OR_RETURN(auto x, f());` declares x from an Expected, or returns its error.
-#define DLC_ASSIGN_OR_RETURN(lhs, expr)                                                        \
+#define DLC_ASSIGN_OR_RETURN(lhs, expr)                                                            \
   DLC_ASSIGN_OR_RETURN_IMPL(DLC_CONCAT(_dlc_expected_, __LINE__), lhs, expr)
-#define DLC_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                                              \
-  auto tmp = (expr);                                                                           \
-  if (!tmp.hasValue())                                                                         \
-    return tmp.takeStatus();                                                                   \
+#define DLC_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                                                  \
+  auto tmp = (expr);                                                                               \
+  if (!tmp.hasValue())                                                                             \
+    return tmp.takeStatus();                                                                       \
   lhs = std::move(tmp).value()
 
 /// Internal invariant. Never use it for anything a user's input can trigger.
-#define DLC_CHECK(cond, ...)                                                                   \
-  do {                                                                                         \
-    if (!(cond))                                                                               \
-      ::dlc::detail::checkFailed(__FILE__, __LINE__, #cond, ::fmt::format("" __VA_ARGS__));    \
+#define DLC_CHECK(cond, ...)                                                                       \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      ::dlc::detail::checkFailed(__FILE__, __LINE__, #cond, ::fmt::format("" __VA_ARGS__));        \
   } while (0)

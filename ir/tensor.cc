@@ -66,11 +66,13 @@ namespace {
 template <typename F> auto visitElement(const Tensor &t, int64_t i, F f) {
   const void *p = t.raw();
   switch (t.dtype()) {
-  case DType::kF16: return f(static_cast<double>(halfToFloat(static_cast<const uint16_t *>(p)[i])));
+  case DType::kF16:
+    return f(static_cast<double>(halfToFloat(static_cast<const uint16_t *>(p)[i])));
   case DType::kBF16:
     return f(static_cast<double>(bf16ToFloat(static_cast<const uint16_t *>(p)[i])));
-#define X(e, n, s, ty)                                                                         \
-  case DType::k##e: return f(static_cast<const ty *>(p)[i]);
+#define X(e, n, s, ty)                                                                             \
+  case DType::k##e:                                                                                \
+    return f(static_cast<const ty *>(p)[i]);
     X(F32, "", 4, float)
     X(F64, "", 8, double)
     X(I8, "", 1, int8_t)
@@ -83,7 +85,8 @@ template <typename F> auto visitElement(const Tensor &t, int64_t i, F f) {
     X(U64, "", 8, uint64_t)
     X(Bool, "", 1, bool)
 #undef X
-  case DType::kUnknown: break;
+  case DType::kUnknown:
+    break;
   }
   return f(0);
 }
@@ -146,21 +149,27 @@ Tensor Tensor::castTo(DType to) const {
   void *dst = out.mutableRaw();
   for (int64_t i = 0; i < numElements_; ++i) {
     switch (to) {
-    case DType::kF32: static_cast<float *>(dst)[i] = static_cast<float>(elementAsDouble(i)); break;
-    case DType::kF64: static_cast<double *>(dst)[i] = elementAsDouble(i); break;
+    case DType::kF32:
+      static_cast<float *>(dst)[i] = static_cast<float>(elementAsDouble(i));
+      break;
+    case DType::kF64:
+      static_cast<double *>(dst)[i] = elementAsDouble(i);
+      break;
     case DType::kF16:
       static_cast<uint16_t *>(dst)[i] = floatToHalf(static_cast<float>(elementAsDouble(i)));
       break;
     case DType::kBF16:
       static_cast<uint16_t *>(dst)[i] = floatToBf16(static_cast<float>(elementAsDouble(i)));
       break;
-    case DType::kBool: static_cast<bool *>(dst)[i] = elementAsDouble(i) != 0.0; break;
-#define X(e, ty)                                                                               \
-  case DType::k##e:                                                                            \
-    if (isFloat(dtype_))                                                                       \
-      static_cast<ty *>(dst)[i] = saturatingFromDouble<ty>(elementAsDouble(i));                \
-    else                                                                                       \
-      static_cast<ty *>(dst)[i] = static_cast<ty>(elementAsInt64(i));                          \
+    case DType::kBool:
+      static_cast<bool *>(dst)[i] = elementAsDouble(i) != 0.0;
+      break;
+#define X(e, ty)                                                                                   \
+  case DType::k##e:                                                                                \
+    if (isFloat(dtype_))                                                                           \
+      static_cast<ty *>(dst)[i] = saturatingFromDouble<ty>(elementAsDouble(i));                    \
+    else                                                                                           \
+      static_cast<ty *>(dst)[i] = static_cast<ty>(elementAsInt64(i));                              \
     break;
       X(I8, int8_t)
       X(I16, int16_t)
@@ -171,7 +180,8 @@ Tensor Tensor::castTo(DType to) const {
       X(U32, uint32_t)
       X(U64, uint64_t)
 #undef X
-    case DType::kUnknown: break;
+    case DType::kUnknown:
+      break;
     }
   }
   return out;

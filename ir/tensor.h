@@ -43,7 +43,7 @@ private:
 
 class Tensor {
 public:
-  Tensor() = default;  // empty: no dtype, no data
+  Tensor() = default; // empty: no dtype, no data
 
   /// Zero-filled tensor of the given type. Sizes must be valid (non-negative, no overflow).
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);

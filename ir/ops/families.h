@@ -8,12 +8,12 @@
 
 namespace dlc::ops {
 
-std::vector<OpDef> elementwiseOps();  // unary/binary math, activations, comparisons, logic
-std::vector<OpDef> reductionOps();    // Reduce*, ArgMax/Min, softmax family, TopK, CumSum
-std::vector<OpDef> nnOps();           // conv, pooling, normalisation, resize
-std::vector<OpDef> linalgOps();       // MatMul, Gemm, Einsum, Det, integer/quantized matmul
-std::vector<OpDef> tensorOps();       // shape and data-movement ops
-std::vector<OpDef> quantOps();        // Quantize/Dequantize, DynamicQuantizeLinear
-std::vector<OpDef> miscOps();         // RNNs, random, signal, detection, others
+std::vector<OpDef> elementwiseOps(); // unary/binary math, activations, comparisons, logic
+std::vector<OpDef> reductionOps();   // Reduce*, ArgMax/Min, softmax family, TopK, CumSum
+std::vector<OpDef> nnOps();          // conv, pooling, normalisation, resize
+std::vector<OpDef> linalgOps();      // MatMul, Gemm, Einsum, Det, integer/quantized matmul
+std::vector<OpDef> tensorOps();      // shape and data-movement ops
+std::vector<OpDef> quantOps();       // Quantize/Dequantize, DynamicQuantizeLinear
+std::vector<OpDef> miscOps();        // RNNs, random, signal, detection, others
 
 } // namespace dlc::ops

@@ -25,7 +25,7 @@ Expected<Shape> broadcastShapes(const Shape &a, const Shape &b) {
       o = da;
     } else if (da == db)
       o = da;
-    else if (da.isKnown())  // a known size > 1 against a symbol: the symbol must equal it
+    else if (da.isKnown()) // a known size > 1 against a symbol: the symbol must equal it
       o = da;
     else if (db.isKnown())
       o = db;
@@ -36,7 +36,7 @@ Expected<Shape> broadcastShapes(const Shape &a, const Shape &b) {
 }
 
 Expected<Shape> broadcastInputs(const InferContext &ctx) {
-  Shape result;  // scalar
+  Shape result; // scalar
   for (int i = 0; i < ctx.numInputs(); ++i) {
     if (!ctx.hasInput(i))
       continue;

@@ -1,7 +1,29 @@
-// dlc: the command line. Subcommands live in their own files (inspect.cc, opt.cc, ...).
+// dlc: the command line. Each subcommand lives in its own file.
 #include <cstdio>
+#include <exception>
+
+#include <spdlog/spdlog.h>
+
+#include "tools/dlc/commands.h"
 
 int main(int argc, char **argv) {
-  std::fprintf(stderr, "dlc: not built yet\n");
-  return 1;
+  spdlog::set_pattern("dlc: %l: %v");
+  int exitCode = 0;
+  CLI::App app{"dlc: a deep-learning graph compiler (ONNX -> IR -> passes -> CUDA)", "dlc"};
+  app.set_version_flag("--version", "dlc 0.1.0");
+  app.require_subcommand(1);
+  dlc::tool::addInspectCommand(app, exitCode);
+  dlc::tool::addOptCommand(app, exitCode);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "dlc: error: out of memory\n");
+    return 1;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "dlc: error: %s\n", e.what());
+    return 1;
+  }
+  return exitCode;
 }

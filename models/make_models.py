@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""Builds the small example models bundled with dlc (deterministic: seeded weights).
+
+    /usr/bin/python3 models/make_models.py [OUTDIR]     # default: the models/ folder
+
+mlp.onnx         Gemm/Relu/Softmax classifier, symbolic batch N (opset 17)
+tiny_cnn.onnx    Conv/BatchNormalization/Relu/MaxPool/GlobalAveragePool, a Shape->Gather->
+                 Unsqueeze->Concat->Reshape flatten as exporters write it, Gemm (opset 17)
+tiny_bert.onnx   one transformer encoder layer exported "in pieces": LayerNorm from
+                 ReduceMean/Sub/Pow/Sqrt/Div, Gelu from Erf, multi-head attention with
+                 runtime-computed Reshape targets, symbolic batch B and sequence S (opset 17)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = [helper.make_opsetid("", 17)]
+rng = np.random.default_rng(20261202)
+
+
+def weight(name, *shape, scale=0.1):
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def f32(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.float32), name)
+
+
+def save(model, path):
+    model.producer_name = "dlc/models/make_models.py"
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+
+
+def mlp():
+    nodes = [
+        helper.make_node("Gemm", ["x", "fc0.weight", "fc0.bias"], ["h0"], name="fc0", transB=1),
+        helper.make_node("Relu", ["h0"], ["r0"], name="relu0"),
+        helper.make_node("Gemm", ["r0", "fc1.weight", "fc1.bias"], ["logits"], name="fc1", transB=1),
+        helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1),
+    ]
+    inits = [weight("fc0.weight", 128, 64), weight("fc0.bias", 128),
+             weight("fc1.weight", 10, 128), weight("fc1.bias", 10)]
+    g = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["N", 10])], inits)
+    return helper.make_model(g, opset_imports=OPSET)
+
+
+def tiny_cnn():
+    nodes = [
+        helper.make_node("Conv", ["x", "conv1.weight", "conv1.bias"], ["c1"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "bn1.scale", "bn1.bias", "bn1.mean", "bn1.var"],
+                         ["b1"], name="bn1", epsilon=1e-5),
+        helper.make_node("Relu", ["b1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "conv2.weight", "conv2.bias"], ["c2"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["gap"], name="gap"),
+        helper.make_node("Shape", ["gap"], ["gap_shape"], name="shape"),
+        helper.make_node("Gather", ["gap_shape", "zero"], ["batch"], name="gather_batch", axis=0),
+        helper.make_node("Unsqueeze", ["batch", "axes0"], ["batch1"], name="unsqueeze_batch"),
+        helper.make_node("Concat", ["batch1", "minus_one"], ["flat_shape"], name="concat_shape", axis=0),
+        helper.make_node("Reshape", ["gap", "flat_shape"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], name="fc", transB=1),
+    ]
+    inits = [
+        weight("conv1.weight", 16, 3, 3, 3), weight("conv1.bias", 16),
+        f32("bn1.scale", 1 + 0.1 * rng.standard_normal(16)), weight("bn1.bias", 16),
+        weight("bn1.mean", 16), f32("bn1.var", 1 + 0.1 * np.abs(rng.standard_normal(16))),
+        weight("conv2.weight", 32, 16, 3, 3), weight("conv2.bias", 32),
+        weight("fc.weight", 10, 32), weight("fc.bias", 10),
+        numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+        i64("axes0", [0]), i64("minus_one", [-1]),
+    ]
+    g = helper.make_graph(
+        nodes, "tiny_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])], inits)
+    return helper.make_model(g, opset_imports=OPSET)
+
+
+def tiny_bert():
+    d, heads, ff = 64, 4, 256
+    hd = d // heads
+    nodes, inits = [], []
+
+    def node(op, ins, outs, **attrs):
+        nodes.append(helper.make_node(op, ins, outs, name=f"/{outs[0]}/{op}", **attrs))
+        return outs[0]
+
+    def layer_norm(x, prefix):
+        mean = node("ReduceMean", [x], [f"{prefix}_mean"], axes=[-1], keepdims=1)
+        cen = node("Sub", [x, mean], [f"{prefix}_centered"])
+        sq = node("Pow", [cen, "two"], [f"{prefix}_sq"])
+        var = node("ReduceMean", [sq], [f"{prefix}_var"], axes=[-1], keepdims=1)
+        vareps = node("Add", [var, "eps"], [f"{prefix}_var_eps"])
+        std = node("Sqrt", [vareps], [f"{prefix}_std"])
+        normed = node("Div", [cen, std], [f"{prefix}_normed"])
+        inits.extend([f32(f"{prefix}.weight", 1 + 0.1 * rng.standard_normal(d)), weight(f"{prefix}.bias", d)])
+        scaled = node("Mul", [normed, f"{prefix}.weight"], [f"{prefix}_scaled"])
+        return node("Add", [scaled, f"{prefix}.bias"], [f"{prefix}_out"])
+
+    def linear(x, prefix, din, dout):
+        inits.extend([weight(f"{prefix}.weight", din, dout), weight(f"{prefix}.bias", dout)])
+        mm = node("MatMul", [x, f"{prefix}.weight"], [f"{prefix}_mm"])
+        return node("Add", [mm, f"{prefix}.bias"], [f"{prefix}_out"])
+
+    # Runtime shape arithmetic as torch.onnx writes it: [B, S, heads, hd] from Shape(x).
+    shp = node("Shape", ["x"], ["x_shape"])
+    b = node("Gather", [shp, "idx0"], ["dim_b"], axis=0)
+    s = node("Gather", [shp, "idx1"], ["dim_s"], axis=0)
+    b1 = node("Unsqueeze", [b, "axes0"], ["dim_b1"])
+    s1 = node("Unsqueeze", [s, "axes0"], ["dim_s1"])
+    heads_shape = node("Concat", [b1, s1, "heads_hd"], ["heads_shape"], axis=0)
+    model_shape = node("Concat", [b1, s1, "model_d"], ["model_shape"], axis=0)
+
+    def split_heads(x, name):
+        r = node("Reshape", [x, heads_shape], [f"{name}_heads"])
+        return node("Transpose", [r], [f"{name}_t"], perm=[0, 2, 1, 3])
+
+    q = split_heads(linear("x", "attn.q", d, d), "q")
+    k = split_heads(linear("x", "attn.k", d, d), "k")
+    v = split_heads(linear("x", "attn.v", d, d), "v")
+    kt = node("Transpose", [k], ["k_tt"], perm=[0, 1, 3, 2])
+    scores = node("MatMul", [q, kt], ["scores"])
+    scaled = node("Div", [scores, "sqrt_hd"], ["scores_scaled"])
+    probs = node("Softmax", [scaled], ["attn_probs"], axis=-1)
+    ctx = node("MatMul", [probs, v], ["context"])
+    ctx_t = node("Transpose", [ctx], ["context_t"], perm=[0, 2, 1, 3])
+    ctx_m = node("Reshape", [ctx_t, model_shape], ["context_merged"])
+    attn = linear(ctx_m, "attn.out", d, d)
+    res1 = node("Add", ["x", attn], ["residual1"])
+    ln1 = layer_norm(res1, "ln1")
+    h = linear(ln1, "ffn.up", d, ff)
+    # Gelu as exporters write it: 0.5 * x * (1 + erf(x / sqrt(2)))
+    hs = node("Div", [h, "sqrt2"], ["gelu_scaled"])
+    e = node("Erf", [hs], ["gelu_erf"])
+    e1 = node("Add", [e, "one"], ["gelu_erf1"])
+    hm = node("Mul", [h, e1], ["gelu_mul"])
+    g = node("Mul", [hm, "half"], ["gelu_out"])
+    down = linear(g, "ffn.down", ff, d)
+    res2 = node("Add", [ln1, down], ["residual2"])
+    out = layer_norm(res2, "ln2")
+    nodes.append(helper.make_node("Identity", [out], ["y"], name="/y/Identity"))
+
+    inits.extend([
+        numpy_helper.from_array(np.array(0, dtype=np.int64), "idx0"),
+        numpy_helper.from_array(np.array(1, dtype=np.int64), "idx1"),
+        i64("axes0", [0]), i64("heads_hd", [heads, hd]), i64("model_d", [d]),
+        f32("two", 2.0), f32("eps", 1e-5), f32("sqrt_hd", np.sqrt(hd)), f32("sqrt2", np.sqrt(2.0)),
+        f32("one", 1.0), f32("half", 0.5),
+    ])
+    gr = helper.make_graph(
+        nodes, "tiny_bert", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", d])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", "S", d])], inits)
+    return helper.make_model(gr, opset_imports=OPSET)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    os.makedirs(out, exist_ok=True)
+    save(mlp(), os.path.join(out, "mlp.onnx"))
+    save(tiny_cnn(), os.path.join(out, "tiny_cnn.onnx"))
+    save(tiny_bert(), os.path.join(out, "tiny_bert.onnx"))
+
+
+if __name__ == "__main__":
+    main()

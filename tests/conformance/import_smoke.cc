@@ -1,0 +1,195 @@
+// ONNX node-test import smoke: for every generated node test (model.onnx), import it, run
+// infer-shapes, check the inferred output types against the types the model declares, and
+// round-trip the text form (print with constants -> parse -> print must be identical).
+//
+//   dlc_conformance_import --tests DIR --known FILE [--report OUT.md] [--update]
+//
+// FILE lists the tests that do not pass yet, one per line: `test_name  stage: reason`. The run
+// fails when a test outside the list fails (a regression) or a listed test passes (update the
+// list with --update).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "frontend/onnx/importer.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "passes/pass_manager.h"
+
+namespace fs = std::filesystem;
+using namespace dlc;
+
+namespace {
+
+struct Result {
+  std::string stage; // "" = passed; else import / infer-shapes / output-types / roundtrip
+  std::string reason;
+};
+
+std::string firstLine(const std::string &s) {
+  std::string line = s.substr(0, s.find('\n'));
+  return line.size() > 160 ? line.substr(0, 157) + "..." : line;
+}
+
+/// Declared and inferred types agree: same dtype; where the model declares a known dim the
+/// inferred dim is that integer (symbolic declared dims accept anything).
+bool matchesDeclared(const TensorType &declared, const TensorType &inferred) {
+  if (declared.dtype != DType::kUnknown && declared.dtype != inferred.dtype)
+    return false;
+  if (!declared.shape.isRanked())
+    return true;
+  if (!inferred.shape.isRanked() || inferred.shape.rank() != declared.shape.rank())
+    return false;
+  for (int64_t i = 0; i < declared.shape.rank(); ++i) {
+    const Dim &d = declared.shape[i];
+    if (d.isKnown() && (!inferred.shape[i].isKnown() || inferred.shape[i].value() != d.value()))
+      return false;
+  }
+  return true;
+}
+
+Result runOne(const fs::path &model) {
+  auto graphOr = onnx::importFile(model.string());
+  if (!graphOr)
+    return {"import", firstLine(graphOr.status().message())};
+  Graph &g = **graphOr;
+  if (Status st = inferShapes(g); !st.isOk())
+    return {"infer-shapes", firstLine(st.message())};
+  for (const Graph::Output &o : g.outputs()) {
+    if (!matchesDeclared(o.declared, o.value->type()))
+      return {"output-types", fmt::format("output '{}' inferred {} but the model declares {}",
+                                          o.name, o.value->type().str(), o.declared.str())};
+  }
+  PrintOptions full;
+  full.printConstants = true;
+  std::string text = printGraph(g, full);
+  auto reparsed = parseGraph(text, model.string() + ".dlc");
+  if (!reparsed)
+    return {"roundtrip", firstLine(reparsed.status().message())};
+  if (printGraph(**reparsed, full) != text)
+    return {"roundtrip", "re-printed text differs from the first print"};
+  return {};
+}
+
+std::map<std::string, std::string> readKnown(const std::string &path) {
+  std::map<std::string, std::string> known;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    size_t sp = line.find_first_of(" \t");
+    std::string name = line.substr(0, sp);
+    std::string rest =
+        sp == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", sp));
+    known[name] = rest;
+  }
+  return known;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string testsDir, knownPath, reportPath;
+  bool update = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--tests" && i + 1 < argc)
+      testsDir = argv[++i];
+    else if (a == "--known" && i + 1 < argc)
+      knownPath = argv[++i];
+    else if (a == "--report" && i + 1 < argc)
+      reportPath = argv[++i];
+    else if (a == "--update")
+      update = true;
+    else {
+      std::cerr << "usage: dlc_conformance_import --tests DIR --known FILE [--report OUT.md] "
+                   "[--update]\n";
+      return 2;
+    }
+  }
+  if (testsDir.empty() || knownPath.empty() || !fs::is_directory(testsDir)) {
+    std::cerr << "dlc_conformance_import: --tests must name the generated node-test folder and "
+                 "--known the known-failures list\n";
+    return 2;
+  }
+  std::vector<fs::path> tests;
+  for (const auto &e : fs::directory_iterator(testsDir))
+    if (fs::exists(e.path() / "model.onnx"))
+      tests.push_back(e.path());
+  std::sort(tests.begin(), tests.end());
+
+  std::map<std::string, Result> failures;
+  int imported = 0, inferred = 0, typed = 0, roundtripped = 0;
+  for (const fs::path &t : tests) {
+    Result r = runOne(t / "model.onnx");
+    std::string name = t.filename().string();
+    int stages = r.stage.empty()             ? 4
+                 : r.stage == "roundtrip"    ? 3
+                 : r.stage == "output-types" ? 2
+                 : r.stage == "infer-shapes" ? 1
+                                             : 0;
+    imported += stages >= 1;
+    inferred += stages >= 2;
+    typed += stages >= 3;
+    roundtripped += stages >= 4;
+    if (!r.stage.empty())
+      failures[name] = r;
+  }
+  int total = static_cast<int>(tests.size());
+  std::string summary = fmt::format(
+      "{} node tests: {} imported, {} shape-inferred, {} output types match, {} round-tripped",
+      total, imported, inferred, typed, roundtripped);
+  std::cout << summary << "\n";
+
+  std::map<std::string, int> byStage;
+  for (const auto &[n, r] : failures)
+    ++byStage[r.stage];
+  for (const auto &[s, c] : byStage)
+    std::cout << "  failing at " << s << ": " << c << "\n";
+
+  if (!reportPath.empty()) {
+    std::ofstream rep(reportPath);
+    rep << "# ONNX node tests: import, shape inference, text round trip\n\n" << summary << ".\n\n";
+    rep << "| test | stage | reason |\n|---|---|---|\n";
+    for (const auto &[n, r] : failures)
+      rep << "| " << n << " | " << r.stage << " | " << r.reason << " |\n";
+  }
+
+  if (update) {
+    std::ofstream out(knownPath);
+    out << "# ONNX node tests that do not yet import, infer and round-trip (test  stage: reason).\n"
+        << "# Maintained by `dlc_conformance_import --update`; CI fails when this list is stale.\n";
+    for (const auto &[n, r] : failures)
+      out << n << "  " << r.stage << ": " << r.reason << "\n";
+    std::cout << "updated " << knownPath << " (" << failures.size() << " entries)\n";
+    return 0;
+  }
+
+  auto known = readKnown(knownPath);
+  int regressions = 0, unexpected = 0;
+  for (const auto &[n, r] : failures) {
+    if (!known.count(n)) {
+      std::cout << "REGRESSION " << n << ": " << r.stage << ": " << r.reason << "\n";
+      ++regressions;
+    }
+  }
+  for (const auto &[n, why] : known) {
+    if (!failures.count(n) && std::any_of(tests.begin(), tests.end(),
+                                          [&](const fs::path &p) { return p.filename() == n; })) {
+      std::cout << "UNEXPECTED PASS " << n << " (listed as: " << why << "): remove it from "
+                << knownPath << "\n";
+      ++unexpected;
+    }
+  }
+  if (regressions || unexpected) {
+    std::cout << regressions << " regressions, " << unexpected << " unexpected passes\n";
+    return 1;
+  }
+  std::cout << "ok: every failure is listed in " << knownPath << "\n";
+  return 0;
+}

@@ -1,0 +1,28 @@
+// The `dlc` subcommands. Each registers itself on the app and reports its exit status
+// through `exitCode`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "ir/graph.h"
+
+namespace dlc::tool {
+
+void addInspectCommand(CLI::App &app, int &exitCode);
+void addOptCommand(CLI::App &app, int &exitCode);
+
+struct LoadOptions {
+  bool keepInitializersAsInputs = false;
+};
+
+/// Loads a model by file type: `.onnx`/`.pb` through the ONNX importer, `.dlc` (or any text
+/// starting with `graph` or a comment) through the text parser.
+Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadOptions &opts);
+
+/// Prints `dlc: error: <message>` to stderr and returns exit status 1.
+int reportError(const Status &status);
+
+} // namespace dlc::tool
