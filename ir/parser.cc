@@ -124,7 +124,7 @@ Status Parser::parseHeader() {
 }
 
 Status Parser::parseStatement() {
-  std::vector<Token> results;  // kValue tokens, or the word `_` for an absent output
+  std::vector<Token> results; // kValue tokens, or the word `_` for an absent output
   if (!at(Tok::kEquals)) {
     while (true) {
       if (!at(Tok::kValue) && !atWord("_"))
@@ -189,7 +189,8 @@ Status Parser::parseNode(std::vector<Token> results) {
       DLC_ASSIGN_OR_RETURN(Value * v, useValue(tok_));
       inputs.push_back(v);
     } else {
-      return expected(inputs.empty() ? "an operand '%name', '_' or ')'" : "an operand '%name' or '_'");
+      return expected(inputs.empty() ? "an operand '%name', '_' or ')'"
+                                     : "an operand '%name' or '_'");
     }
     DLC_RETURN_IF_ERROR(advance());
   }
@@ -217,8 +218,8 @@ Status Parser::parseNode(std::vector<Token> results) {
       }
     }
     if (at(Tok::kComma))
-      return errorAt(tok_, fmt::format("more result types than the node's {} results",
-                                       results.size()));
+      return errorAt(tok_,
+                     fmt::format("more result types than the node's {} results", results.size()));
   }
   Device device;
   if (at(Tok::kAt)) {
@@ -292,7 +293,8 @@ Status Parser::parseReturn() {
   if (values.size() != outputs_.size())
     return errorAt(ret, fmt::format("return has {} values but the graph declares {} outputs",
                                     values.size(), outputs_.size()));
-  DLC_RETURN_IF_ERROR(expect(Tok::kRBrace, values.empty() ? "a value '%name' or '}'" : "',' or '}'"));
+  DLC_RETURN_IF_ERROR(
+      expect(Tok::kRBrace, values.empty() ? "a value '%name' or '}'" : "',' or '}'"));
   if (!at(Tok::kEof))
     return expected("end of input");
   for (size_t i = 0; i < values.size(); ++i)

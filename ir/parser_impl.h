@@ -56,7 +56,8 @@ private:
   Expected<Tensor> parseTensor(const std::string &owner);
   /// The rest of a tensor literal once its dtype word `dtypeTok` has been consumed.
   Expected<Tensor> parseTensorAfterDType(const Token &dtypeTok, DType dt, const std::string &owner);
-  Expected<Tensor> parseDense(const Token &typeTok, const TensorType &type, const std::string &owner);
+  Expected<Tensor> parseDense(const Token &typeTok, const TensorType &type,
+                              const std::string &owner);
   Expected<Attribute> parseAttrValue(const std::string &name);
   Expected<Attribute> parseAttrList();
   Status parseAttrs(AttrMap &attrs);

@@ -73,7 +73,7 @@ Expected<Dim> Parser::parseDim() {
   } else if (at(Tok::kString) && !tok_.text.empty()) {
     d = Dim::symbol(tok_.text);
   } else if (at(Tok::kWord) && isNumberWord(tok_.text)) {
-    auto v = parseI64(tok_.text);
+    auto v = isIntegerWord(tok_.text) ? parseI64(tok_.text) : std::nullopt;
     if (!v || *v < 0)
       return expected("a dimension (a size >= 0, a symbol or '?')");
     d = Dim(*v);
@@ -105,8 +105,8 @@ Expected<Tensor> Parser::parseTensorAfterDType(const Token &typeTok, DType dt,
   DLC_ASSIGN_OR_RETURN(Shape shape, parseShape());
   TensorType type(dt, std::move(shape));
   if (!type.shape.isStatic())
-    return errorAt(typeTok, fmt::format("a tensor literal needs a static shape, got {}",
-                                        formatType(type)));
+    return errorAt(typeTok,
+                   fmt::format("a tensor literal needs a static shape, got {}", formatType(type)));
   return parseDense(typeTok, type, owner);
 }
 
@@ -173,7 +173,7 @@ Expected<Tensor> Parser::parseDense(const Token &typeTok, const TensorType &type
 }
 
 Expected<Attribute> Parser::parseAttrList() {
-  DLC_RETURN_IF_ERROR(advance());  // '['
+  DLC_RETURN_IF_ERROR(advance()); // '['
   if (at(Tok::kRBracket))
     return errorAt(tok_, "an empty list needs its kind: write ints[], floats[] or strings[]");
   enum { kInts, kFloats, kStrings } kind;
@@ -181,7 +181,7 @@ Expected<Attribute> Parser::parseAttrList() {
     kind = kStrings;
   else if (at(Tok::kWord) && isFloatWord(tok_.text))
     kind = kFloats;
-  else if (at(Tok::kWord) && isNumberWord(tok_.text))
+  else if (at(Tok::kWord) && isIntegerWord(tok_.text))
     kind = kInts;
   else
     return expected("a list element (integer, float or string)");
@@ -201,8 +201,7 @@ Expected<Attribute> Parser::parseAttrList() {
         return expected("a float");
       floats.push_back(*f);
     } else {
-      bool isInt = at(Tok::kWord) && isNumberWord(tok_.text) && !isFloatWord(tok_.text);
-      if (!isInt)
+      if (!at(Tok::kWord) || !isIntegerWord(tok_.text))
         return expected("an integer");
       auto v = parseI64(tok_.text);
       if (!v)
@@ -230,19 +229,21 @@ Expected<Attribute> Parser::parseAttrValue(const std::string &name) {
   if (!at(Tok::kWord))
     return expected("an attribute value");
   Token word = tok_;
-  if (isFloatWord(word.text)) {
-    auto f = parseF32(word.text);
-    if (!f)
-      return errorAt(word, fmt::format("float {} is not a valid f32", word.text));
-    DLC_RETURN_IF_ERROR(advance());
-    return Attribute(*f);
-  }
-  if (isNumberWord(word.text)) {
+  if (isIntegerWord(word.text)) {
     auto v = parseI64(word.text);
     if (!v)
       return errorAt(word, fmt::format("integer {} is out of range for i64", word.text));
     DLC_RETURN_IF_ERROR(advance());
     return Attribute(*v);
+  }
+  if (isFloatWord(word.text)) {
+    auto f = parseF32(word.text);
+    if (!f && parseF64(word.text))
+      return errorAt(word, fmt::format("float {} is out of range for f32", word.text));
+    if (!f)
+      return expected("an attribute value");
+    DLC_RETURN_IF_ERROR(advance());
+    return Attribute(*f);
   }
   if (word.text == "ints" || word.text == "floats" || word.text == "strings") {
     DLC_RETURN_IF_ERROR(advance());
@@ -265,7 +266,7 @@ Expected<Attribute> Parser::parseAttrValue(const std::string &name) {
 }
 
 Status Parser::parseAttrs(AttrMap &attrs) {
-  DLC_RETURN_IF_ERROR(advance());  // '{'
+  DLC_RETURN_IF_ERROR(advance()); // '{'
   while (true) {
     Token nameTok = tok_;
     DLC_ASSIGN_OR_RETURN(std::string name, parseName("an attribute name"));

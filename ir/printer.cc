@@ -28,9 +28,12 @@ template <typename T, typename F> std::string list(const std::vector<T> &xs, F f
 
 std::string formatAttr(const Attribute &a, const PrintOptions &opts) {
   switch (a.kind()) {
-  case AttrKind::kInt: return std::to_string(a.i());
-  case AttrKind::kFloat: return text::formatF32(a.f());
-  case AttrKind::kString: return text::quoteString(a.s());
+  case AttrKind::kInt:
+    return std::to_string(a.i());
+  case AttrKind::kFloat:
+    return text::formatF32(a.f());
+  case AttrKind::kString:
+    return text::quoteString(a.s());
   case AttrKind::kInts:
     if (a.ints().empty())
       return "ints[]";
@@ -43,8 +46,10 @@ std::string formatAttr(const Attribute &a, const PrintOptions &opts) {
     if (a.strings().empty())
       return "strings[]";
     return list(a.strings(), [](const std::string &s) { return text::quoteString(s); });
-  case AttrKind::kTensor: return text::formatTensor(a.tensor(), opts);
-  case AttrKind::kDType: return std::string(dtypeName(a.dtype()));
+  case AttrKind::kTensor:
+    return text::formatTensor(a.tensor(), opts);
+  case AttrKind::kDType:
+    return std::string(dtypeName(a.dtype()));
   }
   return "?";
 }
@@ -95,8 +100,7 @@ void printGraph(const Graph &g, std::ostream &os, const PrintOptions &opts) {
   }
   os << ") {\n";
   for (const Value *c : g.constants())
-    os << "  " << valueRef(c) << " = constant " << text::formatTensor(c->constant(), opts)
-       << '\n';
+    os << "  " << valueRef(c) << " = constant " << text::formatTensor(c->constant(), opts) << '\n';
   for (const Node *n : g.nodes())
     os << "  " << formatNode(*n, opts) << '\n';
   os << "  return";

@@ -16,20 +16,34 @@ template <typename T> T load(const uint8_t *p, int64_t i) {
 
 std::string formatElement(DType dt, const uint8_t *p, int64_t i) {
   switch (dt) {
-  case DType::kF32: return formatF32(load<float>(p, i));
-  case DType::kF64: return formatF64(load<double>(p, i));
-  case DType::kF16: return formatF16(load<uint16_t>(p, i));
-  case DType::kBF16: return formatBF16(load<uint16_t>(p, i));
-  case DType::kBool: return p[i] ? "true" : "false";
-  case DType::kI8: return std::to_string(load<int8_t>(p, i));
-  case DType::kI16: return std::to_string(load<int16_t>(p, i));
-  case DType::kI32: return std::to_string(load<int32_t>(p, i));
-  case DType::kI64: return std::to_string(load<int64_t>(p, i));
-  case DType::kU8: return std::to_string(load<uint8_t>(p, i));
-  case DType::kU16: return std::to_string(load<uint16_t>(p, i));
-  case DType::kU32: return std::to_string(load<uint32_t>(p, i));
-  case DType::kU64: return std::to_string(load<uint64_t>(p, i));
-  case DType::kUnknown: break;
+  case DType::kF32:
+    return formatF32(load<float>(p, i));
+  case DType::kF64:
+    return formatF64(load<double>(p, i));
+  case DType::kF16:
+    return formatF16(load<uint16_t>(p, i));
+  case DType::kBF16:
+    return formatBF16(load<uint16_t>(p, i));
+  case DType::kBool:
+    return p[i] ? "true" : "false";
+  case DType::kI8:
+    return std::to_string(load<int8_t>(p, i));
+  case DType::kI16:
+    return std::to_string(load<int16_t>(p, i));
+  case DType::kI32:
+    return std::to_string(load<int32_t>(p, i));
+  case DType::kI64:
+    return std::to_string(load<int64_t>(p, i));
+  case DType::kU8:
+    return std::to_string(load<uint8_t>(p, i));
+  case DType::kU16:
+    return std::to_string(load<uint16_t>(p, i));
+  case DType::kU32:
+    return std::to_string(load<uint32_t>(p, i));
+  case DType::kU64:
+    return std::to_string(load<uint64_t>(p, i));
+  case DType::kUnknown:
+    break;
   }
   return "?";
 }
@@ -44,8 +58,9 @@ Status badElement(DType dt, std::string_view word) {
   return invalidArgument("expected {} value, got '{}'", dtypeName(dt), word);
 }
 
-template <typename T> Status appendSigned(DType dt, std::string_view word, std::vector<uint8_t> &out) {
-  if (isFloatWord(word) || !isNumberWord(word))
+template <typename T>
+Status appendSigned(DType dt, std::string_view word, std::vector<uint8_t> &out) {
+  if (!isIntegerWord(word))
     return badElement(dt, word);
   auto v = parseI64(word);
   if (!v || *v < std::numeric_limits<T>::min() || *v > std::numeric_limits<T>::max())
@@ -56,7 +71,7 @@ template <typename T> Status appendSigned(DType dt, std::string_view word, std::
 
 template <typename T>
 Status appendUnsigned(DType dt, std::string_view word, std::vector<uint8_t> &out) {
-  if (isFloatWord(word) || !isNumberWord(word))
+  if (!isIntegerWord(word))
     return badElement(dt, word);
   auto v = parseU64(word);
   if (!v || *v > std::numeric_limits<T>::max())
@@ -112,19 +127,32 @@ Status appendElement(DType dt, std::string_view word, std::vector<uint8_t> &out)
       return invalidArgument("expected true or false, got '{}'", word);
     out.push_back(word == "true" ? 1 : 0);
     return Status::ok();
-  case DType::kF32: return appendFloat<float>(dt, word, out, parseF32);
-  case DType::kF64: return appendFloat<double>(dt, word, out, parseF64);
-  case DType::kF16: return appendFloat<uint16_t>(dt, word, out, parseF16);
-  case DType::kBF16: return appendFloat<uint16_t>(dt, word, out, parseBF16);
-  case DType::kI8: return appendSigned<int8_t>(dt, word, out);
-  case DType::kI16: return appendSigned<int16_t>(dt, word, out);
-  case DType::kI32: return appendSigned<int32_t>(dt, word, out);
-  case DType::kI64: return appendSigned<int64_t>(dt, word, out);
-  case DType::kU8: return appendUnsigned<uint8_t>(dt, word, out);
-  case DType::kU16: return appendUnsigned<uint16_t>(dt, word, out);
-  case DType::kU32: return appendUnsigned<uint32_t>(dt, word, out);
-  case DType::kU64: return appendUnsigned<uint64_t>(dt, word, out);
-  case DType::kUnknown: break;
+  case DType::kF32:
+    return appendFloat<float>(dt, word, out, parseF32);
+  case DType::kF64:
+    return appendFloat<double>(dt, word, out, parseF64);
+  case DType::kF16:
+    return appendFloat<uint16_t>(dt, word, out, parseF16);
+  case DType::kBF16:
+    return appendFloat<uint16_t>(dt, word, out, parseBF16);
+  case DType::kI8:
+    return appendSigned<int8_t>(dt, word, out);
+  case DType::kI16:
+    return appendSigned<int16_t>(dt, word, out);
+  case DType::kI32:
+    return appendSigned<int32_t>(dt, word, out);
+  case DType::kI64:
+    return appendSigned<int64_t>(dt, word, out);
+  case DType::kU8:
+    return appendUnsigned<uint8_t>(dt, word, out);
+  case DType::kU16:
+    return appendUnsigned<uint16_t>(dt, word, out);
+  case DType::kU32:
+    return appendUnsigned<uint32_t>(dt, word, out);
+  case DType::kU64:
+    return appendUnsigned<uint64_t>(dt, word, out);
+  case DType::kUnknown:
+    break;
   }
   return invalidArgument("a tensor literal needs a known dtype");
 }

@@ -69,7 +69,7 @@ Status Lexer::fail(int line, int col, std::string msg) {
 
 Status Lexer::lexString(Token &tok) {
   int line = line_, col = col_;
-  bump();  // opening quote
+  bump(); // opening quote
   std::string out;
   while (true) {
     if (atEnd() || peek() == '\n')
@@ -115,11 +115,11 @@ void Lexer::lexWord(Token &tok) {
     char c = peek();
     std::string_view sofar = text_.substr(start, pos_ - start);
     if (c == '-' && peek(1) == '>')
-      break;  // `->` is an arrow, never part of a word
+      break; // `->` is an arrow, never part of a word
     if (isNameChar(c)) {
       bump();
     } else if (c == '+' && isDigit(peek(1)) && endsInExponentMark(sofar)) {
-      bump();  // the exponent sign of a number: 1e+10
+      bump(); // the exponent sign of a number: 1e+10
     } else {
       break;
     }
@@ -138,7 +138,7 @@ void Lexer::lexWord(Token &tok) {
 
 Status Lexer::lexName(Token &tok, char sigil) {
   int line = line_, col = col_;
-  bump();  // the sigil
+  bump(); // the sigil
   if (peek() == '"')
     return lexString(tok);
   size_t start = pos_;
@@ -166,19 +166,45 @@ Expected<Token> Lexer::next() {
     bump();
   };
   switch (c) {
-  case '(': single(Tok::kLParen); break;
-  case ')': single(Tok::kRParen); break;
-  case '{': single(Tok::kLBrace); break;
-  case '}': single(Tok::kRBrace); break;
-  case '[': single(Tok::kLBracket); break;
-  case ']': single(Tok::kRBracket); break;
-  case '<': single(Tok::kLAngle); break;
-  case '>': single(Tok::kRAngle); break;
-  case ',': single(Tok::kComma); break;
-  case ':': single(Tok::kColon); break;
-  case '=': single(Tok::kEquals); break;
-  case '?': single(Tok::kQuestion); break;
-  case '*': single(Tok::kStar); break;
+  case '(':
+    single(Tok::kLParen);
+    break;
+  case ')':
+    single(Tok::kRParen);
+    break;
+  case '{':
+    single(Tok::kLBrace);
+    break;
+  case '}':
+    single(Tok::kRBrace);
+    break;
+  case '[':
+    single(Tok::kLBracket);
+    break;
+  case ']':
+    single(Tok::kRBracket);
+    break;
+  case '<':
+    single(Tok::kLAngle);
+    break;
+  case '>':
+    single(Tok::kRAngle);
+    break;
+  case ',':
+    single(Tok::kComma);
+    break;
+  case ':':
+    single(Tok::kColon);
+    break;
+  case '=':
+    single(Tok::kEquals);
+    break;
+  case '?':
+    single(Tok::kQuestion);
+    break;
+  case '*':
+    single(Tok::kStar);
+    break;
   case '"':
     tok.kind = Tok::kString;
     DLC_RETURN_IF_ERROR(lexString(tok));

@@ -155,13 +155,23 @@ bool isNumberWord(std::string_view w) {
   return i + 1 < w.size() && w[i] == '.' && isDigit(w[i + 1]);
 }
 
+bool isIntegerWord(std::string_view w) {
+  size_t i = !w.empty() && w[0] == '-' ? 1 : 0;
+  if (i == w.size())
+    return false;
+  for (; i < w.size(); ++i)
+    if (!isDigit(w[i]))
+      return false;
+  return true;
+}
+
 bool isFloatWord(std::string_view w) {
   if (!isNumberWord(w))
     return false;
   if (w == "inf" || w == "-inf" || w.starts_with("nan"))
     return true;
-  if (w.size() > 1 && (w[1] == 'x' || w[1] == 'X'))
-    return false;  // hex bytes `0x...` are not floats
+  if (w.find_first_of("xX") != std::string_view::npos)
+    return false; // hex bytes `0x...` are not floats
   return w.find_first_of(".eE") != std::string_view::npos;
 }
 

@@ -36,7 +36,10 @@ std::string formatBF16(uint16_t bits);
 /// A word written as a number: it starts with a digit, `.digit`, `-digit`, `-.digit`, or is
 /// `inf`, `-inf`, `nan`, `nan(...)`.
 bool isNumberWord(std::string_view w);
-/// A number word that is a float: it has a '.', an exponent, or is inf/nan.
+/// `-?[0-9]+`.
+bool isIntegerWord(std::string_view w);
+/// A number word that is meant as a float: not an integer, not hex, and it has a '.', an
+/// exponent, or is inf/nan.
 bool isFloatWord(std::string_view w);
 
 std::optional<int64_t> parseI64(std::string_view w);

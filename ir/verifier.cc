@@ -11,8 +11,8 @@
 // whose node was erased) is reported, not dereferenced.
 #include "ir/verifier.h"
 
-#include <set>
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include "ir/text_util.h"
@@ -88,8 +88,8 @@ private:
           continue;
         DLC_RETURN_IF_ERROR(define(v));
         if (v->producer() != n || v->producerIndex() != i)
-          return fail("{}: output {} {} does not name this node as its producer", n->describe(),
-                      i, ref(v));
+          return fail("{}: output {} {} does not name this node as its producer", n->describe(), i,
+                      ref(v));
       }
     }
     return Status::ok();
@@ -181,7 +181,7 @@ private:
     std::vector<const Tensor *> constants;
     for (const Value *v : n.inputs()) {
       if (v && !v->type().isKnown())
-        return Status::ok();  // nothing to check against before the inputs are typed
+        return Status::ok(); // nothing to check against before the inputs are typed
       types.push_back(v ? v->type() : TensorType());
       constants.push_back(v && v->isConstant() ? &v->constant() : nullptr);
     }

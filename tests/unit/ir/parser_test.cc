@@ -193,6 +193,14 @@ TEST(Parser, ErrorsNameFileLineAndColumn) {
             "t.dlc:2:25: error: duplicate attribute 'a'");
   EXPECT_EQ(parseError(wrap("  %y = relu(%x) {a = 99999999999999999999} : ?\n  return %y\n")),
             "t.dlc:2:22: error: integer 99999999999999999999 is out of range for i64");
+  EXPECT_EQ(parseError(wrap("  %y = relu(%x) {a = 1e50} : ?\n  return %y\n")),
+            "t.dlc:2:22: error: float 1e50 is out of range for f32");
+  EXPECT_EQ(parseError(wrap("  %y = relu(%x) {a = 1abc} : ?\n  return %y\n")),
+            "t.dlc:2:22: error: expected an attribute value, got '1abc'");
+  EXPECT_EQ(parseError(wrap("  %y = relu(%x) {a = [\"s\", 1]} : ?\n  return %y\n")),
+            "t.dlc:2:28: error: expected a string, got '1'");
+  EXPECT_EQ(parseError(wrap("  %w = constant u64[1] dense<[-1]>\n  return %w\n")),
+            "t.dlc:2:31: error: integer -1 is out of range for u64");
   EXPECT_EQ(parseError(wrap("  %y, _ = dropout(%x) : ?, f32[2]\n  return %y\n")),
             "t.dlc:2:28: error: expected '_' as the type of absent result 1, got 'f32'");
   EXPECT_EQ(parseError(wrap("  %y, %z = dropout(%x) : ?, _\n  return %y\n")),

@@ -43,14 +43,16 @@ TEST(Printer, PrintsTheDocumentedExample) {
   std::string hash = formatHash(w0->constant());
   EXPECT_EQ(printGraph(g),
             "graph @mlp(%x: f32[N,784]) -> (y: f32[N,10]) {\n"
-            "  %w0 = constant f32[784,128] dense<hash:\"" + hash + "\">\n"
-            "  %b0 = constant f32[4] dense<[0.5, -1.0, 0.0, 2.0]>\n"
-            "  %shape = constant i64[2] dense<[-1, 128]>\n"
-            "  %h = matmul(%x, %w0) : f32[N,128] @gpu:0 loc(\"MatMul_0\")\n"
-            "  %a, %b = split(%h, _) {axis = 1, num_outputs = 2} : f32[N,64], f32[N,64]\n"
-            "  %d, _ = dropout(%a) : f32[N,64], _\n"
-            "  return %d\n"
-            "}\n");
+            "  %w0 = constant f32[784,128] dense<hash:\"" +
+                hash +
+                "\">\n"
+                "  %b0 = constant f32[4] dense<[0.5, -1.0, 0.0, 2.0]>\n"
+                "  %shape = constant i64[2] dense<[-1, 128]>\n"
+                "  %h = matmul(%x, %w0) : f32[N,128] @gpu:0 loc(\"MatMul_0\")\n"
+                "  %a, %b = split(%h, _) {axis = 1, num_outputs = 2} : f32[N,64], f32[N,64]\n"
+                "  %d, _ = dropout(%a) : f32[N,64], _\n"
+                "  return %d\n"
+                "}\n");
   EXPECT_EQ(hash.size(), 16u);
   EXPECT_EQ(hash, fmt::format("{:016x}", w0->constant().hash()));
 }

@@ -139,11 +139,21 @@ TEST(RoundTrip, RandomMutationsNeverCrash) {
     for (int e = 0; e < edits; ++e) {
       size_t pos = pick(s.size());
       switch (pick(5)) {
-      case 0: s[pos] = static_cast<char>(rng()); break;
-      case 1: s[pos] = alphabet[pick(alphabet.size())]; break;
-      case 2: s.erase(pos, 1 + pick(8)); break;
-      case 3: s.insert(pos, 1, alphabet[pick(alphabet.size())]); break;
-      case 4: s.insert(pos, s.substr(pick(s.size()), pick(30))); break;
+      case 0:
+        s[pos] = static_cast<char>(rng());
+        break;
+      case 1:
+        s[pos] = alphabet[pick(alphabet.size())];
+        break;
+      case 2:
+        s.erase(pos, 1 + pick(8));
+        break;
+      case 3:
+        s.insert(pos, 1, alphabet[pick(alphabet.size())]);
+        break;
+      case 4:
+        s.insert(pos, s.substr(pick(s.size()), pick(30)));
+        break;
       }
       if (s.empty())
         s = "g";

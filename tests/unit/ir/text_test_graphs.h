@@ -25,19 +25,19 @@ inline std::unique_ptr<Graph> buildRichGraph() {
   g->addInput("p", TensorType(DType::kUnknown, Shape({Dim(2), Dim::symbol("3d")})));
   g->addInput("s", TensorType(DType::kBool, Shape()));
 
-  g->addConstant("f32", Tensor::fromVector<float>(
-                            DType::kF32, {11},
-                            {0.1f, -0.0f, 1e10f, 1e-45f, INFINITY, -INFINITY, bitsF32(0x7fc00000),
-                             bitsF32(0xffc00000), bitsF32(0x7f800001), 3.0f, 16777216.0f}));
+  g->addConstant("f32", Tensor::fromVector<float>(DType::kF32, {11},
+                                                  {0.1f, -0.0f, 1e10f, 1e-45f, INFINITY, -INFINITY,
+                                                   bitsF32(0x7fc00000), bitsF32(0xffc00000),
+                                                   bitsF32(0x7f800001), 3.0f, 16777216.0f}));
   g->addConstant("f16", Tensor::fromVector<uint16_t>(
                             DType::kF16, {2, 4},
                             {0x3c00, 0x0001, 0x7bff, 0xfc00, 0x7e00, 0x7e01, 0x8000, 0x3555}));
   g->addConstant("bf16", Tensor::fromVector<uint16_t>(DType::kBF16, {5},
-                                                     {0x3f80, 0x7fc0, 0xffc1, 0x0001, 0xc2f7}));
-  g->addConstant("f64", Tensor::fromVector<double>(
-                            DType::kF64, {5},
-                            {0.1, 1e300, -5e-324, bitsF64(0x7ff8000000000000ull),
-                             bitsF64(0x7ff0000000000001ull)}));
+                                                      {0x3f80, 0x7fc0, 0xffc1, 0x0001, 0xc2f7}));
+  g->addConstant("f64",
+                 Tensor::fromVector<double>(DType::kF64, {5},
+                                            {0.1, 1e300, -5e-324, bitsF64(0x7ff8000000000000ull),
+                                             bitsF64(0x7ff0000000000001ull)}));
   g->addConstant("i8", Tensor::fromVector<int8_t>(DType::kI8, {3}, {-128, 0, 127}));
   g->addConstant("i16", Tensor::fromVector<int16_t>(DType::kI16, {2}, {-32768, 32767}));
   g->addConstant("i32", Tensor::fromVector<int32_t>(DType::kI32, {2}, {INT32_MIN, INT32_MAX}));
@@ -71,7 +71,8 @@ inline std::unique_ptr<Graph> buildRichGraph() {
   conv->setAttr("no_strings", Attribute(std::vector<std::string>{}));
   conv->setAttr("to", Attribute(DType::kBF16));
   conv->setAttr("value", Attribute(Tensor::fromVector<int32_t>(DType::kI32, {1}, {7})));
-  conv->setAttr("table", Attribute(Tensor::fromVector<float>(DType::kF32, {20}, std::vector<float>(20, 0.25f))));
+  conv->setAttr("table", Attribute(Tensor::fromVector<float>(DType::kF32, {20},
+                                                             std::vector<float>(20, 0.25f))));
   conv->setAttr("weird name", Attribute(int64_t{3}));
   conv->output(0)->setType(TensorType(DType::kF32, Shape({Dim::symbol("N"), Dim(8), Dim()})));
   conv->setDevice(Device::gpu(1));

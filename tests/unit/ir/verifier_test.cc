@@ -51,8 +51,13 @@ TEST(Verifier, UseListsMatchInputs) {
             "verifier: node 'b' (Relu): input 0 %a is missing from the value's use list");
   uses = {saved, saved};
   EXPECT_EQ(verifyError(*g), "verifier: value %a: use list names input 0 of node 'b' (Relu) twice");
-  uses = {Use{saved.node, 3}};
-  EXPECT_EQ(verifyError(*g).substr(0, 30), "verifier: node 'b' (Relu): inp");
+  uses = {saved, Use{saved.node, 3}};
+  EXPECT_EQ(verifyError(*g), "verifier: value %a: use list names input 3 of node 'b' (Relu), "
+                             "which is not this value");
+  Graph other;
+  Node *stranger = other.createNode(Op::kRelu, {other.addInput("o", TensorType())}, 1, "o");
+  uses = {saved, Use{stranger, 0}};
+  EXPECT_EQ(verifyError(*g), "verifier: value %a: use list names a node that is not in the graph");
   Value *x = g->findValue("x");
   auto &xuses = const_cast<std::vector<Use> &>(x->uses());
   uses = {saved};
@@ -67,14 +72,14 @@ TEST(Verifier, UseListsMatchInputs) {
 TEST(Verifier, InputsAreDefinedBeforeUse) {
   auto g = parse(kChain);
   std::vector<Node *> nodes = g->nodes();
-  g->moveNode(nodes[1], nodes[0]);  // b before a
+  g->moveNode(nodes[1], nodes[0]); // b before a
   EXPECT_EQ(verifyError(*g), "verifier: node 'b' (Relu): input 0 %a is used before its definition");
 }
 
 TEST(Verifier, CyclesAreReported) {
   auto g = parse(kChain);
   std::vector<Node *> nodes = g->nodes();
-  nodes[0]->setInput(0, nodes[1]->output(0));  // a = relu(b), b = relu(a)
+  nodes[0]->setInput(0, nodes[1]->output(0)); // a = relu(b), b = relu(a)
   EXPECT_EQ(verifyError(*g), "verifier: node 'a' (Relu): input 0 %b is used before its definition");
 }
 
