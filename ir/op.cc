@@ -5,6 +5,7 @@
 
 #include "ir/graph.h"
 #include "ir/ops/families.h"
+#include "ir/ops/infer_checks.h"
 
 namespace dlc {
 
@@ -151,6 +152,8 @@ Status inferNode(InferContext &ctx) {
   if (!def.infer)
     return unimplemented("{}: no shape inference for op '{}'", ctx.node().describe(),
                          opName(def.op));
+  // Every inference function may index required inputs and read attributes freely.
+  DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(ctx.node().describe()));
   return def.infer(ctx).withContext(ctx.node().describe());
 }
 

@@ -1,7 +1,44 @@
+// The misc family: RNNs, random generators and signal ops (one file each, see misc_parts.h)
+// and NonMaxSuppression, which lives here.
 #include "ir/ops/families.h"
+#include "ir/ops/misc_parts.h"
+#include "ir/ops/nn_util.h"
+#include "ir/ops/util.h"
 
 namespace dlc::ops {
 
-std::vector<OpDef> miscOps() { return {}; }
+namespace {
+
+/// NonMaxSuppression(boxes [batches, boxes, 4], scores [batches, classes, boxes], ...)
+///   -> selected_indices i64 [?, 3].
+Status inferNonMaxSuppression(InferContext &ctx) {
+  DLC_RETURN_IF_ERROR(expectRank(ctx, 0, 3, "input boxes"));
+  DLC_RETURN_IF_ERROR(expectRank(ctx, 1, 3, "input scores"));
+  const Shape &boxes = ctx.inputType(0).shape, &scores = ctx.inputType(1).shape;
+  if (boxes.isRanked() && boxes[2].isKnown() && boxes[2].value() != 4)
+    return ctx.error("input boxes must have 4 coordinates per box, got {}", boxes[2].value());
+  if (boxes.isRanked() && scores.isRanked() &&
+      (!dimsCompatible(boxes[0], scores[0]) || !dimsCompatible(boxes[1], scores[2])))
+    return ctx.error("boxes {} and scores {} disagree on batches or boxes", boxes.str(),
+                     scores.str());
+  ctx.setOutputType(0, TensorType(DType::kI64, Shape({Dim::unknown(), Dim(3)})));
+  return Status::ok();
+}
+
+} // namespace
+
+std::vector<OpDef> miscOps() {
+  std::vector<OpDef> all;
+  for (auto part : {rnnOps, randomOps, signalOps})
+    for (OpDef &d : part())
+      all.push_back(std::move(d));
+  // (boxes, scores, max_output_boxes_per_class?, iou_threshold?, score_threshold?)
+  all.push_back({.op = Op::kNonMaxSuppression,
+                 .minInputs = 2,
+                 .maxInputs = 5,
+                 .attrs = {intAttr("center_point_box", 0)},
+                 .infer = inferNonMaxSuppression});
+  return all;
+}
 
 } // namespace dlc::ops

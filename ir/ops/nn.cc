@@ -1,7 +1,16 @@
+// The nn family: convolution, pooling, normalisation and resampling ops. The rows live in
+// one file per topic (see nn_parts.h); this file gathers them.
 #include "ir/ops/families.h"
+#include "ir/ops/nn_parts.h"
 
 namespace dlc::ops {
 
-std::vector<OpDef> nnOps() { return {}; }
+std::vector<OpDef> nnOps() {
+  std::vector<OpDef> all;
+  for (auto part : {convOps, poolOps, normOps, samplingOps})
+    for (OpDef &d : part())
+      all.push_back(std::move(d));
+  return all;
+}
 
 } // namespace dlc::ops
