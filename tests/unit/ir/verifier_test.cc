@@ -103,5 +103,75 @@ TEST(Verifier, GraphOutputs) {
   EXPECT_TRUE(verifyGraph(*ok).isOk());
 }
 
+/// A graph with inputs %x: f32[2] and %b: f32[3,1] around `body`, returning nothing.
+std::unique_ptr<Graph> withBody(const std::string &body) {
+  return parse("graph @g(%x: f32[2], %b: f32[3,1]) -> () {\n" + body + "  return\n}\n");
+}
+
+TEST(Verifier, Arity) {
+  EXPECT_EQ(verifyError(*withBody("  %y = relu(%x, %x) : f32[2] loc(\"r\")\n")),
+            "verifier: node 'r' (Relu): has 2 inputs, expected 1");
+  EXPECT_EQ(verifyError(*withBody("  %y, %z = relu(%x) : f32[2], f32[2] loc(\"r\")\n")),
+            "verifier: node 'r' (Relu): has 2 outputs, expected 1");
+  EXPECT_EQ(verifyError(*withBody("  %y = clip(%x, _, _, _) : f32[2] loc(\"c\")\n")),
+            "verifier: node 'c' (Clip): has 4 inputs, expected 1 to 3");
+  EXPECT_EQ(verifyError(*withBody("  %y = sum() : f32[2] loc(\"s\")\n")),
+            "verifier: node 's' (Sum): has 0 inputs, expected at least 1");
+  EXPECT_EQ(verifyError(*withBody("  %y = add(%x, _) : f32[2] loc(\"a\")\n")),
+            "verifier: node 'a' (Add): required input 1 is absent");
+  EXPECT_EQ(verifyError(*withBody("  %y = add(_, %x) : f32[2]\n")),
+            "verifier: node of op Add: required input 0 is absent");
+  // Optional inputs may be absent, variadic ops take any number.
+  EXPECT_TRUE(verifyGraph(*withBody("  %y = clip(%x, _, _) : f32[2]\n"
+                                    "  %z = sum(%x, %x, %x, %y) : f32[2]\n"))
+                  .isOk());
+}
+
+TEST(Verifier, Attributes) {
+  EXPECT_EQ(verifyError(*withBody("  %y = relu(%x) {foo = 1} : f32[2] loc(\"r\")\n")),
+            "verifier: node 'r' (Relu): unknown attribute 'foo'");
+  EXPECT_EQ(verifyError(*withBody("  %y = leaky_relu(%x) {alpha = 1} : f32[2] loc(\"l\")\n")),
+            "verifier: node 'l' (LeakyRelu): attribute 'alpha' must be float, got int");
+  EXPECT_EQ(verifyError(*withBody("  %y = cast(%x) : f32[2] loc(\"c\")\n")),
+            "verifier: node 'c' (Cast): missing required attribute 'to'");
+  EXPECT_TRUE(verifyGraph(*withBody("  %y = leaky_relu(%x) {alpha = 0.5} : f32[2]\n"
+                                    "  %z = cast(%y) {to = i32} : i32[2]\n"))
+                  .isOk());
+}
+
+TEST(Verifier, TypesAgreeWithInference) {
+  // add(f32[2], f32[3,1]) broadcasts to f32[3,2].
+  EXPECT_EQ(verifyError(*withBody("  %y = add(%x, %b) : f32[2,3] loc(\"a\")\n")),
+            "verifier: node 'a' (Add): output 0 %y has type f32[2,3] but inference gives f32[3,2]");
+  EXPECT_EQ(verifyError(*withBody("  %y = relu(%x) : i32[2] loc(\"r\")\n")),
+            "verifier: node 'r' (Relu): output 0 %y has type i32[2] but inference gives f32[2]");
+  // Constants take part in inference: cast's dtype comes from its attribute.
+  EXPECT_EQ(verifyError(*withBody("  %c = constant i64[2] dense<[1, 2]>\n"
+                                  "  %y = cast(%c) {to = f16} : f32[2] loc(\"c\")\n")),
+            "verifier: node 'c' (Cast): output 0 %y has type f32[2] but inference gives f16[2]");
+  // Compatible (less precise) types and unknown types pass; so does anything without checkTypes.
+  EXPECT_TRUE(verifyGraph(*withBody("  %y = add(%x, %b) : f32[N,?]\n"
+                                    "  %z = relu(%y) : ?\n"
+                                    "  %w = relu(%z) : f32[*]\n"))
+                  .isOk());
+  VerifyOptions noTypes;
+  noTypes.checkTypes = false;
+  EXPECT_TRUE(verifyGraph(*withBody("  %y = relu(%x) : i32[7]\n"), noTypes).isOk());
+}
+
+TEST(Verifier, InferenceErrorsAreReported) {
+  auto g = parse("graph @g(%x: f32[2], %y: f32[3]) -> () {\n"
+                 "  %z = add(%x, %y) : ? loc(\"a\")\n"
+                 "  return\n}\n");
+  std::string msg = verifyError(*g);
+  EXPECT_EQ(msg.rfind("verifier: node 'a' (Add): ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("cannot be broadcast"), std::string::npos) << msg;
+  // Before the inputs are typed there is nothing to check against.
+  auto untyped = parse("graph @g(%x: ?, %y: f32[3]) -> () {\n"
+                       "  %z = add(%x, %y) : f32[9]\n"
+                       "  return\n}\n");
+  EXPECT_TRUE(verifyGraph(*untyped).isOk());
+}
+
 } // namespace
 } // namespace dlc
