@@ -31,6 +31,27 @@ TEST(Verifier, AcceptsAWellFormedGraph) {
   EXPECT_TRUE(verifyGraph(*g).isOk()) << verifyGraph(*g).message();
 }
 
+TEST(Verifier, AcceptsTheDocumentedExampleWithInference) {
+  const std::string text = "graph @mlp(%x: f32[N,784], %w0: f32[784,128]) -> (y: f32[N,64]) {\n"
+                           "  %shape = constant i64[2] dense<[-1, 128]>\n"
+                           "  %h = matmul(%x, %w0) : f32[N,128] @gpu:0 loc(\"MatMul_0\")\n"
+                           "  %a, %b = split(%h, _) {axis = 1, num_outputs = 2} : f32[N,64], "
+                           "f32[N,64]\n"
+                           "  %d, _ = dropout(%a) : f32[N,64], _\n"
+                           "  %r = reshape(%h, %shape) : f32[?,WIDTH] loc(\"R\")\n"
+                           "  return %d\n"
+                           "}\n";
+  auto replace = [&](const std::string &width) {
+    std::string t = text;
+    return t.replace(t.find("WIDTH"), 5, width);
+  };
+  auto good = parse(replace("128"));
+  EXPECT_TRUE(verifyGraph(*good).isOk()) << verifyGraph(*good).message();
+  auto bad = parse(replace("127"));
+  EXPECT_EQ(verifyError(*bad), "verifier: node 'R' (Reshape): output 0 %r has type f32[?,127] but "
+                               "inference gives f32[N,128]");
+}
+
 TEST(Verifier, SingleDefinition) {
   auto g = parse(kChain);
   // Corrupt the name behind the graph's back: the registry no longer finds the value.
