@@ -113,4 +113,11 @@ Status runPipeline(Graph &g, const Pipeline &pipeline, const PipelineOptions &op
   return Status::ok();
 }
 
+Status inferShapes(Graph &g) {
+  DLC_ASSIGN_OR_RETURN(Pipeline p, parsePipeline("infer-shapes"));
+  PipelineOptions opts;
+  opts.verifyEach = false;
+  return runPipeline(g, p, opts);
+}
+
 } // namespace dlc

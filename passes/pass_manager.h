@@ -65,4 +65,8 @@ struct PipelineOptions {
 /// `pass 'X': `. Names in printIrAfter/debugOnly must be known passes.
 Status runPipeline(Graph &g, const Pipeline &pipeline, const PipelineOptions &opts = {});
 
+/// Runs `infer-shapes` alone, without printing or verification: the step every consumer of
+/// an imported graph (inspect, the conformance runner, later the backends) takes first.
+Status inferShapes(Graph &g);
+
 } // namespace dlc
