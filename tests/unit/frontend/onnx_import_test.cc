@@ -143,8 +143,8 @@ TEST(OnnxImport, ConstantNodesBecomeConstants) {
   testing::addAttr(m.node("Constant", {}, {"is"}, "c4"), "value_ints", std::vector<int64_t>{3, 4});
   m.node("Sum", {"t", "f", "fs"}, {"y"});
   m.output("y");
-  m.output("i");
-  m.output("is");
+  m.output("i", TP::INT64);
+  m.output("is", TP::INT64);
   auto g = m.importOk();
   ASSERT_TRUE(g);
   EXPECT_EQ(g->numNodes(), 1u);

@@ -4,6 +4,7 @@
 // names the file.
 #include <filesystem>
 
+#include "ir/verifier.h"
 #include "onnx_test_util.h"
 
 namespace dlc::onnx {
@@ -23,6 +24,8 @@ TEST(OnnxNodeTests, EveryModelImportsOrFailsCleanly) {
     EXPECT_TRUE(s.hasValue()) << s.status().message();
     if (g) {
       ++imported;
+      Status v = verifyGraph(**g);
+      EXPECT_TRUE(v.isOk()) << path << ": " << v.message();
       EXPECT_TRUE(s->unsupported.empty()) << path;
       continue;
     }

@@ -12,7 +12,7 @@ using TP = ::onnx::TensorProto;
 Tensor importTensor(const TP &t) {
   ModelBuilder m;
   m.initializer(t);
-  m.output(t.name());
+  m.output(t.name(), TP::UNDEFINED); // declared type unknown: any dtype verifies
   auto g = m.importOk();
   if (!g)
     return Tensor();

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "frontend/onnx/importer.h"
+#include "ir/verifier.h"
 #include "onnx/onnx.pb.h"
 
 namespace dlc::onnx::testing {
@@ -141,11 +142,15 @@ public:
   Expected<std::unique_ptr<Graph>> import(const ImportOptions &opts = {}) const {
     return importBytes(bytes(), "", "model.onnx", opts);
   }
-  /// Imports and fails the test on error.
+  /// Imports and fails the test on error, or if the verifier rejects the imported graph.
   std::unique_ptr<Graph> importOk(const ImportOptions &opts = {}) const {
     auto g = import(opts);
     EXPECT_TRUE(g.hasValue()) << g.status().message();
-    return g ? std::move(*g) : nullptr;
+    if (!g)
+      return nullptr;
+    Status v = verifyGraph(**g);
+    EXPECT_TRUE(v.isOk()) << v.message();
+    return std::move(*g);
   }
   /// The import error's message ("" if the import succeeded).
   std::string importError(const ImportOptions &opts = {}) const {
