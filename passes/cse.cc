@@ -15,7 +15,6 @@
 
 #include "passes/registry.h"
 #include "passes/util/match.h"
-#include "passes/util/random_ops.h"
 
 namespace dlc {
 
@@ -52,7 +51,7 @@ public:
     bool changed = mergeConstants(g, options);
     std::unordered_map<size_t, std::vector<Node *>> seen;
     for (Node *n : g.nodes()) {
-      if (passes::isRandomOp(n->op()))
+      if (opDef(n->op()).random)
         continue;
       std::vector<Node *> &bucket = seen[nodeHash(*n)];
       Node *twin = nullptr;

@@ -17,7 +17,6 @@
 
 #include "passes/registry.h"
 #include "passes/util/match.h"
-#include "passes/util/random_ops.h"
 
 namespace dlc {
 
@@ -91,7 +90,7 @@ private:
         return Result();
       inputs.push_back(in ? in->constant() : Tensor());
     }
-    if (passes::isRandomOp(n.op()))
+    if (opDef(n.op()).random)
       return refuse(n, options, "op is random");
     if (!n.def().eval)
       return refuse(n, options, fmt::format("op '{}' has no reference evaluation", n.opName()));

@@ -14,6 +14,9 @@
 // Before: nodes in topological order. After: every output of a node whose op has inference
 // and whose inputs have known dtypes carries the merged type; the pass reports a change only
 // when some type changed, so a second run is a no-op.
+// Shape arithmetic that no op's inference tracks is evaluated with the reference kernels
+// when all of a node's inputs are known small integer tensors (see evaluateShapeValues).
+//
 // Not done here: ops without an inference row and nodes with an input of unknown dtype keep
 // their hints (reported under --debug-only); graph inputs and the declared types of graph
 // outputs are left alone; symbolic values are not kept between runs.
@@ -116,7 +119,74 @@ private:
       if (const auto &sv = ctx.outputShapeValue(i))
         shapeValues_[out] = *sv;
     }
+    evaluateShapeValues(n);
     return changed;
+  }
+
+  /// A small integer tensor whose elements are all known: its data.
+  std::optional<Tensor> knownData(const Value *v) const {
+    if (v->isConstant())
+      return v->constant();
+    auto it = shapeValues_.find(v);
+    if (it == shapeValues_.end() || !isInteger(v->dtype()) || !v->shape().isStatic() ||
+        v->shape().rank() > 1)
+      return std::nullopt;
+    std::vector<int64_t> ints;
+    for (const Dim &d : it->second) {
+      std::optional<int64_t> x = shapeValueInt(d);
+      if (!x)
+        return std::nullopt;
+      ints.push_back(*x);
+    }
+    if (static_cast<int64_t>(ints.size()) != v->shape().numElements().value_or(-1))
+      return std::nullopt;
+    return Tensor::fromVector<int64_t>(DType::kI64, v->shape().sizes(), ints).castTo(v->dtype());
+  }
+
+  /// Shape arithmetic the ops' own inference does not track (Size, Sub, ConstantOfShape,
+  /// Range, ... on shape tensors): when every input is known data and the node makes small
+  /// integer tensors, evaluate it with the reference kernels and record the results as shape
+  /// values. The graph is not changed; fold-constants does that.
+  void evaluateShapeValues(const Node &n) {
+    constexpr int64_t kMaxElements = 64;
+    const OpDef &def = n.def();
+    if (!def.eval || def.random)
+      return;
+    bool wanted = false;
+    for (int i = 0; i < n.numOutputs(); ++i) {
+      const Value *out = n.output(i);
+      if (!out)
+        continue;
+      std::optional<int64_t> count = out->shape().numElements();
+      if (!isInteger(out->dtype()) || !count || *count > kMaxElements || out->shape().rank() > 1)
+        return;
+      wanted |= !shapeValues_.count(out);
+    }
+    if (!wanted)
+      return;
+    std::vector<Tensor> inputs;
+    for (const Value *in : n.inputs()) {
+      if (!in) {
+        inputs.emplace_back();
+        continue;
+      }
+      std::optional<Tensor> data = knownData(in);
+      if (!data)
+        return;
+      inputs.push_back(std::move(*data));
+    }
+    Expected<std::vector<Tensor>> results = evalNode(n, inputs);
+    if (!results)
+      return; // inference already accepted the node; an evaluation error surfaces at run time
+    for (int i = 0; i < n.numOutputs() && i < static_cast<int>(results->size()); ++i) {
+      const Value *out = n.output(i);
+      if (!out || shapeValues_.count(out))
+        continue;
+      std::vector<Dim> dims;
+      for (int64_t v : (*results)[static_cast<size_t>(i)].toInt64Vector())
+        dims.push_back(shapeValueDim(v));
+      shapeValues_[out] = std::move(dims);
+    }
   }
 
   std::unordered_map<const Value *, std::vector<Dim>> shapeValues_;

@@ -22,6 +22,10 @@ Status inferShape(InferContext &ctx) {
 /// reshape(x, shape): dims from the shape input as far as they are known.
 Status inferReshape(InferContext &ctx) {
   std::optional<std::vector<Dim>> dims = ctx.inputAsDims(1);
+  if (dims)
+    for (Dim &d : *dims)
+      if (auto v = shapeValueInt(d); v && *v < 0)
+        d = Dim::unknown(); // a -1 element: not resolved by this fake
   ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, dims ? Shape(*dims) : Shape::unranked()));
   return Status::ok();
 }

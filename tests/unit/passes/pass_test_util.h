@@ -27,7 +27,8 @@ inline Expected<bool> runPass(Graph &g, std::string_view name,
   return info->create()->run(g, options);
 }
 
-/// A row that accepts any arity, with the given inference and evaluation.
+/// A row that accepts any arity, with the given inference and evaluation; it keeps the real
+/// row's `random` property.
 inline OpDef fakeDef(Op op, InferFn infer, EvalFn eval = nullptr) {
   OpDef d;
   d.op = op;
@@ -37,6 +38,7 @@ inline OpDef fakeDef(Op op, InferFn infer, EvalFn eval = nullptr) {
   d.maxOutputs = -1;
   d.infer = infer;
   d.eval = eval;
+  d.random = opDef(op).random;
   return d;
 }
 
