@@ -128,4 +128,8 @@ private:
 /// the node's description.
 Status inferNode(InferContext &ctx);
 
+/// Runs the op's reference evaluation on `inputs` (one per node input; an absent optional
+/// input is an empty Tensor); errors are prefixed with the node's description.
+Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs);
+
 } // namespace dlc
