@@ -290,16 +290,42 @@ EvalResult evalMaxUnpool(const Node &node, const std::vector<Tensor> &in) {
     return invalidArgument("input I has shape {} but X has shape {}",
                            Shape::fromSizes(indices.shape()).str(),
                            Shape::fromSizes(x.shape()).str());
-  DLC_ASSIGN_OR_RETURN(Tensor y, newEvalTensor(x.dtype(), types[0].shape.sizes()));
+  // Indices address the unpooled shape inferred from the attributes (pads ignored when
+  // output_shape is given); that block then sits at the start of every output axis.
+  const std::vector<int64_t> yShape = types[0].shape.sizes();
+  const bool hasOutputShape = in.size() > 2 && !in[2].empty();
+  const std::vector<int64_t> kernel = node.getInts("kernel_shape");
+  const size_t n = kernel.size();
+  std::vector<int64_t> strides =
+      node.hasAttr("strides") ? node.getInts("strides") : std::vector<int64_t>(n, 1);
+  std::vector<int64_t> pads = node.hasAttr("pads") && !hasOutputShape
+                                  ? node.getInts("pads")
+                                  : std::vector<int64_t>(2 * n, 0);
+  std::vector<int64_t> inferred{x.shape()[0], x.shape()[1]};
+  for (size_t a = 0; a < n; ++a)
+    inferred.push_back((x.shape()[a + 2] - 1) * strides[a] - pads[a] - pads[a + n] + kernel[a]);
+  for (size_t a = 0; a < inferred.size(); ++a)
+    if (inferred[a] < 0 || inferred[a] > yShape[a])
+      return invalidArgument("output_shape {} is smaller than the unpooled shape {}",
+                             Shape::fromSizes(yShape).str(), Shape::fromSizes(inferred).str());
+  const int64_t inferredSize = sizeProduct(inferred, 0, inferred.size());
+  DLC_ASSIGN_OR_RETURN(Tensor y, newEvalTensor(x.dtype(), yShape));
+  const std::vector<int64_t> yStrides = rowMajorStrides(yShape);
   const int64_t es = dtypeSize(x.dtype());
   auto *dst = static_cast<uint8_t *>(y.mutableRaw());
   const auto *src = static_cast<const uint8_t *>(x.raw());
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t at = indices.data<int64_t>()[i];
-    if (at < 0 || at >= y.numElements())
-      return outOfRange("index {} in input I is out of range for an output of {} elements", at,
-                        y.numElements());
-    std::copy(src + i * es, src + (i + 1) * es, dst + at * es);
+    if (at < 0 || at >= inferredSize)
+      return outOfRange("index {} in input I is out of range for an unpooled shape of {} "
+                        "elements",
+                        at, inferredSize);
+    int64_t offset = 0;
+    for (size_t a = inferred.size(), rest = static_cast<size_t>(at); a-- > 0;) {
+      offset += static_cast<int64_t>(rest % static_cast<size_t>(inferred[a])) * yStrides[a];
+      rest /= static_cast<size_t>(inferred[a]);
+    }
+    std::copy(src + i * es, src + (i + 1) * es, dst + offset * es);
   }
   return std::vector<Tensor>{std::move(y)};
 }
