@@ -430,5 +430,44 @@ TEST_F(ConvEval, DISABLED_Conv3x3_56x56x64) {
   std::printf("conv 3x3 64->64 56x56: %.3f ms, %.1f GFLOP/s\n", s * 1e3, flops / s / 1e9);
 }
 
+/// Not run by default: times the 53 convolutions of ResNet-50 at batch 1, 224x224 (random
+/// weights), the bulk of the model's arithmetic (~4.1 GMAC).
+TEST_F(ConvEval, DISABLED_ResNet50Convs) {
+  struct Layer {
+    int64_t in, out, size, k, s;
+  };
+  std::vector<Layer> layers{{3, 64, 224, 7, 2}};
+  int64_t channels = 64, size = 56;
+  const int64_t widths[] = {64, 128, 256, 512}, blocks[] = {3, 4, 6, 3};
+  for (int stage = 0; stage < 4; ++stage)
+    for (int64_t b = 0; b < blocks[stage]; ++b) {
+      int64_t w = widths[stage], stride = stage > 0 && b == 0 ? 2 : 1;
+      layers.push_back({channels, w, size, 1, 1});
+      layers.push_back({w, w, size, 3, stride});
+      int64_t outSize = size / stride;
+      layers.push_back({w, 4 * w, outSize, 1, 1});
+      if (b == 0)
+        layers.push_back({channels, 4 * w, size, 1, stride});
+      channels = 4 * w;
+      size = outSize;
+    }
+  double flops = 0, seconds = 0;
+  uint32_t seed = 1;
+  for (const Layer &l : layers) {
+    Tensor x = randomTensor({1, l.in, l.size, l.size}, seed++);
+    Tensor w = randomTensor({l.out, l.in, l.k, l.k}, seed++);
+    int64_t p = l.k / 2, out = (l.size + 2 * p - l.k) / l.s + 1;
+    auto t0 = std::chrono::steady_clock::now();
+    Tensor y = eval1(
+        Op::kConv, {x, w},
+        {{"pads", std::vector<int64_t>{p, p, p, p}}, {"strides", std::vector<int64_t>{l.s, l.s}}});
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(y.shape(), (std::vector<int64_t>{1, l.out, out, out}));
+    flops += 2.0 * l.out * l.in * l.k * l.k * out * out;
+  }
+  std::printf("ResNet-50 convolutions (%zu layers, %.2f GFLOP): %.3f s, %.1f GFLOP/s\n",
+              layers.size(), flops / 1e9, seconds, flops / seconds / 1e9);
+}
+
 } // namespace
 } // namespace dlc::nntest

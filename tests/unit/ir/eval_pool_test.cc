@@ -339,13 +339,18 @@ TEST_F(PoolEval, MaxUnpoolInvertsMaxPoolIndices) {
   Tensor y = eval1(Op::kMaxUnpool, {x, idx}, attrs);
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{1, 1, 4, 4}));
   EXPECT_EQ(values(y), (std::vector<double>{0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4}));
+  // With output_shape, indices still address the inferred 4x4 unpooled plane, which sits at
+  // the top-left of the 5x5 output (as in ONNX's reference and node test).
   Tensor y5 = eval1(Op::kMaxUnpool, {x, idx, i64({4}, {1, 1, 5, 5})}, attrs);
   EXPECT_EQ(y5.shape(), (std::vector<int64_t>{1, 1, 5, 5}));
-  EXPECT_EQ(values(y5), (std::vector<double>{0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0,
-                                             3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(values(y5), (std::vector<double>{0, 0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0,
+                                             0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(evalError(Op::kMaxUnpool, {x, i64({1, 1, 2, 2}, {5, 7, 13, 16})}, attrs),
-            "node 'n' (MaxUnpool): index 16 in input I is out of range for an output of 16 "
-            "elements");
+            "node 'n' (MaxUnpool): index 16 in input I is out of range for an unpooled shape of "
+            "16 elements");
+  EXPECT_EQ(evalError(Op::kMaxUnpool, {x, idx, i64({4}, {1, 1, 3, 5})}, attrs),
+            "node 'n' (MaxUnpool): output_shape [1,1,3,5] is smaller than the unpooled shape "
+            "[1,1,4,4]");
 }
 
 TEST_F(PoolEval, RoiAlignSpecExample) {

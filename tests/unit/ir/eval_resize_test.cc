@@ -1,4 +1,4 @@
-// Reference evaluation of Resize, GridSample and Col2Im. Resize's expected values come from
+// Reference evaluation of Resize. The expected values come from
 // ONNX's reference implementation (onnx/reference/ops/op_resize.py), evaluated offline on the
 // inputs below: ONNX's spec examples plus antialias, axes, keep_aspect_ratio_policy,
 // half_pixel_symmetric, tf_crop_and_resize with axes, and 3-D cases.
