@@ -2,16 +2,18 @@
 // multiplication"): op(B) is packed into KC x NC panels of NR-wide slivers, op(A) into MC x KC
 // blocks of MR-tall slivers, and a register-tiled MR x NR micro-kernel runs over the packed
 // data. The micro-kernel is plain C++ with compile-time trip counts, so the compiler keeps
-// the accumulator tile in vector registers. On x86-64 GCC/Clang it is also compiled for AVX2
-// and AVX-512 and picked at run time (target_clones), so a portable build still uses the
-// host's widest vectors. Single-threaded: callers (and the runtime) own parallelism.
+// the accumulator tile in vector registers. On x86-64 with GCC the micro-kernel is also
+// compiled for x86-64-v3 (AVX2, FMA) and x86-64-v4 (AVX-512) and picked at load time
+// (target_clones), so a portable build still uses the host's widest vectors. Single-threaded:
+// callers (and the runtime) own parallelism.
 #include "ir/ops/gemm_kernel.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_ADDRESS__)
 #define DLC_GEMM_CLONES                                                                            \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else

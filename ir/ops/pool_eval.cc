@@ -77,29 +77,18 @@ struct Window {
     return s;
   }
   /// f(rowMajorOffset, columnMajorOffset) for each tap in row-major window order.
-  template <typename F> void forEachTap(F &&f) const {
-    const size_t n = axes.size();
-    if (size() == 0)
-      return;
-    std::vector<size_t> j(n, 0);
-    while (true) {
-      int64_t row = 0, col = 0, colStride = 1;
-      for (size_t a = 0; a < n; ++a) {
-        int64_t idx = (*axes[a])[j[a]];
-        row = row * plan->in[a] + idx;
-        col += idx * colStride;
-        colStride *= plan->in[a];
-      }
+  template <typename F> void forEachTap(F &&f) const { walk(0, 0, 0, 1, f); }
+
+private:
+  template <typename F>
+  void walk(size_t a, int64_t row, int64_t col, int64_t colStride, F &f) const {
+    if (a == axes.size()) {
       f(row, col);
-      size_t a = n;
-      while (a-- > 0) {
-        if (++j[a] < axes[a]->size())
-          break;
-        j[a] = 0;
-      }
-      if (a == static_cast<size_t>(-1))
-        return;
+      return;
     }
+    const int64_t extent = plan->in[a];
+    for (int64_t idx : *axes[a])
+      walk(a + 1, row * extent + idx, col + idx * colStride, colStride * extent, f);
   }
 };
 

@@ -11,7 +11,8 @@
 //  * the taps are the n nearest input indices of x_original (n = 2 for nearest and linear, 4
 //    for cubic, wider with antialias), ties preferring the smaller index, clamped to the edge;
 //    exclude_outside zeroes the weights of taps outside the input and renormalises;
-//  * the n-D result is the 1-D interpolation applied axis by axis, outermost axis last; in
+//  * the n-D result is the 1-D interpolation applied axis by axis, innermost axis first (one
+//    pass per resized axis, the same sums as the reference's recursion); in
 //    tf_crop_and_resize a coordinate outside the input yields extrapolation_value at that
 //    axis's level.
 // Two deliberate differences: taps of weight exactly 0 are skipped (so a NaN or inf next to a
@@ -245,21 +246,46 @@ AxisPlan planAxis(const ResizeParams &p, int64_t in, int64_t out, double scale, 
   return plan;
 }
 
-/// The interpolated value at the current output index `o`, axes a.. (outer axes fixed).
-double interpolate(const std::vector<AxisPlan> &plans, const std::vector<int64_t> &o,
-                   const std::vector<int64_t> &strides, const double *x, double extrapolation,
-                   size_t a, int64_t offset) {
-  if (a == plans.size())
-    return x[offset];
-  const AxisPlan &plan = plans[a];
-  size_t out = static_cast<size_t>(o[a]);
-  if (plan.extrapolate[out])
-    return extrapolation;
-  double sum = 0;
-  for (size_t t = plan.begin[out]; t < plan.begin[out + 1]; ++t)
-    sum += plan.weight[t] * interpolate(plans, o, strides, x, extrapolation, a + 1,
-                                        offset + plan.index[t] * strides[a]);
-  return sum;
+/// Whether the plan maps every output index to the same input index with weight 1.
+bool isIdentity(const AxisPlan &plan, int64_t in, int64_t out) {
+  if (in != out)
+    return false;
+  for (int64_t o = 0; o < out; ++o) {
+    size_t t = plan.begin[static_cast<size_t>(o)];
+    if (plan.extrapolate[static_cast<size_t>(o)] ||
+        plan.begin[static_cast<size_t>(o) + 1] != t + 1 || plan.index[t] != o ||
+        plan.weight[t] != 1.0)
+      return false;
+  }
+  return true;
+}
+
+/// Resamples axis `a` of `src` (shape `shape`) with `plan` into a tensor whose axis a has
+/// `out` elements. The passes run innermost axis first, which computes exactly the sums of the
+/// reference's recursion (inner axes interpolated first, in double, taps in order).
+std::vector<double> resampleAxis(const std::vector<double> &src, std::vector<int64_t> &shape,
+                                 size_t a, int64_t out, const AxisPlan &plan,
+                                 double extrapolation) {
+  const int64_t outer = sizeProduct(shape, 0, a), in = shape[a];
+  const int64_t inner = sizeProduct(shape, a + 1, shape.size());
+  std::vector<double> dst(static_cast<size_t>(outer * out * inner), 0.0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t x = 0; x < out; ++x) {
+      double *d = dst.data() + (o * out + x) * inner;
+      if (plan.extrapolate[static_cast<size_t>(x)]) {
+        std::fill(d, d + inner, extrapolation);
+        continue;
+      }
+      for (size_t t = plan.begin[static_cast<size_t>(x)];
+           t < plan.begin[static_cast<size_t>(x) + 1]; ++t) {
+        const double w = plan.weight[t];
+        const double *s = src.data() + (o * in + plan.index[t]) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          d[i] += w * s[i];
+      }
+    }
+  shape[a] = out;
+  return dst;
 }
 
 } // namespace
@@ -339,17 +365,12 @@ EvalResult evalResize(const Node &node, const std::vector<Tensor> &in) {
   if (x.numElements() == 0)
     return invalidArgument("cannot resize an empty input to a non-empty output");
   Tensor xd = x.castTo(DType::kF64);
-  const std::vector<int64_t> strides = rowMajorStrides(x.shape());
-  std::vector<int64_t> o(static_cast<size_t>(rank), 0);
-  double *dst = y.mutableData<double>();
-  for (int64_t e = 0; e < y.numElements(); ++e) {
-    dst[e] = interpolate(plans, o, strides, xd.data<double>(), p.extrapolation, 0, 0);
-    for (size_t a = o.size(); a-- > 0;) {
-      if (++o[a] < yShape[a])
-        break;
-      o[a] = 0;
-    }
-  }
+  std::vector<double> cur(xd.data<double>(), xd.data<double>() + xd.numElements());
+  std::vector<int64_t> shape = x.shape();
+  for (size_t a = plans.size(); a-- > 0;)
+    if (!isIdentity(plans[a], shape[a], yShape[a]))
+      cur = resampleAxis(cur, shape, a, yShape[a], plans[a], p.extrapolation);
+  std::copy(cur.begin(), cur.end(), y.mutableData<double>());
   return std::vector<Tensor>{y.castTo(x.dtype())};
 }
 
