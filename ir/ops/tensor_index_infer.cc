@@ -153,7 +153,7 @@ Status inferOneHot(InferContext &ctx) {
       return ctx.error("depth must not be negative, got {}", t->elementAsInt64(0));
     depth = Dim(t->elementAsInt64(0));
   } else if (auto e = inputElements(ctx, 1); e && e->size() == 1) {
-    if (auto v = dimAsInt(e->front()); v && *v < 0)
+    if (auto v = shapeValueInt(e->front()); v && *v < 0)
       return ctx.error("depth must not be negative, got {}", *v);
     depth = e->front();
   }

@@ -2,12 +2,8 @@
 // arithmetic, the shape rules that inference and reference evaluation both use, and the
 // declarations of each op's infer and eval functions (rows are in tensor.cc).
 //
-// Shape values. InferContext carries the elements of small integer tensors as dims, so that
-// Shape -> Gather -> Concat -> Reshape chains stay known with symbolic batch sizes. A Dim
-// cannot hold a negative number, yet Reshape's -1 (and negative Slice bounds) travel through
-// such chains, so in shape values this family keeps a negative element as a Dim named by the
-// number (`literalDim(-1)` prints as `-1`). Consumers read elements through `dimAsInt`, and
-// such a literal never becomes a dimension of an output type.
+// Shape values (see shapeValueDim in ir/op.h) keep Shape -> Gather -> Concat -> Reshape chains
+// known with symbolic batch sizes.
 #pragma once
 
 #include <optional>
@@ -21,10 +17,6 @@
 namespace dlc::ops::tensor {
 
 // --- Shape values -----------------------------------------------------------------------------
-/// A shape-value element: Dim(v) for v >= 0, else a literal named by the number.
-Dim literalDim(int64_t v);
-/// The integer a shape-value element stands for: a known size or a negative literal.
-std::optional<int64_t> dimAsInt(const Dim &d);
 /// The elements of integer input i (0-D or 1-D) when known: its shape value, or its constant
 /// data (negatives kept as literals); nullopt otherwise.
 std::optional<std::vector<Dim>> inputElements(const InferContext &ctx, int i);

@@ -88,7 +88,7 @@ Expected<Shape> reshapeShape(const TensorType &in, const std::vector<Dim> &targe
   bool hasZero = false;
   for (size_t i = 0; i < target.size(); ++i) {
     const Dim &t = target[i];
-    std::optional<int64_t> v = dimAsInt(t);
+    std::optional<int64_t> v = shapeValueInt(t);
     if (v && *v == -1) {
       if (inferIdx >= 0)
         return invalidArgument("reshape target {} has more than one -1", elementsStr(target));

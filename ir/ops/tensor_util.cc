@@ -17,21 +17,6 @@ constexpr int64_t kMaxEvalBytes = int64_t{1} << 32;
 
 // --- Shape values -----------------------------------------------------------------------------
 
-Dim literalDim(int64_t v) { return v >= 0 ? Dim(v) : Dim::symbol(std::to_string(v)); }
-
-std::optional<int64_t> dimAsInt(const Dim &d) {
-  if (d.isKnown())
-    return d.value();
-  if (!d.isSymbol() || d.symbolName().size() < 2 || d.symbolName()[0] != '-')
-    return std::nullopt;
-  const std::string &s = d.symbolName();
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size())
-    return std::nullopt;
-  return v;
-}
-
 std::optional<std::vector<Dim>> inputElements(const InferContext &ctx, int i) {
   if (!ctx.hasInput(i) || i >= ctx.numInputs())
     return std::nullopt;
@@ -42,7 +27,7 @@ std::optional<std::vector<Dim>> inputElements(const InferContext &ctx, int i) {
     return std::nullopt;
   std::vector<Dim> dims;
   for (int64_t v : t->toInt64Vector())
-    dims.push_back(literalDim(v));
+    dims.push_back(shapeValueDim(v));
   return dims;
 }
 
@@ -52,7 +37,7 @@ std::optional<std::vector<int64_t>> inputInts(const InferContext &ctx, int i) {
     return std::nullopt;
   std::vector<int64_t> out;
   for (const Dim &d : *elems) {
-    auto v = dimAsInt(d);
+    auto v = shapeValueInt(d);
     if (!v)
       return std::nullopt;
     out.push_back(*v);
@@ -83,7 +68,7 @@ Expected<std::optional<std::vector<Dim>>> targetDims(const InferContext &ctx, in
   DLC_RETURN_IF_ERROR(checkRankAtMost(ctx, i, 1, what));
   if (auto elems = inputElements(ctx, i)) {
     for (const Dim &d : *elems)
-      if (auto v = dimAsInt(d); v && *v < 0)
+      if (auto v = shapeValueInt(d); v && *v < 0)
         return ctx.error("{} {} has a negative value {}", what, elementsStr(*elems), *v);
     return std::optional<std::vector<Dim>>(std::move(*elems));
   }

@@ -9,7 +9,6 @@ namespace dlc::tensortest {
 namespace {
 
 constexpr DType kF32 = DType::kF32, kI64 = DType::kI64;
-using ops::tensor::literalDim;
 
 TEST(TensorShapeInfer, ReshapeCopiesZeroAndInfersMinusOne) {
   Graph g;
@@ -37,7 +36,7 @@ TEST(TensorShapeInfer, ReshapeFromSymbolicShapeValue) {
   Value *shape = g.addInput("s", ty(kI64, {2}));
   Node *r = g.createNode(Op::kReshape, {x, shape}, 1, "r");
   InferRunner run;
-  run.setShapeValue(shape, {sym("N"), literalDim(-1)});
+  run.setShapeValue(shape, {sym("N"), shapeValueDim(-1)});
   ASSERT_TRUE(run.run(r).isOk());
   EXPECT_EQ(r->output(0)->type(), ty(kF32, {sym("N"), 768}));
 }
