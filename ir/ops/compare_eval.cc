@@ -125,7 +125,7 @@ EvalResult evalBitwiseXor(const Node &n, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalBitShift(const Node &n, const std::vector<Tensor> &in) {
-  const std::string &dir = n.getString("direction");
+  DLC_ASSIGN_OR_RETURN(std::string dir, stringAttr(n, "direction"));
   if (dir != "LEFT" && dir != "RIGHT")
     return invalidArgument("{}: attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"",
                            n.describe(), dir);

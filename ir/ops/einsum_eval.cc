@@ -42,7 +42,7 @@ struct LabelSpace {
 };
 
 Expected<LabelSpace> buildLabelSpace(const Node &node, const std::vector<Tensor> &in) {
-  const std::string &equation = node.getString("equation");
+  DLC_ASSIGN_OR_RETURN(std::string equation, stringAttr(node, "equation"));
   auto parsed = parseEinsum(equation);
   if (!parsed)
     return parsed.status().withContext(node.describe());
@@ -136,9 +136,17 @@ Expected<LabelSpace> buildLabelSpace(const Node &node, const std::vector<Tensor>
       if (counts[static_cast<size_t>(letterId(c))] == 1)
         s.outLabels.push_back(letterId(c));
   }
-  for (size_t id = 0; id < numLabels; ++id)
-    if (s.used[id] && std::count(s.outLabels.begin(), s.outLabels.end(), id) == 0)
+  std::vector<int64_t> usedSizes;
+  for (size_t id = 0; id < numLabels; ++id) {
+    if (!s.used[id])
+      continue;
+    usedSizes.push_back(s.size[id]);
+    if (std::count(s.outLabels.begin(), s.outLabels.end(), id) == 0)
       s.sumLabels.push_back(static_cast<int>(id));
+  }
+  auto total = checkedNumElements(usedSizes, "einsum label space");
+  if (!total)
+    return total.status().withContext(node.describe());
   return s;
 }
 

@@ -42,6 +42,13 @@ Expected<int64_t> nodeAxis(const Node &node, int64_t axis, int64_t rank) {
   return a;
 }
 
+Expected<std::string> stringAttr(const Node &node, const char *name) {
+  const Attribute *a = node.findAttr(name);
+  if (!a || a->kind() != AttrKind::kString)
+    return invalidArgument("{}: string attribute '{}' is missing", node.describe(), name);
+  return a->s();
+}
+
 Expected<int64_t> scalarIntInput(const Node &node, const Tensor &t, const char *what) {
   if (!isInteger(t.dtype()))
     return invalidArgument("{}: {} must be an integer tensor, got {}", node.describe(), what,

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -36,6 +37,8 @@ Expected<BroadcastIter> broadcastFor(const Node &node,
                                      const std::vector<std::vector<int64_t>> &shapes);
 /// `axis` normalised against `rank`; the error names the node.
 Expected<int64_t> nodeAxis(const Node &node, int64_t axis, int64_t rank);
+/// A string attribute that has no default; an error naming the node when it is absent.
+Expected<std::string> stringAttr(const Node &node, const char *name);
 /// The value of a one-element integer input (a scalar or [1]); `what` names it in errors.
 Expected<int64_t> scalarIntInput(const Node &node, const Tensor &t, const char *what);
 

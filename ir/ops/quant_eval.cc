@@ -124,7 +124,7 @@ EvalResult evalDequantizeLinear(const Node &node, const std::vector<Tensor> &in)
   Tensor out = Tensor::zeros(in[1].dtype(), x.shape());
   for (int64_t i = 0; i < x.numElements(); ++i) {
     int64_t k = q.paramIndex(i);
-    double centered = static_cast<double>(x.elementAsInt64(i) - zeroPointAt(in, k)); // exact
+    double centered = static_cast<double>(wrapSub(x.elementAsInt64(i), zeroPointAt(in, k)));
     storeFloat(out, i, centered * scale.data<double>()[k]);
   }
   return std::vector<Tensor>{out};
@@ -147,6 +147,8 @@ EvalResult evalDynamicQuantizeLinear(const Node &node, const std::vector<Tensor>
   // An all-zero range would divide by zero; onnxruntime then uses scale 1.
   float scale = hi == lo ? 1.0f : (hi - lo) / (kQmax - kQmin);
   float zeroPoint = std::nearbyint(std::clamp(kQmin - lo / scale, kQmin, kQmax));
+  if (std::isnan(zeroPoint)) // only for infinite data: -inf / inf
+    zeroPoint = kQmin;
   Tensor y = Tensor::zeros(DType::kU8, x.shape());
   for (int64_t i = 0; i < n; ++i)
     storeQuantized(y, i, static_cast<double>(a[i] / scale), static_cast<int64_t>(zeroPoint));
