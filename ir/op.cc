@@ -1,6 +1,7 @@
 #include "ir/op.h"
 
 #include <array>
+#include <charconv>
 #include <unordered_map>
 
 #include "ir/graph.h"
@@ -102,7 +103,28 @@ std::optional<Op> opFromOnnx(std::string_view onnxType) {
   return it->second;
 }
 
-const OpDef &opDef(Op op) { return table().defs[static_cast<size_t>(op)]; }
+namespace {
+std::array<const OpDef *, kNumOps> &opDefOverrides() {
+  static std::array<const OpDef *, kNumOps> overrides{};
+  return overrides;
+}
+} // namespace
+
+const OpDef &opDef(Op op) {
+  size_t i = static_cast<size_t>(op);
+  if (const OpDef *o = opDefOverrides()[i])
+    return *o;
+  return table().defs[i];
+}
+
+ScopedOpDefOverride::ScopedOpDefOverride(OpDef def)
+    : def_(std::move(def)), previous_(opDefOverrides()[static_cast<size_t>(def_.op)]) {
+  opDefOverrides()[static_cast<size_t>(def_.op)] = &def_;
+}
+
+ScopedOpDefOverride::~ScopedOpDefOverride() {
+  opDefOverrides()[static_cast<size_t>(def_.op)] = previous_;
+}
 
 InferContext::InferContext(const Node &node, std::vector<TensorType> inputTypes,
                            std::vector<const Tensor *> inputConstants,
@@ -125,13 +147,28 @@ const std::vector<Dim> *InferContext::inputShapeValue(int i) const {
   return i < numInputs() ? inputShapeValues_[static_cast<size_t>(i)] : nullptr;
 }
 
+Dim shapeValueDim(int64_t v) { return v >= 0 ? Dim(v) : Dim::symbol(std::to_string(v)); }
+
+std::optional<int64_t> shapeValueInt(const Dim &d) {
+  if (d.isKnown())
+    return d.value();
+  const std::string &s = d.symbolName();
+  if (!d.isSymbol() || s.size() < 2 || s[0] != '-')
+    return std::nullopt;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size())
+    return std::nullopt;
+  return v;
+}
+
 std::optional<std::vector<Dim>> InferContext::inputAsDims(int i) const {
   if (const auto *dims = inputShapeValue(i))
     return *dims;
   if (const Tensor *t = inputConstant(i); t && isInteger(t->dtype()) && t->rank() <= 1) {
     std::vector<Dim> dims;
     for (int64_t v : t->toInt64Vector())
-      dims.push_back(v >= 0 ? Dim(v) : Dim::unknown());
+      dims.push_back(shapeValueDim(v));
     return dims;
   }
   return std::nullopt;
@@ -155,6 +192,26 @@ Status inferNode(InferContext &ctx) {
   // Every inference function may index required inputs and read attributes freely.
   DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(ctx.node().describe()));
   return def.infer(ctx).withContext(ctx.node().describe());
+}
+
+Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs) {
+  const OpDef &def = node.def();
+  if (!def.eval)
+    return unimplemented("{}: no reference evaluation for op '{}'", node.describe(),
+                         opName(def.op));
+  if (static_cast<int>(inputs.size()) != node.numInputs())
+    return internalError("{}: {} inputs given for {} node inputs", node.describe(), inputs.size(),
+                         node.numInputs());
+  // The same schema check as inferNode: evaluation may index inputs and read attributes.
+  std::vector<TensorType> types;
+  for (const Tensor &t : inputs)
+    types.push_back(t.empty() ? TensorType() : t.type());
+  InferContext ctx(node, std::move(types), {}, {});
+  DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(node.describe()));
+  auto result = def.eval(node, inputs);
+  if (!result)
+    return result.status().withContext(node.describe());
+  return result;
 }
 
 } // namespace dlc

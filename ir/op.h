@@ -68,6 +68,8 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
   EvalFn eval = nullptr; // nullptr until the reference backend implements it
+  /// Two evaluations may differ (random ops): never folded, never merged by cse.
+  bool random = false;
 
   const AttrSpec *findAttr(std::string_view name) const;
 };
@@ -79,6 +81,28 @@ std::string_view opOnnxName(Op op);
 std::optional<Op> parseOpName(std::string_view textName);
 std::optional<Op> opFromOnnx(std::string_view onnxType);
 const OpDef &opDef(Op op);
+
+/// For tests: while alive, opDef(def.op) answers `def` instead of the table's row, so a pass
+/// can be tested with made-up inference or evaluation. Not thread-safe; scopes may nest.
+class ScopedOpDefOverride {
+public:
+  explicit ScopedOpDefOverride(OpDef def);
+  ~ScopedOpDefOverride();
+  ScopedOpDefOverride(const ScopedOpDefOverride &) = delete;
+  ScopedOpDefOverride &operator=(const ScopedOpDefOverride &) = delete;
+
+private:
+  OpDef def_;
+  const OpDef *previous_;
+};
+
+/// Shape values (InferContext::inputShapeValue) hold the elements of small integer tensors as
+/// Dims. A Dim cannot hold a negative size, yet Reshape's -1 and negative Slice bounds travel
+/// through shape arithmetic, so a negative element is kept as a Dim named by the number
+/// (prints as `-1`); it never becomes a dimension of a type.
+Dim shapeValueDim(int64_t v);
+/// The integer a shape-value element stands for (a known size or a negative literal).
+std::optional<int64_t> shapeValueInt(const Dim &d);
 
 /// What shape inference sees of a node: input types, constant inputs, symbolic values of
 /// small integer shape tensors, attributes (through node()); it sets output types.
@@ -127,5 +151,9 @@ private:
 /// Runs the op's shape inference for `node` with the given context; errors are prefixed with
 /// the node's description.
 Status inferNode(InferContext &ctx);
+
+/// Runs the op's reference evaluation on `inputs` (one per node input; an absent optional
+/// input is an empty Tensor); errors are prefixed with the node's description.
+Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs);
 
 } // namespace dlc

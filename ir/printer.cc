@@ -1,16 +1,120 @@
-// Placeholder: the printer lands with the text-form work.
+// The printer of the text IR; the grammar is ir/TEXT_FORMAT.md. Output is deterministic:
+// constants in creation order, nodes in graph order, attributes sorted by name.
 #include "ir/printer.h"
 
 #include <sstream>
 
+#include "ir/tensor_text.h"
+#include "ir/text_util.h"
+
 namespace dlc {
-void printGraph(const Graph &g, std::ostream &os, const PrintOptions &) {
-  os << "graph @" << g.name() << " {}\n";
+
+using text::formatName;
+using text::formatType;
+
+namespace {
+
+std::string valueRef(const Value *v) { return v ? "%" + formatName(v->name()) : "_"; }
+
+template <typename T, typename F> std::string list(const std::vector<T> &xs, F fmtOne) {
+  std::string s = "[";
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += fmtOne(xs[i]);
+  }
+  return s + "]";
 }
+
+std::string formatAttr(const Attribute &a, const PrintOptions &opts) {
+  switch (a.kind()) {
+  case AttrKind::kInt:
+    return std::to_string(a.i());
+  case AttrKind::kFloat:
+    return text::formatF32(a.f());
+  case AttrKind::kString:
+    return text::quoteString(a.s());
+  case AttrKind::kInts:
+    if (a.ints().empty())
+      return "ints[]";
+    return list(a.ints(), [](int64_t v) { return std::to_string(v); });
+  case AttrKind::kFloats:
+    if (a.floats().empty())
+      return "floats[]";
+    return list(a.floats(), text::formatF32);
+  case AttrKind::kStrings:
+    if (a.strings().empty())
+      return "strings[]";
+    return list(a.strings(), [](const std::string &s) { return text::quoteString(s); });
+  case AttrKind::kTensor:
+    return text::formatTensor(a.tensor(), opts);
+  case AttrKind::kDType:
+    return std::string(dtypeName(a.dtype()));
+  }
+  return "?";
+}
+
+std::string formatNode(const Node &n, const PrintOptions &opts) {
+  std::string s;
+  for (int i = 0; i < n.numOutputs(); ++i)
+    s += (i ? ", " : "") + valueRef(n.output(i));
+  s += n.numOutputs() ? " = " : "= ";
+  s += n.opName();
+  s += '(';
+  for (int i = 0; i < n.numInputs(); ++i)
+    s += (i ? ", " : "") + valueRef(n.input(i));
+  s += ')';
+  if (!n.attrs().empty()) {
+    s += " {";
+    bool first = true;
+    for (const auto &[name, attr] : n.attrs()) {
+      s += (first ? "" : ", ") + formatName(name) + " = " + formatAttr(attr, opts);
+      first = false;
+    }
+    s += '}';
+  }
+  for (int i = 0; i < n.numOutputs(); ++i) {
+    s += i ? ", " : " : ";
+    const Value *v = n.output(i);
+    s += v ? formatType(v->type()) : "_";
+  }
+  if (n.device().isSet())
+    s += " @" + n.device().str();
+  if (!n.name().empty())
+    s += " loc(" + text::quoteString(n.name()) + ")";
+  return s;
+}
+
+} // namespace
+
+void printGraph(const Graph &g, std::ostream &os, const PrintOptions &opts) {
+  os << "graph @" << formatName(g.name()) << '(';
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value *v = g.inputs()[i];
+    os << (i ? ", " : "") << valueRef(v) << ": " << formatType(v->type());
+  }
+  os << ") -> (";
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const Graph::Output &o = g.outputs()[i];
+    os << (i ? ", " : "") << formatName(o.name) << ": " << formatType(o.declared);
+  }
+  os << ") {\n";
+  for (const Value *c : g.constants())
+    os << "  " << valueRef(c) << " = constant " << text::formatTensor(c->constant(), opts) << '\n';
+  for (const Node *n : g.nodes())
+    os << "  " << formatNode(*n, opts) << '\n';
+  os << "  return";
+  for (size_t i = 0; i < g.outputs().size(); ++i)
+    os << (i ? ", " : " ") << valueRef(g.outputs()[i].value);
+  os << "\n}\n";
+}
+
 std::string printGraph(const Graph &g, const PrintOptions &opts) {
   std::ostringstream os;
   printGraph(g, os, opts);
   return os.str();
 }
-std::string printNode(const Node &n) { return std::string(n.opName()); }
+
+std::string printNode(const Node &n) { return formatNode(n, PrintOptions()); }
+
 } // namespace dlc

@@ -42,7 +42,7 @@ std::string humanCount(double v) {
     v /= 1000.0;
     ++u;
   }
-  return u == 0 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f} {}", v, units[u]);
+  return u == 0 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}{}", v, units[u]);
 }
 
 std::string domainName(const std::string &d) { return d.empty() ? "ai.onnx" : d; }
@@ -160,7 +160,7 @@ int runInspect(const InspectArgs &args) {
     std::cout << fmt::format("  {:<6} {:>12} {:>12}\n", dtypeName(dt), p.count,
                              humanBytes(p.bytes));
   if (flops) {
-    std::cout << "FLOPs: " << humanCount(flops->total) << "FLOP";
+    std::cout << "FLOPs: " << humanCount(flops->total) << " FLOP";
     if (!flops->assumedDims.empty()) {
       std::cout << " (with";
       for (const auto &[name, v] : flops->assumedDims)
@@ -169,7 +169,7 @@ int runInspect(const InspectArgs &args) {
     }
     std::cout << "\n";
     for (const auto &[op, f] : flops->byOp)
-      std::cout << fmt::format("  {:<28} {}FLOP\n", op, humanCount(f));
+      std::cout << fmt::format("  {:<28} {} FLOP\n", op, humanCount(f));
   } else {
     std::cout << "FLOPs: unknown (" << flopsNote << ")\n";
   }

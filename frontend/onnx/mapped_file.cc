@@ -1,0 +1,47 @@
+#include "frontend/onnx/mapped_file.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace dlc::onnx::detail {
+
+Expected<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return notFound("{}", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return invalidArgument("{}", std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return invalidArgument("{}", S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+  }
+  std::shared_ptr<MappedFile> file(new MappedFile());
+  if (st.st_size > 0) {
+    void *p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      return invalidArgument("cannot map: {}", std::strerror(err));
+    }
+    file->data_ = static_cast<const uint8_t *>(p);
+    file->size_ = static_cast<size_t>(st.st_size);
+  }
+  ::close(fd); // the mapping stays valid without the descriptor
+  return file;
+}
+
+MappedFile::~MappedFile() {
+  if (data_)
+    ::munmap(const_cast<uint8_t *>(data_), size_);
+}
+
+} // namespace dlc::onnx::detail

@@ -1,2 +1,0 @@
-// Placeholder so the library has a source until the importer lands.
-namespace dlc::onnx {}

@@ -1,0 +1,229 @@
+// simplify: removes nodes that do nothing and collapses chains of data-movement ops.
+//
+// Rewrites, each local to one node (x is the node's data input):
+//   identity(x)                                  -> x
+//   dropout(x) in inference (training_mode absent
+//     or a constant false; mask output unused)   -> x
+//   reshape(x) / expand(x) whose static output type equals x's type          -> x
+//   transpose(x) with the identity permutation   -> x
+//   cast(x) to x's own dtype                     -> x
+//   reshape(reshape(x, s1), s2)                  -> reshape(x, s2)   (s2 constant without 0,
+//                                                                     or allowzero=1)
+//   transpose(transpose(x, p1), p2)              -> transpose(x, p1 o p2), or x if identity
+//   squeeze(unsqueeze(x, a), a), a constant      -> x
+// Nodes are visited in order and the walk repeats until nothing changes, so longer chains
+// collapse fully. When a removed node's output is a graph output, the output keeps its public
+// name and now returns the replacement value.
+//
+// Before: types inferred (the no-op tests compare static types). After: none of the rewrites
+// above applies. Not done here: the inner node of a collapsed chain is left for dce; no
+// arithmetic identities (x*1, x+0); refusals of partly matching chains are reported under
+// --debug-only=simplify.
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "passes/registry.h"
+#include "passes/util/match.h"
+
+namespace dlc {
+
+namespace {
+
+using passes::constantInts;
+using passes::isUnused;
+
+/// The node's output 0 is replaced by `v` everywhere; the node is erased.
+bool forward(Graph &g, Node *n, Value *v, const PassOptions &options, std::string_view why) {
+  options.debugf("{}: removed: {}", n->describe(), why);
+  passes::replaceNode(g, n, {v});
+  return true;
+}
+
+Node *producerWithOp(const Value *v, Op op) {
+  return v && v->producer() && v->producer()->op() == op ? v->producer() : nullptr;
+}
+
+bool sameStaticType(const Value *a, const Value *b) {
+  return a && b && a->type() == b->type() && a->type().isKnown() && a->shape().isStatic();
+}
+
+/// The permutation a transpose applies: `perm`, or the reversal of its input's dims.
+std::optional<std::vector<int64_t>> transposePerm(const Node &n) {
+  std::optional<std::vector<int64_t>> perm = passes::intsAttr(n, "perm");
+  if (!perm) {
+    const Value *in = n.input(0);
+    if (n.hasAttr("perm") || !in || !in->shape().isRanked())
+      return std::nullopt;
+    perm.emplace(static_cast<size_t>(in->shape().rank()));
+    std::iota(perm->rbegin(), perm->rend(), 0);
+  }
+  std::vector<bool> seen(perm->size(), false);
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm->size()) || seen[static_cast<size_t>(p)])
+      return std::nullopt; // malformed: the verifier reports it
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return perm;
+}
+
+bool isIdentityPerm(const std::vector<int64_t> &perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+bool simplifyDropout(Graph &g, Node *n, const PassOptions &options) {
+  const Value *mode = n->input(2);
+  if (mode && !passes::isConstantFalse(mode)) {
+    options.debugf("{}: not removed: training_mode is not a constant false", n->describe());
+    return false;
+  }
+  if (!isUnused(n->output(1))) {
+    options.debugf("{}: not removed: its mask output is used", n->describe());
+    return false;
+  }
+  return forward(g, n, n->input(0), options, "dropout in inference");
+}
+
+bool simplifyReshape(Graph &g, Node *n, const PassOptions &options) {
+  if (sameStaticType(n->input(0), n->output(0)))
+    return forward(g, n, n->input(0), options, "reshape to the same type");
+  Node *inner = producerWithOp(n->input(0), Op::kReshape);
+  if (!inner || !inner->hasInput(0))
+    return false;
+  const Attribute *allowZero = n->findAttr("allowzero");
+  bool zeroIsLiteral = allowZero && allowZero->kind() == AttrKind::kInt && allowZero->i() != 0;
+  std::optional<std::vector<int64_t>> shape = constantInts(n->input(1));
+  if (!zeroIsLiteral && (!shape || std::count(shape->begin(), shape->end(), 0) > 0)) {
+    options.debugf("{}: reshape chain kept: the outer shape may copy a dim (0) from the "
+                   "inner result",
+                   n->describe());
+    return false;
+  }
+  options.debugf("{}: now reads the input of {}", n->describe(), inner->describe());
+  n->setInput(0, inner->input(0));
+  return true;
+}
+
+bool simplifyTranspose(Graph &g, Node *n, const PassOptions &options) {
+  std::optional<std::vector<int64_t>> outer = transposePerm(*n);
+  if (!outer)
+    return false;
+  if (isIdentityPerm(*outer))
+    return forward(g, n, n->input(0), options, "identity permutation");
+  Node *inner = producerWithOp(n->input(0), Op::kTranspose);
+  if (!inner || !inner->hasInput(0))
+    return false;
+  std::optional<std::vector<int64_t>> first = transposePerm(*inner);
+  if (!first || first->size() != outer->size())
+    return false;
+  std::vector<int64_t> composed(outer->size());
+  for (size_t i = 0; i < composed.size(); ++i)
+    composed[i] = (*first)[static_cast<size_t>((*outer)[i])];
+  if (isIdentityPerm(composed))
+    return forward(g, n, inner->input(0), options, "transposes cancel out");
+  options.debugf("{}: composed with {}", n->describe(), inner->describe());
+  n->setInput(0, inner->input(0));
+  n->setAttr("perm", Attribute(composed));
+  return true;
+}
+
+bool simplifyCast(Graph &g, Node *n, const PassOptions &options) {
+  const Attribute *to = n->findAttr("to");
+  const Value *in = n->input(0);
+  if (!to || to->kind() != AttrKind::kDType || !in || in->dtype() != to->dtype())
+    return false;
+  return forward(g, n, n->input(0), options, "cast to the same dtype");
+}
+
+/// Axes normalised against `rank` (when known) and sorted.
+std::vector<int64_t> normalizedAxes(std::vector<int64_t> axes, std::optional<int64_t> rank) {
+  for (int64_t &a : axes)
+    if (a < 0 && rank)
+      a += *rank;
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+bool simplifySqueeze(Graph &g, Node *n, const PassOptions &options) {
+  Node *inner = producerWithOp(n->input(0), Op::kUnsqueeze);
+  if (!inner || !inner->hasInput(0))
+    return false;
+  std::optional<std::vector<int64_t>> outerAxes = constantInts(n->input(1));
+  std::optional<std::vector<int64_t>> innerAxes = constantInts(inner->input(1));
+  if (!outerAxes || !innerAxes) {
+    options.debugf("{}: squeeze(unsqueeze) kept: axes are not both constant", n->describe());
+    return false;
+  }
+  const Shape &xShape = inner->input(0)->shape();
+  std::optional<int64_t> rank;
+  if (xShape.isRanked())
+    rank = xShape.rank() + static_cast<int64_t>(innerAxes->size());
+  if (normalizedAxes(*outerAxes, rank) != normalizedAxes(*innerAxes, rank)) {
+    options.debugf("{}: squeeze(unsqueeze) kept: different axes", n->describe());
+    return false;
+  }
+  return forward(g, n, inner->input(0), options, "squeeze undoes unsqueeze");
+}
+
+bool simplifyNode(Graph &g, Node *n, const PassOptions &options) {
+  if (!n->hasInput(0) || !n->output(0))
+    return false;
+  switch (n->op()) {
+  case Op::kIdentity:
+    return forward(g, n, n->input(0), options, "identity");
+  case Op::kDropout:
+    return simplifyDropout(g, n, options);
+  case Op::kReshape:
+    return simplifyReshape(g, n, options);
+  case Op::kExpand:
+    if (!sameStaticType(n->input(0), n->output(0)))
+      return false;
+    return forward(g, n, n->input(0), options, "expand to the same shape");
+  case Op::kTranspose:
+    return simplifyTranspose(g, n, options);
+  case Op::kCast:
+    return simplifyCast(g, n, options);
+  case Op::kSqueeze:
+    return simplifySqueeze(g, n, options);
+  default:
+    return false;
+  }
+}
+
+class Simplify : public Pass {
+public:
+  Expected<bool> run(Graph &g, const PassOptions &options) override {
+    constexpr int kMaxRounds = 32;
+    // Rounds repeat refusals; the log keeps each line once, in first-seen order.
+    std::ostringstream log;
+    PassOptions quiet = options;
+    quiet.debugOut = &log;
+    bool changed = false;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      bool roundChanged = false;
+      for (Node *n : g.nodes())
+        roundChanged |= simplifyNode(g, n, quiet);
+      if (!roundChanged)
+        break;
+      changed = true;
+    }
+    if (options.debug && options.debugOut) {
+      std::set<std::string> seen;
+      std::istringstream lines(log.str());
+      for (std::string line; std::getline(lines, line);)
+        if (seen.insert(line).second)
+          *options.debugOut << line << "\n";
+    }
+    return changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSimplify() { return std::make_unique<Simplify>(); }
+
+} // namespace dlc

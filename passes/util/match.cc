@@ -1,0 +1,45 @@
+#include "passes/util/match.h"
+
+namespace dlc::passes {
+
+bool isUnused(const Value *v) { return !v || (!v->hasUses() && !v->graph()->isOutput(v)); }
+
+const Tensor *constantInput(const Node &n, int i) {
+  const Value *v = n.input(i);
+  return v && v->isConstant() ? &v->constant() : nullptr;
+}
+
+std::optional<std::vector<int64_t>> constantInts(const Value *v) {
+  if (!v || !v->isConstant())
+    return std::nullopt;
+  const Tensor &t = v->constant();
+  if (!isInteger(t.dtype()) || t.rank() > 1)
+    return std::nullopt;
+  return t.toInt64Vector();
+}
+
+bool isConstantFalse(const Value *v) {
+  if (!v || !v->isConstant())
+    return false;
+  const Tensor &t = v->constant();
+  return t.numElements() == 1 && t.elementAsDouble(0) == 0.0;
+}
+
+std::optional<std::vector<int64_t>> intsAttr(const Node &n, std::string_view name) {
+  const Attribute *a = n.findAttr(name);
+  if (!a || a->kind() != AttrKind::kInts)
+    return std::nullopt;
+  return a->ints();
+}
+
+void replaceNode(Graph &g, Node *n, const std::vector<Value *> &replacements) {
+  for (int i = 0; i < n->numOutputs(); ++i) {
+    Value *out = n->output(i);
+    Value *to = i < static_cast<int>(replacements.size()) ? replacements[i] : nullptr;
+    if (out && to)
+      g.replaceAllUsesWith(out, to);
+  }
+  g.eraseNode(n);
+}
+
+} // namespace dlc::passes

@@ -1,0 +1,31 @@
+// Small questions passes ask about values and nodes, shared by several passes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace dlc::passes {
+
+/// Neither an input of any node nor a graph output (true for an absent value, nullptr).
+bool isUnused(const Value *v);
+
+/// The data behind input `i` of `n` if that input is a constant, else nullptr.
+const Tensor *constantInput(const Node &n, int i);
+
+/// The elements of a 0-D or 1-D integer constant, else nullopt.
+std::optional<std::vector<int64_t>> constantInts(const Value *v);
+
+/// A scalar (or one-element) constant whose value is zero / false, else false.
+bool isConstantFalse(const Value *v);
+
+/// An attribute of kind ints, when present with that kind.
+std::optional<std::vector<int64_t>> intsAttr(const Node &n, std::string_view name);
+
+/// Redirects every use of `n`'s outputs (and graph outputs) to `replacements` (one per
+/// output; nullptr for an output that must be unused) and erases `n`.
+void replaceNode(Graph &g, Node *n, const std::vector<Value *> &replacements);
+
+} // namespace dlc::passes

@@ -1,0 +1,149 @@
+// Pipeline strings: parsing, options, errors, the default pipelines and --help.
+#include <gtest/gtest.h>
+
+#include "passes/pass_manager.h"
+
+namespace dlc {
+namespace {
+
+std::string parseError(std::string_view text) {
+  Expected<Pipeline> p = parsePipeline(text);
+  EXPECT_FALSE(p.hasValue()) << text;
+  return p ? "" : p.status().message();
+}
+
+TEST(PipelineParse, NamesInOrder) {
+  Expected<Pipeline> p = parsePipeline(" infer-shapes , dce,cse ");
+  ASSERT_TRUE(p) << p.status().message();
+  ASSERT_EQ(p->passes.size(), 3u);
+  EXPECT_EQ(p->passes[0].name, "infer-shapes");
+  EXPECT_EQ(p->passes[1].name, "dce");
+  EXPECT_EQ(p->passes[2].name, "cse");
+  EXPECT_EQ(p->passes[1].options.pass, "dce");
+  EXPECT_EQ(p->str(), "infer-shapes,dce,cse");
+}
+
+TEST(PipelineParse, EmptyStringIsEmptyPipeline) {
+  Expected<Pipeline> p = parsePipeline("  ");
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->passes.empty());
+}
+
+TEST(PipelineParse, Options) {
+  Expected<Pipeline> p = parsePipeline("fold-constants{ size-limit = 65536 },dce");
+  ASSERT_TRUE(p) << p.status().message();
+  ASSERT_EQ(p->passes.size(), 2u);
+  const PassOptions &o = p->passes[0].options;
+  EXPECT_EQ(o.values.at("size-limit"), "65536");
+  Expected<int64_t> limit = o.getInt("size-limit", 0);
+  ASSERT_TRUE(limit);
+  EXPECT_EQ(*limit, 65536);
+  EXPECT_EQ(p->str(), "fold-constants{size-limit=65536},dce");
+  Expected<Pipeline> again = parsePipeline(p->str());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->str(), p->str());
+}
+
+TEST(PipelineParse, EmptyBracesAreNoOptions) {
+  Expected<Pipeline> p = parsePipeline("fold-constants{}");
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->passes[0].options.values.empty());
+}
+
+TEST(PipelineParse, UnknownPass) {
+  EXPECT_EQ(parseError("infer-shapes,foo"),
+            "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce");
+}
+
+TEST(PipelineParse, BadOptionValue) {
+  EXPECT_EQ(parseError("fold-constants{size-limit=big}"),
+            "pass 'fold-constants': option 'size-limit': expected an integer, got 'big'");
+  EXPECT_EQ(parseError("fold-constants{size-limit=12k}"),
+            "pass 'fold-constants': option 'size-limit': expected an integer, got '12k'");
+  EXPECT_EQ(parseError("fold-constants{size-limit=}"),
+            "pass 'fold-constants': option 'size-limit': expected an integer, got ''");
+}
+
+TEST(PipelineParse, UnknownOption) {
+  EXPECT_EQ(parseError("fold-constants{limit=3}"),
+            "pass 'fold-constants': unknown option 'limit'; known options: size-limit");
+  EXPECT_EQ(parseError("dce{aggressive=1}"),
+            "pass 'dce': unknown option 'aggressive'; it takes no options");
+}
+
+TEST(PipelineParse, MalformedText) {
+  EXPECT_EQ(parseError("dce,,cse"), "empty pass name at offset 4 of pipeline 'dce,,cse'");
+  EXPECT_EQ(parseError("dce,"), "empty pass name at offset 4 of pipeline 'dce,'");
+  EXPECT_EQ(parseError("fold-constants{size-limit=3"),
+            "pass 'fold-constants': missing '}' after its options");
+  EXPECT_EQ(parseError("fold-constants{size-limit}"),
+            "pass 'fold-constants': expected 'key=value' in options, got 'size-limit'");
+  EXPECT_EQ(parseError("fold-constants{size-limit=1,size-limit=2}"),
+            "pass 'fold-constants': option 'size-limit' is given twice");
+  EXPECT_EQ(parseError("fold-constants{size-limit=1} dce"),
+            "expected ',' after the options of pass 'fold-constants', got 'd'");
+}
+
+TEST(PassOptions, TypedGetters) {
+  PassOptions o;
+  o.values = {{"n", "-3"}, {"flag", "false"}, {"bad", "yes"}, {"s", "text"}};
+  EXPECT_EQ(*o.getInt("n", 0), -3);
+  EXPECT_EQ(*o.getInt("missing", 7), 7);
+  EXPECT_FALSE(*o.getBool("flag", true));
+  EXPECT_TRUE(*o.getBool("missing", true));
+  EXPECT_EQ(o.getBool("bad", false).status().message(),
+            "option 'bad': expected true or false, got 'yes'");
+  EXPECT_EQ(o.getString("s", ""), "text");
+  EXPECT_EQ(o.getString("missing", "d"), "d");
+  EXPECT_TRUE(o.has("s"));
+  EXPECT_FALSE(o.has("missing"));
+}
+
+TEST(PassOptions, DebugLogOnlyWhenEnabled) {
+  std::ostringstream log;
+  PassOptions o;
+  o.pass = "dce";
+  o.debugOut = &log;
+  o.debugf("first {}", 1);
+  EXPECT_EQ(log.str(), "");
+  o.debug = true;
+  o.debugf("second {}", 2);
+  EXPECT_EQ(log.str(), "[dce] second 2\n");
+}
+
+TEST(DefaultPipeline, PerOptLevel) {
+  EXPECT_EQ(defaultPipeline(0), "infer-shapes");
+  EXPECT_EQ(defaultPipeline(1), "infer-shapes,fold-constants,simplify,cse,dce,infer-shapes");
+  EXPECT_EQ(defaultPipeline(3), defaultPipeline(1));
+  for (int level : {0, 1, 2}) {
+    Expected<Pipeline> p = parsePipeline(defaultPipeline(level));
+    EXPECT_TRUE(p) << p.status().message();
+  }
+}
+
+TEST(Registry, EveryPassIsListedAndCreatable) {
+  const std::vector<PassInfo> &passes = registeredPasses();
+  ASSERT_EQ(passes.size(), 5u);
+  for (const PassInfo &p : passes) {
+    EXPECT_EQ(findPass(p.name), &p);
+    EXPECT_NE(p.create(), nullptr);
+    EXPECT_FALSE(p.summary.empty());
+  }
+  EXPECT_EQ(findPass("nope"), nullptr);
+}
+
+TEST(Registry, HelpListsNamesSummariesAndOptions) {
+  std::string help = passListHelp();
+  EXPECT_NE(
+      help.find("  dce             remove nodes and constants whose results are never used\n"),
+      std::string::npos)
+      << help;
+  EXPECT_NE(help.find("{size-limit=...} largest output, in elements, a fold may create"),
+            std::string::npos)
+      << help;
+  for (const PassInfo &p : registeredPasses())
+    EXPECT_NE(help.find(std::string(p.name)), std::string::npos);
+}
+
+} // namespace
+} // namespace dlc
