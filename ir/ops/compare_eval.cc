@@ -35,28 +35,28 @@ constexpr auto kCompare = [](auto x, auto y, bool &o) {
 };
 
 /// A bool tensor from comparing two inputs of one dtype (bool allowed only for Equal).
-template <Cmp C> EvalResult compare(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
-  DLC_RETURN_IF_ERROR(checkSameDType(node, in));
+template <Cmp C> EvalResult compare(const std::vector<Tensor> &in) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype) && !(C == Cmp::kEq && dtype == DType::kBool))
-    return noEval(node, dtype);
+    return noEval(dtype);
   Tensor a = widenHalf(in[0]), b = widenHalf(in[1]); // exact, so comparisons are too
-  Expected<Tensor> r = noEval(node, dtype);
+  Expected<Tensor> r = noEval(dtype);
   dispatch(a.dtype(),
-           [&]<typename T>() { r = zipWith<T, T, bool>(node, a, b, DType::kBool, kCompare<C>); });
+           [&]<typename T>() { r = zipWith<T, T, bool>(a, b, DType::kBool, kCompare<C>); });
   if (!r)
     return r.takeStatus();
   return std::vector<Tensor>{*r};
 }
 
 /// `f` over two bool inputs.
-template <typename F> EvalResult logic(const Node &node, const std::vector<Tensor> &in, F f) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
-  DLC_RETURN_IF_ERROR(checkSameDType(node, in));
+template <typename F> EvalResult logic(const std::vector<Tensor> &in, F f) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
   if (in[0].dtype() != DType::kBool)
-    return noEval(node, in[0].dtype());
-  DLC_ASSIGN_OR_RETURN(Tensor out, (zipWith<bool, bool, bool>(node, in[0], in[1], DType::kBool,
+    return noEval(in[0].dtype());
+  DLC_ASSIGN_OR_RETURN(Tensor out, (zipWith<bool, bool, bool>(in[0], in[1], DType::kBool,
                                                               [&](bool x, bool y, bool &o) {
                                                                 o = f(x, y);
                                                                 return true;
@@ -66,17 +66,16 @@ template <typename F> EvalResult logic(const Node &node, const std::vector<Tenso
 
 /// `f` over two inputs of one integer dtype (unsigned only when `unsignedOnly`).
 template <typename F>
-EvalResult bitwise(const Node &node, const std::vector<Tensor> &in, F f,
-                   bool unsignedOnly = false) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
-  DLC_RETURN_IF_ERROR(checkSameDType(node, in));
+EvalResult bitwise(const std::vector<Tensor> &in, F f, bool unsignedOnly = false) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
   DType dtype = in[0].dtype();
   if (!(unsignedOnly ? isUnsignedInt(dtype) : isInteger(dtype)))
-    return noEval(node, dtype);
-  Expected<Tensor> r = noEval(node, dtype);
+    return noEval(dtype);
+  Expected<Tensor> r = noEval(dtype);
   dispatch(dtype, [&]<typename T>() {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-      r = zipWith<T, T, T>(node, in[0], in[1], dtype, [&](T x, T y, T &o) {
+      r = zipWith<T, T, T>(in[0], in[1], dtype, [&](T x, T y, T &o) {
         o = f(x, y);
         return true;
       });
@@ -88,50 +87,45 @@ EvalResult bitwise(const Node &node, const std::vector<Tensor> &in, F f,
 
 } // namespace
 
-EvalResult evalEqual(const Node &n, const std::vector<Tensor> &in) {
-  return compare<Cmp::kEq>(n, in);
-}
-EvalResult evalLess(const Node &n, const std::vector<Tensor> &in) {
-  return compare<Cmp::kLt>(n, in);
-}
+EvalResult evalEqual(const Node &n, const std::vector<Tensor> &in) { return compare<Cmp::kEq>(in); }
+EvalResult evalLess(const Node &n, const std::vector<Tensor> &in) { return compare<Cmp::kLt>(in); }
 EvalResult evalLessOrEqual(const Node &n, const std::vector<Tensor> &in) {
-  return compare<Cmp::kLe>(n, in);
+  return compare<Cmp::kLe>(in);
 }
 EvalResult evalGreater(const Node &n, const std::vector<Tensor> &in) {
-  return compare<Cmp::kGt>(n, in);
+  return compare<Cmp::kGt>(in);
 }
 EvalResult evalGreaterOrEqual(const Node &n, const std::vector<Tensor> &in) {
-  return compare<Cmp::kGe>(n, in);
+  return compare<Cmp::kGe>(in);
 }
 
 EvalResult evalAnd(const Node &n, const std::vector<Tensor> &in) {
-  return logic(n, in, [](bool x, bool y) { return x && y; });
+  return logic(in, [](bool x, bool y) { return x && y; });
 }
 EvalResult evalOr(const Node &n, const std::vector<Tensor> &in) {
-  return logic(n, in, [](bool x, bool y) { return x || y; });
+  return logic(in, [](bool x, bool y) { return x || y; });
 }
 EvalResult evalXor(const Node &n, const std::vector<Tensor> &in) {
-  return logic(n, in, [](bool x, bool y) { return x != y; });
+  return logic(in, [](bool x, bool y) { return x != y; });
 }
 
 EvalResult evalBitwiseAnd(const Node &n, const std::vector<Tensor> &in) {
-  return bitwise(n, in, [](auto x, auto y) { return static_cast<decltype(x)>(x & y); });
+  return bitwise(in, [](auto x, auto y) { return static_cast<decltype(x)>(x & y); });
 }
 EvalResult evalBitwiseOr(const Node &n, const std::vector<Tensor> &in) {
-  return bitwise(n, in, [](auto x, auto y) { return static_cast<decltype(x)>(x | y); });
+  return bitwise(in, [](auto x, auto y) { return static_cast<decltype(x)>(x | y); });
 }
 EvalResult evalBitwiseXor(const Node &n, const std::vector<Tensor> &in) {
-  return bitwise(n, in, [](auto x, auto y) { return static_cast<decltype(x)>(x ^ y); });
+  return bitwise(in, [](auto x, auto y) { return static_cast<decltype(x)>(x ^ y); });
 }
 
 EvalResult evalBitShift(const Node &n, const std::vector<Tensor> &in) {
   DLC_ASSIGN_OR_RETURN(std::string dir, stringAttr(n, "direction"));
   if (dir != "LEFT" && dir != "RIGHT")
-    return invalidArgument("{}: attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"",
-                           n.describe(), dir);
+    return invalidArgument("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"", dir);
   bool left = dir == "LEFT";
   return bitwise(
-      n, in,
+      in,
       [left](auto x, auto s) {
         using T = decltype(x);
         if (static_cast<uint64_t>(s) >=
@@ -143,15 +137,14 @@ EvalResult evalBitShift(const Node &n, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalWhere(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 3));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 3));
   if (in[0].dtype() != DType::kBool)
-    return invalidArgument("{}: condition has dtype {}, expected bool", node.describe(),
-                           dtypeName(in[0].dtype()));
+    return invalidArgument("condition has dtype {}, expected bool", dtypeName(in[0].dtype()));
   if (in[1].dtype() != in[2].dtype())
-    return invalidArgument("{}: inputs 1 and 2 have different dtypes ({} vs {})", node.describe(),
+    return invalidArgument("inputs 1 and 2 have different dtypes ({} vs {})",
                            dtypeName(in[1].dtype()), dtypeName(in[2].dtype()));
   DLC_ASSIGN_OR_RETURN(BroadcastIter it,
-                       broadcastFor(node, {in[0].shape(), in[1].shape(), in[2].shape()}));
+                       BroadcastIter::make({in[0].shape(), in[1].shape(), in[2].shape()}));
   Tensor out = Tensor::zeros(in[1].dtype(), it.outShape());
   // Any dtype: elements are copied as bytes.
   size_t size = static_cast<size_t>(dtypeSize(out.dtype()));
@@ -168,20 +161,20 @@ EvalResult evalWhere(const Node &node, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalClip(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype))
-    return noEval(node, dtype);
+    return noEval(dtype);
   Tensor bounds[2];
   for (size_t i : {1, 2}) {
     if (i >= in.size() || in[i].empty())
       continue;
     const char *what = i == 1 ? "min" : "max";
     if (in[i].dtype() != dtype)
-      return invalidArgument("{}: {} has dtype {}, but the input has dtype {}", node.describe(),
-                             what, dtypeName(in[i].dtype()), dtypeName(dtype));
+      return invalidArgument("{} has dtype {}, but the input has dtype {}", what,
+                             dtypeName(in[i].dtype()), dtypeName(dtype));
     if (in[i].numElements() != 1)
-      return invalidArgument("{}: {} must be a scalar, got shape {}", node.describe(), what,
+      return invalidArgument("{} must be a scalar, got shape {}", what,
                              Shape::fromSizes(in[i].shape()).str());
     bounds[i - 1] = widenHalf(in[i]);
   }
@@ -211,15 +204,15 @@ EvalResult evalClip(const Node &node, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalCast(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   const Attribute *to = node.findAttr("to");
   if (!to || to->kind() != AttrKind::kDType || to->dtype() == DType::kUnknown)
-    return invalidArgument("{}: attribute 'to' must be a known dtype", node.describe());
+    return invalidArgument("attribute 'to' must be a known dtype");
   return std::vector<Tensor>{castTensor(in[0], to->dtype())};
 }
 
 EvalResult evalCastLike(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   return std::vector<Tensor>{castTensor(in[0], in[1].dtype())};
 }
 

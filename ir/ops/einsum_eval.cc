@@ -45,19 +45,19 @@ Expected<LabelSpace> buildLabelSpace(const Node &node, const std::vector<Tensor>
   DLC_ASSIGN_OR_RETURN(std::string equation, stringAttr(node, "equation"));
   auto parsed = parseEinsum(equation);
   if (!parsed)
-    return parsed.status().withContext(node.describe());
+    return parsed.status();
   const EinsumEquation &eq = *parsed;
   if (eq.inputs.size() != in.size())
-    return invalidArgument("{}: equation '{}' has {} input terms for {} inputs", node.describe(),
-                           equation, eq.inputs.size(), in.size());
+    return invalidArgument("equation '{}' has {} input terms for {} inputs", equation,
+                           eq.inputs.size(), in.size());
   // Dims covered by "...": the most any operand's ellipsis covers.
   int64_t ellipsisRank = 0;
   for (size_t k = 0; k < in.size(); ++k) {
     const EinsumTerm &t = eq.inputs[k];
     int64_t n = static_cast<int64_t>(t.labels.size()), r = in[k].rank();
     if ((t.ellipsis < 0 && r != n) || (t.ellipsis >= 0 && r < n))
-      return invalidArgument("{}: input {} has rank {} but its term '{}' has {} labels{}",
-                             node.describe(), k, r, t.labels, n, t.ellipsis >= 0 ? " and ..." : "");
+      return invalidArgument("input {} has rank {} but its term '{}' has {} labels{}", k, r,
+                             t.labels, n, t.ellipsis >= 0 ? " and ..." : "");
     if (t.ellipsis >= 0)
       ellipsisRank = std::max(ellipsisRank, r - n);
   }
@@ -80,8 +80,7 @@ Expected<LabelSpace> buildLabelSpace(const Node &node, const std::vector<Tensor>
       int64_t dim = in[k].shape()[static_cast<size_t>(d)];
       int64_t &size = s.size[static_cast<size_t>(id)];
       if (s.used[static_cast<size_t>(id)] && size != dim && size != 1 && dim != 1)
-        return invalidArgument("{}: label '{}' has sizes {} and {}", node.describe(), labelName(id),
-                               size, dim);
+        return invalidArgument("label '{}' has sizes {} and {}", labelName(id), size, dim);
       if (!s.used[static_cast<size_t>(id)] || size == 1)
         size = dim;
       s.used[static_cast<size_t>(id)] = true;
@@ -120,16 +119,14 @@ Expected<LabelSpace> buildLabelSpace(const Node &node, const std::vector<Tensor>
         break;
       int id = letterId(t.labels[j]);
       if (!s.used[static_cast<size_t>(id)])
-        return invalidArgument("{}: output label '{}' does not appear in any input",
-                               node.describe(), t.labels[j]);
+        return invalidArgument("output label '{}' does not appear in any input", t.labels[j]);
       if (std::count(s.outLabels.begin(), s.outLabels.end(), id) != 0)
-        return invalidArgument("{}: label '{}' appears more than once in the output",
-                               node.describe(), t.labels[j]);
+        return invalidArgument("label '{}' appears more than once in the output", t.labels[j]);
       s.outLabels.push_back(id);
     }
     if (t.ellipsis < 0 && ellipsisRank > 0)
-      return invalidArgument("{}: the output has no '...' but the inputs' ellipsis covers {} dims",
-                             node.describe(), ellipsisRank);
+      return invalidArgument("the output has no '...' but the inputs' ellipsis covers {} dims",
+                             ellipsisRank);
   } else {
     s.outLabels = ellipsisLabels;
     for (char c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
@@ -146,7 +143,7 @@ Expected<LabelSpace> buildLabelSpace(const Node &node, const std::vector<Tensor>
   }
   auto total = checkedNumElements(usedSizes, "einsum label space");
   if (!total)
-    return total.status().withContext(node.describe());
+    return total.status();
   return s;
 }
 
@@ -293,11 +290,11 @@ template <typename T> Tensor einsumByGemm(const LabelSpace &s, const std::vector
 } // namespace
 
 EvalResult evalEinsum(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, std::max<size_t>(1, in.size())));
-  DLC_RETURN_IF_ERROR(checkSameDType(node, in));
+  DLC_RETURN_IF_ERROR(checkInputs(in, std::max<size_t>(1, in.size())));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype))
-    return noEval(node, dtype);
+    return noEval(dtype);
   DLC_ASSIGN_OR_RETURN(LabelSpace s, buildLabelSpace(node, in));
   std::vector<Tensor> x;
   for (const Tensor &t : in)

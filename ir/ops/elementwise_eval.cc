@@ -15,12 +15,11 @@ namespace {
 
 /// Runs `f` over the broadcast of `a` and `b`, which share one non-half, non-bool dtype.
 template <typename F>
-Expected<Tensor> binaryOp(const Node &node, const Tensor &a, const Tensor &b, F f,
-                          const char *failure = "") {
-  Expected<Tensor> r = noEval(node, a.dtype());
+Expected<Tensor> binaryOp(const Tensor &a, const Tensor &b, F f, const char *failure = "") {
+  Expected<Tensor> r = noEval(a.dtype());
   dispatch(a.dtype(), [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>)
-      r = zipWith<T, T, T>(node, a, b, a.dtype(), f, failure);
+      r = zipWith<T, T, T>(a, b, a.dtype(), f, failure);
   });
   return r;
 }
@@ -28,16 +27,16 @@ Expected<Tensor> binaryOp(const Node &node, const Tensor &a, const Tensor &b, F 
 /// Folds `f` left to right over all inputs (one numeric dtype, all present), in the compute
 /// type; the result is still in the compute type (f32 for f16/bf16 inputs).
 template <typename F>
-Expected<Tensor> foldInputs(const Node &node, const std::vector<Tensor> &in, size_t minInputs,
-                            bool floatOnly, F f, const char *failure = "") {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, std::max(minInputs, in.size())));
-  DLC_RETURN_IF_ERROR(checkSameDType(node, in));
+Expected<Tensor> foldInputs(const std::vector<Tensor> &in, size_t minInputs, bool floatOnly, F f,
+                            const char *failure = "") {
+  DLC_RETURN_IF_ERROR(checkInputs(in, std::max(minInputs, in.size())));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype) || (floatOnly && !isFloat(dtype)))
-    return noEval(node, dtype);
+    return noEval(dtype);
   Tensor acc = widenHalf(in[0]);
   for (size_t k = 1; k < in.size(); ++k) {
-    DLC_ASSIGN_OR_RETURN(acc, binaryOp(node, acc, widenHalf(in[k]), f, failure));
+    DLC_ASSIGN_OR_RETURN(acc, binaryOp(acc, widenHalf(in[k]), f, failure));
   }
   return acc;
 }
@@ -165,56 +164,56 @@ constexpr auto kPow = [](auto x, auto e, auto &o) {
 } // namespace
 
 EvalResult evalAdd(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 2));
-  return narrowResult(foldInputs(n, in, 2, false, kAdd), in[0].dtype());
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  return narrowResult(foldInputs(in, 2, false, kAdd), in[0].dtype());
 }
 
 EvalResult evalSub(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 2));
-  return narrowResult(foldInputs(n, in, 2, false, kSub), in[0].dtype());
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  return narrowResult(foldInputs(in, 2, false, kSub), in[0].dtype());
 }
 
 EvalResult evalMul(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 2));
-  return narrowResult(foldInputs(n, in, 2, false, kMul), in[0].dtype());
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  return narrowResult(foldInputs(in, 2, false, kMul), in[0].dtype());
 }
 
 EvalResult evalDiv(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 2));
-  return narrowResult(foldInputs(n, in, 2, false, kDiv, "integer division by zero"), in[0].dtype());
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  return narrowResult(foldInputs(in, 2, false, kDiv, "integer division by zero"), in[0].dtype());
 }
 
 EvalResult evalMod(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 2));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   int64_t fmod = n.getInt("fmod");
   if (fmod != 0 && fmod != 1)
-    return invalidArgument("{}: attribute 'fmod' must be 0 or 1, got {}", n.describe(), fmod);
+    return invalidArgument("attribute 'fmod' must be 0 or 1, got {}", fmod);
   if (fmod == 0 && isFloat(in[0].dtype()))
-    return invalidArgument("{}: floating-point Mod requires fmod=1", n.describe());
+    return invalidArgument("floating-point Mod requires fmod=1");
   const char *failure = "integer modulo by zero";
-  return narrowResult(fmod ? foldInputs(n, in, 2, false, kMod<true>, failure)
-                           : foldInputs(n, in, 2, false, kMod<false>, failure),
+  return narrowResult(fmod ? foldInputs(in, 2, false, kMod<true>, failure)
+                           : foldInputs(in, 2, false, kMod<false>, failure),
                       in[0].dtype());
 }
 
 EvalResult evalMax(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 1));
-  return narrowResult(foldInputs(n, in, 1, false, kMaxMin<true>), in[0].dtype());
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
+  return narrowResult(foldInputs(in, 1, false, kMaxMin<true>), in[0].dtype());
 }
 
 EvalResult evalMin(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 1));
-  return narrowResult(foldInputs(n, in, 1, false, kMaxMin<false>), in[0].dtype());
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
+  return narrowResult(foldInputs(in, 1, false, kMaxMin<false>), in[0].dtype());
 }
 
 EvalResult evalSum(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 1));
-  return narrowResult(foldInputs(n, in, 1, true, kAdd), in[0].dtype());
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
+  return narrowResult(foldInputs(in, 1, true, kAdd), in[0].dtype());
 }
 
 EvalResult evalMean(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 1));
-  DLC_ASSIGN_OR_RETURN(Tensor sum, foldInputs(n, in, 1, true, kAdd));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
+  DLC_ASSIGN_OR_RETURN(Tensor sum, foldInputs(in, 1, true, kAdd));
   Tensor out = Tensor::zeros(sum.dtype(), sum.shape());
   auto divide = [&]<typename T>() {
     T count = static_cast<T>(in.size());
@@ -229,23 +228,23 @@ EvalResult evalMean(const Node &n, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalPow(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 2));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype) || !isNumeric(in[1].dtype()))
-    return noEval(n, isNumeric(dtype) ? in[1].dtype() : dtype);
+    return noEval(isNumeric(dtype) ? in[1].dtype() : dtype);
   Tensor base = widenHalf(in[0]);
   // The exponent, whatever its type, as i64, u64 or f64 (exact for every allowed type).
   DType et = in[1].dtype();
   Tensor e = castTensor(in[1], isFloat(et)       ? DType::kF64
                                : isSignedInt(et) ? DType::kI64
                                                  : DType::kU64);
-  Expected<Tensor> r = noEval(n, dtype);
+  Expected<Tensor> r = noEval(dtype);
   dispatch(base.dtype(), [&]<typename B>() {
     if constexpr (!std::is_same_v<B, bool>)
       dispatch(e.dtype(), [&]<typename E>() {
         if constexpr (std::is_same_v<E, int64_t> || std::is_same_v<E, uint64_t> ||
                       std::is_same_v<E, double>)
-          r = zipWith<B, E, B>(n, base, e, base.dtype(), kPow,
+          r = zipWith<B, E, B>(base, e, base.dtype(), kPow,
                                "integer zero raised to a negative power");
       });
   });
@@ -253,11 +252,11 @@ EvalResult evalPow(const Node &n, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalPRelu(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 2));
-  DLC_RETURN_IF_ERROR(checkSameDType(n, in));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype))
-    return noEval(n, dtype);
+    return noEval(dtype);
   Tensor x = widenHalf(in[0]), slope = widenHalf(in[1]);
   auto prelu = [](auto v, auto s, auto &o) {
     using T = decltype(v);
@@ -269,10 +268,10 @@ EvalResult evalPRelu(const Node &n, const std::vector<Tensor> &in) {
       o = v;
     return true;
   };
-  DLC_ASSIGN_OR_RETURN(Tensor out, binaryOp(n, x, slope, prelu));
+  DLC_ASSIGN_OR_RETURN(Tensor out, binaryOp(x, slope, prelu));
   if (out.shape() != x.shape())
-    return invalidArgument("{}: slope of shape {} does not broadcast to the input's shape {}",
-                           n.describe(), Shape::fromSizes(slope.shape()).str(),
+    return invalidArgument("slope of shape {} does not broadcast to the input's shape {}",
+                           Shape::fromSizes(slope.shape()).str(),
                            Shape::fromSizes(x.shape()).str());
   return std::vector<Tensor>{narrowTo(out, dtype)};
 }

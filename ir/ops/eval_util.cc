@@ -4,58 +4,39 @@
 
 namespace dlc::ops {
 
-Status checkInputs(const Node &node, const std::vector<Tensor> &in, size_t n) {
+Status checkInputs(const std::vector<Tensor> &in, size_t n) {
   if (in.size() < n)
-    return invalidArgument("{}: expects {} inputs, got {}", node.describe(), n, in.size());
+    return invalidArgument("expects {} inputs, got {}", n, in.size());
   for (size_t i = 0; i < n; ++i)
     if (in[i].empty())
-      return invalidArgument("{}: input {} is missing", node.describe(), i);
+      return invalidArgument("input {} is missing", i);
   return Status::ok();
 }
 
-Status checkSameDType(const Node &node, const std::vector<Tensor> &in) {
+Status checkSameDType(const std::vector<Tensor> &in) {
   for (size_t i = 1; i < in.size(); ++i)
     if (!in[i].empty() && in[i].dtype() != in[0].dtype())
-      return invalidArgument("{}: inputs 0 and {} have different dtypes ({} vs {})",
-                             node.describe(), i, dtypeName(in[0].dtype()),
-                             dtypeName(in[i].dtype()));
+      return invalidArgument("inputs 0 and {} have different dtypes ({} vs {})", i,
+                             dtypeName(in[0].dtype()), dtypeName(in[i].dtype()));
   return Status::ok();
 }
 
-Status noEval(const Node &node, DType dtype) {
-  return unimplemented("{}: no reference evaluation for dtype {}", node.describe(),
-                       dtypeName(dtype));
-}
-
-Expected<BroadcastIter> broadcastFor(const Node &node,
-                                     const std::vector<std::vector<int64_t>> &shapes) {
-  auto it = BroadcastIter::make(shapes);
-  if (!it)
-    return it.status().withContext(node.describe());
-  return it;
-}
-
-Expected<int64_t> nodeAxis(const Node &node, int64_t axis, int64_t rank) {
-  auto a = normalizeAxis(axis, rank);
-  if (!a)
-    return a.status().withContext(node.describe());
-  return a;
+Status noEval(DType dtype) {
+  return unimplemented("no reference evaluation for dtype {}", dtypeName(dtype));
 }
 
 Expected<std::string> stringAttr(const Node &node, const char *name) {
   const Attribute *a = node.findAttr(name);
   if (!a || a->kind() != AttrKind::kString)
-    return invalidArgument("{}: string attribute '{}' is missing", node.describe(), name);
+    return invalidArgument("string attribute '{}' is missing", name);
   return a->s();
 }
 
-Expected<int64_t> scalarIntInput(const Node &node, const Tensor &t, const char *what) {
+Expected<int64_t> scalarIntInput(const Tensor &t, const char *what) {
   if (!isInteger(t.dtype()))
-    return invalidArgument("{}: {} must be an integer tensor, got {}", node.describe(), what,
-                           dtypeName(t.dtype()));
+    return invalidArgument("{} must be an integer tensor, got {}", what, dtypeName(t.dtype()));
   if (t.numElements() != 1)
-    return invalidArgument("{}: {} must hold exactly one element, got {}", node.describe(), what,
-                           t.numElements());
+    return invalidArgument("{} must hold exactly one element, got {}", what, t.numElements());
   return t.elementAsInt64(0);
 }
 

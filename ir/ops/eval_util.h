@@ -1,8 +1,9 @@
-// Helpers shared by the reference evaluators (ir/ops/*_eval.cc): input checks whose errors
-// name the node, dispatch on element types, f16/bf16 handling, exact conversions to narrow
+// Helpers shared by the reference evaluators (ir/ops/*_eval.cc): input checks, dispatch on
+// element types, f16/bf16 handling, exact conversions to narrow
 // float types, and the [outer, axis, inner] view of a tensor around one axis.
 //
-// Conventions every evaluator follows: f16 and bf16 are widened to f32, computed there and
+// Conventions every evaluator follows: error messages do not name the node (evalNode and
+// fold-constants prefix its description); f16 and bf16 are widened to f32, computed there and
 // rounded once at the end; integer arithmetic wraps like unsigned machine arithmetic (never
 // undefined behaviour); float -> integer conversions truncate toward zero and saturate, NaN
 // giving 0 (what CUDA's cvt.rzi does, so GPU results compare bit for bit).
@@ -26,21 +27,17 @@ using EvalResult = Expected<std::vector<Tensor>>;
 
 // --- Checks -----------------------------------------------------------------------------------
 
-/// Error naming the node unless inputs 0..n-1 exist and are present (not empty tensors).
-Status checkInputs(const Node &node, const std::vector<Tensor> &in, size_t n);
-/// Error naming the node unless every present input has input 0's dtype.
-Status checkSameDType(const Node &node, const std::vector<Tensor> &in);
-/// The error for an element type an evaluator does not handle.
-Status noEval(const Node &node, DType dtype);
-/// A broadcast iterator over `shapes`; a broadcast error names the node.
-Expected<BroadcastIter> broadcastFor(const Node &node,
-                                     const std::vector<std::vector<int64_t>> &shapes);
-/// `axis` normalised against `rank`; the error names the node.
-Expected<int64_t> nodeAxis(const Node &node, int64_t axis, int64_t rank);
-/// A string attribute that has no default; an error naming the node when it is absent.
+/// Error unless inputs 0..n-1 exist and are present (not empty tensors).
+Status checkInputs(const std::vector<Tensor> &in, size_t n);
+/// Error unless every present input has input 0's dtype.
+Status checkSameDType(const std::vector<Tensor> &in);
+/// The error for an element type an evaluator does not handle (kUnimplemented, so that
+/// fold-constants leaves the node alone instead of failing).
+Status noEval(DType dtype);
+/// A string attribute that has no default; an error when it is absent.
 Expected<std::string> stringAttr(const Node &node, const char *name);
 /// The value of a one-element integer input (a scalar or [1]); `what` names it in errors.
-Expected<int64_t> scalarIntInput(const Node &node, const Tensor &t, const char *what);
+Expected<int64_t> scalarIntInput(const Tensor &t, const char *what);
 
 // --- Element types ----------------------------------------------------------------------------
 
@@ -115,11 +112,11 @@ void storeQuantized(Tensor &out, int64_t i, double real, int64_t zeroPoint);
 
 /// out = f(a, b) elementwise over the numpy broadcast of `a` (element type TA) and `b` (TB),
 /// into a new tensor of dtype `outType` (element type TO). `f(x, y, out&)` returns false to
-/// stop with the error "<node>: <failure>" (integer division by zero).
+/// stop with the error `failure` (integer division by zero).
 template <typename TA, typename TB, typename TO, typename F>
-Expected<Tensor> zipWith(const Node &node, const Tensor &a, const Tensor &b, DType outType, F f,
+Expected<Tensor> zipWith(const Tensor &a, const Tensor &b, DType outType, F f,
                          const char *failure = "") {
-  DLC_ASSIGN_OR_RETURN(BroadcastIter it, broadcastFor(node, {a.shape(), b.shape()}));
+  DLC_ASSIGN_OR_RETURN(BroadcastIter it, BroadcastIter::make({a.shape(), b.shape()}));
   Tensor out = Tensor::zeros(outType, it.outShape());
   const TA *x = a.data<TA>();
   const TB *y = b.data<TB>();
@@ -142,7 +139,7 @@ Expected<Tensor> zipWith(const Node &node, const Tensor &a, const Tensor &b, DTy
       ok = f(x[it.offset(0)], y[it.offset(1)], o[i]);
   }
   if (!ok)
-    return invalidArgument("{}: {}", node.describe(), failure);
+    return invalidArgument("{}", failure);
   return out;
 }
 

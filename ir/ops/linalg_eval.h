@@ -25,6 +25,6 @@ EvalResult evalEinsum(const Node &node, const std::vector<Tensor> &in);
 /// numpy matmul of `a` and `b` (same dtype): 1-D operands are promoted and the added dim
 /// dropped again, batch dims broadcast. The matrix kernel shared by MatMul and the quantized
 /// matmuls (ir/ops/matmul_eval.cc).
-Expected<Tensor> matmulTensors(const Node &node, const Tensor &a, const Tensor &b);
+Expected<Tensor> matmulTensors(const Tensor &a, const Tensor &b);
 
 } // namespace dlc::ops

@@ -23,11 +23,10 @@ struct MatMulDims {
   std::vector<int64_t> outShape; // numpy's result shape (promoted 1-D dims dropped)
 };
 
-Expected<MatMulDims> matmulDims(const Node &node, const std::vector<int64_t> &a,
-                                const std::vector<int64_t> &b) {
+Expected<MatMulDims> matmulDims(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   if (a.empty() || b.empty())
-    return invalidArgument("{}: operands must have rank >= 1, got shapes {} and {}",
-                           node.describe(), shapeStr(a), shapeStr(b));
+    return invalidArgument("operands must have rank >= 1, got shapes {} and {}", shapeStr(a),
+                           shapeStr(b));
   std::vector<int64_t> pa = a, pb = b;
   if (pa.size() == 1)
     pa.insert(pa.begin(), 1);
@@ -38,11 +37,11 @@ Expected<MatMulDims> matmulDims(const Node &node, const std::vector<int64_t> &a,
   d.k = pa.back();
   d.n = pb.back();
   if (pb[pb.size() - 2] != d.k)
-    return invalidArgument("{}: inner dimensions differ: {} vs {} (shapes {} and {})",
-                           node.describe(), d.k, pb[pb.size() - 2], shapeStr(a), shapeStr(b));
+    return invalidArgument("inner dimensions differ: {} vs {} (shapes {} and {})", d.k,
+                           pb[pb.size() - 2], shapeStr(a), shapeStr(b));
   d.aBatch.assign(pa.begin(), pa.end() - 2);
   d.bBatch.assign(pb.begin(), pb.end() - 2);
-  DLC_ASSIGN_OR_RETURN(BroadcastIter it, broadcastFor(node, {d.aBatch, d.bBatch}));
+  DLC_ASSIGN_OR_RETURN(BroadcastIter it, BroadcastIter::make({d.aBatch, d.bBatch}));
   d.outShape = it.outShape();
   if (a.size() > 1)
     d.outShape.push_back(d.m);
@@ -78,25 +77,24 @@ int64_t product(const std::vector<int64_t> &v) {
 
 /// `x - zeroPoint` as i32, with the zero point per tensor, per row (`perRow`: a 1-D zero
 /// point of length M is taken as [M, 1]) or any shape that broadcasts to x's.
-Expected<Tensor> minusZeroPoint(const Node &node, const Tensor &x, const Tensor *zp, bool perRow,
-                                const char *what) {
+Expected<Tensor> minusZeroPoint(const Tensor &x, const Tensor *zp, bool perRow, const char *what) {
   if (!isInteger(x.dtype()))
-    return noEval(node, x.dtype());
+    return noEval(x.dtype());
   Tensor xi = castTensor(x, DType::kI32);
   if (!zp || zp->empty())
     return xi;
   if (zp->dtype() != x.dtype())
-    return invalidArgument("{}: {} has dtype {}, but its input has dtype {}", node.describe(), what,
+    return invalidArgument("{} has dtype {}, but its input has dtype {}", what,
                            dtypeName(zp->dtype()), dtypeName(x.dtype()));
   std::vector<int64_t> zs = zp->shape();
   if (perRow && zs.size() == 1 && zs[0] != 1 && x.rank() >= 2)
     zs = {zs[0], 1};
-  DLC_ASSIGN_OR_RETURN(BroadcastIter it, broadcastFor(node, {x.shape(), zs}));
+  DLC_ASSIGN_OR_RETURN(BroadcastIter it, BroadcastIter::make({x.shape(), zs}));
   if (it.outShape() != x.shape())
-    return invalidArgument("{}: {} of shape {} does not broadcast to its input's shape {}",
-                           node.describe(), what, shapeStr(zp->shape()), shapeStr(x.shape()));
+    return invalidArgument("{} of shape {} does not broadcast to its input's shape {}", what,
+                           shapeStr(zp->shape()), shapeStr(x.shape()));
   Tensor z = castTensor(*zp, DType::kI32).reshaped(zs);
-  return zipWith<int32_t, int32_t, int32_t>(node, xi, z, DType::kI32,
+  return zipWith<int32_t, int32_t, int32_t>(xi, z, DType::kI32,
                                             [](int32_t v, int32_t o, int32_t &r) {
                                               r = wrapSub(v, o);
                                               return true;
@@ -150,14 +148,14 @@ double determinant(std::vector<double> &m, int64_t n) {
 
 } // namespace
 
-Expected<Tensor> matmulTensors(const Node &node, const Tensor &a0, const Tensor &b0) {
+Expected<Tensor> matmulTensors(const Tensor &a0, const Tensor &b0) {
   if (a0.dtype() != b0.dtype())
-    return invalidArgument("{}: inputs 0 and 1 have different dtypes ({} vs {})", node.describe(),
-                           dtypeName(a0.dtype()), dtypeName(b0.dtype()));
+    return invalidArgument("inputs 0 and 1 have different dtypes ({} vs {})", dtypeName(a0.dtype()),
+                           dtypeName(b0.dtype()));
   if (!isNumeric(a0.dtype()))
-    return noEval(node, a0.dtype());
-  DLC_ASSIGN_OR_RETURN(MatMulDims d, matmulDims(node, a0.shape(), b0.shape()));
-  DLC_ASSIGN_OR_RETURN(BroadcastIter it, broadcastFor(node, {d.aBatch, d.bBatch}));
+    return noEval(a0.dtype());
+  DLC_ASSIGN_OR_RETURN(MatMulDims d, matmulDims(a0.shape(), b0.shape()));
+  DLC_ASSIGN_OR_RETURN(BroadcastIter it, BroadcastIter::make({d.aBatch, d.bBatch}));
   Tensor a = widenHalf(a0), b = widenHalf(b0);
   Tensor out = Tensor::zeros(a.dtype(), d.outShape);
   int64_t batches = it.numElements();
@@ -179,36 +177,36 @@ Expected<Tensor> matmulTensors(const Node &node, const Tensor &a0, const Tensor 
 }
 
 EvalResult evalMatMul(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
-  DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(node, in[0], in[1]));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(in[0], in[1]));
   return std::vector<Tensor>{out};
 }
 
 EvalResult evalGemm(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
-  DLC_RETURN_IF_ERROR(checkSameDType(node, in));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype))
-    return noEval(node, dtype);
+    return noEval(dtype);
   for (int i : {0, 1})
     if (in[static_cast<size_t>(i)].rank() != 2)
-      return invalidArgument("{}: input {} must be 2-D, got shape {}", node.describe(),
-                             i == 0 ? "A" : "B", shapeStr(in[static_cast<size_t>(i)].shape()));
+      return invalidArgument("input {} must be 2-D, got shape {}", i == 0 ? "A" : "B",
+                             shapeStr(in[static_cast<size_t>(i)].shape()));
   bool transA = node.getInt("transA") != 0, transB = node.getInt("transB") != 0;
   const std::vector<int64_t> &sa = in[0].shape(), &sb = in[1].shape();
   int64_t m = transA ? sa[1] : sa[0], k = transA ? sa[0] : sa[1];
   int64_t kb = transB ? sb[1] : sb[0], n = transB ? sb[0] : sb[1];
   if (k != kb)
-    return invalidArgument("{}: inner dimensions differ: {} vs {} (shapes {} and {})",
-                           node.describe(), k, kb, shapeStr(sa), shapeStr(sb));
+    return invalidArgument("inner dimensions differ: {} vs {} (shapes {} and {})", k, kb,
+                           shapeStr(sa), shapeStr(sb));
   float alpha = node.getFloat("alpha"), beta = node.getFloat("beta");
   // Like the ONNX reference, beta == 0 ignores C (so NaN or inf in C do not leak through).
   bool useC = in.size() > 2 && !in[2].empty() && beta != 0.0f;
   std::vector<int64_t> cShape = useC ? in[2].shape() : std::vector<int64_t>{};
-  DLC_ASSIGN_OR_RETURN(BroadcastIter it, broadcastFor(node, {{m, n}, cShape}));
+  DLC_ASSIGN_OR_RETURN(BroadcastIter it, BroadcastIter::make({{m, n}, cShape}));
   if (it.outShape() != std::vector<int64_t>{m, n})
-    return invalidArgument("{}: C of shape {} does not broadcast to the result's shape [{},{}]",
-                           node.describe(), shapeStr(cShape), m, n);
+    return invalidArgument("C of shape {} does not broadcast to the result's shape [{},{}]",
+                           shapeStr(cShape), m, n);
   Tensor a = widenHalf(in[0]), b = widenHalf(in[1]), c = useC ? widenHalf(in[2]) : Tensor();
   Tensor out = Tensor::zeros(a.dtype(), {m, n});
   dispatch(a.dtype(), [&]<typename T>() {
@@ -243,36 +241,36 @@ EvalResult evalGemm(const Node &node, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalMatMulInteger(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   const Tensor *azp = in.size() > 2 ? &in[2] : nullptr, *bzp = in.size() > 3 ? &in[3] : nullptr;
-  DLC_ASSIGN_OR_RETURN(Tensor a, minusZeroPoint(node, in[0], azp, true, "a_zero_point"));
-  DLC_ASSIGN_OR_RETURN(Tensor b, minusZeroPoint(node, in[1], bzp, false, "b_zero_point"));
-  DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(node, a, b));
+  DLC_ASSIGN_OR_RETURN(Tensor a, minusZeroPoint(in[0], azp, true, "a_zero_point"));
+  DLC_ASSIGN_OR_RETURN(Tensor b, minusZeroPoint(in[1], bzp, false, "b_zero_point"));
+  DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(a, b));
   return std::vector<Tensor>{out};
 }
 
 // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
 EvalResult evalQLinearMatMul(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 8));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 8));
   for (size_t i : {6, 7})
     if (in[i].numElements() != 1)
-      return invalidArgument("{}: {} must be a scalar, got shape {}", node.describe(),
+      return invalidArgument("{} must be a scalar, got shape {}",
                              i == 6 ? "y_scale" : "y_zero_point", shapeStr(in[i].shape()));
   if (!isInteger(in[7].dtype()))
-    return noEval(node, in[7].dtype());
+    return noEval(in[7].dtype());
   Tensor pa = promoted(in[0], true), pb = promoted(in[3], false);
-  DLC_ASSIGN_OR_RETURN(Tensor a, minusZeroPoint(node, pa, &in[2], true, "a_zero_point"));
-  DLC_ASSIGN_OR_RETURN(Tensor b, minusZeroPoint(node, pb, &in[5], false, "b_zero_point"));
-  DLC_ASSIGN_OR_RETURN(Tensor acc, matmulTensors(node, a, b));
+  DLC_ASSIGN_OR_RETURN(Tensor a, minusZeroPoint(pa, &in[2], true, "a_zero_point"));
+  DLC_ASSIGN_OR_RETURN(Tensor b, minusZeroPoint(pb, &in[5], false, "b_zero_point"));
+  DLC_ASSIGN_OR_RETURN(Tensor acc, matmulTensors(a, b));
   // Scales line up with the product like the zero points: per row for a, per column for b.
   Tensor as = castTensor(in[1], DType::kF32), bs = castTensor(in[4], DType::kF32);
   if (as.rank() == 1 && as.numElements() != 1)
     as = as.reshaped({as.numElements(), 1});
-  DLC_ASSIGN_OR_RETURN(BroadcastIter it, broadcastFor(node, {acc.shape(), as.shape(), bs.shape()}));
+  DLC_ASSIGN_OR_RETURN(BroadcastIter it,
+                       BroadcastIter::make({acc.shape(), as.shape(), bs.shape()}));
   if (it.outShape() != acc.shape())
-    return invalidArgument("{}: scales of shapes {} and {} do not match the product's shape {}",
-                           node.describe(), shapeStr(in[1].shape()), shapeStr(in[4].shape()),
-                           shapeStr(acc.shape()));
+    return invalidArgument("scales of shapes {} and {} do not match the product's shape {}",
+                           shapeStr(in[1].shape()), shapeStr(in[4].shape()), shapeStr(acc.shape()));
   float ys = static_cast<float>(in[6].elementAsDouble(0));
   int64_t yzp = in[7].elementAsInt64(0);
   Tensor out = Tensor::zeros(in[7].dtype(), acc.shape());
@@ -285,15 +283,15 @@ EvalResult evalQLinearMatMul(const Node &node, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalDet(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   DType dtype = in[0].dtype();
   if (!isFloat(dtype))
-    return noEval(node, dtype);
+    return noEval(dtype);
   const std::vector<int64_t> &shape = in[0].shape();
   size_t r = shape.size();
   if (r < 2 || shape[r - 1] != shape[r - 2])
-    return invalidArgument("{}: input must be a batch of square matrices, got shape {}",
-                           node.describe(), shapeStr(shape));
+    return invalidArgument("input must be a batch of square matrices, got shape {}",
+                           shapeStr(shape));
   int64_t n = shape[r - 1];
   Tensor x = castTensor(in[0], DType::kF64);
   Tensor out = Tensor::zeros(dtype, std::vector<int64_t>(shape.begin(), shape.end() - 2));

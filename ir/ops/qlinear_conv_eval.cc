@@ -29,18 +29,17 @@ template <typename F> void forEachPoint(const std::vector<int64_t> &dims, F f) {
 }
 
 /// A scalar (one-element) quantization parameter; `what` names it in errors.
-Status checkScalar(const Node &node, const Tensor &t, const char *what) {
+Status checkScalar(const Tensor &t, const char *what) {
   if (t.numElements() != 1)
-    return invalidArgument("{}: {} must be a scalar, got shape {}", node.describe(), what,
-                           shapeStr(t.shape()));
+    return invalidArgument("{} must be a scalar, got shape {}", what, shapeStr(t.shape()));
   return Status::ok();
 }
 
 /// Per output channel parameter: a scalar or a 1-D tensor of M elements.
-Status checkPerChannel(const Node &node, const Tensor &t, int64_t m, const char *what) {
+Status checkPerChannel(const Tensor &t, int64_t m, const char *what) {
   if (t.numElements() != 1 && !(t.rank() == 1 && t.numElements() == m))
-    return invalidArgument("{}: {} must be a scalar or have {} elements, got shape {}",
-                           node.describe(), what, m, shapeStr(t.shape()));
+    return invalidArgument("{} must be a scalar or have {} elements, got shape {}", what, m,
+                           shapeStr(t.shape()));
   return Status::ok();
 }
 
@@ -48,40 +47,39 @@ Status checkPerChannel(const Node &node, const Tensor &t, int64_t m, const char 
 
 // Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B?.
 EvalResult evalQLinearConv(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 8));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 8));
   const Tensor &x = in[0], &w = in[3];
   for (size_t i : {0, 3, 7})
     if (!isInteger(in[i].dtype()))
-      return noEval(node, in[i].dtype());
+      return noEval(in[i].dtype());
   if (x.rank() < 3 || w.rank() != x.rank())
-    return invalidArgument("{}: x {} and w {} must have the same rank >= 3", node.describe(),
-                           shapeStr(x.shape()), shapeStr(w.shape()));
+    return invalidArgument("x {} and w {} must have the same rank >= 3", shapeStr(x.shape()),
+                           shapeStr(w.shape()));
   int64_t batch = x.shape()[0], channels = x.shape()[1], m = w.shape()[0];
   int64_t group = node.getInt("group");
   if (group < 1 || m % group != 0 || channels != w.shape()[1] * group)
-    return invalidArgument("{}: x has {} channels and w is {}, which group {} does not fit",
-                           node.describe(), channels, shapeStr(w.shape()), group);
-  DLC_RETURN_IF_ERROR(checkScalar(node, in[1], "x_scale"));
-  DLC_RETURN_IF_ERROR(checkScalar(node, in[2], "x_zero_point"));
-  DLC_RETURN_IF_ERROR(checkPerChannel(node, in[4], m, "w_scale"));
-  DLC_RETURN_IF_ERROR(checkPerChannel(node, in[5], m, "w_zero_point"));
-  DLC_RETURN_IF_ERROR(checkScalar(node, in[6], "y_scale"));
-  DLC_RETURN_IF_ERROR(checkScalar(node, in[7], "y_zero_point"));
+    return invalidArgument("x has {} channels and w is {}, which group {} does not fit", channels,
+                           shapeStr(w.shape()), group);
+  DLC_RETURN_IF_ERROR(checkScalar(in[1], "x_scale"));
+  DLC_RETURN_IF_ERROR(checkScalar(in[2], "x_zero_point"));
+  DLC_RETURN_IF_ERROR(checkPerChannel(in[4], m, "w_scale"));
+  DLC_RETURN_IF_ERROR(checkPerChannel(in[5], m, "w_zero_point"));
+  DLC_RETURN_IF_ERROR(checkScalar(in[6], "y_scale"));
+  DLC_RETURN_IF_ERROR(checkScalar(in[7], "y_zero_point"));
   bool hasBias = in.size() > 8 && !in[8].empty();
   if (hasBias && in[8].numElements() != m)
-    return invalidArgument("{}: B must have {} elements, got shape {}", node.describe(), m,
-                           shapeStr(in[8].shape()));
+    return invalidArgument("B must have {} elements, got shape {}", m, shapeStr(in[8].shape()));
 
   int64_t spatial = x.rank() - 2;
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   auto geometry = readWindowGeometry(node, spatial, &kernel, {});
   if (!geometry)
-    return geometry.status().withContext(node.describe());
+    return geometry.status();
   std::vector<int64_t> inDims(x.shape().begin() + 2, x.shape().end()), outDims, padBegin;
   for (int64_t d = 0; d < spatial; ++d) {
     auto dim = geometry->outputDim(d, Dim(inDims[static_cast<size_t>(d)]));
     if (!dim)
-      return dim.status().withContext(node.describe());
+      return dim.status();
     outDims.push_back(dim->value());
     padBegin.push_back(geometry->resolvePads(d, inDims[static_cast<size_t>(d)]).first);
   }

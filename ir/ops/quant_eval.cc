@@ -36,23 +36,21 @@ Expected<QuantLayout> quantLayout(const Node &node, const std::vector<Tensor> &i
   const Tensor &x = in[0], &scale = in[1];
   if (in.size() > 2 && !in[2].empty() && in[2].shape() != scale.shape() &&
       !(in[2].numElements() == 1 && scale.numElements() == 1))
-    return invalidArgument("{}: the zero point's shape {} differs from {}'s shape {}",
-                           node.describe(), shapeStr(in[2].shape()), scaleName,
-                           shapeStr(scale.shape()));
+    return invalidArgument("the zero point's shape {} differs from {}'s shape {}",
+                           shapeStr(in[2].shape()), scaleName, shapeStr(scale.shape()));
   QuantLayout q;
   int64_t blockSize = node.getInt("block_size");
   if (scale.numElements() == 1 && (blockSize == 0 || scale.rank() != x.rank()))
     return q; // per tensor
-  DLC_ASSIGN_OR_RETURN(int64_t axis, nodeAxis(node, node.getInt("axis"), x.rank()));
+  DLC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(node.getInt("axis"), x.rank()));
   q.split = splitAt(x.shape(), axis);
   if (blockSize < 0)
-    return invalidArgument("{}: block_size must be >= 0, got {}", node.describe(), blockSize);
+    return invalidArgument("block_size must be >= 0, got {}", blockSize);
   if (blockSize == 0) {
     if (scale.rank() != 1 || scale.numElements() != q.split.len)
-      return invalidArgument("{}: {} of shape {} is neither a scalar nor a 1-D tensor of the "
+      return invalidArgument("{} of shape {} is neither a scalar nor a 1-D tensor of the "
                              "size {} of axis {}",
-                             node.describe(), scaleName, shapeStr(scale.shape()), q.split.len,
-                             axis);
+                             scaleName, shapeStr(scale.shape()), q.split.len, axis);
     q.kind = QuantLayout::Kind::kAxis;
     return q;
   }
@@ -62,9 +60,8 @@ Expected<QuantLayout> quantLayout(const Node &node, const std::vector<Tensor> &i
   std::vector<int64_t> expected = x.shape();
   expected[static_cast<size_t>(axis)] = q.numBlocks;
   if (scale.shape() != expected)
-    return invalidArgument("{}: {} has shape {}, expected {} for blocks of {} along axis {}",
-                           node.describe(), scaleName, shapeStr(scale.shape()), shapeStr(expected),
-                           blockSize, axis);
+    return invalidArgument("{} has shape {}, expected {} for blocks of {} along axis {}", scaleName,
+                           shapeStr(scale.shape()), shapeStr(expected), blockSize, axis);
   return q;
 }
 
@@ -76,22 +73,21 @@ int64_t zeroPointAt(const std::vector<Tensor> &in, int64_t k) {
 } // namespace
 
 EvalResult evalQuantizeLinear(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   const Tensor &x = in[0];
   if (!isFloat(x.dtype()) && x.dtype() != DType::kI32)
-    return noEval(node, x.dtype());
+    return noEval(x.dtype());
   if (!isFloat(in[1].dtype()))
-    return invalidArgument("{}: y_scale must be a float tensor, got {}", node.describe(),
-                           dtypeName(in[1].dtype()));
+    return invalidArgument("y_scale must be a float tensor, got {}", dtypeName(in[1].dtype()));
   bool hasZp = in.size() > 2 && !in[2].empty();
   const Attribute *attr = node.findAttr("output_dtype");
   DType requested = attr && attr->kind() == AttrKind::kDType ? attr->dtype() : DType::kUnknown;
   if (hasZp && requested != DType::kUnknown && requested != in[2].dtype())
-    return invalidArgument("{}: output_dtype {} does not match y_zero_point's dtype {}",
-                           node.describe(), dtypeName(requested), dtypeName(in[2].dtype()));
+    return invalidArgument("output_dtype {} does not match y_zero_point's dtype {}",
+                           dtypeName(requested), dtypeName(in[2].dtype()));
   DType outType = hasZp ? in[2].dtype() : requested != DType::kUnknown ? requested : DType::kU8;
   if (!isInteger(outType))
-    return noEval(node, outType);
+    return noEval(outType);
   DLC_ASSIGN_OR_RETURN(QuantLayout q, quantLayout(node, in, "y_scale"));
   Tensor xf = widenHalf(x), scale = castTensor(in[1], DType::kF32);
   Tensor out = Tensor::zeros(outType, x.shape());
@@ -109,15 +105,14 @@ EvalResult evalQuantizeLinear(const Node &node, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalDequantizeLinear(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   const Tensor &x = in[0];
   if (!isInteger(x.dtype()))
-    return noEval(node, x.dtype());
+    return noEval(x.dtype());
   if (!isFloat(in[1].dtype()))
-    return invalidArgument("{}: x_scale must be a float tensor, got {}", node.describe(),
-                           dtypeName(in[1].dtype()));
+    return invalidArgument("x_scale must be a float tensor, got {}", dtypeName(in[1].dtype()));
   if (in.size() > 2 && !in[2].empty() && in[2].dtype() != x.dtype())
-    return invalidArgument("{}: x_zero_point has dtype {}, but x has dtype {}", node.describe(),
+    return invalidArgument("x_zero_point has dtype {}, but x has dtype {}",
                            dtypeName(in[2].dtype()), dtypeName(x.dtype()));
   DLC_ASSIGN_OR_RETURN(QuantLayout q, quantLayout(node, in, "x_scale"));
   Tensor scale = castTensor(in[1], DType::kF64); // exact
@@ -131,9 +126,9 @@ EvalResult evalDequantizeLinear(const Node &node, const std::vector<Tensor> &in)
 }
 
 EvalResult evalDynamicQuantizeLinear(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   if (!isFloat(in[0].dtype()))
-    return noEval(node, in[0].dtype());
+    return noEval(in[0].dtype());
   Tensor x = castTensor(in[0], DType::kF32); // the spec computes in f32
   const float *a = x.data<float>();
   int64_t n = x.numElements();

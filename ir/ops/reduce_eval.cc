@@ -38,12 +38,11 @@ Expected<ReducePlan> planReduce(const Node &node, const std::vector<Tensor> &in)
   bool haveAxes = in.size() > 1 && !in[1].empty() && in[1].numElements() > 0;
   if (haveAxes) {
     if (!isInteger(in[1].dtype()))
-      return invalidArgument("{}: axes must be an integer tensor, got {}", node.describe(),
-                             dtypeName(in[1].dtype()));
+      return invalidArgument("axes must be an integer tensor, got {}", dtypeName(in[1].dtype()));
     for (int64_t a : in[1].toInt64Vector()) {
-      DLC_ASSIGN_OR_RETURN(int64_t axis, nodeAxis(node, a, rank));
+      DLC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(a, rank));
       if (reduced[static_cast<size_t>(axis)])
-        return invalidArgument("{}: axis {} appears more than once in axes", node.describe(), a);
+        return invalidArgument("axis {} appears more than once in axes", a);
       reduced[static_cast<size_t>(axis)] = true;
     }
   } else if (node.getInt("noop_with_empty_axes") == 0) {
@@ -140,10 +139,9 @@ std::vector<double> reduceInDouble(const Tensor &x, const ReducePlan &p, Reduce 
 
 /// Integer mean: the sum in 64 bits (so small types do not wrap), divided with C's
 /// truncation toward zero.
-template <typename T>
-Status integerMean(const Node &node, const Tensor &x, const ReducePlan &p, Tensor &out) {
+template <typename T> Status integerMean(const Tensor &x, const ReducePlan &p, Tensor &out) {
   if (p.groupSize == 0)
-    return invalidArgument("{}: integer mean of an empty set", node.describe());
+    return invalidArgument("integer mean of an empty set");
   using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
   std::vector<W> acc(static_cast<size_t>(p.outElements), W(0));
   const T *a = x.data<T>();
@@ -159,11 +157,10 @@ Status integerMean(const Node &node, const Tensor &x, const ReducePlan &p, Tenso
 
 /// Exact integer Sum/SumSquare/L1/Prod/Max/Min in T (wrapping); bool Max/Min.
 template <typename T>
-Status reduceExact(const Node &node, const Tensor &x, const ReducePlan &p, Reduce kind,
-                   Tensor &out) {
+Status reduceExact(const Tensor &x, const ReducePlan &p, Reduce kind, Tensor &out) {
   if constexpr (!std::is_same_v<T, bool>)
     if (kind == Reduce::kMean)
-      return integerMean<T>(node, x, p, out);
+      return integerMean<T>(x, p, out);
   const T *a = x.data<T>();
   T *o = out.mutableData<T>();
   T init = kind == Reduce::kProd  ? T(1)
@@ -205,11 +202,11 @@ Status reduceExact(const Node &node, const Tensor &x, const ReducePlan &p, Reduc
 }
 
 EvalResult reduce(const Node &node, const std::vector<Tensor> &in, Reduce kind) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   DType dtype = in[0].dtype();
   bool boolOk = dtype == DType::kBool && (kind == Reduce::kMax || kind == Reduce::kMin);
   if (!isNumeric(dtype) && !boolOk)
-    return noEval(node, dtype);
+    return noEval(dtype);
   DLC_ASSIGN_OR_RETURN(ReducePlan p, planReduce(node, in));
   Tensor x = widenHalf(in[0]);
   Tensor out = Tensor::zeros(dtype, p.outShape);
@@ -219,7 +216,7 @@ EvalResult reduce(const Node &node, const std::vector<Tensor> &in, Reduce kind) 
   dispatch(x.dtype(), [&]<typename T>() {
     if constexpr (std::is_integral_v<T>) {
       if (!viaDouble) {
-        st = reduceExact<T>(node, x, p, kind, out);
+        st = reduceExact<T>(x, p, kind, out);
         return;
       }
     }
@@ -239,14 +236,14 @@ EvalResult reduce(const Node &node, const std::vector<Tensor> &in, Reduce kind) 
 
 /// The index of the largest (IsMax) or smallest element of each slice along `axis`.
 template <bool IsMax> EvalResult argReduce(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype))
-    return noEval(node, dtype);
-  DLC_ASSIGN_OR_RETURN(int64_t axis, nodeAxis(node, node.getInt("axis"), in[0].rank()));
+    return noEval(dtype);
+  DLC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(node.getInt("axis"), in[0].rank()));
   AxisSplit s = splitAt(in[0].shape(), axis);
   if (s.len == 0)
-    return invalidArgument("{}: axis {} is empty, so it has no {}", node.describe(), axis,
+    return invalidArgument("axis {} is empty, so it has no {}", axis,
                            IsMax ? "maximum" : "minimum");
   bool last = node.getInt("select_last_index") != 0;
   std::vector<int64_t> shape = in[0].shape();

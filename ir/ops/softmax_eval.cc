@@ -25,11 +25,11 @@ template <typename T> bool ranksAbove(T v, T w) {
 }
 
 EvalResult softmaxLike(const Node &node, const std::vector<Tensor> &in, Soft kind) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   DType dtype = in[0].dtype();
   if (!isFloat(dtype))
-    return noEval(node, dtype);
-  DLC_ASSIGN_OR_RETURN(int64_t axis, nodeAxis(node, node.getInt("axis"), in[0].rank()));
+    return noEval(dtype);
+  DLC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(node.getInt("axis"), in[0].rank()));
   AxisSplit s = splitAt(in[0].shape(), axis);
   Tensor x = widenHalf(in[0]);
   Tensor out = Tensor::zeros(dtype, in[0].shape());
@@ -84,16 +84,15 @@ EvalResult evalHardmax(const Node &n, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalTopK(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype))
-    return noEval(node, dtype);
-  DLC_ASSIGN_OR_RETURN(int64_t axis, nodeAxis(node, node.getInt("axis"), in[0].rank()));
-  DLC_ASSIGN_OR_RETURN(int64_t k, scalarIntInput(node, in[1], "K"));
+    return noEval(dtype);
+  DLC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(node.getInt("axis"), in[0].rank()));
+  DLC_ASSIGN_OR_RETURN(int64_t k, scalarIntInput(in[1], "K"));
   AxisSplit s = splitAt(in[0].shape(), axis);
   if (k < 0 || k > s.len)
-    return invalidArgument("{}: K = {} is outside [0, {}], the size of axis {}", node.describe(), k,
-                           s.len, axis);
+    return invalidArgument("K = {} is outside [0, {}], the size of axis {}", k, s.len, axis);
   bool largest = node.getInt("largest") != 0;
   std::vector<int64_t> shape = in[0].shape();
   shape[static_cast<size_t>(axis)] = k;
@@ -132,12 +131,12 @@ EvalResult evalTopK(const Node &node, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalCumSum(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 2));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype))
-    return noEval(node, dtype);
-  DLC_ASSIGN_OR_RETURN(int64_t a, scalarIntInput(node, in[1], "axis"));
-  DLC_ASSIGN_OR_RETURN(int64_t axis, nodeAxis(node, a, in[0].rank()));
+    return noEval(dtype);
+  DLC_ASSIGN_OR_RETURN(int64_t a, scalarIntInput(in[1], "axis"));
+  DLC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(a, in[0].rank()));
   bool exclusive = node.getInt("exclusive") != 0, reverse = node.getInt("reverse") != 0;
   AxisSplit s = splitAt(in[0].shape(), axis);
   Tensor x = widenHalf(in[0]);

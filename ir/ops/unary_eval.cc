@@ -14,11 +14,11 @@ namespace dlc::ops {
 namespace {
 
 /// out[i] = f(x[i]) for a float tensor; f is called with float (f16, bf16, f32) or double.
-template <typename F> EvalResult mapFloat(const Node &node, const std::vector<Tensor> &in, F f) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+template <typename F> EvalResult mapFloat(const std::vector<Tensor> &in, F f) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   DType dtype = in[0].dtype();
   if (!isFloat(dtype))
-    return noEval(node, dtype);
+    return noEval(dtype);
   Tensor x = widenHalf(in[0]);
   Tensor out = Tensor::zeros(x.dtype(), x.shape());
   auto run = [&]<typename T>() {
@@ -36,12 +36,11 @@ template <typename F> EvalResult mapFloat(const Node &node, const std::vector<Te
 
 /// out[i] = f(x[i]) for any numeric tensor (not bool); `signedOnly` rejects unsigned types.
 template <typename F>
-EvalResult mapNumeric(const Node &node, const std::vector<Tensor> &in, F f,
-                      bool signedOnly = false) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+EvalResult mapNumeric(const std::vector<Tensor> &in, F f, bool signedOnly = false) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   DType dtype = in[0].dtype();
   if (!isNumeric(dtype) || (signedOnly && isUnsignedInt(dtype)))
-    return noEval(node, dtype);
+    return noEval(dtype);
   Tensor x = widenHalf(in[0]);
   Tensor out = Tensor::zeros(x.dtype(), x.shape());
   dispatch(x.dtype(), [&]<typename T>() {
@@ -56,11 +55,10 @@ EvalResult mapNumeric(const Node &node, const std::vector<Tensor> &in, F f,
 }
 
 /// A bool tensor: pred(x[i]) for a float tensor.
-template <typename F>
-EvalResult predicateFloat(const Node &node, const std::vector<Tensor> &in, F pred) {
-  DLC_RETURN_IF_ERROR(checkInputs(node, in, 1));
+template <typename F> EvalResult predicateFloat(const std::vector<Tensor> &in, F pred) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   if (!isFloat(in[0].dtype()))
-    return noEval(node, in[0].dtype());
+    return noEval(in[0].dtype());
   Tensor x = widenHalf(in[0]);
   Tensor out = Tensor::zeros(DType::kBool, x.shape());
   bool *o = out.mutableData<bool>();
@@ -98,7 +96,7 @@ template <typename T> T hardSwish(T x) {
 
 #define DLC_FLOAT_UNARY(Name, expr)                                                                \
   EvalResult eval##Name(const Node &n, const std::vector<Tensor> &in) {                            \
-    return mapFloat(n, in, [](auto x) -> decltype(x) { return expr; });                            \
+    return mapFloat(in, [](auto x) -> decltype(x) { return expr; });                               \
   }
 DLC_FLOAT_UNARY(Acos, std::acos(x))
 DLC_FLOAT_UNARY(Acosh, std::acosh(x))
@@ -128,17 +126,17 @@ DLC_FLOAT_UNARY(Softsign, x / (1 + std::fabs(x)))
 #undef DLC_FLOAT_UNARY
 
 EvalResult evalIsNaN(const Node &n, const std::vector<Tensor> &in) {
-  return predicateFloat(n, in, [](auto x) { return std::isnan(x); });
+  return predicateFloat(in, [](auto x) { return std::isnan(x); });
 }
 
 EvalResult evalIsInf(const Node &n, const std::vector<Tensor> &in) {
   bool neg = n.getInt("detect_negative") != 0, pos = n.getInt("detect_positive") != 0;
-  return predicateFloat(n, in, [=](auto x) { return std::isinf(x) && (x < 0 ? neg : pos); });
+  return predicateFloat(in, [=](auto x) { return std::isinf(x) && (x < 0 ? neg : pos); });
 }
 
 EvalResult evalErf(const Node &n, const std::vector<Tensor> &in) {
   // Integer inputs are allowed: erf in double, truncated back (0 or +-1).
-  return mapNumeric(n, in, [](auto x) -> decltype(x) {
+  return mapNumeric(in, [](auto x) -> decltype(x) {
     using T = decltype(x);
     if constexpr (std::is_floating_point_v<T>)
       return std::erf(x);
@@ -148,7 +146,7 @@ EvalResult evalErf(const Node &n, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalAbs(const Node &n, const std::vector<Tensor> &in) {
-  return mapNumeric(n, in, [](auto x) -> decltype(x) {
+  return mapNumeric(in, [](auto x) -> decltype(x) {
     using T = decltype(x);
     if constexpr (std::is_floating_point_v<T>)
       return std::fabs(x);
@@ -161,7 +159,7 @@ EvalResult evalAbs(const Node &n, const std::vector<Tensor> &in) {
 
 EvalResult evalNeg(const Node &n, const std::vector<Tensor> &in) {
   return mapNumeric(
-      n, in,
+      in,
       [](auto x) -> decltype(x) {
         using T = decltype(x);
         if constexpr (std::is_floating_point_v<T>)
@@ -173,7 +171,7 @@ EvalResult evalNeg(const Node &n, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalSign(const Node &n, const std::vector<Tensor> &in) {
-  return mapNumeric(n, in, [](auto x) -> decltype(x) {
+  return mapNumeric(in, [](auto x) -> decltype(x) {
     using T = decltype(x);
     if (x > T(0))
       return T(1);
@@ -186,7 +184,7 @@ EvalResult evalSign(const Node &n, const std::vector<Tensor> &in) {
 
 EvalResult evalRelu(const Node &n, const std::vector<Tensor> &in) {
   return mapNumeric(
-      n, in,
+      in,
       [](auto x) -> decltype(x) {
         using T = decltype(x);
         if constexpr (std::is_signed_v<T>)
@@ -201,7 +199,7 @@ EvalResult evalRelu(const Node &n, const std::vector<Tensor> &in) {
 
 EvalResult evalCelu(const Node &n, const std::vector<Tensor> &in) {
   float alpha = n.getFloat("alpha");
-  return mapFloat(n, in, [=](auto x) -> decltype(x) {
+  return mapFloat(in, [=](auto x) -> decltype(x) {
     using T = decltype(x);
     return x > 0 ? x : T(alpha) * std::expm1(x / T(alpha));
   });
@@ -210,21 +208,21 @@ EvalResult evalCelu(const Node &n, const std::vector<Tensor> &in) {
 EvalResult evalElu(const Node &n, const std::vector<Tensor> &in) {
   float alpha = n.getFloat("alpha");
   return mapFloat(
-      n, in, [=](auto x) -> decltype(x) { return x < 0 ? decltype(x)(alpha) * std::expm1(x) : x; });
+      in, [=](auto x) -> decltype(x) { return x < 0 ? decltype(x)(alpha) * std::expm1(x) : x; });
 }
 
 EvalResult evalGelu(const Node &n, const std::vector<Tensor> &in) {
   const std::string &mode = n.getString("approximate");
   if (mode == "tanh")
-    return mapFloat(n, in, [](auto x) -> decltype(x) {
+    return mapFloat(in, [](auto x) -> decltype(x) {
       using T = decltype(x);
       T k = static_cast<T>(std::sqrt(2.0 / std::numbers::pi));
       return T(0.5) * x * (1 + std::tanh(k * (x + T(0.044715) * x * x * x)));
     });
   if (mode != "none")
-    return invalidArgument("{}: attribute 'approximate' must be \"none\" or \"tanh\", got \"{}\"",
-                           n.describe(), mode);
-  return mapFloat(n, in, [](auto x) -> decltype(x) {
+    return invalidArgument("attribute 'approximate' must be \"none\" or \"tanh\", got \"{}\"",
+                           mode);
+  return mapFloat(in, [](auto x) -> decltype(x) {
     using T = decltype(x);
     return T(0.5) * x * (1 + std::erf(x / static_cast<T>(std::numbers::sqrt2)));
   });
@@ -232,7 +230,7 @@ EvalResult evalGelu(const Node &n, const std::vector<Tensor> &in) {
 
 EvalResult evalHardSigmoid(const Node &n, const std::vector<Tensor> &in) {
   float alpha = n.getFloat("alpha"), beta = n.getFloat("beta");
-  return mapFloat(n, in, [=](auto x) -> decltype(x) {
+  return mapFloat(in, [=](auto x) -> decltype(x) {
     using T = decltype(x);
     T v = T(alpha) * x + T(beta);
     return v < 0 ? 0 : v > 1 ? 1 : v; // NaN passes through
@@ -241,12 +239,12 @@ EvalResult evalHardSigmoid(const Node &n, const std::vector<Tensor> &in) {
 
 EvalResult evalLeakyRelu(const Node &n, const std::vector<Tensor> &in) {
   float alpha = n.getFloat("alpha");
-  return mapFloat(n, in, [=](auto x) -> decltype(x) { return x < 0 ? decltype(x)(alpha) * x : x; });
+  return mapFloat(in, [=](auto x) -> decltype(x) { return x < 0 ? decltype(x)(alpha) * x : x; });
 }
 
 EvalResult evalSelu(const Node &n, const std::vector<Tensor> &in) {
   float alpha = n.getFloat("alpha"), gamma = n.getFloat("gamma");
-  return mapFloat(n, in, [=](auto x) -> decltype(x) {
+  return mapFloat(in, [=](auto x) -> decltype(x) {
     using T = decltype(x);
     return x > 0 ? T(gamma) * x : T(gamma) * (T(alpha) * std::expm1(x));
   });
@@ -254,7 +252,7 @@ EvalResult evalSelu(const Node &n, const std::vector<Tensor> &in) {
 
 EvalResult evalShrink(const Node &n, const std::vector<Tensor> &in) {
   double bias = n.getFloat("bias"), lambd = n.getFloat("lambd");
-  return mapNumeric(n, in, [=](auto x) -> decltype(x) {
+  return mapNumeric(in, [=](auto x) -> decltype(x) {
     using T = decltype(x);
     if constexpr (std::is_floating_point_v<T>) {
       return x < -T(lambd) ? x + T(bias) : x > T(lambd) ? x - T(bias) : T(0);
@@ -269,15 +267,15 @@ EvalResult evalShrink(const Node &n, const std::vector<Tensor> &in) {
 
 EvalResult evalThresholdedRelu(const Node &n, const std::vector<Tensor> &in) {
   float alpha = n.getFloat("alpha");
-  return mapFloat(n, in, [=](auto x) -> decltype(x) { return x > decltype(x)(alpha) ? x : 0; });
+  return mapFloat(in, [=](auto x) -> decltype(x) { return x > decltype(x)(alpha) ? x : 0; });
 }
 
 // --- Bool and bitwise -------------------------------------------------------------------------
 
 EvalResult evalNot(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   if (in[0].dtype() != DType::kBool)
-    return noEval(n, in[0].dtype());
+    return noEval(in[0].dtype());
   Tensor out = Tensor::zeros(DType::kBool, in[0].shape());
   for (int64_t i = 0; i < out.numElements(); ++i)
     out.mutableData<bool>()[i] = !in[0].data<bool>()[i];
@@ -285,10 +283,10 @@ EvalResult evalNot(const Node &n, const std::vector<Tensor> &in) {
 }
 
 EvalResult evalBitwiseNot(const Node &n, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkInputs(n, in, 1));
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
   if (!isInteger(in[0].dtype()))
-    return noEval(n, in[0].dtype());
-  return mapNumeric(n, in, [](auto x) -> decltype(x) {
+    return noEval(in[0].dtype());
+  return mapNumeric(in, [](auto x) -> decltype(x) {
     using T = decltype(x);
     if constexpr (std::is_integral_v<T>)
       return static_cast<T>(~x);

@@ -239,7 +239,7 @@ TEST_F(ReductionEval, TopKOrdersTiesByLowerIndex) {
   auto nan = eval(Op::kTopK, {f64({3}, {1, kNaN, 2}), i64({1}, {2})}, {}, 2);
   ASSERT_TRUE(nan.hasValue());
   EXPECT_EQ(ints((*nan)[1]), (std::vector<int64_t>{1, 2})); // NaN ranks above everything
-  EXPECT_EQ(evalError(Op::kTopK, {x, i64({1}, {5})}),
+  EXPECT_EQ(evalError(Op::kTopK, {x, i64({1}, {5})}, {}, 2),
             "node 'e' (TopK): K = 5 is outside [0, 4], the size of axis 1");
 }
 

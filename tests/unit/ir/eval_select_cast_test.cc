@@ -93,6 +93,8 @@ TEST_F(SelectCastEval, CastLikeTakesTheTargetsType) {
   EXPECT_EQ(r.dtype(), DType::kI32);
   EXPECT_EQ(ints(r), (std::vector<int64_t>{2, -2}));
   EXPECT_EQ(evalError(Op::kCast, {i64({}, {1})}),
+            "node 'e' (Cast): missing required attribute 'to'");
+  EXPECT_EQ(evalError(Op::kCast, {i64({}, {1})}, {{"to", DType::kUnknown}}),
             "node 'e' (Cast): attribute 'to' must be a known dtype");
 }
 

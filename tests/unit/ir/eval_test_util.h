@@ -14,16 +14,19 @@ namespace dlc::optest {
 
 class EvalTest : public OpTest {
 protected:
-  /// Evaluates a fresh node of `op` named "e" (errors read "node 'e' (Type): ...").
+  /// Evaluates, through evalNode, a fresh node of `op` named "e" whose inputs are constants
+  /// holding `inputs` (an empty tensor is an absent input). Errors read
+  /// "node 'e' (Type): ...".
   Expected<std::vector<Tensor>> eval(Op op, std::vector<Tensor> inputs, AttrMap attrs = {},
                                      int numOutputs = 1) {
-    Node *n = node(op, {}, "e", numOutputs);
+    std::vector<Value *> operands;
+    for (const Tensor &t : inputs)
+      operands.push_back(t.empty() ? nullptr : g.addConstant("c", t));
+    Node *n = node(op, operands, "e", numOutputs);
     for (auto &[k, a] : attrs)
       n->setAttr(k, a);
     EXPECT_NE(opDef(op).eval, nullptr) << opName(op);
-    if (!opDef(op).eval)
-      return unimplemented("no eval");
-    return opDef(op).eval(*n, inputs);
+    return evalNode(*n, inputs);
   }
   /// Output `index` of a successful eval (an empty tensor, and a test failure, otherwise).
   Tensor eval1(Op op, std::vector<Tensor> inputs, AttrMap attrs = {}, int index = 0,
@@ -33,8 +36,8 @@ protected:
     return r.hasValue() ? r->at(static_cast<size_t>(index)) : Tensor();
   }
   /// The error message of an eval that must fail.
-  std::string evalError(Op op, std::vector<Tensor> inputs, AttrMap attrs = {}) {
-    auto r = eval(op, std::move(inputs), std::move(attrs));
+  std::string evalError(Op op, std::vector<Tensor> inputs, AttrMap attrs = {}, int numOutputs = 1) {
+    auto r = eval(op, std::move(inputs), std::move(attrs), numOutputs);
     EXPECT_FALSE(r.hasValue());
     return r.status().message();
   }

@@ -203,7 +203,7 @@ TEST_F(UnaryEval, ErrorsNameTheNode) {
   EXPECT_EQ(evalError(Op::kGelu, {f32({1}, {1})}, {{"approximate", "fast"}}),
             "node 'e' (Gelu): attribute 'approximate' must be \"none\" or \"tanh\", got \"fast\"");
   EXPECT_EQ(evalError(Op::kExp, {}), "node 'e' (Exp): expects 1 inputs, got 0");
-  EXPECT_EQ(evalError(Op::kExp, {Tensor()}), "node 'e' (Exp): input 0 is missing");
+  EXPECT_EQ(evalError(Op::kExp, {Tensor()}), "node 'e' (Exp): required input 0 is missing");
 }
 
 } // namespace
