@@ -232,15 +232,18 @@ void addRunCommand(CLI::App &app, int &exitCode) {
       app.add_subcommand("run", "Run a model (.onnx, .pb or .dlc) on given or random inputs");
   cmd->add_option("model", args->model, "Model: .onnx/.pb (ONNX) or .dlc (dlc text IR)")
       ->required();
-  cmd->add_option("-i,--input", args->inputs, "An input from a tensor file, NAME=FILE (.npy/.pb)");
+  cmd->add_option("-i,--input", args->inputs, "An input from a tensor file, NAME=FILE (.npy/.pb)")
+      ->allow_extra_args(false);
   cmd->add_flag("--random", args->random,
                 "Fill every input not given with random values (floats in [-1,1), ints in [0,8))");
   cmd->add_option("--seed", args->seed, "Seed of --random (default 0)");
-  cmd->add_option("--dim", args->dims, "Size of a symbolic dim for --random, NAME=SIZE");
+  cmd->add_option("--dim", args->dims, "Size of a symbolic dim for --random, NAME=SIZE")
+      ->allow_extra_args(false);
   cmd->add_option("-o,--output-dir", args->outputDir, "Write each output to DIR/NAME.npy");
   cmd->add_option("--device", args->device, "cpu, gpu or auto (default: auto)");
   cmd->add_option("--compare", args->compares,
-                  "Compare an output with a tensor file, NAME=FILE; exit 1 on a mismatch");
+                  "Compare an output with a tensor file, NAME=FILE; exit 1 on a mismatch")
+      ->allow_extra_args(false);
   cmd->add_option("--rtol", args->rtol, "Relative tolerance of --compare (default 1e-4)");
   cmd->add_option("--atol", args->atol, "Absolute tolerance of --compare (default 1e-5)");
   cmd->add_option("-O", args->optLevel, "Level of the pipeline run before (0-3; default 1)")
