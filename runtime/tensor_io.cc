@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -235,6 +236,9 @@ std::string npyDescr(DType dtype) {
 }
 
 Expected<Tensor> readNpy(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return invalidArgument("{}: is a directory, not a .npy file", path);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
     return notFound("{}: cannot open file", path);

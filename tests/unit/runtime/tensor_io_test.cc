@@ -168,6 +168,9 @@ TEST(Npy, Errors) {
             p + ": unsupported .npy format version 4.0");
   EXPECT_EQ(readError(dir, std::string("\x93NUMPY\x01\x00\x50\x00{'descr'", 17)),
             p + ": truncated header");
+  std::filesystem::create_directories(dir.file("d.npy"));
+  EXPECT_EQ(readNpy(dir.file("d.npy")).status().message(),
+            dir.file("d.npy") + ": is a directory, not a .npy file");
   auto missing = readNpy(dir.file("none.npy"));
   EXPECT_EQ(missing.status().message(), dir.file("none.npy") + ": cannot open file");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
