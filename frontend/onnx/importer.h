@@ -30,27 +30,27 @@ Expected<std::unique_ptr<Graph>> importBytes(std::string_view bytes, const std::
 /// What `dlc inspect` reports about a model before (and whether or not) it imports.
 struct ModelSummary {
   int64_t irVersion = 0;
-  std::string producer;                     // producer_name and version
-  std::map<std::string, int64_t> opsets;    // domain ("" = ai.onnx) -> version
+  std::string producer;                  // producer_name and version
+  std::map<std::string, int64_t> opsets; // domain ("" = ai.onnx) -> version
   struct Io {
     std::string name;
     TensorType type;
   };
-  std::vector<Io> inputs;   // graph inputs that are not initializers
+  std::vector<Io> inputs; // graph inputs that are not initializers
   std::vector<Io> outputs;
-  std::map<std::string, int64_t> opHistogram;  // op type ("domain::Type" outside ai.onnx) -> count
+  std::map<std::string, int64_t> opHistogram; // op type ("domain::Type" outside ai.onnx) -> count
   struct Params {
-    int64_t count = 0;  // elements
+    int64_t count = 0; // elements
     int64_t bytes = 0;
   };
-  std::map<DType, Params> params;  // initializers and Constant nodes, by dtype
+  std::map<DType, Params> params; // initializers and Constant nodes, by dtype
   struct Unsupported {
     std::string domain;
     std::string opType;
     int64_t opset = 0;
     int64_t count = 0;
-    std::vector<std::string> nodes;  // up to five node names
-    std::string reason;              // "not implemented", "out of scope: training op", ...
+    std::vector<std::string> nodes; // up to five node names
+    std::string reason;             // "not implemented", "out of scope: training op", ...
   };
   std::vector<Unsupported> unsupported;
 };

@@ -301,9 +301,10 @@ namespace dlc::onnx {
 namespace {
 
 TEST(OnnxNormalize, GridSampleModesRenamedAtOpset20) {
-  for (auto [opset, legacy, canonical] :
-       {std::tuple{16, "bilinear", "linear"}, {16, "bicubic", "cubic"}, {16, "nearest", "nearest"},
-        {20, "linear", "linear"}}) {
+  for (auto [opset, legacy, canonical] : {std::tuple{16, "bilinear", "linear"},
+                                          {16, "bicubic", "cubic"},
+                                          {16, "nearest", "nearest"},
+                                          {20, "linear", "linear"}}) {
     testing::ModelBuilder m(opset);
     m.input("x", ::onnx::TensorProto::FLOAT, {1, 1, 4, 4});
     m.input("grid", ::onnx::TensorProto::FLOAT, {1, 2, 2, 2});

@@ -67,7 +67,8 @@ TEST_F(PoolTest, LpPoolOneDimensional) {
 
 TEST_F(PoolTest, PoolErrors) {
   Node *noKernel = node(Op::kMaxPool, {input("f32[1,1,4,4]")});
-  EXPECT_EQ(infer(noKernel), "error: node 'n' (MaxPool): missing required attribute 'kernel_shape'");
+  EXPECT_EQ(infer(noKernel),
+            "error: node 'n' (MaxPool): missing required attribute 'kernel_shape'");
   Node *big = node(Op::kAveragePool, {input("f32[1,1,4,4]")});
   big->setAttr("kernel_shape", ints({5, 1}));
   EXPECT_EQ(infer(big), "error: node 'n' (AveragePool): kernel extent 5 on spatial axis 0 "
