@@ -16,6 +16,7 @@
 // Values are computed in f64 and rounded once to the output type.
 #include <bit>
 #include <cmath>
+#include <numbers>
 
 #include "ir/ops/eval_compute.h"
 #include "ir/ops/misc_eval.h"
@@ -47,7 +48,7 @@ public:
   double normal(uint64_t i) const {
     const uint64_t k = i / 2;
     const double r = std::sqrt(-2.0 * std::log(1.0 - uniform(2 * k)));
-    const double t = 2.0 * M_PI * uniform(2 * k + 1);
+    const double t = 2.0 * std::numbers::pi * uniform(2 * k + 1);
     return r * (i % 2 == 0 ? std::cos(t) : std::sin(t));
   }
 

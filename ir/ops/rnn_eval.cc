@@ -181,7 +181,7 @@ void runDirection(const Problem<T> &pr, int64_t d, bool reverse, Outputs<T> &out
 Status checkShape(const Tensor &t, const std::vector<int64_t> &expect, const char *what) {
   if (t.shape() != expect)
     return invalidArgument("input {} is {} but should be {}", what, t.type().str(),
-                           Shape::fromSizes(expect).str());
+                           TensorType(t.dtype(), Shape::fromSizes(expect)).str());
   return Status::ok();
 }
 

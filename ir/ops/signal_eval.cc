@@ -7,7 +7,6 @@
 // as the reference does); `inverse` uses e^{+i...} and divides by N. STFT without a window or
 // frame_length uses one frame of the whole signal.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -101,14 +100,6 @@ double floorDivide(double a, double b) {
   if (div - floordiv > 0.5)
     floordiv += 1.0;
   return floordiv;
-}
-
-/// The mel scale's end points and step, in the precision of the edge inputs (U), as the
-/// reference computes them.
-template <typename U> std::array<double, 2> melRange(double lower, double upper, int64_t points) {
-  const U lo = U(2595) * std::log10(U(1) + static_cast<U>(lower) / U(700));
-  const U hi = U(2595) * std::log10(U(1) + static_cast<U>(upper) / U(700));
-  return {static_cast<double>(lo), static_cast<double>((hi - lo) / static_cast<U>(points))};
 }
 
 } // namespace
@@ -209,11 +200,12 @@ MiscEvalResult evalMelWeightMatrix(const Node &node, const std::vector<Tensor> &
     return invalidArgument("input sample_rate must be positive, got {}", sampleRate);
   const double lower = in[3].elementAsDouble(0), upper = in[4].elementAsDouble(0);
   const int64_t rows = dftLength / 2 + 1;
-  // mels + 2 points evenly spaced on the mel scale (the reference divides the range by the
-  // number of points), converted back to hertz and then to spectrogram bins.
-  const auto [lowMel, melStep] = in[3].dtype() == DType::kF64
-                                     ? melRange<double>(lower, upper, mels + 2)
-                                     : melRange<float>(lower, upper, mels + 2);
+  // mels + 2 points evenly spaced on the mel scale, mel(f) = 2595 log10(1 + f / 700) (the
+  // reference divides the range by the number of points), converted back to hertz and then
+  // to spectrogram bins, all in f64.
+  const double lowMel = 2595 * std::log10(1 + lower / 700);
+  const double melStep =
+      (2595 * std::log10(1 + upper / 700) - lowMel) / static_cast<double>(mels + 2);
   std::vector<int64_t> edges;
   for (int64_t i = 0; i < mels + 2; ++i) {
     const double mel = static_cast<double>(i) * melStep + lowMel;
@@ -221,8 +213,8 @@ MiscEvalResult evalMelWeightMatrix(const Node &node, const std::vector<Tensor> &
     const double bin =
         floorDivide(static_cast<double>(dftLength + 1) * hz, static_cast<double>(sampleRate));
     if (!(bin >= 0 && bin < static_cast<double>(rows)))
-      return outOfRange("mel band edge {} ({} Hz) falls outside the {} spectrogram bins", i, hz,
-                        rows);
+      return outOfRange("mel band edge {} ({:.1f} Hz) maps to spectrogram bin {}, outside [0, {})",
+                        i, hz, bin, rows);
     edges.push_back(static_cast<int64_t>(bin));
   }
   DLC_ASSIGN_OR_RETURN(Tensor out, tensor::newTensor(DType::kF64, {rows, mels}));

@@ -2,10 +2,11 @@
 // SpaceToDepth, Trilu, EyeLike, ReverseSequence. Elements are copied as bytes of the element
 // size, so every dtype works.
 //
-// Pad follows the ONNX reference: negative pads crop first, then the remaining (positive)
-// pads are filled from the cropped data. An axis cropped away entirely can only be padded in
-// constant mode; reflect needs at least two elements after cropping and pads shorter than the
-// cropped axis; edge and wrap need a non-empty axis (wrap repeats periodically).
+// Pad: negative pads crop first (as the ONNX reference does), then the remaining (positive)
+// pads are filled from the cropped data with numpy.pad's rules, which the spec's examples
+// follow: reflect and wrap repeat periodically when a pad is longer than the axis (reflect
+// with period 2 * (n - 1), a one-element axis repeating its element). An axis cropped away
+// entirely can only be padded in constant mode.
 #include <algorithm>
 #include <cstring>
 
@@ -72,20 +73,21 @@ Expected<std::vector<int64_t>> padMap(const std::string &mode, int64_t axis, int
     return invalidArgument("pads ({}, {}) crop more than axis {} of size {} holds; mode '{}' "
                            "cannot pad it",
                            begin, end, axis, dim, mode);
-  if ((pb > 0 || pe > 0) && mode == "reflect" && (m < 2 || pb > m - 1 || pe > m - 1))
-    return invalidArgument("reflect padding of axis {} by ({}, {}) needs pads shorter than the "
-                           "axis, which has {} elements after cropping",
-                           axis, pb, pe, m);
   if ((pb > 0 || pe > 0) && m == 0)
     return invalidArgument("mode '{}' cannot pad axis {}: it is empty after cropping", mode, axis);
   for (int64_t o = 0; o < outDim; ++o) {
     int64_t j = o - pb;
-    if (mode == "edge")
+    if (mode == "edge") {
       j = std::clamp<int64_t>(j, 0, m - 1);
-    else if (mode == "reflect")
-      j = j < 0 ? -j : (j >= m ? 2 * (m - 1) - j : j);
-    else // wrap
+    } else if (mode == "wrap") {
       j = ((j % m) + m) % m;
+    } else if (m == 1) { // reflect
+      j = 0;
+    } else {
+      const int64_t period = 2 * (m - 1);
+      j = ((j % period) + period) % period;
+      j = j >= m ? period - j : j;
+    }
     map[static_cast<size_t>(o)] = lo + j;
   }
   return map;
