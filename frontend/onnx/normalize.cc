@@ -99,6 +99,18 @@ Status dft(Rewriter &r) {
   return r.setInputSlot(2, r.constant("axis", Tensor::scalarI64(axis.value_or(1))), "axis");
 }
 
+// GridSample-16 named its modes bilinear/bicubic; opset 20 renamed them linear/cubic.
+Status gridSample(Rewriter &r) {
+  auto it = r.attrs.find("mode");
+  if (r.opset >= 20 || it == r.attrs.end() || it->second.kind() != AttrKind::kString)
+    return Status::ok();
+  if (it->second.s() == "bilinear")
+    it->second = Attribute("linear");
+  else if (it->second.s() == "bicubic")
+    it->second = Attribute("cubic");
+  return Status::ok();
+}
+
 // LpPool-1 / GlobalLpPool-1 gave `p` as a float; later opsets as an int.
 Status lpPool(Rewriter &r) {
   auto it = r.attrs.find("p");
@@ -170,6 +182,7 @@ const std::unordered_map<std::string_view, Rule> &rules() {
       {"BatchNormalization", batchNorm},
       {"Gemm", gemm},
       {"DFT", dft},
+      {"GridSample", gridSample},
       {"LpPool", lpPool},
       {"GlobalLpPool", lpPool},
       {"RNN", recurrent},

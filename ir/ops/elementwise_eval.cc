@@ -1,314 +1,279 @@
-#include "ir/ops/elementwise_eval.h"
-
+// Reference evaluation of the arithmetic ops with numpy broadcasting: Add, Sub, Mul, Div, Pow,
+// Mod, the variadic Max, Min, Sum and Mean, and PRelu.
+//
+// Integers: arithmetic wraps; Div truncates toward zero; Mod with fmod=0 takes the sign of
+// the divisor (Python's %), with fmod=1 the sign of the dividend (C's fmod); division or modulo
+// by zero is an error. Floats: IEEE, with Max/Min propagating NaN (numpy's maximum/minimum).
+// Variadic ops fold left to right in the compute type and round once at the end.
 #include <cmath>
-#include <cstring>
-#include <type_traits>
 
-#include "ir/ops/broadcast_iter.h"
+#include "ir/ops/elementwise_eval.h"
 
 namespace dlc::ops {
 
 namespace {
 
-/// Calls `f.template operator()<T>()` with T the storage type of `t` for the dtypes the
-/// evaluators compute in (integers, f32, f64, bool); returns false for others (f16, bf16).
-template <typename F> bool dispatch(DType t, F &&f) {
-  switch (t) {
-#define X(e, n, s, ty)                                                                             \
-  case DType::k##e:                                                                                \
-    if constexpr (!std::is_same_v<ty, uint16_t> || DType::k##e == DType::kU16) {                   \
-      f.template operator()<ty>();                                                                 \
-      return true;                                                                                 \
-    }                                                                                              \
-    return false;
-    DLC_DTYPES(X)
-#undef X
-  default:
-    return false;
+/// Runs `f` over the broadcast of `a` and `b`, which share one non-half, non-bool dtype.
+template <typename F>
+Expected<Tensor> binaryOp(const Tensor &a, const Tensor &b, F f, const char *failure = "") {
+  Expected<Tensor> r = noEval(a.dtype());
+  dispatch(a.dtype(), [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>)
+      r = zipWith<T, T, T>(a, b, a.dtype(), f, failure);
+  });
+  return r;
+}
+
+/// Folds `f` left to right over all inputs (one numeric dtype, all present), in the compute
+/// type; the result is still in the compute type (f32 for f16/bf16 inputs).
+template <typename F>
+Expected<Tensor> foldInputs(const std::vector<Tensor> &in, size_t minInputs, bool floatOnly, F f,
+                            const char *failure = "") {
+  DLC_RETURN_IF_ERROR(checkInputs(in, std::max(minInputs, in.size())));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
+  DType dtype = in[0].dtype();
+  if (!isNumeric(dtype) || (floatOnly && !isFloat(dtype)))
+    return noEval(dtype);
+  Tensor acc = widenHalf(in[0]);
+  for (size_t k = 1; k < in.size(); ++k) {
+    DLC_ASSIGN_OR_RETURN(acc, binaryOp(acc, widenHalf(in[k]), f, failure));
   }
+  return acc;
 }
 
-/// f16 and bf16 are computed in f32.
-bool isHalf(DType t) { return t == DType::kF16 || t == DType::kBF16; }
-
-Status checkPresent(const Node &node, const std::vector<Tensor> &in, size_t n) {
-  if (in.size() < n)
-    return invalidArgument("{}: expects {} inputs, got {}", node.describe(), n, in.size());
-  for (size_t i = 0; i < n; ++i)
-    if (in[i].empty())
-      return invalidArgument("{}: input {} is missing", node.describe(), i);
-  return Status::ok();
+EvalResult narrowResult(Expected<Tensor> r, DType dtype) {
+  if (!r)
+    return r.takeStatus();
+  return std::vector<Tensor>{narrowTo(*r, dtype)};
 }
 
-Status checkSameDType(const Node &node, const std::vector<Tensor> &in) {
-  for (size_t i = 1; i < in.size(); ++i)
-    if (in[i].dtype() != in[0].dtype())
-      return invalidArgument("{}: inputs 0 and {} have different dtypes ({} vs {})",
-                             node.describe(), i, dtypeName(in[0].dtype()),
-                             dtypeName(in[i].dtype()));
-  return Status::ok();
-}
+// --- Element functions: f(x, y, out&) -> false on an integer division by zero ------------------
 
-template <typename T> using Wide = std::make_unsigned_t<T>;
+constexpr auto kAdd = [](auto x, auto y, auto &o) {
+  if constexpr (std::is_floating_point_v<decltype(x)>)
+    o = x + y;
+  else
+    o = wrapAdd(x, y);
+  return true;
+};
 
-/// a op b for one element; integer results wrap; returns false on integer division by zero.
-enum class Bin : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin };
+constexpr auto kSub = [](auto x, auto y, auto &o) {
+  if constexpr (std::is_floating_point_v<decltype(x)>)
+    o = x - y;
+  else
+    o = wrapSub(x, y);
+  return true;
+};
 
-template <typename T> bool applyBin(Bin op, T a, T b, T &r) {
+constexpr auto kMul = [](auto x, auto y, auto &o) {
+  if constexpr (std::is_floating_point_v<decltype(x)>)
+    o = x * y;
+  else
+    o = wrapMul(x, y);
+  return true;
+};
+
+constexpr auto kDiv = [](auto x, auto y, auto &o) {
+  using T = decltype(x);
   if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-    case Bin::kAdd:
-      r = a + b;
-      break;
-    case Bin::kSub:
-      r = a - b;
-      break;
-    case Bin::kMul:
-      r = a * b;
-      break;
-    case Bin::kDiv:
-      r = a / b;
-      break;
-    case Bin::kMax:
-      r = std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-      break;
-    case Bin::kMin:
-      r = std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-      break;
-    }
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return false; // filtered out by the callers' dtype checks
+    o = x / y;
   } else {
-    using U = Wide<T>;
-    switch (op) {
-    case Bin::kAdd:
-      r = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-      break;
-    case Bin::kSub:
-      r = static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-      break;
-    case Bin::kMul:
-      r = static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-      break;
-    case Bin::kDiv:
-      if (b == 0)
-        return false;
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) { // a / -1 overflows for the minimum value: wrap instead
-          r = static_cast<T>(U{0} - static_cast<U>(a));
-          break;
-        }
+    if (y == T(0))
+      return false;
+    if constexpr (std::is_signed_v<T>)
+      if (y == T(-1)) { // the minimum value divided by -1 overflows: wrap instead
+        o = wrapSub(T(0), x);
+        return true;
       }
-      r = static_cast<T>(a / b);
-      break;
-    case Bin::kMax:
-      r = std::max(a, b);
-      break;
-    case Bin::kMin:
-      r = std::min(a, b);
-      break;
+    o = static_cast<T>(x / y); // C++ truncates toward zero
+  }
+  return true;
+};
+
+template <bool IsMax>
+constexpr auto kMaxMin = [](auto x, auto y, auto &o) {
+  if constexpr (std::is_floating_point_v<decltype(x)>) {
+    if (std::isnan(x) || std::isnan(y)) {
+      o = std::isnan(x) ? x : y;
+      return true;
     }
   }
+  o = IsMax ? (x < y ? y : x) : (y < x ? y : x);
+  return true;
+};
+
+template <bool Fmod>
+constexpr auto kMod = [](auto x, auto y, auto &o) {
+  using T = decltype(x);
+  if constexpr (std::is_floating_point_v<T>) {
+    o = std::fmod(x, y); // callers reject fmod=0 for floats
+  } else {
+    if (y == T(0))
+      return false;
+    if constexpr (std::is_signed_v<T>)
+      if (y == T(-1)) { // x % -1 is 0, and must not trap for the minimum value
+        o = T(0);
+        return true;
+      }
+    T r = static_cast<T>(x % y); // sign of the dividend
+    if constexpr (!Fmod && std::is_signed_v<T>)
+      if (r != T(0) && ((r < T(0)) != (y < T(0))))
+        r = static_cast<T>(r + y); // sign of the divisor; |r| < |y| so this cannot overflow
+    o = r;
+  }
+  return true;
+};
+
+/// x ** e for an integer base and an integer exponent, exactly (wrapping). A negative
+/// exponent gives 1/x**|e| truncated toward zero: 0 unless |x| == 1; false for x == 0.
+template <typename B, typename E> bool intPow(B x, E e, B &o) {
+  if constexpr (std::is_signed_v<E>) {
+    if (e < 0) {
+      if (x == B(0))
+        return false;
+      bool minusOne = false;
+      if constexpr (std::is_signed_v<B>)
+        minusOne = x == B(-1);
+      o = x == B(1) ? B(1) : minusOne ? (e % 2 == 0 ? B(1) : B(-1)) : B(0);
+      return true;
+    }
+  }
+  B result = 1, b = x;
+  for (uint64_t n = static_cast<uint64_t>(e); n != 0; n >>= 1) {
+    if (n & 1u)
+      result = wrapMul(result, b);
+    b = wrapMul(b, b);
+  }
+  o = result;
   return true;
 }
 
-/// The broadcast iterator over `shapes`; a broadcast error names the node.
-Expected<BroadcastIter> iterFor(const Node &node, const std::vector<std::vector<int64_t>> &shapes) {
-  auto it = BroadcastIter::make(shapes);
-  if (!it)
-    return it.status().withContext(node.describe());
-  return it;
-}
-
-Status noEval(const Node &node, DType dtype) {
-  return unimplemented("{}: no reference evaluation for dtype {}", node.describe(),
-                       dtypeName(dtype));
-}
-
-/// Broadcasting fold of `op` over all inputs (same dtype, numeric).
-EvalResult evalBinary(const Node &node, const std::vector<Tensor> &inRaw, Bin op, size_t n) {
-  DLC_RETURN_IF_ERROR(checkPresent(node, inRaw, n));
-  DLC_RETURN_IF_ERROR(checkSameDType(node, inRaw));
-  DType dtype = inRaw[0].dtype();
-  if (!isNumeric(dtype))
-    return noEval(node, dtype);
-  std::vector<Tensor> in = inRaw;
-  if (isHalf(dtype))
-    for (Tensor &t : in)
-      t = t.castTo(DType::kF32);
-  Tensor acc = in[0];
-  for (size_t k = 1; k < in.size(); ++k) {
-    DLC_ASSIGN_OR_RETURN(BroadcastIter it, iterFor(node, {acc.shape(), in[k].shape()}));
-    Tensor out = Tensor::zeros(acc.dtype(), it.outShape());
-    bool divByZero = false;
-    dispatch(acc.dtype(), [&]<typename T>() {
-      if constexpr (!std::is_same_v<T, bool>) {
-        const T *a = acc.data<T>(), *b = in[k].data<T>();
-        T *o = out.mutableData<T>();
-        for (int64_t i = 0; i < it.numElements() && !divByZero; ++i, it.next())
-          divByZero = !applyBin(op, a[it.offset(0)], b[it.offset(1)], o[i]);
-      }
-    });
-    if (divByZero)
-      return invalidArgument("{}: integer division by zero", node.describe());
-    acc = std::move(out);
+constexpr auto kPow = [](auto x, auto e, auto &o) {
+  using B = decltype(x);
+  using E = decltype(e);
+  if constexpr (std::is_floating_point_v<B>) {
+    o = static_cast<B>(std::pow(static_cast<double>(x), static_cast<double>(e)));
+  } else if constexpr (std::is_floating_point_v<E>) { // numpy: computed in double, truncated
+    o = truncSaturate<B>(std::pow(static_cast<double>(x), static_cast<double>(e)));
+  } else {
+    return intPow(x, e, o);
   }
-  if (isHalf(dtype))
-    acc = acc.castTo(dtype);
-  return std::vector<Tensor>{acc};
-}
-
-enum class Cmp : uint8_t { kEqual, kLess, kGreater, kAnd, kOr };
-
-/// Broadcasting comparison or logic op with a bool result.
-EvalResult evalCompare(const Node &node, const std::vector<Tensor> &inRaw, Cmp op) {
-  DLC_RETURN_IF_ERROR(checkPresent(node, inRaw, 2));
-  DLC_RETURN_IF_ERROR(checkSameDType(node, inRaw));
-  DType dtype = inRaw[0].dtype();
-  bool logic = op == Cmp::kAnd || op == Cmp::kOr;
-  if (logic != (dtype == DType::kBool) && !(op == Cmp::kEqual && dtype == DType::kBool))
-    return noEval(node, dtype);
-  Tensor a = isHalf(dtype) ? inRaw[0].castTo(DType::kF32) : inRaw[0];
-  Tensor b = isHalf(dtype) ? inRaw[1].castTo(DType::kF32) : inRaw[1];
-  DLC_ASSIGN_OR_RETURN(BroadcastIter it, iterFor(node, {a.shape(), b.shape()}));
-  Tensor out = Tensor::zeros(DType::kBool, it.outShape());
-  bool *o = out.mutableData<bool>();
-  bool ok = dispatch(a.dtype(), [&]<typename T>() {
-    const T *x = a.data<T>(), *y = b.data<T>();
-    for (int64_t i = 0; i < it.numElements(); ++i, it.next()) {
-      T u = x[it.offset(0)], v = y[it.offset(1)];
-      switch (op) {
-      case Cmp::kEqual:
-        o[i] = u == v;
-        break;
-      case Cmp::kLess:
-        o[i] = u < v;
-        break;
-      case Cmp::kGreater:
-        o[i] = u > v;
-        break;
-      case Cmp::kAnd:
-        o[i] = u && v;
-        break;
-      case Cmp::kOr:
-        o[i] = u || v;
-        break;
-      }
-    }
-  });
-  if (!ok)
-    return noEval(node, dtype);
-  return std::vector<Tensor>{out};
-}
-
-enum class Un : uint8_t { kNeg, kAbs, kNot };
-
-EvalResult evalUnary(const Node &node, const std::vector<Tensor> &in, Un op) {
-  DLC_RETURN_IF_ERROR(checkPresent(node, in, 1));
-  DType dtype = in[0].dtype();
-  if ((op == Un::kNot) != (dtype == DType::kBool))
-    return noEval(node, dtype);
-  Tensor x = isHalf(dtype) ? in[0].castTo(DType::kF32) : in[0];
-  Tensor out = Tensor::zeros(x.dtype(), x.shape());
-  bool ok = dispatch(x.dtype(), [&]<typename T>() {
-    const T *a = x.data<T>();
-    T *o = out.mutableData<T>();
-    for (int64_t i = 0; i < x.numElements(); ++i) {
-      if constexpr (std::is_same_v<T, bool>) {
-        o[i] = !a[i];
-      } else if constexpr (std::is_floating_point_v<T>) {
-        o[i] = op == Un::kNeg ? -a[i] : std::fabs(a[i]);
-      } else {
-        using U = Wide<T>;
-        U neg = U{0} - static_cast<U>(a[i]); // wraps for the minimum value, like C
-        bool negative = std::is_signed_v<T> && a[i] < 0;
-        o[i] = op == Un::kNeg || negative ? static_cast<T>(neg) : a[i];
-      }
-    }
-  });
-  if (!ok)
-    return noEval(node, dtype);
-  if (isHalf(dtype))
-    out = out.castTo(dtype);
-  return std::vector<Tensor>{out};
-}
+  return true;
+};
 
 } // namespace
 
 EvalResult evalAdd(const Node &n, const std::vector<Tensor> &in) {
-  return evalBinary(n, in, Bin::kAdd, 2);
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  return narrowResult(foldInputs(in, 2, false, kAdd), in[0].dtype());
 }
+
 EvalResult evalSub(const Node &n, const std::vector<Tensor> &in) {
-  return evalBinary(n, in, Bin::kSub, 2);
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  return narrowResult(foldInputs(in, 2, false, kSub), in[0].dtype());
 }
+
 EvalResult evalMul(const Node &n, const std::vector<Tensor> &in) {
-  return evalBinary(n, in, Bin::kMul, 2);
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  return narrowResult(foldInputs(in, 2, false, kMul), in[0].dtype());
 }
+
 EvalResult evalDiv(const Node &n, const std::vector<Tensor> &in) {
-  return evalBinary(n, in, Bin::kDiv, 2);
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  return narrowResult(foldInputs(in, 2, false, kDiv, "integer division by zero"), in[0].dtype());
 }
+
+EvalResult evalMod(const Node &n, const std::vector<Tensor> &in) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  int64_t fmod = n.getInt("fmod");
+  if (fmod != 0 && fmod != 1)
+    return invalidArgument("attribute 'fmod' must be 0 or 1, got {}", fmod);
+  if (fmod == 0 && isFloat(in[0].dtype()))
+    return invalidArgument("floating-point Mod requires fmod=1");
+  const char *failure = "integer modulo by zero";
+  return narrowResult(fmod ? foldInputs(in, 2, false, kMod<true>, failure)
+                           : foldInputs(in, 2, false, kMod<false>, failure),
+                      in[0].dtype());
+}
+
 EvalResult evalMax(const Node &n, const std::vector<Tensor> &in) {
-  return evalBinary(n, in, Bin::kMax, 1);
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
+  return narrowResult(foldInputs(in, 1, false, kMaxMin<true>), in[0].dtype());
 }
+
 EvalResult evalMin(const Node &n, const std::vector<Tensor> &in) {
-  return evalBinary(n, in, Bin::kMin, 1);
-}
-EvalResult evalEqual(const Node &n, const std::vector<Tensor> &in) {
-  return evalCompare(n, in, Cmp::kEqual);
-}
-EvalResult evalLess(const Node &n, const std::vector<Tensor> &in) {
-  return evalCompare(n, in, Cmp::kLess);
-}
-EvalResult evalGreater(const Node &n, const std::vector<Tensor> &in) {
-  return evalCompare(n, in, Cmp::kGreater);
-}
-EvalResult evalAnd(const Node &n, const std::vector<Tensor> &in) {
-  return evalCompare(n, in, Cmp::kAnd);
-}
-EvalResult evalOr(const Node &n, const std::vector<Tensor> &in) {
-  return evalCompare(n, in, Cmp::kOr);
-}
-EvalResult evalNot(const Node &n, const std::vector<Tensor> &in) {
-  return evalUnary(n, in, Un::kNot);
-}
-EvalResult evalNeg(const Node &n, const std::vector<Tensor> &in) {
-  return evalUnary(n, in, Un::kNeg);
-}
-EvalResult evalAbs(const Node &n, const std::vector<Tensor> &in) {
-  return evalUnary(n, in, Un::kAbs);
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
+  return narrowResult(foldInputs(in, 1, false, kMaxMin<false>), in[0].dtype());
 }
 
-EvalResult evalWhere(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkPresent(node, in, 3));
-  if (in[0].dtype() != DType::kBool)
-    return invalidArgument("{}: condition has dtype {}, expected bool", node.describe(),
-                           dtypeName(in[0].dtype()));
-  if (in[1].dtype() != in[2].dtype())
-    return invalidArgument("{}: inputs 1 and 2 have different dtypes ({} vs {})", node.describe(),
-                           dtypeName(in[1].dtype()), dtypeName(in[2].dtype()));
-  DLC_ASSIGN_OR_RETURN(BroadcastIter it,
-                       iterFor(node, {in[0].shape(), in[1].shape(), in[2].shape()}));
-  Tensor out = Tensor::zeros(in[1].dtype(), it.outShape());
-  // Any dtype: elements are copied as bytes.
-  size_t size = static_cast<size_t>(dtypeSize(out.dtype()));
-  const bool *cond = in[0].data<bool>();
-  const auto *x = static_cast<const uint8_t *>(in[1].raw());
-  const auto *y = static_cast<const uint8_t *>(in[2].raw());
-  auto *o = static_cast<uint8_t *>(out.mutableRaw());
-  for (int64_t i = 0; i < it.numElements(); ++i, it.next()) {
-    const uint8_t *src = cond[it.offset(0)] ? x + static_cast<size_t>(it.offset(1)) * size
-                                            : y + static_cast<size_t>(it.offset(2)) * size;
-    std::memcpy(o + static_cast<size_t>(i) * size, src, size);
-  }
-  return std::vector<Tensor>{out};
+EvalResult evalSum(const Node &n, const std::vector<Tensor> &in) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
+  return narrowResult(foldInputs(in, 1, true, kAdd), in[0].dtype());
 }
 
-EvalResult evalCast(const Node &node, const std::vector<Tensor> &in) {
-  DLC_RETURN_IF_ERROR(checkPresent(node, in, 1));
-  const Attribute *to = node.findAttr("to");
-  if (!to || to->kind() != AttrKind::kDType || to->dtype() == DType::kUnknown)
-    return invalidArgument("{}: attribute 'to' must be a known dtype", node.describe());
-  return std::vector<Tensor>{in[0].castTo(to->dtype())};
+EvalResult evalMean(const Node &n, const std::vector<Tensor> &in) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 1));
+  DLC_ASSIGN_OR_RETURN(Tensor sum, foldInputs(in, 1, true, kAdd));
+  Tensor out = Tensor::zeros(sum.dtype(), sum.shape());
+  auto divide = [&]<typename T>() {
+    T count = static_cast<T>(in.size());
+    for (int64_t i = 0; i < sum.numElements(); ++i)
+      out.mutableData<T>()[i] = sum.data<T>()[i] / count;
+  };
+  if (sum.dtype() == DType::kF64)
+    divide.template operator()<double>();
+  else
+    divide.template operator()<float>();
+  return std::vector<Tensor>{narrowTo(out, in[0].dtype())};
+}
+
+EvalResult evalPow(const Node &n, const std::vector<Tensor> &in) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DType dtype = in[0].dtype();
+  if (!isNumeric(dtype) || !isNumeric(in[1].dtype()))
+    return noEval(isNumeric(dtype) ? in[1].dtype() : dtype);
+  Tensor base = widenHalf(in[0]);
+  // The exponent, whatever its type, as i64, u64 or f64 (exact for every allowed type).
+  DType et = in[1].dtype();
+  Tensor e = castTensor(in[1], isFloat(et)       ? DType::kF64
+                               : isSignedInt(et) ? DType::kI64
+                                                 : DType::kU64);
+  Expected<Tensor> r = noEval(dtype);
+  dispatch(base.dtype(), [&]<typename B>() {
+    if constexpr (!std::is_same_v<B, bool>)
+      dispatch(e.dtype(), [&]<typename E>() {
+        if constexpr (std::is_same_v<E, int64_t> || std::is_same_v<E, uint64_t> ||
+                      std::is_same_v<E, double>)
+          r = zipWith<B, E, B>(base, e, base.dtype(), kPow,
+                               "integer zero raised to a negative power");
+      });
+  });
+  return narrowResult(std::move(r), dtype);
+}
+
+EvalResult evalPRelu(const Node &n, const std::vector<Tensor> &in) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DLC_RETURN_IF_ERROR(checkSameDType(in));
+  DType dtype = in[0].dtype();
+  if (!isNumeric(dtype))
+    return noEval(dtype);
+  Tensor x = widenHalf(in[0]), slope = widenHalf(in[1]);
+  auto prelu = [](auto v, auto s, auto &o) {
+    using T = decltype(v);
+    if constexpr (std::is_floating_point_v<T>)
+      o = v < T(0) ? s * v : v; // NaN passes through
+    else if constexpr (std::is_signed_v<T>)
+      o = v < T(0) ? wrapMul(s, v) : v;
+    else
+      o = v;
+    return true;
+  };
+  DLC_ASSIGN_OR_RETURN(Tensor out, binaryOp(x, slope, prelu));
+  if (out.shape() != x.shape())
+    return invalidArgument("slope of shape {} does not broadcast to the input's shape {}",
+                           Shape::fromSizes(slope.shape()).str(),
+                           Shape::fromSizes(x.shape()).str());
+  return std::vector<Tensor>{narrowTo(out, dtype)};
 }
 
 } // namespace dlc::ops

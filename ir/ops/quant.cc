@@ -3,6 +3,7 @@
 // its zero point (QuantizeLinear: else `output_dtype`, else u8).
 #include "ir/ops/families.h"
 #include "ir/ops/infer_checks.h"
+#include "ir/ops/quant_eval.h"
 #include "ir/ops/util.h"
 
 namespace dlc::ops {
@@ -176,7 +177,7 @@ Status inferQLinearConv(InferContext &ctx) {
   return Status::ok();
 }
 
-OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer,
+OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer, EvalFn eval,
           std::vector<AttrSpec> attrs = {}) {
   OpDef d;
   d.op = op;
@@ -186,6 +187,7 @@ OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer,
   d.fusion = FusionKind::kOpaque;
   d.attrs = std::move(attrs);
   d.infer = infer;
+  d.eval = eval;
   return d;
 }
 
@@ -193,13 +195,13 @@ OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer,
 
 std::vector<OpDef> quantOps() {
   return {
-      row(Op::kQuantizeLinear, 2, 3, 1, inferQuantize,
+      row(Op::kQuantizeLinear, 2, 3, 1, inferQuantize, evalQuantizeLinear,
           {intAttr("axis", 1), intAttr("block_size", 0),
            optionalAttr("output_dtype", AttrKind::kDType), intAttr("saturate", 1)}),
-      row(Op::kDequantizeLinear, 2, 3, 1, inferDequantize,
+      row(Op::kDequantizeLinear, 2, 3, 1, inferDequantize, evalDequantizeLinear,
           {intAttr("axis", 1), intAttr("block_size", 0)}),
-      row(Op::kDynamicQuantizeLinear, 1, 1, 3, inferDynamicQuantize),
-      row(Op::kQLinearConv, 8, 9, 1, inferQLinearConv,
+      row(Op::kDynamicQuantizeLinear, 1, 1, 3, inferDynamicQuantize, evalDynamicQuantizeLinear),
+      row(Op::kQLinearConv, 8, 9, 1, inferQLinearConv, evalQLinearConv,
           {stringAttr("auto_pad", "NOTSET"), optionalAttr("dilations", AttrKind::kInts),
            intAttr("group", 1), optionalAttr("kernel_shape", AttrKind::kInts),
            optionalAttr("pads", AttrKind::kInts), optionalAttr("strides", AttrKind::kInts)}),

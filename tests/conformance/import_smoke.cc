@@ -34,9 +34,21 @@ struct Result {
   std::string reason;
 };
 
-std::string firstLine(const std::string &s) {
-  std::string line = s.substr(0, s.find('\n'));
-  return line.size() > 160 ? line.substr(0, 157) + "..." : line;
+/// The gist of an error for the list: without the model's path (which differs between
+/// machines), on one line (a multi-line unsupported-op report is joined).
+std::string gist(const std::string &message, const std::string &path) {
+  std::string s = message;
+  if (s.rfind(path + ": ", 0) == 0)
+    s = s.substr(path.size() + 2);
+  std::string line;
+  for (char c : s) {
+    if (c == '\n')
+      c = ' ';
+    if (c == ' ' && !line.empty() && line.back() == ' ')
+      continue;
+    line += c;
+  }
+  return line.size() > 200 ? line.substr(0, 197) + "..." : line;
 }
 
 /// Declared and inferred types agree: same dtype; where the model declares a known dim the
@@ -59,10 +71,10 @@ bool matchesDeclared(const TensorType &declared, const TensorType &inferred) {
 Result runOne(const fs::path &model) {
   auto graphOr = onnx::importFile(model.string());
   if (!graphOr)
-    return {"import", firstLine(graphOr.status().message())};
+    return {"import", gist(graphOr.status().message(), model.string())};
   Graph &g = **graphOr;
   if (Status st = inferShapes(g); !st.isOk())
-    return {"infer-shapes", firstLine(st.message())};
+    return {"infer-shapes", gist(st.message(), model.string())};
   for (const Graph::Output &o : g.outputs()) {
     if (!typesCompatible(o.declared, o.value->type()) ||
         (o.declared.shape.isRanked() && o.value->shape().isRanked() &&
@@ -75,7 +87,7 @@ Result runOne(const fs::path &model) {
   std::string text = printGraph(g, full);
   auto reparsed = parseGraph(text, model.string() + ".dlc");
   if (!reparsed)
-    return {"roundtrip", firstLine(reparsed.status().message())};
+    return {"roundtrip", gist(reparsed.status().message(), model.string() + ".dlc")};
   if (printGraph(**reparsed, full) != text)
     return {"roundtrip", "re-printed text differs from the first print"};
   // `dlc opt -O1` on the re-parsed graph, verifying after every pass.
@@ -83,7 +95,7 @@ Result runOne(const fs::path &model) {
   PipelineOptions po;
   po.verifyEach = true;
   if (Status st = runPipeline(**reparsed, *pipeline, po); !st.isOk())
-    return {"pipeline", firstLine(st.message())};
+    return {"pipeline", gist(st.message(), model.string())};
   // Everything works; the node tests also declare the shapes their test data produced, which
   // a data-dependent output (shape, axes, sizes fed as graph inputs) cannot match statically.
   for (const Graph::Output &o : g.outputs()) {

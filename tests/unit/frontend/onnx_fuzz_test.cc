@@ -60,8 +60,9 @@ TEST(OnnxFuzz, CorruptedBytesFailCleanly) {
     if (iter % 50 == 0) { // the summary reads the same bytes through a file
       std::string path = dir.write("m.onnx", bytes);
       auto s = summarizeFile(path);
-      if (!s)
+      if (!s) {
         ASSERT_EQ(s.status().message().rfind(path + ": ", 0), 0u) << s.status().message();
+      }
     }
   }
   EXPECT_GT(imported, 0); // some corruptions (inside float data, names) still import

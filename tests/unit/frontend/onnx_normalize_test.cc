@@ -296,3 +296,26 @@ TEST(OnnxNormalize, NewOpsetsAreLeftAlone) {
 
 } // namespace
 } // namespace dlc::onnx
+
+namespace dlc::onnx {
+namespace {
+
+TEST(OnnxNormalize, GridSampleModesRenamedAtOpset20) {
+  for (auto [opset, legacy, canonical] :
+       {std::tuple{16, "bilinear", "linear"}, {16, "bicubic", "cubic"}, {16, "nearest", "nearest"},
+        {20, "linear", "linear"}}) {
+    testing::ModelBuilder m(opset);
+    m.input("x", ::onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+    m.input("grid", ::onnx::TensorProto::FLOAT, {1, 2, 2, 2});
+    testing::addAttr(m.node("GridSample", {"x", "grid"}, {"y"}, "gs"), "mode", legacy);
+    m.output("y");
+    std::unique_ptr<Graph> g = m.importOk();
+    ASSERT_TRUE(g);
+    Node *n = testing::producerOf(*g, "y");
+    ASSERT_TRUE(n);
+    EXPECT_EQ(n->getString("mode"), canonical) << "opset " << opset << " mode " << legacy;
+  }
+}
+
+} // namespace
+} // namespace dlc::onnx

@@ -1,0 +1,81 @@
+// Helpers shared by the nn family's reference evaluators (conv_eval.cc, pool_eval.cc,
+// norm_eval.cc, resize_eval.cc, ...), and the declarations of those evaluators (the rows in
+// conv.cc, pool.cc, norm.cc and resize.cc point at them).
+//
+// Conventions: an evaluator first runs the op's shape inference on its inputs
+// (evalOutputTypes), so evaluation agrees with inference on output shapes and on every error
+// message. Float ops compute in f32 (f32, f16, bf16: half types are widened once and the
+// result rounded once at the end) or f64 (f64). Errors do not name the node: evalNode
+// prefixes its description.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/status.h"
+#include "ir/tensor.h"
+
+namespace dlc::ops {
+
+using EvalResult = Expected<std::vector<Tensor>>;
+
+/// The op's shape inference run on `in` (every present input is a constant): one type per
+/// node output, static for every present output, else an error.
+Expected<std::vector<TensorType>> evalOutputTypes(const Node &node, const std::vector<Tensor> &in);
+
+/// A zero-filled tensor; an error when it is larger than the reference backend handles.
+Expected<Tensor> newEvalTensor(DType dtype, const std::vector<int64_t> &shape);
+
+/// The type a float op computes in: f32 for f16, bf16 and f32; f64 for f64. An error naming
+/// `what` for non-float types.
+Expected<DType> floatComputeType(DType t, std::string_view what);
+
+/// `t` converted to `compute` (shared, not copied, when it already is); empty stays empty.
+Tensor toCompute(const Tensor &t, DType compute);
+
+/// Calls `f.template operator()<T>()` with T = float for f32 and double for f64.
+template <typename F> decltype(auto) withFloatType(DType compute, F &&f) {
+  if (compute == DType::kF64)
+    return f.template operator()<double>();
+  return f.template operator()<float>();
+}
+
+/// Row-major element strides of `shape`.
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
+/// Product of shape[begin, end).
+int64_t sizeProduct(const std::vector<int64_t> &shape, size_t begin, size_t end);
+
+// --- The evaluators -----------------------------------------------------------------------------
+// conv_eval.cc
+EvalResult evalConv(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalConvTranspose(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalConvInteger(const Node &node, const std::vector<Tensor> &in);
+// pool_eval.cc
+EvalResult evalAveragePool(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalMaxPool(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalLpPool(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalGlobalAveragePool(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalGlobalMaxPool(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalGlobalLpPool(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalMaxUnpool(const Node &node, const std::vector<Tensor> &in);
+// roi_eval.cc
+EvalResult evalRoiAlign(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalMaxRoiPool(const Node &node, const std::vector<Tensor> &in);
+// norm_eval.cc
+EvalResult evalBatchNormalization(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalInstanceNormalization(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalGroupNormalization(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalLayerNormalization(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalMeanVarianceNormalization(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalLpNormalization(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalLRN(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalDropout(const Node &node, const std::vector<Tensor> &in);
+// resize_eval.cc
+EvalResult evalResize(const Node &node, const std::vector<Tensor> &in);
+// sample_eval.cc
+EvalResult evalGridSample(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalCol2Im(const Node &node, const std::vector<Tensor> &in);
+
+} // namespace dlc::ops
