@@ -74,7 +74,7 @@ MiscEvalResult evalRandomNormal(const Node &node, const std::vector<Tensor> &in)
   double *v = probe.mutableData<double>();
   for (int64_t i = 0; i < probe.numElements(); ++i)
     v[i] = mean + scale * stream.normal(static_cast<uint64_t>(i));
-  return std::vector<Tensor>{probe.castTo(types[0].dtype)};
+  return std::vector<Tensor>{castTensor(probe, types[0].dtype)};
 }
 
 MiscEvalResult evalRandomUniform(const Node &node, const std::vector<Tensor> &in) {
@@ -86,7 +86,7 @@ MiscEvalResult evalRandomUniform(const Node &node, const std::vector<Tensor> &in
   double *v = probe.mutableData<double>();
   for (int64_t i = 0; i < probe.numElements(); ++i)
     v[i] = low + (high - low) * stream.uniform(static_cast<uint64_t>(i));
-  return std::vector<Tensor>{probe.castTo(types[0].dtype)};
+  return std::vector<Tensor>{castTensor(probe, types[0].dtype)};
 }
 
 MiscEvalResult evalBernoulli(const Node &node, const std::vector<Tensor> &in) {
@@ -99,7 +99,7 @@ MiscEvalResult evalBernoulli(const Node &node, const std::vector<Tensor> &in) {
   double *v = probe.mutableData<double>();
   for (int64_t i = 0; i < p.numElements(); ++i)
     v[i] = stream.uniform(static_cast<uint64_t>(i)) < p.elementAsDouble(i) ? 1.0 : 0.0;
-  return std::vector<Tensor>{probe.castTo(types[0].dtype)};
+  return std::vector<Tensor>{castTensor(probe, types[0].dtype)};
 }
 
 MiscEvalResult evalMultinomial(const Node &node, const std::vector<Tensor> &in) {
@@ -138,7 +138,7 @@ MiscEvalResult evalMultinomial(const Node &node, const std::vector<Tensor> &in) 
       out.mutableData<int64_t>()[b * samples + s] = pick;
     }
   }
-  return std::vector<Tensor>{out.castTo(types[0].dtype)};
+  return std::vector<Tensor>{castTensor(out, types[0].dtype)};
 }
 
 } // namespace dlc::ops

@@ -43,7 +43,7 @@ MiscEvalResult evalWindow(const Node &node, const std::vector<Tensor> &in, Windo
       break;
     }
   }
-  return std::vector<Tensor>{out.castTo(types[0].dtype)};
+  return std::vector<Tensor>{castTensor(out, types[0].dtype)};
 }
 
 /// cos and sin of 2 pi m / N for m in [0, N).
@@ -229,7 +229,7 @@ MiscEvalResult evalMelWeightMatrix(const Node &node, const std::vector<Tensor> &
     for (int64_t j = center; j < right; ++j)
       w[j * mels + i] = static_cast<double>(right - j) / static_cast<double>(right - center);
   }
-  return std::vector<Tensor>{out.castTo(types[0].dtype)};
+  return std::vector<Tensor>{castTensor(out, types[0].dtype)};
 }
 
 } // namespace dlc::ops

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ir/ops/eval_compute.h"
+#include "ir/ops/eval_util.h"
 #include "ir/ops/tensor_internal.h"
 
 namespace dlc::ops::tensor {
@@ -101,14 +101,13 @@ struct ScatterStep {
   int64_t dst, src;
 };
 
-/// data with the steps applied in order, computed in computeDType(data).
+/// data with the steps applied in order (f16/bf16 computed in f32, rounded once).
 Expected<Tensor> applyScatter(const Tensor &data, const Tensor &updates,
                               const std::vector<ScatterStep> &steps, int64_t count,
                               Reduction reduction) {
-  const DType ct = computeDType(data.dtype());
-  Tensor work = ct == data.dtype() ? data.clone() : data.castTo(ct);
-  const Tensor upd = updates.castTo(ct);
-  bool ok = visitNativeDType(ct, [&]<typename T>() {
+  Tensor work = isHalf(data.dtype()) ? widenHalf(data) : data.clone();
+  const Tensor upd = widenHalf(updates);
+  bool ok = dispatch(work.dtype(), [&]<typename T>() {
     T *out = work.mutableData<T>();
     const T *in = upd.data<T>();
     for (const ScatterStep &s : steps)
@@ -116,8 +115,8 @@ Expected<Tensor> applyScatter(const Tensor &data, const Tensor &updates,
         out[s.dst + i] = combine<T>(reduction, out[s.dst + i], in[s.src + i]);
   });
   if (!ok)
-    return unimplemented("scatter on {} is not supported", dtypeName(data.dtype()));
-  return work.castTo(data.dtype());
+    return noEval(data.dtype());
+  return narrowTo(work, data.dtype());
 }
 
 /// The offset of the slice that `tuple` (k indices into the leading dims of `shape` from

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/ops/eval_util.h"
 #include "ir/ops/tensor_internal.h"
 
 namespace dlc::ops::tensor {
@@ -119,7 +120,7 @@ Expected<Tensors> evalPad(const Node &node, const Tensors &inputs) {
     const Tensor &cv = inputs[2];
     if (cv.numElements() != 1)
       return invalidArgument("constant_value must hold one element, got {}", cv.type().str());
-    std::memcpy(fill.data(), cv.castTo(data.dtype()).raw(), es);
+    std::memcpy(fill.data(), castTensor(cv, data.dtype()).raw(), es);
   }
   const std::string &mode = node.getString("mode");
   const std::vector<int64_t> outShape = types[0].shape.sizes();

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "ir/ops/eval_compute.h"
+#include "ir/ops/eval_util.h"
 #include "ir/ops/tensor_internal.h"
 
 namespace dlc::ops::tensor {
@@ -153,11 +153,10 @@ Expected<Tensors> evalUnique(const Node &node, const Tensors &inputs) {
   DLC_ASSIGN_OR_RETURN(Tensor rows, newTensor(in.dtype(), {dim, outer, inner}));
   stridedCopy(in, rows, 0, {inner, dim * inner, 1});
   const int64_t len = outer * inner;
-  const Tensor keys = rows.castTo(computeDType(in.dtype()));
+  const Tensor keys = widenHalf(rows);
   Groups g;
-  if (!visitNativeDType(keys.dtype(),
-                        [&]<typename T>() { g = groupRows<T>(keys.data<T>(), dim, len); }))
-    return unimplemented("Unique on {} is not supported", dtypeName(in.dtype()));
+  if (!dispatch(keys.dtype(), [&]<typename T>() { g = groupRows<T>(keys.data<T>(), dim, len); }))
+    return noEval(in.dtype());
   if (node.getInt("sorted") == 0)
     orderByFirstOccurrence(g);
 
