@@ -46,30 +46,47 @@ MiscEvalResult evalWindow(const Node &node, const std::vector<Tensor> &in, Windo
   return std::vector<Tensor>{castTensor(out, types[0].dtype)};
 }
 
-/// cos and sin of 2 pi m / N for m in [0, N).
-struct Twiddles {
-  explicit Twiddles(int64_t n) : n(n) {
-    for (int64_t m = 0; m < n; ++m) {
-      cos.push_back(std::cos(2 * kPi * static_cast<double>(m) / static_cast<double>(n)));
-      sin.push_back(std::sin(2 * kPi * static_cast<double>(m) / static_cast<double>(n)));
+/// cos and sin of 2 pi m / N for m in [0, N): a table up to kMaxTable entries (a huge
+/// dft_length on a short signal must not allocate N entries), computed on the fly beyond.
+class Twiddles {
+public:
+  static constexpr int64_t kMaxTable = int64_t{1} << 20;
+  explicit Twiddles(int64_t n) : n_(n) {
+    for (int64_t m = 0; n <= kMaxTable && m < n; ++m) {
+      cos_.push_back(std::cos(angle(m)));
+      sin_.push_back(std::sin(angle(m)));
     }
   }
-  int64_t n;
-  std::vector<double> cos, sin;
+  int64_t size() const { return n_; }
+  double cos(int64_t m) const {
+    return cos_.empty() ? std::cos(angle(m)) : cos_[static_cast<size_t>(m)];
+  }
+  double sin(int64_t m) const {
+    return sin_.empty() ? std::sin(angle(m)) : sin_[static_cast<size_t>(m)];
+  }
+
+private:
+  double angle(int64_t m) const {
+    return 2 * kPi * static_cast<double>(m) / static_cast<double>(n_);
+  }
+  int64_t n_;
+  std::vector<double> cos_, sin_;
 };
 
 /// Bins [0, bins) of the length-N transform of the complex signal (re, im) of `len` samples
 /// (zero-padded or truncated to N), as (re, im) pairs at out[2k], out[2k+1].
 void transform(const double *re, const double *im, int64_t len, const Twiddles &tw, int64_t bins,
                bool inverse, double *out) {
-  const int64_t n = std::min(len, tw.n);
-  const double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / static_cast<double>(tw.n) : 1;
+  const int64_t n = std::min(len, tw.size());
+  const double sign = inverse ? 1.0 : -1.0;
+  const double scale = inverse ? 1.0 / static_cast<double>(tw.size()) : 1.0;
   for (int64_t k = 0; k < bins; ++k) {
     double sr = 0, si = 0;
     for (int64_t t = 0; t < n; ++t) {
-      const size_t m = static_cast<size_t>((static_cast<uint64_t>(k) * static_cast<uint64_t>(t)) %
-                                           static_cast<uint64_t>(tw.n));
-      const double c = tw.cos[m], s = sign * tw.sin[m];
+      const auto m =
+          static_cast<int64_t>((static_cast<unsigned __int128>(k) * static_cast<uint64_t>(t)) %
+                               static_cast<uint64_t>(tw.size()));
+      const double c = tw.cos(m), s = sign * tw.sin(m);
       sr += re[t] * c - im[t] * s;
       si += re[t] * s + im[t] * c;
     }
@@ -130,8 +147,9 @@ MiscEvalResult evalDft(const Node &node, const std::vector<Tensor> &in) {
     outer *= x.shape()[d];
   for (size_t d = a + 1; d + 1 < x.shape().size(); ++d)
     inner *= x.shape()[d];
+  DLC_ASSIGN_OR_RETURN(Tensor result, tensor::newTensor(DType::kF64, outShape));
+  double *out = result.mutableData<double>();
   const std::vector<double> v = floatValues<double>(x);
-  std::vector<double> out(static_cast<size_t>(outer * bins * inner * 2));
   std::vector<double> re(static_cast<size_t>(len)), im(static_cast<size_t>(len));
   std::vector<double> spec(static_cast<size_t>(2 * bins));
   const Twiddles tw(n);
@@ -146,10 +164,9 @@ MiscEvalResult evalDft(const Node &node, const std::vector<Tensor> &in) {
       transform(re.data(), im.data(), len, tw, bins, inverse, spec.data());
       for (int64_t k = 0; k < bins; ++k)
         for (int64_t p = 0; p < 2; ++p)
-          out[static_cast<size_t>(((o * bins + k) * inner + i) * 2 + p)] =
-              spec[static_cast<size_t>(2 * k + p)];
+          out[((o * bins + k) * inner + i) * 2 + p] = spec[static_cast<size_t>(2 * k + p)];
     }
-  return std::vector<Tensor>{tensorFromValues<double>(x.dtype(), outShape, out)};
+  return std::vector<Tensor>{castTensor(result, x.dtype())};
 }
 
 MiscEvalResult evalStft(const Node &node, const std::vector<Tensor> &in) {
@@ -171,11 +188,12 @@ MiscEvalResult evalStft(const Node &node, const std::vector<Tensor> &in) {
                            len);
   const int64_t frames = (len - frameLength) / step + 1;
   const int64_t bins = node.getInt("onesided") != 0 ? frameLength / 2 + 1 : frameLength;
+  DLC_ASSIGN_OR_RETURN(Tensor result, tensor::newTensor(DType::kF64, {batch, frames, bins, 2}));
+  double *out = result.mutableData<double>();
   std::vector<double> window(static_cast<size_t>(frameLength), 1.0);
   if (present(in, 2))
     window = floatValues<double>(in[2]);
   const std::vector<double> v = floatValues<double>(x);
-  std::vector<double> out(static_cast<size_t>(batch * frames * bins * 2));
   std::vector<double> re(static_cast<size_t>(frameLength)), im(static_cast<size_t>(frameLength));
   const Twiddles tw(frameLength);
   for (int64_t b = 0; b < batch; ++b)
@@ -187,9 +205,9 @@ MiscEvalResult evalStft(const Node &node, const std::vector<Tensor> &in) {
         im[static_cast<size_t>(t)] = c == 2 ? v[at + 1] * w : 0.0;
       }
       transform(re.data(), im.data(), frameLength, tw, bins, false,
-                out.data() + (b * frames + f) * bins * 2);
+                out + (b * frames + f) * bins * 2);
     }
-  return std::vector<Tensor>{tensorFromValues<double>(x.dtype(), {batch, frames, bins, 2}, out)};
+  return std::vector<Tensor>{castTensor(result, x.dtype())};
 }
 
 MiscEvalResult evalMelWeightMatrix(const Node &node, const std::vector<Tensor> &in) {
@@ -200,6 +218,7 @@ MiscEvalResult evalMelWeightMatrix(const Node &node, const std::vector<Tensor> &
     return invalidArgument("input sample_rate must be positive, got {}", sampleRate);
   const double lower = in[3].elementAsDouble(0), upper = in[4].elementAsDouble(0);
   const int64_t rows = dftLength / 2 + 1;
+  DLC_ASSIGN_OR_RETURN(Tensor out, tensor::newTensor(DType::kF64, {rows, mels}));
   // mels + 2 points evenly spaced on the mel scale, mel(f) = 2595 log10(1 + f / 700) (the
   // reference divides the range by the number of points), converted back to hertz and then
   // to spectrogram bins, all in f64.
@@ -217,7 +236,6 @@ MiscEvalResult evalMelWeightMatrix(const Node &node, const std::vector<Tensor> &
                         i, hz, bin, rows);
     edges.push_back(static_cast<int64_t>(bin));
   }
-  DLC_ASSIGN_OR_RETURN(Tensor out, tensor::newTensor(DType::kF64, {rows, mels}));
   double *w = out.mutableData<double>();
   for (int64_t i = 0; i < mels; ++i) {
     const int64_t left = edges[static_cast<size_t>(i)], center = edges[static_cast<size_t>(i + 1)];

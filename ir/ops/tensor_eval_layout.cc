@@ -62,9 +62,9 @@ Expected<std::vector<int64_t>> padMap(const std::string &mode, int64_t axis, int
                                       int64_t begin, int64_t end, int64_t outDim) {
   std::vector<int64_t> map(static_cast<size_t>(outDim), -1);
   if (mode == "constant") {
-    for (int64_t o = 0; o < outDim; ++o)
-      if (o - begin >= 0 && o - begin < dim)
-        map[static_cast<size_t>(o)] = o - begin;
+    for (int64_t o = 0; o < outDim; ++o) // 128-bit: begin may be near INT64_MIN
+      if (const __int128 j = static_cast<__int128>(o) - begin; j >= 0 && j < dim)
+        map[static_cast<size_t>(o)] = static_cast<int64_t>(j);
     return map;
   }
   const int64_t lo = std::max<int64_t>(-begin, 0), hi = std::max<int64_t>(-end, 0);
@@ -124,13 +124,16 @@ Expected<Tensors> evalPad(const Node &node, const Tensors &inputs) {
   }
   const std::string &mode = node.getString("mode");
   const std::vector<int64_t> outShape = types[0].shape.sizes();
+  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(data.dtype(), outShape));
+  // Maps are as long as the output's dims; an empty output still gets its pads checked.
+  const bool empty = out.numElements() == 0;
   AxisMaps maps;
   for (int64_t d = 0; d < r; ++d) {
     const size_t u = static_cast<size_t>(d);
-    DLC_ASSIGN_OR_RETURN(auto map, padMap(mode, d, data.shape()[u], begin[u], end[u], outShape[u]));
+    DLC_ASSIGN_OR_RETURN(
+        auto map, padMap(mode, d, data.shape()[u], begin[u], end[u], empty ? 0 : outShape[u]));
     maps.push_back(std::move(map));
   }
-  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(data.dtype(), outShape));
   mappedCopy(data, out, maps, fill.data());
   return Tensors{std::move(out)};
 }
@@ -146,6 +149,9 @@ Expected<Tensors> evalCenterCropPad(const Node &node, const Tensors &inputs) {
     for (int64_t a = 0; a < data.rank(); ++a)
       axes.push_back(a);
   }
+  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(data.dtype(), types[0].shape.sizes()));
+  if (out.numElements() == 0)
+    return Tensors{std::move(out)};
   AxisMaps maps = identityMaps(data.shape());
   for (size_t k = 0; k < axes.size(); ++k) {
     const size_t a = static_cast<size_t>(axes[k]);
@@ -160,7 +166,6 @@ Expected<Tensors> evalCenterCropPad(const Node &node, const Tensors &inputs) {
     }
     maps[a] = std::move(map);
   }
-  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(data.dtype(), types[0].shape.sizes()));
   std::vector<uint8_t> zero(static_cast<size_t>(dtypeSize(data.dtype())), 0);
   mappedCopy(data, out, maps, zero.data());
   return Tensors{std::move(out)};

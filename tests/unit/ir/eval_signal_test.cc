@@ -117,6 +117,22 @@ TEST(EvalDft, ComplexInputOnAnAxisAndInverseRoundTrip) {
   expectClose(values<float>(eval1(inv)), x, 2e-6);
 }
 
+TEST(EvalDft, HugeLengthOnAShortSignal) {
+  // Past the twiddle table's size the angles are computed on the fly.
+  Graph g;
+  const int64_t n = int64_t{1} << 21;
+  Node *node = g.createNode(Op::kDFT, {f64(g, {1, 3, 1}, {1, 2, 3}), scalarI64(g, n)}, 1, "dft");
+  node->setAttr("onesided", 1);
+  Tensor out = eval1(node);
+  ASSERT_EQ(out.type().str(), "f64[1,1048577,2]");
+  const std::vector<double> v = values<double>(out);
+  for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{12345}, n / 2}) {
+    const Complex want = naiveDft({1, 2, 3}, n, k + 1, false).back();
+    EXPECT_NEAR(v[static_cast<size_t>(2 * k)], want.real(), 1e-12) << k;
+    EXPECT_NEAR(v[static_cast<size_t>(2 * k + 1)], want.imag(), 1e-12) << k;
+  }
+}
+
 TEST(EvalDft, F64AndBadComplexDim) {
   Graph g;
   Tensor out = eval1(g.createNode(Op::kDFT, {f64(g, {1, 4, 1}, {1, 2, 3, 4})}, 1, "dft"));

@@ -1,5 +1,7 @@
 // Reference evaluation of Pad, CenterCropPad, DepthToSpace, SpaceToDepth, Trilu, EyeLike and
 // ReverseSequence.
+#include <limits>
+
 #include "eval_tensor_test_util.h"
 
 namespace dlc::evaltest {
@@ -71,6 +73,16 @@ TEST(EvalPad, NegativePadsCropFirst) {
             "node 'pad' (Pad): mode 'wrap' cannot pad axis 0: it is empty after cropping");
   EXPECT_EQ(values<float>(eval1(pad1d(g, d, {2, -3}, "reflect"))),
             (std::vector<float>{1, 2, 1, 2}));
+}
+
+TEST(EvalPad, ExtremePadsDoNotOverflow) {
+  // dim 3 + (INT64_MIN + 10) + (INT64_MAX - 5) = 7 elements, all outside the data.
+  Graph g;
+  Node *n =
+      pad1d(g, {1, 2, 3},
+            {std::numeric_limits<int64_t>::min() + 10, std::numeric_limits<int64_t>::max() - 5},
+            "constant", 4);
+  EXPECT_EQ(values<float>(eval1(n)), std::vector<float>(7, 4.0f));
 }
 
 TEST(EvalPad, ReflectAndWrapRepeatPastTheAxisLength) {
