@@ -2,8 +2,10 @@
 // through `exitCode`.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +15,7 @@ namespace dlc::tool {
 
 void addInspectCommand(CLI::App &app, int &exitCode);
 void addOptCommand(CLI::App &app, int &exitCode);
+void addRunCommand(CLI::App &app, int &exitCode);
 
 struct LoadOptions {
   bool keepInitializersAsInputs = false;
@@ -21,6 +24,10 @@ struct LoadOptions {
 /// Loads a model by file type: `.onnx`/`.pb` through the ONNX importer, `.dlc` (or any text
 /// starting with `graph` or a comment) through the text parser.
 Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadOptions &opts);
+
+/// Sizes for symbolic dims from `--dim N=8` (repeatable): `--dim 'N8': expected NAME=SIZE`,
+/// `--dim 'N=x': SIZE must be a non-negative integer`.
+Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string> &specs);
 
 /// Prints `dlc: error: <message>` to stderr and returns exit status 1.
 int reportError(const Status &status);

@@ -47,23 +47,6 @@ std::string humanCount(double v) {
 
 std::string domainName(const std::string &d) { return d.empty() ? "ai.onnx" : d; }
 
-/// Sizes for symbolic dims from `--dim N=8`.
-Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string> &specs) {
-  std::map<std::string, int64_t> out;
-  for (const std::string &s : specs) {
-    size_t eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return invalidArgument("--dim '{}': expected NAME=SIZE", s);
-    char *end = nullptr;
-    std::string num = s.substr(eq + 1);
-    long long v = std::strtoll(num.c_str(), &end, 10);
-    if (num.empty() || *end != '\0' || v < 0)
-      return invalidArgument("--dim '{}': SIZE must be a non-negative integer", s);
-    out[s.substr(0, eq)] = v;
-  }
-  return out;
-}
-
 int runInspect(const InspectArgs &args) {
   auto summaryOr = onnx::summarizeFile(args.model);
   if (!summaryOr)

@@ -1,0 +1,41 @@
+// Model::load: reading a model file. Kept apart from the rest of the runtime because the
+// ONNX importer brings protobuf; it is built into `dlc_model_load`, not `dlc_runtime`.
+#include <fstream>
+
+#include "frontend/onnx/importer.h"
+#include "ir/parser.h"
+#include "runtime/model.h"
+
+namespace dlc {
+
+namespace {
+
+bool endsWith(const std::string &s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Text IR starts (after whitespace) with `graph` or a `//` comment.
+bool looksLikeTextIr(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  char buf[64] = {};
+  in.read(buf, sizeof(buf) - 1);
+  std::string_view head(buf, static_cast<size_t>(in.gcount()));
+  size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos)
+    return false;
+  head.remove_prefix(i);
+  return head.starts_with("graph") || head.starts_with("//");
+}
+
+} // namespace
+
+Expected<Model> Model::load(const std::string &path, const ModelOptions &opts) {
+  bool text = endsWith(path, ".dlc") ||
+              (!endsWith(path, ".onnx") && !endsWith(path, ".pb") && looksLikeTextIr(path));
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph,
+                       text ? parseGraphFile(path) : onnx::importFile(path));
+  return fromGraph(std::move(graph), opts, path);
+}
+
+} // namespace dlc

@@ -1,0 +1,380 @@
+// ONNX node tests on the reference backend: for every generated node test (model.onnx and
+// test_data_set_*/{input,output}_N.pb), load the model as a user would (import and the -O1
+// pipeline, dlc::Model::load), run every data set on the CPU reference backend and compare
+// each output with the expected one (rtol 1e-3, atol 1e-7 as ONNX's own runner; integers and
+// bools exactly; NaN equals NaN; only dtype and shape for models with a random op).
+//
+//   dlc_conformance_run --tests DIR --known FILE [--report OUT.md] [--update] [--filter TEXT]
+//                       [--no-fork]
+//
+// Each failure is classified: `unsupported` (the importer or the reference backend does not
+// handle the op, dtype or attribute yet), `out of scope` (training, sequence, string ops),
+// `mismatch` (wrong numbers, dtype or shape) or `error` (anything else, crashes included).
+// FILE lists the failing tests, one per line: `test_name  category: reason`. The run fails
+// when a test outside the list fails, a listed test fails in another category, or a listed
+// test passes (update the list with --update). Each test runs in a child process, so a crash
+// or a hang (60 s) is reported as that test's error instead of ending the run.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "frontend/onnx/importer.h"
+#include "frontend/onnx/tensor_file.h"
+#include "runtime/model.h"
+#include "runtime/tensor_compare.h"
+
+namespace fs = std::filesystem;
+using namespace dlc;
+
+namespace {
+
+constexpr unsigned kTimeoutSeconds = 60;
+const Tolerance kTolerance{1e-3, 1e-7};
+
+struct Result {
+  std::string category; // "" = passed; unsupported / out of scope / mismatch / error
+  std::string reason;
+};
+
+/// A message on one line (runs of whitespace collapsed), without the test folder's path, at
+/// most 240 characters.
+std::string brief(std::string s, const std::string &dir) {
+  for (size_t p; !dir.empty() && (p = s.find(dir)) != std::string::npos;)
+    s.erase(p, dir.size() + 1);
+  std::string out;
+  for (char c : s) {
+    bool space = std::isspace(static_cast<unsigned char>(c));
+    if (!space || (!out.empty() && out.back() != ' '))
+      out += space ? ' ' : c;
+  }
+  return out.size() > 240 ? out.substr(0, 237) + "..." : out;
+}
+
+/// Import and loading failures: why the model does not get as far as running.
+Result classifyLoad(const Status &st, const std::string &dir) {
+  const std::string &m = st.message();
+  // dlc has no string dtype, like the importer's string ops.
+  if (m.find("out of scope") != std::string::npos ||
+      m.find("unsupported data type string") != std::string::npos)
+    return {"out of scope", brief(m, dir)};
+  if (st.code() == StatusCode::kUnimplemented || m.find("unsupported") != std::string::npos)
+    return {"unsupported", brief(m, dir)};
+  return {"error", brief(m, dir)};
+}
+
+/// The tensors of `set/<prefix>_N.pb`, N = 0, 1, ...
+Expected<std::vector<std::pair<std::string, Tensor>>> readSet(const fs::path &set,
+                                                              const std::string &prefix) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (int i = 0;; ++i) {
+    fs::path p = set / fmt::format("{}_{}.pb", prefix, i);
+    if (!fs::exists(p))
+      break;
+    std::string name;
+    DLC_ASSIGN_OR_RETURN(Tensor t, onnx::readTensorProtoFile(p.string(), &name));
+    out.push_back({name, std::move(t)});
+  }
+  return out;
+}
+
+/// ONNX 1.12 stores bf16 test data as uint16 TensorProtos holding the bf16 bits; read them as
+/// the bf16 tensors they are.
+Tensor asBf16IfWanted(const Tensor &t, DType wanted) {
+  if (wanted != DType::kBF16 || t.dtype() != DType::kU16)
+    return t;
+  Tensor b = Tensor::zeros(DType::kBF16, t.shape());
+  if (t.byteSize() > 0)
+    std::memcpy(b.mutableRaw(), t.raw(), static_cast<size_t>(t.byteSize()));
+  return b;
+}
+
+Result runDataSet(const Model &model, const Session &session, const fs::path &set,
+                  const std::string &dir) {
+  auto inputs = readSet(set, "input");
+  auto expected = readSet(set, "output");
+  for (const auto *e : {&inputs, &expected})
+    if (!*e)
+      return classifyLoad(e->status(), dir);
+  // Inputs bind by the proto's name when it names a model input, else by position.
+  std::map<std::string, Tensor> feed;
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    const auto &[name, t] = (*inputs)[i];
+    bool named = std::any_of(model.inputs().begin(), model.inputs().end(),
+                             [&](const TensorInfo &in) { return in.name == name; });
+    if (!named && i >= model.inputs().size())
+      return {"error", fmt::format("{} has input_{}.pb but the model has {} inputs",
+                                   set.filename().string(), i, model.inputs().size())};
+    const TensorInfo &in = named
+                               ? *std::find_if(model.inputs().begin(), model.inputs().end(),
+                                               [&](const TensorInfo &m) { return m.name == name; })
+                               : model.inputs()[i];
+    feed[in.name] = asBf16IfWanted(t, in.type.dtype);
+  }
+  auto outputs = session.runOrdered(feed);
+  if (!outputs) {
+    Status st = outputs.takeStatus();
+    return {st.code() == StatusCode::kUnimplemented ? "unsupported" : "error",
+            brief(st.message(), dir)};
+  }
+  if (outputs->size() != expected->size())
+    return {"mismatch",
+            fmt::format("{} outputs, the test expects {}", outputs->size(), expected->size())};
+  // A random op's values cannot match another implementation's generator: only the dtype and
+  // shape of its results are checked.
+  const auto nodes = model.graph().nodes();
+  bool random = std::any_of(nodes.begin(), nodes.end(), [](Node *n) { return n->def().random; });
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const NamedTensor &o = (*outputs)[i];
+    if (random) {
+      if (o.tensor.type() != (*expected)[i].second.type())
+        return {"mismatch",
+                fmt::format("{}: output '{}' is {}, expected {}", set.filename().string(), o.name,
+                            o.tensor.type().str(), (*expected)[i].second.type().str())};
+      continue;
+    }
+    Tensor e = asBf16IfWanted((*expected)[i].second, o.tensor.dtype());
+    Comparison c = compareTensors(o.tensor, e, kTolerance);
+    if (!c.match)
+      return {"mismatch", fmt::format("{}: output '{}': {}", set.filename().string(), o.name,
+                                      brief(c.str(o.tensor, e), dir))};
+  }
+  return {};
+}
+
+Result runOne(const fs::path &test) {
+  std::string dir = test.string();
+  auto model = Model::load((test / "model.onnx").string());
+  if (!model)
+    return classifyLoad(model.status(), dir);
+  auto session = model->createSession();
+  if (!session)
+    return classifyLoad(session.status(), dir);
+  std::vector<fs::path> sets;
+  for (const auto &e : fs::directory_iterator(test))
+    if (e.is_directory() && e.path().filename().string().starts_with("test_data_set_"))
+      sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty())
+    return {"error", "no test_data_set_* folder"};
+  for (const fs::path &set : sets) {
+    Result r = runDataSet(*model, *session, set, dir);
+    if (!r.category.empty())
+      return r;
+  }
+  return {};
+}
+
+/// runOne in a child process: a crash or a hang becomes an `error` result.
+Result runIsolated(const fs::path &test) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return runOne(test);
+  std::cout.flush();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(kTimeoutSeconds);
+    Result r = runOne(test);
+    std::string msg = r.category + "\t" + r.reason;
+    ssize_t unused = write(fds[1], msg.data(), msg.size());
+    (void)unused;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string msg;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;)
+    msg.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status))
+    return {"error", WTERMSIG(status) == SIGALRM
+                         ? fmt::format("timed out after {} s", kTimeoutSeconds)
+                         : fmt::format("crashed ({})", strsignal(WTERMSIG(status)))};
+  size_t tab = msg.find('\t');
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || tab == std::string::npos)
+    return {"error", "the test process ended without a result"};
+  return {msg.substr(0, tab), msg.substr(tab + 1)};
+}
+
+/// The op a test exercises: its model's only op type, or for `*_expanded` tests (a function
+/// body) the op of the test it expands; else the op types joined.
+std::string opOf(const fs::path &test) {
+  auto ops = [](const fs::path &t) -> std::vector<std::string> {
+    auto s = onnx::summarizeFile((t / "model.onnx").string());
+    std::vector<std::string> out;
+    if (s)
+      for (const auto &[op, n] : s->opHistogram)
+        out.push_back(op);
+    return out;
+  };
+  std::string name = test.filename().string();
+  if (name.ends_with("_expanded")) {
+    auto base = ops(test.parent_path() / name.substr(0, name.size() - 9));
+    if (base.size() == 1)
+      return base[0];
+  }
+  auto mine = ops(test);
+  if (mine.empty())
+    return "(unreadable)";
+  std::string joined;
+  for (const std::string &o : mine)
+    joined += (joined.empty() ? "" : "+") + o;
+  return joined;
+}
+
+std::map<std::string, Result> readKnown(const std::string &path) {
+  std::map<std::string, Result> known;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    size_t sp = line.find_first_of(" \t");
+    std::string rest =
+        sp == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", sp));
+    size_t colon = rest.find(':');
+    known[line.substr(0, sp)] = {rest.substr(0, colon),
+                                 colon == std::string::npos ? "" : rest.substr(colon + 2)};
+  }
+  return known;
+}
+
+const char *const kCategories[] = {"unsupported", "out of scope", "mismatch", "error"};
+
+void writeReport(const std::string &path, const std::string &summary,
+                 const std::map<std::string, std::vector<std::pair<std::string, Result>>> &byOp) {
+  std::ofstream rep(path);
+  rep << "# ONNX node tests on the reference backend\n\n" << summary << ".\n\n";
+  rep << "| op | tests | passed | unsupported | out of scope | mismatch | error |\n"
+      << "|---|---|---|---|---|---|---|\n";
+  for (const auto &[op, results] : byOp) {
+    std::map<std::string, int> count;
+    for (const auto &[t, r] : results)
+      ++count[r.category];
+    rep << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", op, results.size(), count[""],
+                       count["unsupported"], count["out of scope"], count["mismatch"],
+                       count["error"]);
+  }
+  rep << "\n## Failures by op\n";
+  for (const auto &[op, results] : byOp) {
+    bool header = false;
+    for (const auto &[t, r] : results) {
+      if (r.category.empty())
+        continue;
+      if (!header)
+        rep << "\n### " << op << "\n\n";
+      header = true;
+      rep << "- `" << t << "`: " << r.category << ": " << r.reason << "\n";
+    }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string testsDir, knownPath, reportPath, filter;
+  bool update = false, isolate = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--tests" && i + 1 < argc)
+      testsDir = argv[++i];
+    else if (a == "--known" && i + 1 < argc)
+      knownPath = argv[++i];
+    else if (a == "--report" && i + 1 < argc)
+      reportPath = argv[++i];
+    else if (a == "--filter" && i + 1 < argc)
+      filter = argv[++i];
+    else if (a == "--update")
+      update = true;
+    else if (a == "--no-fork")
+      isolate = false;
+    else {
+      std::cerr << "usage: dlc_conformance_run --tests DIR --known FILE [--report OUT.md] "
+                   "[--update] [--filter TEXT] [--no-fork]\n";
+      return 2;
+    }
+  }
+  if (testsDir.empty() || knownPath.empty() || !fs::is_directory(testsDir)) {
+    std::cerr << "dlc_conformance_run: --tests must name the generated node-test folder and "
+                 "--known the known-failures list\n";
+    return 2;
+  }
+  if (update && !filter.empty()) {
+    std::cerr << "dlc_conformance_run: --update needs the full run (no --filter)\n";
+    return 2;
+  }
+  std::vector<fs::path> tests;
+  for (const auto &e : fs::directory_iterator(testsDir))
+    if (fs::exists(e.path() / "model.onnx") &&
+        e.path().filename().string().find(filter) != std::string::npos)
+      tests.push_back(e.path());
+  std::sort(tests.begin(), tests.end());
+
+  std::map<std::string, Result> failures;
+  std::map<std::string, std::vector<std::pair<std::string, Result>>> byOp;
+  std::map<std::string, int> byCategory;
+  for (const fs::path &t : tests) {
+    Result r = isolate ? runIsolated(t) : runOne(t);
+    std::string name = t.filename().string();
+    byOp[opOf(t)].push_back({name, r});
+    ++byCategory[r.category];
+    if (!r.category.empty())
+      failures[name] = r;
+  }
+  std::string summary = fmt::format("{} node tests: {} pass", tests.size(), byCategory[""]);
+  for (const char *c : kCategories)
+    summary += fmt::format(", {} {}", byCategory[c], c);
+  std::cout << summary << "\n";
+  if (!reportPath.empty())
+    writeReport(reportPath, summary, byOp);
+
+  if (update) {
+    std::ofstream out(knownPath);
+    out << "# ONNX node tests that do not pass on the reference backend (test  category: "
+           "reason).\n"
+        << "# Maintained by `dlc_conformance_run --update`; CI fails when this list is stale.\n";
+    for (const auto &[n, r] : failures)
+      out << n << "  " << r.category << ": " << r.reason << "\n";
+    std::cout << "updated " << knownPath << " (" << failures.size() << " entries)\n";
+    return 0;
+  }
+
+  auto known = readKnown(knownPath);
+  int regressions = 0, unexpected = 0, changed = 0;
+  for (const auto &[n, r] : failures) {
+    auto it = known.find(n);
+    if (it == known.end()) {
+      std::cout << "REGRESSION " << n << ": " << r.category << ": " << r.reason << "\n";
+      ++regressions;
+    } else if (it->second.category != r.category) {
+      std::cout << "CHANGED " << n << ": listed as " << it->second.category << ", now "
+                << r.category << ": " << r.reason << "\n";
+      ++changed;
+    }
+  }
+  for (const fs::path &t : tests) {
+    std::string n = t.filename().string();
+    if (!failures.count(n) && known.count(n)) {
+      std::cout << "UNEXPECTED PASS " << n << " (listed as " << known[n].category
+                << "): remove it from " << knownPath << "\n";
+      ++unexpected;
+    }
+  }
+  if (regressions || unexpected || changed) {
+    std::cout << regressions << " regressions, " << changed << " changed, " << unexpected
+              << " unexpected passes; run with --update after checking them\n";
+    return 1;
+  }
+  std::cout << "ok: every failure is listed in " << knownPath << "\n";
+  return 0;
+}

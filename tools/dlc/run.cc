@@ -1,0 +1,258 @@
+// `dlc run MODEL`: run a model now and look at (or save, or check) its outputs.
+//
+// Inputs come from tensor files (`--input x=x.npy`, `.npy` or ONNX `.pb`) or, with --random,
+// are made up (seeded) for every input not given; symbolic dims of random inputs take their
+// sizes from `--dim N=8` or from the inputs given as files. Each output is summarised
+// (type, min/max/mean, first values), written to `--output-dir` as NAME.npy, and compared with
+// `--compare NAME=expected.npy` (floats within --rtol/--atol, NaN equal to NaN, integers and
+// bools exactly); any difference makes the exit status 1.
+//
+// Today everything runs on the CPU reference backend; `--device gpu` says the GPU backend is
+// not built yet.
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "runtime/model.h"
+#include "runtime/random_tensor.h"
+#include "runtime/tensor_compare.h"
+#include "runtime/tensor_io.h"
+#include "tools/dlc/commands.h"
+#include "tools/dlc/run_util.h"
+
+namespace dlc::tool {
+
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs;
+  bool random = false;
+  uint64_t seed = 0;
+  std::vector<std::string> dims;
+  std::string outputDir;
+  std::string device = "auto";
+  std::vector<std::string> compares;
+  double rtol = Tolerance().rtol;
+  double atol = Tolerance().atol;
+  int optLevel = 1;
+};
+
+std::string quotedNames(const std::vector<TensorInfo> &infos) {
+  std::string s;
+  for (const TensorInfo &i : infos)
+    s += (s.empty() ? "'" : ", '") + i.name + "'";
+  return s.empty() ? "(none)" : s;
+}
+
+const TensorInfo *findInfo(const std::vector<TensorInfo> &infos, const std::string &name) {
+  for (const TensorInfo &i : infos)
+    if (i.name == name)
+      return &i;
+  return nullptr;
+}
+
+/// `--dim` names must be symbolic dims of the inputs and agree with the inputs given as files;
+/// returns the sizes every symbol has so far (from --dim first, then from the files).
+Expected<DimBindings> bindDims(const Model &model, const std::map<std::string, int64_t> &dims,
+                               const std::map<std::string, Tensor> &given) {
+  std::set<std::string> symbols;
+  for (const TensorInfo &in : model.inputs())
+    for (const Dim &d : in.type.shape.dims())
+      if (d.isSymbol())
+        symbols.insert(d.symbolName());
+  for (const auto &[name, size] : dims) {
+    if (!symbols.count(name)) {
+      std::string known;
+      for (const std::string &s : symbols)
+        known += (known.empty() ? "" : ", ") + s;
+      return invalidArgument("--dim {}: no input of the model has a dim named '{}' ({})", name,
+                             name, known.empty() ? "its inputs have no symbolic dims" : known);
+    }
+  }
+  DimBindings bound(dims.begin(), dims.end());
+  for (const auto &[name, t] : given) {
+    const TensorInfo *info = findInfo(model.inputs(), name);
+    if (!info || !info->type.shape.isRanked() || info->type.shape.rank() != t.rank())
+      continue; // the session reports these
+    for (int64_t i = 0; i < t.rank(); ++i) {
+      const Dim &d = info->type.shape[i];
+      int64_t size = t.shape()[static_cast<size_t>(i)];
+      if (!d.isSymbol())
+        continue;
+      auto [it, fresh] = bound.emplace(d.symbolName(), size);
+      if (!fresh && it->second != size && dims.count(d.symbolName()))
+        return invalidArgument("--dim {}={}, but input '{}' has {} = {}", d.symbolName(),
+                               it->second, name, d.symbolName(), size);
+    }
+  }
+  return bound;
+}
+
+/// The static shape of a random input.
+Expected<std::vector<int64_t>> randomShape(const TensorInfo &in, const DimBindings &bound) {
+  if (in.type.dtype == DType::kUnknown || !in.type.shape.isRanked())
+    return invalidArgument("--random: input '{}' has type {}; random inputs need a dtype and a "
+                           "rank",
+                           in.name, in.type.str());
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < in.type.shape.rank(); ++i) {
+    const Dim &d = in.type.shape[i];
+    if (d.isKnown()) {
+      shape.push_back(d.value());
+    } else if (d.isSymbol() && bound.count(d.symbolName())) {
+      shape.push_back(bound.at(d.symbolName()));
+    } else if (d.isSymbol()) {
+      return invalidArgument("--random: input '{}' ({}): dim {} is '{}'; give its size with "
+                             "--dim {}=SIZE",
+                             in.name, in.type.str(), i, d.symbolName(), d.symbolName());
+    } else {
+      return invalidArgument("--random: input '{}' ({}): dim {} is unknown; random inputs need "
+                             "every dim known or named",
+                             in.name, in.type.str(), i);
+    }
+  }
+  return shape;
+}
+
+Expected<Backend> parseDevice(const std::string &device) {
+  if (device == "auto")
+    return Backend::kAuto;
+  if (device == "cpu")
+    return Backend::kCpu;
+  if (device == "gpu")
+    return unavailable("--device gpu: the GPU backend is not built yet; use --device cpu (or "
+                       "auto, which runs on the CPU)");
+  return invalidArgument("--device '{}': expected cpu, gpu or auto", device);
+}
+
+/// Writes every output to `dir` as NAME.npy.
+Status writeOutputs(const std::string &dir, const std::vector<NamedTensor> &outputs) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return invalidArgument("--output-dir '{}': cannot create the directory: {}", dir, ec.message());
+  std::set<std::string> taken;
+  for (const NamedTensor &o : outputs) {
+    std::string path = (std::filesystem::path(dir) / (outputFileName(o.name, taken) + ".npy"));
+    bool bf16 = o.tensor.dtype() == DType::kBF16; // NumPy has no bf16
+    DLC_RETURN_IF_ERROR(writeNpy(path, bf16 ? o.tensor.castTo(DType::kF32) : o.tensor));
+    std::cout << fmt::format("wrote {}{}\n", path, bf16 ? " (bf16 converted to f32)" : "");
+  }
+  return Status::ok();
+}
+
+/// Compares the outputs named by --compare with their files; returns how many differ.
+Expected<int> compareOutputs(const RunArgs &args, const Model &model,
+                             const std::vector<NamedTensor> &outputs) {
+  Tolerance tol{args.rtol, args.atol};
+  int differ = 0;
+  for (const std::string &spec : args.compares) {
+    DLC_ASSIGN_OR_RETURN(auto kv, splitAssignment(spec, "--compare", "FILE"));
+    auto it = std::find_if(outputs.begin(), outputs.end(),
+                           [&](const NamedTensor &o) { return o.name == kv.first; });
+    if (it == outputs.end())
+      return invalidArgument("--compare '{}': the model has no output '{}'; its outputs are {}",
+                             spec, kv.first, quotedNames(model.outputs()));
+    DLC_ASSIGN_OR_RETURN(Tensor expected, readTensorFile(kv.second));
+    Comparison c = compareTensors(it->tensor, expected, tol);
+    std::cout << fmt::format("compare '{}': {}: {}\n", kv.first, c.match ? "ok" : "MISMATCH",
+                             c.str(it->tensor, expected));
+    differ += !c.match;
+  }
+  return differ;
+}
+
+Status runModel(const RunArgs &args) {
+  DLC_ASSIGN_OR_RETURN(Backend backend, parseDevice(args.device));
+  DLC_ASSIGN_OR_RETURN(auto dims, parseDims(args.dims));
+  if (!(args.rtol >= 0) || !(args.atol >= 0))
+    return invalidArgument("--rtol and --atol must be non-negative");
+  DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, ModelOptions{args.optLevel}));
+  SessionOptions so;
+  so.backend = backend;
+  DLC_ASSIGN_OR_RETURN(Session session, model.createSession(so));
+
+  std::map<std::string, Tensor> inputs;
+  std::map<std::string, std::string> source;
+  for (const std::string &spec : args.inputs) {
+    DLC_ASSIGN_OR_RETURN(auto kv, splitAssignment(spec, "--input", "FILE"));
+    if (!findInfo(model.inputs(), kv.first))
+      return notFound("--input {}: unknown input '{}'; the model's inputs are {}", spec, kv.first,
+                      quotedNames(model.inputs()));
+    if (inputs.count(kv.first))
+      return invalidArgument("--input: input '{}' is given twice", kv.first);
+    DLC_ASSIGN_OR_RETURN(inputs[kv.first], readTensorFile(kv.second));
+    source[kv.first] = kv.second;
+  }
+  DLC_ASSIGN_OR_RETURN(DimBindings bound, bindDims(model, dims, inputs));
+  std::vector<std::string> missing;
+  std::mt19937_64 rng(args.seed);
+  for (const TensorInfo &in : model.inputs()) {
+    if (inputs.count(in.name))
+      continue;
+    if (!args.random) {
+      missing.push_back(fmt::format("'{}' ({})", in.name, in.type.str()));
+      continue;
+    }
+    DLC_ASSIGN_OR_RETURN(auto shape, randomShape(in, bound));
+    inputs[in.name] = randomTensor(in.type.dtype, shape, rng);
+    source[in.name] = "random";
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string &m : missing)
+      list += (list.empty() ? "" : ", ") + m;
+    return invalidArgument("missing input{} {}; give --input NAME=FILE (.npy or .pb) or --random",
+                           missing.size() == 1 ? "" : "s", list);
+  }
+  for (const TensorInfo &in : model.inputs())
+    std::cout << fmt::format("input '{}': {} ({})\n", in.name, summarizeTensor(inputs[in.name]),
+                             source[in.name]);
+
+  DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, session.runOrdered(inputs));
+  for (const NamedTensor &o : outputs)
+    std::cout << fmt::format("output '{}': {}\n", o.name, summarizeTensor(o.tensor));
+  if (!args.outputDir.empty())
+    DLC_RETURN_IF_ERROR(writeOutputs(args.outputDir, outputs));
+  DLC_ASSIGN_OR_RETURN(int differ, compareOutputs(args, model, outputs));
+  if (differ > 0)
+    return invalidArgument("{} of {} compared output{} differ from the expected values (rtol "
+                           "{:g}, atol {:g})",
+                           differ, args.compares.size(), args.compares.size() == 1 ? "" : "s",
+                           args.rtol, args.atol);
+  return Status::ok();
+}
+
+} // namespace
+
+void addRunCommand(CLI::App &app, int &exitCode) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App *cmd =
+      app.add_subcommand("run", "Run a model (.onnx, .pb or .dlc) on given or random inputs");
+  cmd->add_option("model", args->model, "Model: .onnx/.pb (ONNX) or .dlc (dlc text IR)")
+      ->required();
+  cmd->add_option("-i,--input", args->inputs, "An input from a tensor file, NAME=FILE (.npy/.pb)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--random", args->random,
+                "Fill every input not given with random values (floats in [-1,1), ints in [0,8))");
+  cmd->add_option("--seed", args->seed, "Seed of --random (default 0)");
+  cmd->add_option("--dim", args->dims, "Size of a symbolic dim for --random, NAME=SIZE")
+      ->allow_extra_args(false);
+  cmd->add_option("-o,--output-dir", args->outputDir, "Write each output to DIR/NAME.npy");
+  cmd->add_option("--device", args->device, "cpu, gpu or auto (default: auto)");
+  cmd->add_option("--compare", args->compares,
+                  "Compare an output with a tensor file, NAME=FILE; exit 1 on a mismatch")
+      ->allow_extra_args(false);
+  cmd->add_option("--rtol", args->rtol, "Relative tolerance of --compare (default 1e-4)");
+  cmd->add_option("--atol", args->atol, "Absolute tolerance of --compare (default 1e-5)");
+  cmd->add_option("-O", args->optLevel, "Level of the pipeline run before (0-3; default 1)")
+      ->check(CLI::Range(0, 3));
+  cmd->callback([args, &exitCode] {
+    Status st = runModel(*args);
+    std::cout.flush(); // what was printed comes before the error
+    exitCode = st.isOk() ? 0 : reportError(st);
+  });
+}
+
+} // namespace dlc::tool
