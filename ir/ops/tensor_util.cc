@@ -137,7 +137,7 @@ Expected<std::vector<int64_t>> normalizeAxes(const std::vector<int64_t> &axes, i
 
 // --- Evaluation helpers -----------------------------------------------------------------------
 
-Expected<std::vector<TensorType>> staticOutputTypes(const Node &node, const Tensors &inputs) {
+Expected<std::vector<TensorType>> constantOutputTypes(const Node &node, const Tensors &inputs) {
   if (static_cast<int>(inputs.size()) != node.numInputs())
     return internalError("{} inputs given for {} node inputs", inputs.size(), node.numInputs());
   std::vector<TensorType> types;
@@ -152,11 +152,17 @@ Expected<std::vector<TensorType>> staticOutputTypes(const Node &node, const Tens
   InferContext ctx(node, std::move(types), std::move(constants), {});
   DLC_RETURN_IF_ERROR(node.def().infer(ctx));
   std::vector<TensorType> out;
-  for (int i = 0; i < ctx.numOutputs(); ++i) {
-    const TensorType &t = ctx.outputType(i);
-    if (node.output(i) && (!t.isKnown() || !t.shape.isStatic()))
+  for (int i = 0; i < ctx.numOutputs(); ++i)
+    out.push_back(ctx.outputType(i));
+  return out;
+}
+
+Expected<std::vector<TensorType>> staticOutputTypes(const Node &node, const Tensors &inputs) {
+  DLC_ASSIGN_OR_RETURN(auto out, constantOutputTypes(node, inputs));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const TensorType &t = out[i];
+    if (node.output(static_cast<int>(i)) && (!t.isKnown() || !t.shape.isStatic()))
       return invalidArgument("cannot evaluate: output {} has no static type ({})", i, t.str());
-    out.push_back(t);
   }
   return out;
 }
