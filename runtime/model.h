@@ -28,6 +28,12 @@ enum class Backend : uint8_t {
   kGpu,  // the GPU backend (not built yet)
 };
 
+/// Reads a model file into a graph, by file type: `.onnx`/`.pb` through the ONNX importer,
+/// `.dlc` (or any text starting with `graph` or a `//` comment) through the text parser. No
+/// passes run. Defined in `dlc_model_load`, like Model::load.
+Expected<std::unique_ptr<Graph>> loadGraphFile(const std::string &path,
+                                               bool keepInitializersAsInputs = false);
+
 struct ModelOptions {
   /// The level of the default pipeline run after loading (0: infer-shapes only).
   int optLevel = 1;

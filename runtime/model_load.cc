@@ -30,11 +30,18 @@ bool looksLikeTextIr(const std::string &path) {
 
 } // namespace
 
+Expected<std::unique_ptr<Graph>> loadGraphFile(const std::string &path,
+                                               bool keepInitializersAsInputs) {
+  if (endsWith(path, ".dlc") ||
+      (!endsWith(path, ".onnx") && !endsWith(path, ".pb") && looksLikeTextIr(path)))
+    return parseGraphFile(path);
+  onnx::ImportOptions io;
+  io.keepInitializersAsInputs = keepInitializersAsInputs;
+  return onnx::importFile(path, io);
+}
+
 Expected<Model> Model::load(const std::string &path, const ModelOptions &opts) {
-  bool text = endsWith(path, ".dlc") ||
-              (!endsWith(path, ".onnx") && !endsWith(path, ".pb") && looksLikeTextIr(path));
-  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph,
-                       text ? parseGraphFile(path) : onnx::importFile(path));
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, loadGraphFile(path));
   return fromGraph(std::move(graph), opts, path);
 }
 
