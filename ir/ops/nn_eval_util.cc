@@ -1,5 +1,7 @@
 #include "ir/ops/nn_eval_util.h"
 
+#include "ir/ops/tensor_internal.h"
+
 namespace dlc::ops {
 
 namespace {
@@ -8,25 +10,11 @@ constexpr int64_t kMaxEvalBytes = int64_t{1} << 32;
 } // namespace
 
 Expected<std::vector<TensorType>> evalOutputTypes(const Node &node, const std::vector<Tensor> &in) {
-  if (static_cast<int>(in.size()) != node.numInputs())
-    return internalError("{} inputs given for {} node inputs", in.size(), node.numInputs());
-  std::vector<TensorType> types;
-  std::vector<const Tensor *> constants;
-  for (int i = 0; i < node.numInputs(); ++i) {
-    const Tensor &t = in[static_cast<size_t>(i)];
-    if (node.hasInput(i) && t.empty())
-      return internalError("input {} is present but has no data", i);
-    types.push_back(t.empty() ? TensorType() : t.type());
-    constants.push_back(t.empty() ? nullptr : &t);
-  }
-  InferContext ctx(node, std::move(types), std::move(constants), {});
-  DLC_RETURN_IF_ERROR(node.def().infer(ctx));
-  std::vector<TensorType> out;
-  for (int i = 0; i < ctx.numOutputs(); ++i) {
-    const TensorType &t = ctx.outputType(i);
-    if (node.output(i) && (!t.isKnown() || !t.shape.isStatic()))
+  DLC_ASSIGN_OR_RETURN(std::vector<TensorType> out, tensor::constantOutputTypes(node, in));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const TensorType &t = out[i];
+    if (node.output(static_cast<int>(i)) && (!t.isKnown() || !t.shape.isStatic()))
       return invalidArgument("cannot evaluate: output {} has no static type ({})", i, t.str());
-    out.push_back(t);
   }
   return out;
 }
