@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -26,6 +27,11 @@ enum class AttrKind : uint8_t {
 
 /// "int", "float", "string", "ints", "floats", "strings", "tensor", "dtype".
 const char *attrKindName(AttrKind kind);
+
+/// Attribute names with a '.' (`fuse.group`, `mem.offset`) are annotations that passes attach
+/// to nodes for later passes and for the IR dump. They are not op attributes: the op schema
+/// ignores them, and the printer and parser carry them like any other attribute.
+inline bool isAnnotation(std::string_view name) { return name.find('.') != std::string_view::npos; }
 
 class Attribute {
 public:
