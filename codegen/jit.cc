@@ -38,8 +38,9 @@ Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
   return g;
 }
 
-Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
-                                    const JitOptions &opts) {
+Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
+                                               const std::map<std::string, int64_t> &dims,
+                                               const JitOptions &opts) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(opts.strictPlacement)));
   DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, opts.pipeline));
@@ -49,6 +50,12 @@ Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::stri
         return invalidArgument("{}: output '{}' has shape {} after specialisation; the GPU "
                                "backend needs static shapes (a data-dependent size?)",
                                n->describe(), v->name(), v->shape().str());
+  return g;
+}
+
+Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
+                                    const JitOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepareForGpu(model, dims, opts));
   return lowerToProgram(*g, opts.lower);
 }
 

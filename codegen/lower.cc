@@ -280,6 +280,13 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
     p.outputs.push_back({o.name, v->dtype(), v->shape().sizes(), ref});
   }
 
+  if (opts.exposeIntermediates) {
+    for (const FusedGroup &grp : groups)
+      for (const Value *v : grp.outputs)
+        if (!returned.count(v) && buffers.has(v))
+          p.outputs.push_back({v->name(), v->dtype(), v->shape().sizes(), buffers.of(v)});
+  }
+
   // Modules: kernels dealt round-robin into a few NVRTC programs, compiled in parallel.
   for (const Kernel &k : kernels)
     p.sources.emplace_back(k.name, k.source);
