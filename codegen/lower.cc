@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <future>
 #include <map>
 #include <set>
 #include <thread>
@@ -310,25 +309,18 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
       p.modules[m].ptx.clear();
     return p;
   }
-  std::vector<std::future<Expected<CompiledModule>>> futures;
+  std::vector<std::string> names;
   for (size_t m = 0; m < numModules; ++m)
-    futures.push_back(std::async(std::launch::async, [&, m] {
-      return compileCuda(moduleSources[m], fmt::format("module{}", m), opts.nvrtc);
-    }));
-  Status first = Status::ok();
+    names.push_back(fmt::format("module {} ({})", m, fmt::join(p.modules[m].kernels, ", ")));
+  CompileStats stats;
+  DLC_ASSIGN_OR_RETURN(std::vector<CompiledModule> compiled,
+                       compileModules(moduleSources, names, opts.nvrtc, jobs, &stats));
   for (size_t m = 0; m < numModules; ++m) {
-    auto compiled = futures[m].get();
-    if (!compiled) {
-      if (first.isOk())
-        first = compiled.status().withContext(
-            fmt::format("kernels {}", fmt::join(p.modules[m].kernels, ", ")));
-      continue;
-    }
-    p.modules[m].cubin = std::move(compiled->cubin);
-    p.modules[m].ptx = std::move(compiled->ptx);
+    p.modules[m].cubin = std::move(compiled[m].cubin);
+    p.modules[m].ptx = std::move(compiled[m].ptx);
   }
-  if (!first.isOk())
-    return first;
+  p.compileSeconds = stats.seconds;
+  p.cacheHits = stats.hits;
   return p;
 }
 
@@ -339,10 +331,10 @@ std::string describeProgram(const rt::Program &p) {
     copies += std::holds_alternative<rt::CopyStep>(s);
     host += std::holds_alternative<rt::HostStep>(s);
   }
-  return fmt::format("{} kernels in {} modules, {} launches, {} copies, {} host steps; arena {} "
-                     "bytes, constants {} bytes",
-                     p.sources.size(), p.modules.size(), launches, copies, host, p.arenaBytes,
-                     p.constants.size());
+  return fmt::format("{} kernels in {} modules ({} from the cache, NVRTC {:.2f} s), {} launches, "
+                     "{} copies, {} host steps; arena {} bytes, constants {} bytes",
+                     p.sources.size(), p.modules.size(), p.cacheHits, p.compileSeconds, launches,
+                     copies, host, p.arenaBytes, p.constants.size());
 }
 
 } // namespace dlc::codegen

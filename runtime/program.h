@@ -91,6 +91,9 @@ struct Program {
   std::vector<ProgramTensor> inputs, outputs;
   /// For `dlc compile --emit cuda=DIR` and diagnostics: each kernel's source, by kernel name.
   std::vector<std::pair<std::string, std::string>> sources;
+  /// How the modules were compiled (diagnostics, not serialized).
+  double compileSeconds = 0;
+  int cacheHits = 0;
 };
 
 } // namespace dlc::rt

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "runtime/model.h"
+#include "runtime/tensor_compare.h"
 
 namespace dlc {
 
