@@ -80,9 +80,12 @@ public:
           plan_.slots[n->output(0)] = {-1, n->input(0)};
           continue;
         }
-        for (const Value *out : n->outputs())
+        for (const Value *out : n->outputs()) {
           if (out && needsBuffer(out))
             DLC_RETURN_IF_ERROR(addBuffer(out, s, s));
+          else if (out)
+            plan_.slots[out] = {-1, nullptr}; // internal to its group
+        }
       }
     }
     // Lifetimes reach the last read, through views.

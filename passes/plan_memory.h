@@ -64,7 +64,7 @@ struct Slot {
 struct MemoryPlan {
   uint64_t arenaBytes = 0;
   std::vector<ArenaBuffer> buffers;
-  /// Every value that is a graph input, a node output or the root of a view.
+  /// Every graph input and every present node output.
   std::unordered_map<const Value *, Slot> slots;
   /// Per graph output (Graph::outputs() order): the buffer that holds it at the end.
   std::vector<int> outputBuffers;
