@@ -43,6 +43,7 @@
 
 #include "passes/registry.h"
 #include "passes/util/fuse_patterns.h"
+#include "passes/util/fusion_rules.h"
 #include "passes/util/groups.h"
 #include "passes/util/match.h"
 
@@ -50,57 +51,8 @@ namespace dlc {
 
 namespace {
 
-enum class Role : uint8_t { kElementwise, kAnchor, kOpaque };
-
-struct Kind {
-  Role role = Role::kOpaque;
-  bool takesPrologue = false;
-  std::string why; // for opaque nodes: more about why, or ""
-};
-
-bool isView(Op op) {
-  return op == Op::kReshape || op == Op::kFlatten || op == Op::kSqueeze || op == Op::kUnsqueeze ||
-         op == Op::kIdentity;
-}
-
-Kind classify(const Node &n) {
-  for (int i = 1; i < n.numOutputs(); ++i)
-    if (!passes::isUnused(n.output(i)))
-      return {Role::kOpaque, false, fmt::format("its output {} is used", i)};
-  if (n.def().cuda)
-    return {Role::kElementwise, false, ""};
-  if (isView(n.op()))
-    return {Role::kOpaque, false, fmt::format("a view: {}", n.opName())};
-  switch (n.op()) {
-  case Op::kSoftmax:
-  case Op::kLogSoftmax:
-  case Op::kLayerNormalization:
-    return {Role::kAnchor, true, ""};
-  case Op::kArgMax:
-  case Op::kArgMin:
-  case Op::kHardmax:
-    return {Role::kOpaque, false, ""};
-  case Op::kAveragePool:
-  case Op::kMaxPool:
-  case Op::kLpPool:
-  case Op::kGlobalAveragePool:
-  case Op::kGlobalMaxPool:
-  case Op::kGlobalLpPool:
-  case Op::kResize:
-    return {Role::kAnchor, false, ""};
-  default:
-    break;
-  }
-  switch (n.def().fusion) {
-  case FusionKind::kReduction:
-    return {Role::kAnchor, true, ""};
-  case FusionKind::kOutFusable:
-  case FusionKind::kInjective:
-    return {Role::kAnchor, false, ""};
-  default:
-    return {Role::kOpaque, false, ""};
-  }
-}
+using passes::FusionClass;
+using Role = passes::FusionRole;
 
 /// Where a node runs for fusion purposes: unplaced counts as gpu:0.
 Device placeOf(const Node &n) { return n.device().isSet() ? n.device() : Device::gpu(0); }
@@ -127,7 +79,7 @@ public:
   Grouping(Graph &g, const PassOptions &options) : g_(g), options_(options) {
     for (Node *n : g.nodes()) {
       pos_[n] = static_cast<int>(pos_.size());
-      kind_[n] = classify(*n);
+      kind_[n] = passes::classifyForFusion(*n);
     }
   }
 
@@ -169,7 +121,7 @@ private:
 
   /// Why `n` cannot join a group on `device` as an elementwise member, or "".
   std::string elementwiseRefusal(const Node &n, Device device, const char *as) const {
-    const Kind &k = kind_.at(&n);
+    const FusionClass &k = kind_.at(&n);
     if (k.role == Role::kAnchor)
       return fmt::format("{} is itself an anchor (a group holds one)", as);
     if (k.role == Role::kOpaque)
@@ -440,7 +392,7 @@ private:
   Graph &g_;
   const PassOptions &options_;
   std::unordered_map<const Node *, int> pos_;
-  std::unordered_map<const Node *, Kind> kind_;
+  std::unordered_map<const Node *, FusionClass> kind_;
   std::map<int, std::vector<Node *>> groups_;
   std::unordered_map<const Node *, int> groupOf_;
   int nextId_ = 0;

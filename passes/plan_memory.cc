@@ -18,6 +18,7 @@
 #include <map>
 
 #include "passes/registry.h"
+#include "passes/util/fusion_rules.h"
 #include "passes/util/match.h"
 
 namespace dlc {
@@ -32,18 +33,9 @@ uint64_t aligned(uint64_t bytes) {
 
 /// A node that, as a group of its own, only reinterprets its input 0.
 bool isView(const Node &n) {
-  switch (n.op()) {
-  case Op::kReshape:
-  case Op::kFlatten:
-  case Op::kSqueeze:
-  case Op::kUnsqueeze:
-  case Op::kIdentity:
-    return true;
-  case Op::kDropout:
+  if (n.op() == Op::kDropout) // in inference, with its mask unused
     return (!n.hasInput(2) || passes::isConstantFalse(n.input(2))) && passes::isUnused(n.output(1));
-  default:
-    return false;
-  }
+  return passes::isViewOp(n.op());
 }
 
 std::string describeValue(const Value *v) {
