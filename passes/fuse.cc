@@ -40,6 +40,7 @@
 #include <queue>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "passes/registry.h"
 #include "passes/util/fuse_patterns.h"
@@ -74,9 +75,41 @@ int countUses(const Value *v) {
   return static_cast<int>(users.size()) + (v->graph()->isOutput(v) ? 1 : 0);
 }
 
+/// For groups keyed by their first node position: the largest last position among groups
+/// that start at or before a position (a max segment tree over positions).
+class SpanIndex {
+public:
+  explicit SpanIndex(size_t n) {
+    while (size_ < n)
+      size_ <<= 1;
+    tree_.assign(2 * size_, -1);
+  }
+  void set(int first, int last) {
+    size_t i = static_cast<size_t>(first) + size_;
+    tree_[i] = last;
+    for (i >>= 1; i > 0; i >>= 1)
+      tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  /// Max over first positions 0..upTo.
+  int maxLast(int upTo) const {
+    int best = -1;
+    for (size_t l = size_, r = static_cast<size_t>(upTo) + size_ + 1; l < r; l >>= 1, r >>= 1) {
+      if (l & 1)
+        best = std::max(best, tree_[l++]);
+      if (r & 1)
+        best = std::max(best, tree_[--r]);
+    }
+    return best;
+  }
+
+private:
+  size_t size_ = 1;
+  std::vector<int> tree_;
+};
+
 class Grouping {
 public:
-  Grouping(Graph &g, const PassOptions &options) : g_(g), options_(options) {
+  Grouping(Graph &g, const PassOptions &options) : g_(g), options_(options), spans_(g.numNodes()) {
     for (Node *n : g.nodes()) {
       pos_[n] = static_cast<int>(pos_.size());
       kind_[n] = passes::classifyForFusion(*n);
@@ -141,8 +174,16 @@ private:
   /// Whether merging `members` (whole groups and new nodes) into one group would put it on a
   /// cycle: a path that leaves the set and comes back, through any nodes and groups.
   bool createsCycle(const std::set<const Node *> &members) const {
+    // Edges go up in node position, except jumps between members of a group. Past `bound`,
+    // the smallest position >= every member's such that no group straddles it, nothing can
+    // lead back to the members, so the search stops there.
+    int bound = 0;
+    for (const Node *m : members)
+      bound = std::max(bound, pos_.at(m));
+    for (int wider = spans_.maxLast(bound); wider > bound; wider = spans_.maxLast(bound))
+      bound = wider;
     std::vector<const Node *> stack;
-    std::set<const Node *> seen;
+    std::unordered_set<const Node *> seen;
     std::set<int> seenGroups;
     bool cycle = false;
     auto follow = [&](const Node *from, bool outside) {
@@ -151,7 +192,7 @@ private:
           for (const Use &u : out->uses()) {
             if (members.count(u.node))
               cycle |= outside;
-            else if (seen.insert(u.node).second)
+            else if (pos_.at(u.node) <= bound && seen.insert(u.node).second)
               stack.push_back(u.node);
           }
     };
@@ -182,6 +223,25 @@ private:
   void add(int group, Node *n) {
     groups_[group].push_back(n);
     groupOf_[n] = group;
+    updateSpan(group);
+  }
+
+  /// Keeps spans_ in step with the members of `group` (which may have been erased).
+  void updateSpan(int group) {
+    if (auto old = first_.find(group); old != first_.end()) {
+      spans_.set(old->second, -1);
+      first_.erase(old);
+    }
+    auto it = groups_.find(group);
+    if (it == groups_.end() || it->second.empty())
+      return;
+    int first = INT32_MAX, last = -1;
+    for (const Node *m : it->second) {
+      first = std::min(first, pos_.at(m));
+      last = std::max(last, pos_.at(m));
+    }
+    spans_.set(first, last);
+    first_[group] = first;
   }
 
   // --- a. anchors --------------------------------------------------------------------------
@@ -260,6 +320,7 @@ private:
       groupOf_.erase(nodes[i]);
     }
     nodes.resize(best);
+    updateSpan(id);
     std::set<const Node *> logged;
     for (const Value *open : openValues(id))
       for (const Use &u : open->uses())
@@ -351,12 +412,13 @@ private:
       for (Node *m : groups_[from])
         add(to, m);
       groups_.erase(from);
+      updateSpan(from);
     }
   }
 
   void newGroup(Node *n) {
-    groups_[nextId_] = {n};
-    groupOf_[n] = nextId_++;
+    groups_[nextId_] = {};
+    add(nextId_++, n);
   }
 
   bool isElementwiseGroup(int id) const {
@@ -396,6 +458,9 @@ private:
   std::map<int, std::vector<Node *>> groups_;
   std::unordered_map<const Node *, int> groupOf_;
   int nextId_ = 0;
+  /// Where each group starts and ends in node order, for createsCycle.
+  SpanIndex spans_;
+  std::map<int, int> first_;
 };
 
 /// Each node's group annotation, in node order, to tell whether anything changed.
