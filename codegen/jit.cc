@@ -43,7 +43,10 @@ Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
                                                const JitOptions &opts) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(opts.strictPlacement)));
-  DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, opts.pipeline));
+  PipelineOptions po = opts.pipeline;
+  if (!po.gpuSupport)
+    po.gpuSupport = [](const Node &n, std::string *why) { return gpuSupports(n, why); };
+  DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, po));
   for (const Node *n : g->nodes())
     for (const Value *v : n->outputs())
       if (v && !v->shape().isStatic())

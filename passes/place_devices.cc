@@ -121,7 +121,7 @@ public:
       std::ostringstream list;
       for (const auto &[n, why] : refused)
         list << "\n  " << n->describe() << ": " << why;
-      return invalidArgument("{} node(s) cannot run on the GPU and strict=true forbids the CPU "
+      return unimplemented("{} node(s) cannot run on the GPU and strict=true forbids the CPU "
                              "fallback:{}",
                              refused.size(), list.str());
     }
