@@ -163,7 +163,7 @@ ReduceView makeView(const std::vector<int64_t> &shape, const std::vector<bool> &
   ReduceView v;
   for (size_t d = 0; d < shape.size(); ++d)
     (reduced[d] ? v.len : v.outputs) *= shape[d];
-  v.wide = product(shape) >= (int64_t{1} << 31) || v.outputs >= (int64_t{1} << 31);
+  v.wide = wideIndex(product(shape)) || wideIndex(v.outputs);
   if (v.len == 0 || v.outputs == 0)
     return v;
   std::vector<std::pair<int64_t, bool>> runs;
@@ -393,7 +393,7 @@ Plan choose(const ReduceView &v, const EmitOptions &opts) {
       p.strategy = Strategy::kWarpRow;
     } else if (o < opts.numSms && r >= 32768) {
       p.strategy = Strategy::kTwoPassRow;
-      const int64_t want = std::clamp<int64_t>((4 * opts.numSms + o - 1) / o, 2, r / 8192);
+      const int64_t want = std::max<int64_t>(2, std::min((4 * opts.numSms + o - 1) / o, r / 8192));
       p.chunkLen = ((r + want - 1) / want + 15) / 16 * 16;
       p.chunks = (r + p.chunkLen - 1) / p.chunkLen;
     } else {
@@ -404,7 +404,8 @@ Plan choose(const ReduceView &v, const EmitOptions &opts) {
     const int64_t blocks = (o + 31) / 32;
     if (blocks < opts.numSms && r >= 4096) {
       p.strategy = Strategy::kTwoPassColumn;
-      const int64_t want = std::clamp<int64_t>((2 * opts.numSms + blocks - 1) / blocks, 2, r / 512);
+      const int64_t want =
+          std::max<int64_t>(2, std::min((2 * opts.numSms + blocks - 1) / blocks, r / 512));
       p.chunkLen = (r + want - 1) / want;
       p.chunks = (r + p.chunkLen - 1) / p.chunkLen;
     } else {
@@ -519,7 +520,9 @@ Expected<Kernel> ReduceEmitter::threadKernel() {
 Expected<Kernel> ReduceEmitter::rowKernel(bool partial) {
   const bool warp = plan_.strategy == Strategy::kWarpRow;
   const int threads = warp ? 32 : plan_.threads;
-  const int vec = v_.contiguous ? parts_.vectorWidth(v_.len, false) : 1;
+  int vec = v_.contiguous ? parts_.vectorWidth(v_.len, false) : 1;
+  while (vec > 1 && v_.len / vec < threads) // keep every thread busy
+    vec /= 2;
   Kernel kern;
   kern.name = k();
   CodeWriter w;

@@ -71,8 +71,8 @@ class RowEmitter {
 public:
   RowEmitter(const GroupParts &parts, const Layout &l, const EmitOptions &opts)
       : parts_(parts), n_(parts.anchor()), op_(n_.op()), l_(l), opts_(opts), k_(parts.kernel()),
-        c_(cudaComputeType(parts.data()->dtype())),
-        wide_(product(parts.inShape()) >= (int64_t{1} << 31)), idx_(wide_ ? "long long" : "int") {}
+        c_(cudaComputeType(parts.data()->dtype())), wide_(wideIndex(product(parts.inShape()))),
+        idx_(wide_ ? "long long" : "int") {}
 
   Expected<KernelSet> emit();
 
@@ -372,7 +372,9 @@ Expected<KernelSet> RowEmitter::emit() {
     cached = s.threads == 32 || (l_.len + s.threads - 1) / s.threads <= 16;
   }
   cached = cached && op_ != Op::kHardmax; // its write pass reads no element
-  const int vec = column || s.threads == 1 ? 1 : parts_.vectorWidth(l_.len, true);
+  int vec = column || s.threads == 1 ? 1 : parts_.vectorWidth(l_.len, true);
+  while (vec > 1 && l_.len / vec < s.threads) // keep every thread busy
+    vec /= 2;
   if (vec > 1)
     parts_.emitVectorType(w);
   const std::string params = parts_.declareParams(kern);

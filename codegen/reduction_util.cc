@@ -19,7 +19,9 @@ int64_t product(const std::vector<int64_t> &v, size_t begin, size_t end) {
 
 int64_t product(const std::vector<int64_t> &v) { return product(v, 0, v.size()); }
 
-const char *indexType(int64_t n) { return n >= (int64_t{1} << 31) ? "long long" : "int"; }
+bool wideIndex(int64_t n) { return n >= (int64_t{1} << 30); }
+
+const char *indexType(int64_t n) { return wideIndex(n) ? "long long" : "int"; }
 
 Expected<GroupParts> GroupParts::make(const FusedGroup &group, std::string kernel) {
   GroupParts p;

@@ -21,7 +21,10 @@ namespace dlc::codegen::reduction {
 int64_t product(const std::vector<int64_t> &v, size_t begin, size_t end);
 int64_t product(const std::vector<int64_t> &v);
 
-/// C type for flat indices into a tensor of `n` elements: "int", or "long long" past 2^31.
+/// Whether flat indices into a tensor of `n` elements need 64 bits. Past 2^30, not 2^31, so
+/// that a grid-stride loop's last step cannot pass INT_MAX.
+bool wideIndex(int64_t n);
+/// C type for flat indices into a tensor of `n` elements: "int" or "long long".
 const char *indexType(int64_t n);
 
 /// A reduction group split around its anchor, with the names of the kernel's buffers:
