@@ -358,7 +358,9 @@ Accumulator reduceAccumulator(const Node &n, int64_t len) {
   default:
     break;
   }
-  if (op == Op::kReduceMean)
+  if (op == Op::kReduceMean && isFloat(t) && len == 0) // 0 / 0, without NVRTC's warning
+    a.result = fmt::format("({}){}", c, cudaLiteral(std::nan(""), accFloat));
+  else if (op == Op::kReduceMean)
     a.result = isFloat(t)       ? fmt::format("({})(a.v / ({}){})", c, a.type, len)
                : isSignedInt(t) ? fmt::format("({})((long long)a.v / {}LL)", c, len)
                                 : fmt::format("({})(a.v / {}ULL)", c, len);

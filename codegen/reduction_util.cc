@@ -30,6 +30,8 @@ Expected<GroupParts> GroupParts::make(const FusedGroup &group, std::string kerne
   p.anchor_ = group.anchor;
   if (!p.anchor_)
     return invalidArgument("the group has no reduction anchor");
+  if (group.outputs.empty())
+    return invalidArgument("the group has no outputs");
   auto at = std::find(group.nodes.begin(), group.nodes.end(), p.anchor_);
   if (at == group.nodes.end())
     return invalidArgument("the anchor {} is not among the group's nodes", p.anchor_->describe());
@@ -245,7 +247,7 @@ int openRowLoop(CodeWriter &w, const RowShape &s, const std::string &lane, bool 
     w.line("#pragma unroll");
     w.line("for (int k = 0; k < {}; ++k) {{", s.slots());
     w.indent();
-    w.line("const {} c = ({} + k * {}) * {};", col, lane, s.threads, s.vec);
+    w.line("[[maybe_unused]] const {} c = ({} + k * {}) * {};", col, lane, s.threads, s.vec);
     if (s.slots() * s.threads * s.vec == s.len)
       return 1;
     w.line("if (c < {}) {{", s.len);
@@ -280,7 +282,7 @@ Status emitLoadPass(CodeWriter &w, const GroupParts &parts, const RowShape &s,
   w.line("#pragma unroll");
   w.line("for (int j = 0; j < {}; ++j) {{", s.vec);
   w.indent();
-  w.line("const {} idx = {} + c + j;", s.wide ? "long long" : "int", base);
+  w.line("[[maybe_unused]] const {} idx = {} + c + j;", s.wide ? "long long" : "int", base);
   DLC_ASSIGN_OR_RETURN(std::string x, parts.element(w, "idx", "p", pre));
   w.line("const {} x = {};", cudaComputeType(parts.data()->dtype()), x);
   std::string slot;

@@ -103,6 +103,7 @@ public:
     ASSERT_TRUE(mod) << mod.status().message();
     EXPECT_FALSE(mod->cubin.empty());
     std::printf("[ %s ] %d kernels compiled for sm_90\n", name_.c_str(), kernels_);
+    EXPECT_EQ(mod->log.find("warning"), std::string::npos) << mod->log;
   }
 
 private:
