@@ -8,14 +8,15 @@
 //
 //   innermost dim reduced (rows):  R <= 16      one thread per output
 //                                  R <= 2048    one warp per output (8 per block)
-//                                  few outputs, R >= 32768
+//                                  R >= 32768, fewer outputs than SMs
 //                                               two passes: blocks reduce chunks of a row into
 //                                               a scratch buffer, a second kernel merges them
 //                                  otherwise    one block per output
 //   innermost dim kept (columns):  R <= 16      one thread per output (coalesced across threads)
 //                                  otherwise    32 x 8 blocks: 32 consecutive outputs, 8 threads
 //                                               splitting the reduced elements, merged in
-//                                               shared memory (two passes for few outputs)
+//                                               shared memory (two passes, chunks of R, when
+//                                               R >= 4096 and there are fewer blocks than SMs)
 //
 // Rows whose reduced elements are contiguous use 16-byte loads when the buffers are aligned
 // (checked at run time). Accumulators are per-kernel structs (add, merge, shfl); every merge
@@ -178,8 +179,8 @@ ReduceView makeView(const std::vector<int64_t> &shape, const std::vector<bool> &
   int64_t stride = 1;
   std::vector<AxisRun> kept, red;
   for (size_t i = runs.size(); i-- > 0;) {
-    (runs[i].second ? red : kept)
-        .insert((runs[i].second ? red : kept).begin(), AxisRun{runs[i].first, stride});
+    std::vector<AxisRun> &list = runs[i].second ? red : kept;
+    list.insert(list.begin(), AxisRun{runs[i].first, stride});
     stride *= runs[i].first;
   }
   v.kept = std::move(kept);
