@@ -15,6 +15,7 @@ bool FusedGroup::contains(const Node *n) const {
 const std::vector<Family> &families() {
   static const std::vector<Family> all = {
       elementwiseFamily(),
+      reductionFamily(),
   };
   return all;
 }
