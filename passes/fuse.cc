@@ -126,7 +126,7 @@ public:
   }
 
   /// Annotates groups of two or more, reorders nodes so groups are contiguous and numbers them
-  /// in order. Returns the log lines describing each group.
+  /// in order, logging each group.
   Status annotate() {
     for (Node *n : g_.nodes())
       if (auto it = groupOf_.find(n); it != groupOf_.end() && groups_[it->second].size() > 1)
