@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The GPU checks, on a machine with an NVIDIA GPU, from a build made elsewhere and carried
+# there (nothing is built here; see ../shared/GPU.md).
+#
+#   scripts/gpu-check.sh BUILD_DIR NODE_TESTS_DIR OUT_DIR [PART...]
+#
+# PARTs (default: all but bench):
+#   unit        the GPU unit tests (dlc_gpu_tests; device tests skip without a GPU)
+#   conformance the ONNX node tests on the GPU backend, no CPU fallback, arena poisoned
+#   sanitizer   compute-sanitizer memcheck and racecheck on the GPU unit tests
+#   models      the bundled models with `dlc run --verify` (GPU against the reference backend)
+#   bench       tools/bench/gpu_bench.py: exported torchvision/transformers models, dlc against
+#               PyTorch, microbenchmarks, compile times (needs PyTorch)
+# Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
+set -uo pipefail
+build=$(cd "$1" && pwd); nodes=$2; out=$3; shift 3
+parts=("$@"); [[ ${#parts[@]} -gt 0 ]] || parts=(unit conformance sanitizer models)
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+export DLC_CACHE_DIR=${DLC_CACHE_DIR:-$out/../dlc-cache}
+declare -A status
+run_part() { # name, command...
+  local name=$1; shift
+  echo "=== $name: $*"
+  local start=$SECONDS
+  "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$name.log"
+  status[$name]="rc=$rc, $((SECONDS - start)) s"
+}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+for part in "${parts[@]}"; do
+  case $part in
+    unit) run_part unit "$build/tests/dlc_gpu_tests" --gtest_color=no ;;
+    conformance)
+      run_part conformance "$build/tests/dlc_conformance_run" --backend gpu --tests "$nodes" \
+        --jobs "${DLC_JOBS:-12}" --report "$out/gpu_conformance.md" ;;
+    sanitizer)
+      run_part memcheck compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$build/tests/dlc_gpu_tests" --gtest_filter='-*Death*' --gtest_color=no
+      run_part racecheck compute-sanitizer --tool racecheck --error-exitcode 9 \
+        "$build/tests/dlc_gpu_tests" --gtest_filter='-*Death*' --gtest_color=no ;;
+    models)
+      run_part models bash -c "
+        set -e
+        '$build/tools/dlc/dlc' run '$root/models/tiny_cnn.onnx' --random --dim N=4 --device gpu --verify
+        '$build/tools/dlc/dlc' run '$root/models/mlp.onnx' --random --dim N=8 --device gpu --verify
+        '$build/tools/dlc/dlc' run '$root/models/tiny_bert.onnx' --random --dim B=2 --dim S=16 --device gpu --verify" ;;
+    bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" --out "$out" ;;
+    *) echo "unknown part '$part'"; exit 2 ;;
+  esac
+done
+echo
+echo "| part | result |"
+echo "|---|---|"
+fail=0
+for k in "${!status[@]}"; do
+  echo "| $k | ${status[$k]} |"
+  [[ ${status[$k]} == rc=0,* ]] || fail=1
+done
+exit $fail
