@@ -63,8 +63,13 @@ inferBodyOutputs(const Graph &body, const std::vector<TensorType> &inputTypes,
     }
   }
   std::vector<TensorType> out;
-  for (const Graph::Output &o : body.outputs())
-    out.push_back(typeOf(o.value));
+  for (const Graph::Output &o : body.outputs()) {
+    std::optional<TensorType> t = refineType(typeOf(o.value), o.declared);
+    if (!t)
+      return invalidArgument("output '{}' is inferred as {} but declared {}", o.name,
+                             typeOf(o.value).str(), o.declared.str());
+    out.push_back(std::move(*t));
+  }
   return out;
 }
 

@@ -17,8 +17,8 @@ const Graph &bodyOf(const Node &node, std::string_view name);
 /// The types of a body's outputs when its inputs have `inputTypes` (one per body input) and,
 /// where not null, the data `inputConstants`. Nodes are inferred in order; a node whose op has
 /// no inference or that has an input of unknown dtype keeps its recorded output types, and
-/// recorded types refine inferred ones (refineType), as infer-shapes does. Errors name the
-/// body's node.
+/// recorded types refine inferred ones (refineType), as infer-shapes does, and so do the types
+/// the body declares for its outputs. Errors name the body's node or output.
 Expected<std::vector<TensorType>>
 inferBodyOutputs(const Graph &body, const std::vector<TensorType> &inputTypes,
                  const std::vector<const Tensor *> &inputConstants);

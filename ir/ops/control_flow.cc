@@ -79,8 +79,8 @@ Status checkSignature(const Node &n, const char *name, size_t inputs, const std:
 Status checkPresentFrom(const Node &n, int first) {
   for (int i = first; i < n.numInputs(); ++i)
     if (!n.hasInput(i))
-      return invalidArgument("input {} is absent; only inputs {} may be", i,
-                             first == 2 ? "0 (M) and 1 (cond)" : "(none)");
+      return invalidArgument("input {} must be present{}", i,
+                             n.op() == Op::kLoop ? " (only M and cond are optional)" : "");
   return Status::ok();
 }
 
