@@ -2,17 +2,17 @@
 
 #include <bit>
 
-#include "ir/graph.h"
+#include "ir/clone.h"
 
 namespace dlc {
 
 GraphAttr::GraphAttr(std::unique_ptr<Graph> g) : g_(std::move(g)) {
   DLC_CHECK(g_ != nullptr, "a graph attribute needs a graph");
 }
-GraphAttr::GraphAttr(const GraphAttr &o) : g_(o.g_ ? o.g_->clone() : nullptr) {}
+GraphAttr::GraphAttr(const GraphAttr &o) : g_(o.g_ ? cloneGraph(*o.g_) : nullptr) {}
 GraphAttr &GraphAttr::operator=(const GraphAttr &o) {
   if (this != &o)
-    g_ = o.g_ ? o.g_->clone() : nullptr;
+    g_ = o.g_ ? cloneGraph(*o.g_) : nullptr;
   return *this;
 }
 GraphAttr::GraphAttr(GraphAttr &&) noexcept = default;

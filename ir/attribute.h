@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -31,8 +32,13 @@ enum class AttrKind : uint8_t {
 /// "int", "float", "string", "ints", "floats", "strings", "tensor", "dtype", "graph".
 const char *attrKindName(AttrKind kind);
 
+/// Attribute names with a '.' (`fuse.group`, `mem.offset`) are annotations that passes attach
+/// to nodes for later passes and for the IR dump. They are not op attributes: the op schema
+/// ignores them, and the printer and parser carry them like any other attribute.
+inline bool isAnnotation(std::string_view name) { return name.find('.') != std::string_view::npos; }
+
 /// The value of a graph attribute: a graph the attribute owns. Copying copies the graph deeply
-/// (Graph::clone), so two nodes never share a body.
+/// (cloneGraph), so two nodes never share a body.
 class GraphAttr {
 public:
   explicit GraphAttr(std::unique_ptr<Graph> g);

@@ -331,39 +331,6 @@ Status Graph::topologicalSort() {
   return Status::ok();
 }
 
-std::unique_ptr<Graph> Graph::clone() const {
-  auto g = std::make_unique<Graph>(name_);
-  std::unordered_map<const Value *, Value *> map;
-  for (const Value *v : inputs_)
-    map[v] = g->addInput(v->name(), v->type());
-  for (const Value *c : constantOrder_)
-    map[c] = g->addConstant(c->name(), c->constant());
-  for (const auto &src : nodes_) {
-    std::vector<Value *> ins;
-    for (const Value *v : src->inputs_)
-      ins.push_back(v ? map.at(v) : nullptr);
-    // Placeholder output names until each output takes its source name (free in `g`, since
-    // names are unique in this graph and values are created in definition order).
-    Node *n = g->createNode(src->op_, std::move(ins), src->numOutputs(), "\x01clone");
-    n->name_ = src->name_;
-    n->device_ = src->device_;
-    n->attrs_ = src->attrs_;
-    for (int i = 0; i < src->numOutputs(); ++i) {
-      const Value *o = src->output(i);
-      if (!o) {
-        n->removeOutput(i);
-        continue;
-      }
-      g->renameValue(n->output(i), o->name());
-      n->output(i)->setType(o->type());
-      map[o] = n->output(i);
-    }
-  }
-  for (const Output &o : outputs_)
-    g->addOutput(o.name, map.at(o.value), o.declared);
-  return g;
-}
-
 bool Graph::structurallyEqual(const Graph &o) const {
   if (inputs_.size() != o.inputs_.size() || constantOrder_.size() != o.constantOrder_.size() ||
       nodes_.size() != o.nodes_.size() || outputs_.size() != o.outputs_.size())

@@ -219,10 +219,7 @@ public:
   /// Reorders nodes topologically (stable). Error naming a node on a cycle if there is one.
   Status topologicalSort();
 
-  // --- Copies and comparison ---------------------------------------------------------------
-  /// A deep copy: the same names, types, constants (data shared, as Tensor copies do), nodes
-  /// with their attributes (bodies copied in turn), devices and outputs.
-  std::unique_ptr<Graph> clone() const;
+  // --- Comparison (copies: cloneGraph, ir/clone.h) ---------------------------------------
   /// The same computation: inputs, constants (by data), nodes (op, attributes, device, wiring,
   /// which outputs are present) and returned values correspond one to one, in order. Value
   /// names, types, node names and the graph's name are not compared.

@@ -60,6 +60,11 @@ using InferFn = Status (*)(InferContext &);
 using VerifyFn = Status (*)(const Node &);
 /// Reference evaluation: inputs in order (an absent optional input is an empty Tensor).
 using EvalFn = Expected<std::vector<Tensor>> (*)(const Node &, const std::vector<Tensor> &);
+/// The CUDA expression of an elementwise op at one element: `args` are C expressions of the
+/// operands in their compute type (see ops/README.md: f16/bf16 compute in float, other dtypes in
+/// their own C type); the result is an expression in the compute type of output 0. The names it
+/// uses are CUDA built-ins or the `dlc_*` helpers of codegen's prelude (codegen/cuda_prelude.cc).
+using CudaExprFn = Expected<std::string> (*)(const Node &, const std::vector<std::string> &args);
 
 struct OpDef {
   Op op;
@@ -71,6 +76,8 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
   EvalFn eval = nullptr; // nullptr until the reference backend implements it
+  /// Elementwise and broadcast ops: the CUDA expression (ops/elementwise_cuda.cc).
+  CudaExprFn cuda = nullptr;
   /// Two evaluations may differ (random ops): never folded, never merged by cse.
   bool random = false;
   /// Run by the verifier, and before every inference and evaluation (see checkSchema).

@@ -167,6 +167,8 @@ private:
     if (isPlaceholderRow(d))
       return Status::ok();
     for (const auto &[name, attr] : n.attrs()) {
+      if (isAnnotation(name)) // pass annotations (`fuse.group`, `mem.offset`): not op attributes
+        continue;
       const AttrSpec *spec = d.findAttr(name);
       if (!spec)
         return fail("{}: unknown attribute '{}'", n.describe(), name);

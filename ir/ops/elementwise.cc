@@ -207,6 +207,7 @@ OpDef unary(Op op, InferFn infer, std::vector<AttrSpec> attrs = {}, EvalFn eval 
   d.attrs = std::move(attrs);
   d.infer = infer;
   d.eval = eval;
+  d.cuda = elementwiseCudaExpr(op);
   return d;
 }
 
@@ -220,6 +221,7 @@ OpDef nary(Op op, int minIn, int maxIn, InferFn infer, std::vector<AttrSpec> att
   d.attrs = std::move(attrs);
   d.infer = infer;
   d.eval = eval;
+  d.cuda = elementwiseCudaExpr(op);
   return d;
 }
 

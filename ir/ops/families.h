@@ -2,6 +2,7 @@
 // into the table and checks that every op in ir/ops.def has exactly one row.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "ir/op.h"
@@ -10,11 +11,18 @@ namespace dlc::ops {
 
 std::vector<OpDef> elementwiseOps(); // unary/binary math, activations, comparisons, logic
 std::vector<OpDef> reductionOps();   // Reduce*, ArgMax/Min, softmax family, TopK, CumSum
-std::vector<OpDef> nnOps();          // conv, pooling, normalisation, resize
+std::vector<OpDef> nnOps();          // conv, pooling, normalisation, resize, losses
 std::vector<OpDef> linalgOps();      // MatMul, Gemm, Einsum, Det, integer/quantized matmul
 std::vector<OpDef> tensorOps();      // shape and data-movement ops
 std::vector<OpDef> quantOps();       // Quantize/Dequantize, DynamicQuantizeLinear
 std::vector<OpDef> miscOps();        // RNNs, random, signal, detection, others
 std::vector<OpDef> controlFlowOps(); // If, Loop, Scan: ops with body graphs
+
+/// The CUDA expression of an elementwise/broadcast op (elementwise_cuda.cc); nullptr for others.
+CudaExprFn elementwiseCudaExpr(Op op);
+/// The C type elements of `t` are computed in on the GPU ("float" for f16/bf16).
+std::string cudaComputeType(DType t);
+/// A C literal of `v` in the compute type of `t` (exact for floats; inf/nan as bit casts).
+std::string cudaLiteral(double v, DType t);
 
 } // namespace dlc::ops

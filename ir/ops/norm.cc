@@ -1,5 +1,6 @@
 // Normalisations (BatchNormalization, InstanceNormalization, GroupNormalization,
 // LayerNormalization, LRN, LpNormalization, MeanVarianceNormalization) and Dropout.
+#include "ir/ops/families.h"
 #include "ir/ops/nn_eval_util.h"
 #include "ir/ops/nn_parts.h"
 #include "ir/ops/nn_util.h"
@@ -172,7 +173,8 @@ std::vector<OpDef> normOps() {
        .fusion = FusionKind::kElementwise,
        .attrs = {optionalAttr("seed", AttrKind::kInt)},
        .infer = inferDropout,
-       .eval = evalDropout},
+       .eval = evalDropout,
+       .cuda = elementwiseCudaExpr(Op::kDropout)},
   };
 }
 

@@ -9,6 +9,8 @@
 //
 // Today everything runs on the CPU reference backend; `--device gpu` says the GPU backend is
 // not built yet.
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -36,6 +38,7 @@ struct RunArgs {
   double rtol = Tolerance().rtol;
   double atol = Tolerance().atol;
   int optLevel = 1;
+  int benchmark = 0;
 };
 
 std::string quotedNames(const std::vector<TensorInfo> &infos) {
@@ -163,6 +166,28 @@ Expected<int> compareOutputs(const RunArgs &args, const Model &model,
   return differ;
 }
 
+/// Runs the session `runs` more times on the same inputs and prints the wall time per run.
+Status benchmarkRuns(const Session &session, const std::map<std::string, Tensor> &inputs,
+                     int runs) {
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    DLC_ASSIGN_OR_RETURN(auto ignored, session.runOrdered(inputs));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double m : ms)
+    mean += m / static_cast<double>(ms.size());
+  std::cout << fmt::format("benchmark: {} run{} after the first: median {:.3f} ms, min {:.3f} ms, "
+                           "mean {:.3f} ms (host wall time, inputs and outputs on the host)\n",
+                           runs, runs == 1 ? "" : "s", sorted[sorted.size() / 2], sorted.front(),
+                           mean);
+  return Status::ok();
+}
+
 Status runModel(const RunArgs &args) {
   DLC_ASSIGN_OR_RETURN(Backend backend, parseDevice(args.device));
   DLC_ASSIGN_OR_RETURN(auto dims, parseDims(args.dims));
@@ -211,6 +236,8 @@ Status runModel(const RunArgs &args) {
                              source[in.name]);
 
   DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, session.runOrdered(inputs));
+  if (args.benchmark > 0)
+    DLC_RETURN_IF_ERROR(benchmarkRuns(session, inputs, args.benchmark));
   for (const NamedTensor &o : outputs)
     std::cout << fmt::format("output '{}': {}\n", o.name, summarizeTensor(o.tensor));
   if (!args.outputDir.empty())
@@ -246,6 +273,9 @@ void addRunCommand(CLI::App &app, int &exitCode) {
       ->allow_extra_args(false);
   cmd->add_option("--rtol", args->rtol, "Relative tolerance of --compare (default 1e-4)");
   cmd->add_option("--atol", args->atol, "Absolute tolerance of --compare (default 1e-5)");
+  cmd->add_option("--benchmark", args->benchmark,
+                  "After the first run, run N more times and print the median/min/mean time")
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("-O", args->optLevel, "Level of the pipeline run before (0-3; default 1)")
       ->check(CLI::Range(0, 3));
   cmd->callback([args, &exitCode] {

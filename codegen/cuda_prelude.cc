@@ -1,0 +1,192 @@
+#include "codegen/cuda_prelude.h"
+
+#include "ir/ops/families.h"
+
+namespace dlc::codegen {
+
+namespace {
+
+constexpr std::string_view kPrelude = R"cuda(// dlc prelude
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+// --- Load/store conversions between storage and compute types ------------------------------
+__device__ __forceinline__ float dlc_load(__half x) { return __half2float(x); }
+__device__ __forceinline__ float dlc_load(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class T> __device__ __forceinline__ T dlc_load(T x) { return x; }
+
+template <class S> struct dlc_store_impl {
+  template <class C> static __device__ __forceinline__ S conv(C x) { return (S)x; }
+};
+template <> struct dlc_store_impl<__half> {
+  template <class C> static __device__ __forceinline__ __half conv(C x) {
+    return __float2half_rn((float)x);
+  }
+};
+template <> struct dlc_store_impl<__nv_bfloat16> {
+  template <class C> static __device__ __forceinline__ __nv_bfloat16 conv(C x) {
+    return __float2bfloat16_rn((float)x);
+  }
+};
+template <> struct dlc_store_impl<bool> {
+  template <class C> static __device__ __forceinline__ bool conv(C x) { return x != 0; }
+};
+template <class S, class C> __device__ __forceinline__ S dlc_store(C x) {
+  return dlc_store_impl<S>::conv(x);
+}
+
+// --- Helpers named by the op table's CUDA expressions ---------------------------------------
+template <class T> __device__ __forceinline__ T dlc_abs(T x) { return x < T(0) ? T(-x) : x; }
+__device__ __forceinline__ float dlc_abs(float x) { return fabsf(x); }
+__device__ __forceinline__ double dlc_abs(double x) { return fabs(x); }
+__device__ __forceinline__ unsigned char dlc_abs(unsigned char x) { return x; }
+__device__ __forceinline__ unsigned short dlc_abs(unsigned short x) { return x; }
+__device__ __forceinline__ unsigned int dlc_abs(unsigned int x) { return x; }
+__device__ __forceinline__ unsigned long long dlc_abs(unsigned long long x) { return x; }
+
+template <class T> __device__ __forceinline__ T dlc_relu(T x) { return x < T(0) ? T(0) : x; }
+template <class T> __device__ __forceinline__ T dlc_sign(T x) {
+  return x != x ? x : T((x > T(0)) - (x < T(0)));
+}
+template <class T> __device__ __forceinline__ T dlc_sigmoid(T x) {
+  return T(1) / (T(1) + exp(-x));
+}
+template <class T> __device__ __forceinline__ T dlc_softplus(T x) { return log(exp(x) + T(1)); }
+template <class T> __device__ __forceinline__ T dlc_softsign(T x) {
+  return x / (T(1) + dlc_abs(x));
+}
+template <class T> __device__ __forceinline__ T dlc_mish(T x) {
+  return x * tanh(dlc_softplus(x));
+}
+template <class T> __device__ __forceinline__ T dlc_hard_swish(T x) {
+  T y = x / T(6) + T(0.5);
+  y = y < T(0) ? T(0) : (y > T(1) ? T(1) : y);
+  return x * y;
+}
+template <class T> __device__ __forceinline__ T dlc_hard_sigmoid(T x, T alpha, T beta) {
+  T y = alpha * x + beta;
+  return y < T(0) ? T(0) : (y > T(1) ? T(1) : y);
+}
+template <class T> __device__ __forceinline__ T dlc_celu(T x, T alpha) {
+  return (x > T(0) ? x : T(0)) + (alpha * (exp(x / alpha) - T(1)) < T(0)
+                                      ? alpha * (exp(x / alpha) - T(1))
+                                      : T(0));
+}
+template <class T> __device__ __forceinline__ T dlc_elu(T x, T alpha) {
+  return x < T(0) ? alpha * (exp(x) - T(1)) : x;
+}
+template <class T> __device__ __forceinline__ T dlc_leaky_relu(T x, T alpha) {
+  return x < T(0) ? x * alpha : x;
+}
+template <class T> __device__ __forceinline__ T dlc_thresholded_relu(T x, T alpha) {
+  return x > alpha ? x : T(0);
+}
+template <class T> __device__ __forceinline__ T dlc_selu(T x, T alpha, T gamma) {
+  return x <= T(0) ? gamma * (alpha * exp(x) - alpha) : gamma * x;
+}
+template <class T, class L> __device__ __forceinline__ T dlc_shrink(T x, L lambd, L bias) {
+  return x < -lambd ? T(x + bias) : (x > lambd ? T(x - bias) : T(0));
+}
+template <class T> __device__ __forceinline__ T dlc_gelu(T x) {
+  return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
+}
+template <class T> __device__ __forceinline__ T dlc_gelu_tanh(T x) {
+  return T(0.5) * x *
+         (T(1) + tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
+}
+template <class T> __device__ __forceinline__ bool dlc_isinf(T x, bool pos, bool neg) {
+  return isinf(x) && (x > T(0) ? pos : neg);
+}
+// Min/Max propagate NaN (numpy maximum/minimum semantics).
+template <class T> __device__ __forceinline__ T dlc_max(T a, T b) {
+  return a != a ? a : (b != b ? b : (a < b ? b : a));
+}
+template <class T> __device__ __forceinline__ T dlc_min(T a, T b) {
+  return a != a ? a : (b != b ? b : (b < a ? b : a));
+}
+template <class T> __device__ __forceinline__ T dlc_add(T a, T b) { return a + b; }
+template <class T, class B> __device__ __forceinline__ T dlc_clip_lo(T x, B lo) {
+  return x < T(lo) ? T(lo) : x;
+}
+template <class T, class B> __device__ __forceinline__ T dlc_clip_hi(T x, B hi) {
+  return x > T(hi) ? T(hi) : x;
+}
+// Integer division truncates toward zero; division by zero gives 0 (a kernel cannot fail).
+template <class T> __device__ __forceinline__ T dlc_idiv(T a, T b) {
+  return b == T(0) ? T(0) : T(a / b);
+}
+template <class T> __device__ __forceinline__ T dlc_imod_trunc(T a, T b) {
+  return b == T(0) ? T(0) : T(a % b);
+}
+template <class T> __device__ __forceinline__ T dlc_imod_floor(T a, T b) {
+  if (b == T(0))
+    return T(0);
+  T r = T(a % b);
+  return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? T(r + b) : r;
+}
+__device__ __forceinline__ float dlc_powf(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ long long dlc_ipow(long long a, double e) {
+  double r = pow((double)a, e);
+  if (r != r)
+    return 0;
+  if (r >= 9.2233720368547758e18)
+    return 0x7fffffffffffffffLL;
+  if (r <= -9.2233720368547758e18)
+    return (long long)(-9.2233720368547758e18);
+  return (long long)r;
+}
+template <bool Left, class T, class U> __device__ __forceinline__ T dlc_shift(T a, U b) {
+  if ((unsigned long long)b >= sizeof(T) * 8)
+    return T(0);
+  return Left ? T(a << b) : T(a >> b);
+}
+template <class T> struct dlc_limits;
+#define DLC_LIMITS(T, LO, HI)                                                                      \
+  template <> struct dlc_limits<T> {                                                               \
+    static __device__ __forceinline__ double lo() { return (double)(LO); }                         \
+    static __device__ __forceinline__ double hi() { return (double)(HI); }                         \
+    static __device__ __forceinline__ T min() { return (T)(LO); }                                  \
+    static __device__ __forceinline__ T max() { return (T)(HI); }                                  \
+  };
+DLC_LIMITS(signed char, -128, 127)
+DLC_LIMITS(short, -32768, 32767)
+DLC_LIMITS(int, -2147483647 - 1, 2147483647)
+DLC_LIMITS(long long, -9223372036854775807LL - 1, 9223372036854775807LL)
+DLC_LIMITS(unsigned char, 0, 255)
+DLC_LIMITS(unsigned short, 0, 65535)
+DLC_LIMITS(unsigned int, 0, 4294967295u)
+DLC_LIMITS(unsigned long long, 0, 18446744073709551615ull)
+#undef DLC_LIMITS
+// Float to integer: truncation toward zero, saturating, NaN -> 0 (the reference's Cast).
+template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
+  double v = (double)x;
+  if (v != v)
+    return I(0);
+  if (v <= dlc_limits<I>::lo())
+    return dlc_limits<I>::min();
+  if (v >= dlc_limits<I>::hi())
+    return dlc_limits<I>::max();
+  return (I)v;
+}
+)cuda";
+
+} // namespace
+
+std::string_view cudaPrelude() { return kPrelude; }
+
+std::string cudaStorageType(DType t) {
+  switch (t) {
+  case DType::kF16:
+    return "__half";
+  case DType::kBF16:
+    return "__nv_bfloat16";
+  default:
+    return ops::cudaComputeType(t);
+  }
+}
+
+std::string cudaComputeType(DType t) { return ops::cudaComputeType(t); }
+
+std::string cudaLiteral(double v, DType t) { return ops::cudaLiteral(v, t); }
+
+} // namespace dlc::codegen

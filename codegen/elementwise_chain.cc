@@ -1,0 +1,83 @@
+#include "codegen/elementwise_chain.h"
+
+#include <fmt/format.h>
+
+#include "codegen/cuda_prelude.h"
+
+namespace dlc::codegen {
+
+Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &nodes, ValueEnv &env,
+                            const LoadFn &load, std::string_view prefix) {
+  int counter = 0;
+  for (const Node *n : nodes) {
+    const OpDef &def = n->def();
+    if (!def.cuda)
+      return invalidArgument("{}: op '{}' has no CUDA expression", n->describe(), n->opName());
+    std::vector<std::string> args;
+    for (const Value *in : n->inputs()) {
+      if (!in) {
+        args.emplace_back();
+        continue;
+      }
+      auto it = env.find(in);
+      if (it == env.end()) {
+        DLC_ASSIGN_OR_RETURN(std::string e, load(in));
+        it = env.emplace(in, std::move(e)).first;
+      }
+      args.push_back(it->second);
+    }
+    auto expr = def.cuda(*n, args);
+    if (!expr)
+      return expr.status().withContext(n->describe());
+    const Value *out = n->output(0);
+    std::string var = fmt::format("{}{}", prefix, counter++);
+    w.line("const {} {} = {};", cudaComputeType(out->dtype()), var, *expr);
+    env[out] = var;
+  }
+  return Status::ok();
+}
+
+std::vector<int64_t> staticSizes(const Value *v) { return v->shape().sizes(); }
+
+std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
+                            std::string_view idx) {
+  int64_t inCount = 1;
+  for (int64_t d : in)
+    inCount *= d;
+  if (inCount == 1)
+    return "0";
+  // Right-align `in` against `out`; leading size-1 dims of `in` beyond out's rank cannot occur
+  // (broadcasting never lowers rank), but size-1 dims anywhere are skipped.
+  const size_t rank = out.size(), lead = rank - in.size();
+  bool same = in.size() == out.size();
+  for (size_t i = 0; same && i < in.size(); ++i)
+    same = in[i] == out[i];
+  if (same)
+    return std::string(idx);
+  // offset = sum over dims d kept in `in` of ((idx / outStride[d]) % out[d]) * inStride[d].
+  std::vector<int64_t> outStride(rank, 1), inStride(in.size(), 1);
+  for (size_t i = rank; i-- > 1;)
+    outStride[i - 1] = outStride[i] * out[i];
+  for (size_t i = in.size(); i-- > 1;)
+    inStride[i - 1] = inStride[i] * in[i];
+  std::string e;
+  for (size_t j = 0; j < in.size(); ++j) {
+    if (in[j] == 1)
+      continue;
+    const size_t d = j + lead;
+    std::string coord = outStride[d] == 1 ? fmt::format("({})", idx)
+                                          : fmt::format("(({}) / {}LL)", idx, outStride[d]);
+    if (d != 0)
+      coord = fmt::format("({} % {}LL)", coord, out[d]);
+    if (!e.empty())
+      e += " + ";
+    e += inStride[j] == 1 ? coord : fmt::format("{} * {}LL", coord, inStride[j]);
+  }
+  return e.empty() ? "0" : "(" + e + ")";
+}
+
+std::string loadExpr(std::string_view ptr, std::string_view offset) {
+  return fmt::format("dlc_load({}[{}])", ptr, offset);
+}
+
+} // namespace dlc::codegen

@@ -1,0 +1,96 @@
+// What a kernel emitter receives and returns.
+//
+// Lowering (lower.cc) cuts a placed, fused, shape-specialised graph into FusedGroups (the nodes
+// that share a `fuse.group` annotation, or a single node) and asks the family emitter for the
+// group's anchor to write CUDA source for it. All shapes are static here: lowering specialises
+// symbolic dims to the concrete sizes of a run before it lowers, so emitters bake sizes and
+// strides into the source as constants.
+//
+// Emitter contract:
+//  * Each Kernel is one `extern "C" __global__` function named `Kernel::name` (lowering makes
+//    names unique; emitters build them from FusedGroup::name plus a suffix when they return
+//    several kernels). Helper device functions an emitter needs are `static __device__` and
+//    prefixed with the kernel name, so sources of many kernels concatenate into one program.
+//  * The function's parameters are, in order, one pointer per entry of `Kernel::params`
+//    (`const T* __restrict__` for values read, `T* __restrict__` for values written, with T
+//    the storage type: float, __half, __nv_bfloat16, double, long long, ... see cuda_prelude.h).
+//  * Sources may use everything in the prelude (cuda_prelude.h): dtype typedefs, load/store
+//    conversions, the dlc_* math helpers the op table's CUDA expressions name.
+//  * No float atomics (results are deterministic); no dynamic allocation; 64-bit indices where
+//    an element count can pass 2^31.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/status.h"
+
+namespace dlc::codegen {
+
+/// Nodes compiled into one kernel (or a short sequence of kernels).
+struct FusedGroup {
+  int id = 0;
+  /// A C identifier naming the group after its nodes, e.g. "conv_1_relu"; unique in the model.
+  std::string name;
+  /// Every node of the group, in topological order; all on the GPU, all shapes static.
+  std::vector<const Node *> nodes;
+  /// The node the group is built around (GEMM, conv, reduction, pooling, data movement), or
+  /// nullptr for a group of elementwise/broadcast nodes only.
+  const Node *anchor = nullptr;
+  /// Values read from outside the group (graph inputs, constants, other groups' outputs), in
+  /// order of first use; no duplicates.
+  std::vector<const Value *> inputs;
+  /// Values the group writes that are used outside it or are graph outputs.
+  std::vector<const Value *> outputs;
+
+  bool contains(const Node *n) const;
+};
+
+/// One kernel parameter: a value's buffer, or a scratch buffer private to the group.
+struct KernelParam {
+  const Value *value = nullptr; // set for value buffers
+  int scratch = -1;             // index into KernelSet::scratchBytes otherwise
+  bool written = false;         // the kernel writes it (an output or a scratch buffer)
+};
+
+struct LaunchDims {
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  /// Dynamic shared memory in bytes (lowering raises the kernel's limit past 48 KiB if needed).
+  uint32_t sharedBytes = 0;
+};
+
+struct Kernel {
+  std::string name;
+  std::string source;
+  LaunchDims launch;
+  std::vector<KernelParam> params;
+};
+
+/// What an emitter returns for a group: kernels launched in order, and the sizes of the
+/// scratch buffers they share (allocated in the arena for the group's duration only).
+struct KernelSet {
+  std::vector<Kernel> kernels;
+  std::vector<uint64_t> scratchBytes;
+};
+
+struct EmitOptions {
+  /// The target's compute capability times ten (90 for sm_90).
+  int smVersion = 90;
+  /// Number of SMs (for grid sizing); 132 on the H200.
+  int numSms = 132;
+  /// Allow TF32 tensor cores for fp32 GEMM/conv (`--allow-tf32`).
+  bool allowTf32 = false;
+};
+
+/// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).
+/// On false, `why` says what is missing ("Conv: 3-D convolution has no GPU kernel yet").
+bool gpuSupports(const Node &node, std::string *why);
+
+/// Writes the kernels for one group: dispatches on the anchor's family. Errors name the group's
+/// nodes.
+Expected<KernelSet> emitGroup(const FusedGroup &group, const EmitOptions &opts);
+
+} // namespace dlc::codegen

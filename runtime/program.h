@@ -1,0 +1,90 @@
+// Program: what codegen produces and the GPU runtime executes.
+//
+// A Program is self-contained: compiled modules (cubin and PTX), the launch list, the buffer
+// plan (one device arena, one constant pool), and the model's inputs and outputs with static
+// shapes. It never refers to the graph it came from, so it can be serialized (program.fbs,
+// FlatBuffers) into a `model.so` and run without the compiler.
+//
+// Buffers: every tensor the program touches lives at a fixed offset in either the arena
+// (intermediates, and the staging slots of inputs and outputs) or the constant pool (weights,
+// uploaded once per model). Fixed addresses let a session capture the launch list once as a
+// CUDA graph and replay it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace dlc::rt {
+
+enum class Space : uint8_t { kArena, kConstants };
+
+/// A byte range in the arena or the constant pool. Offsets are 256-byte aligned.
+struct BufferRef {
+  Space space = Space::kArena;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
+/// A model input or output: where its elements live while the program runs.
+struct ProgramTensor {
+  std::string name;
+  DType dtype = DType::kUnknown;
+  std::vector<int64_t> shape;
+  BufferRef buffer;
+};
+
+/// One compiled NVRTC program: a cubin for `arch` (may be empty when only PTX was kept) and
+/// the PTX it came from (loaded through the driver when no cubin matches the GPU).
+struct Module {
+  std::string arch; // "sm_90"
+  std::vector<uint8_t> cubin;
+  std::string ptx;
+  std::vector<std::string> kernels; // names of the __global__ functions in it
+};
+
+/// Launch kernel `kernel` of module `module` with one pointer argument per entry of `args`.
+struct LaunchStep {
+  uint32_t module = 0;
+  std::string kernel;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t sharedBytes = 0;
+  std::vector<BufferRef> args;
+  /// The source nodes, for error messages ("conv_1 + relu_2").
+  std::string origin;
+};
+
+/// Device-to-device copy (used where a value must move to another buffer, e.g. an output that
+/// aliases an input).
+struct CopyStep {
+  BufferRef src, dst;
+  std::string origin;
+};
+
+/// A node run on the host by the reference backend (soft placement fallback): inputs are
+/// downloaded, the one-node graph `graphText` (text IR) is evaluated, outputs are uploaded.
+/// A program with host steps is not captured as a CUDA graph.
+struct HostStep {
+  std::string graphText;
+  std::vector<BufferRef> inputs, outputs;
+  std::string origin;
+};
+
+using Step = std::variant<LaunchStep, CopyStep, HostStep>;
+
+struct Program {
+  std::vector<Module> modules;
+  std::vector<Step> steps;
+  uint64_t arenaBytes = 0;
+  /// The constant pool's initial contents (uploaded once per model).
+  std::vector<uint8_t> constants;
+  std::vector<ProgramTensor> inputs, outputs;
+  /// For `dlc compile --emit cuda=DIR` and diagnostics: each kernel's source, by kernel name.
+  std::vector<std::pair<std::string, std::string>> sources;
+};
+
+} // namespace dlc::rt
