@@ -4,6 +4,7 @@
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/emitters.h"
+#include "codegen/lower.h"
 
 namespace dlc::codegen {
 
@@ -14,6 +15,7 @@ bool FusedGroup::contains(const Node *n) const {
 const std::vector<Family> &families() {
   static const std::vector<Family> all = {
       elementwiseFamily(),
+      reductionFamily(),
   };
   return all;
 }
@@ -49,6 +51,8 @@ bool gpuSupports(const Node &node, std::string *why) {
     why = &ignored;
   if (!staticTypes(node, why))
     return false;
+  if (isViewNode(node)) // lowering aliases the buffer: no kernel
+    return true;
   const bool elementwise = node.def().cuda != nullptr;
   const Family *f = familyFor(elementwise ? nullptr : &node);
   if (!f) {

@@ -38,17 +38,27 @@ Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
   return g;
 }
 
-Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
-                                    const JitOptions &opts) {
+Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
+                                               const std::map<std::string, int64_t> &dims,
+                                               const JitOptions &opts) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(opts.strictPlacement)));
-  DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, opts.pipeline));
+  PipelineOptions po = opts.pipeline;
+  if (!po.gpuSupport)
+    po.gpuSupport = [](const Node &n, std::string *why) { return gpuSupports(n, why); };
+  DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, po));
   for (const Node *n : g->nodes())
     for (const Value *v : n->outputs())
       if (v && !v->shape().isStatic())
         return invalidArgument("{}: output '{}' has shape {} after specialisation; the GPU "
                                "backend needs static shapes (a data-dependent size?)",
                                n->describe(), v->name(), v->shape().str());
+  return g;
+}
+
+Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
+                                    const JitOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepareForGpu(model, dims, opts));
   return lowerToProgram(*g, opts.lower);
 }
 

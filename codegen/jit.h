@@ -35,7 +35,12 @@ std::string gpuPipeline(bool strictPlacement);
 Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
                                                  const std::map<std::string, int64_t> &dims);
 
-/// specializeGraph + the GPU pipeline + lowering.
+/// specializeGraph + the GPU pipeline: the graph lowering sees.
+Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
+                                               const std::map<std::string, int64_t> &dims,
+                                               const JitOptions &opts);
+
+/// prepareForGpu + lowering.
 Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
                                     const JitOptions &opts);
 

@@ -4,14 +4,16 @@
 
 #include <algorithm>
 #include <cctype>
-#include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
 
 #include "codegen/cuda_prelude.h"
 #include "ir/printer.h"
+#include "passes/plan_memory.h"
+#include "passes/util/groups.h"
 
 namespace dlc::codegen {
 namespace {
@@ -63,24 +65,15 @@ bool isViewNode(const Node &node) {
 }
 
 Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
-  std::vector<FusedGroup> groups;
-  std::map<int64_t, size_t> byAnnotation;
+  // The same order plan-memory's lifetimes use (passes/util/groups.h).
+  DLC_ASSIGN_OR_RETURN(std::vector<passes::NodeGroup> ordered, passes::orderedGroups(g));
+  std::vector<FusedGroup> groups(ordered.size());
   std::unordered_map<const Node *, size_t> groupOf;
-  for (const Node *n : g.nodes()) {
-    const Attribute *a = n->findAttr("fuse.group");
-    size_t index;
-    if (a && a->kind() == AttrKind::kInt) {
-      auto [it, fresh] = byAnnotation.emplace(a->i(), groups.size());
-      if (fresh)
-        groups.emplace_back();
-      index = it->second;
-    } else {
-      index = groups.size();
-      groups.emplace_back();
+  for (size_t i = 0; i < ordered.size(); ++i)
+    for (const Node *n : ordered[i].nodes) {
+      groups[i].nodes.push_back(n);
+      groupOf[n] = i;
     }
-    groups[index].nodes.push_back(n);
-    groupOf[n] = index;
-  }
   for (size_t i = 0; i < groups.size(); ++i) {
     FusedGroup &grp = groups[i];
     grp.id = static_cast<int>(i);
@@ -122,10 +115,17 @@ Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
 
 namespace {
 
-/// Buffer assignment: arena slots for non-constant values, the constant pool for constants.
+/// Buffer assignment: the memory plan's arena slots (passes/plan_memory.h) for non-constant
+/// values, the constant pool for constants; without a plan every value gets a slot of its own.
+/// Scratch buffers of a group go above the plan's arena; groups run one at a time, so they
+/// share that region.
 class Buffers {
 public:
-  explicit Buffers(rt::Program &p) : p_(p) {}
+  Buffers(rt::Program &p, const MemoryPlan *plan) : p_(p), plan_(plan) {
+    if (plan)
+      p_.arenaBytes = plan->arenaBytes;
+    scratchBase_ = p_.arenaBytes;
+  }
 
   rt::BufferRef constant(const Value *v) {
     if (auto it = slots_.find(v); it != slots_.end())
@@ -139,28 +139,60 @@ public:
     return ref;
   }
 
-  /// A fresh arena slot. (No reuse yet: passes/plan_memory.h replaces this.)
+  /// A fresh arena slot of its own (no plan, or a value the plan does not place).
   rt::BufferRef fresh(uint64_t bytes) {
-    rt::BufferRef ref{rt::Space::kArena, p_.arenaBytes, bytes};
-    p_.arenaBytes += alignUp(std::max<uint64_t>(bytes, 1));
+    const uint64_t top = std::max(p_.arenaBytes, scratchTop_);
+    rt::BufferRef ref{rt::Space::kArena, top, bytes};
+    p_.arenaBytes = top + alignUp(std::max<uint64_t>(bytes, 1));
+    scratchBase_ = scratchTop_ = p_.arenaBytes;
     return ref;
   }
 
-  rt::BufferRef of(const Value *v) {
+  /// Scratch for the group being lowered; call newGroup() between groups.
+  rt::BufferRef scratch(uint64_t bytes) {
+    rt::BufferRef ref{rt::Space::kArena, scratchTop_, bytes};
+    scratchTop_ += alignUp(std::max<uint64_t>(bytes, 1));
+    p_.arenaBytes = std::max(p_.arenaBytes, scratchTop_);
+    return ref;
+  }
+  void newGroup() { scratchTop_ = scratchBase_; }
+
+  Expected<rt::BufferRef> of(const Value *v) {
     if (auto it = slots_.find(v); it != slots_.end())
       return it->second;
     if (v->isConstant())
       return constant(v);
-    rt::BufferRef ref = fresh(byteSize(v));
+    rt::BufferRef ref;
+    if (plan_) {
+      auto it = plan_->slots.find(v);
+      if (it == plan_->slots.end() || (it->second.buffer < 0 && !it->second.aliasOf))
+        return internalError("the memory plan has no buffer for '{}'", v->name());
+      if (it->second.aliasOf) {
+        DLC_ASSIGN_OR_RETURN(ref, of(it->second.aliasOf));
+      } else {
+        const ArenaBuffer &b = plan_->buffers[static_cast<size_t>(it->second.buffer)];
+        ref = {rt::Space::kArena, b.offset, 0};
+      }
+      ref.bytes = byteSize(v);
+    } else {
+      ref = fresh(byteSize(v));
+    }
     slots_[v] = ref;
     return ref;
   }
 
-  void alias(const Value *v, const Value *of) { slots_[v] = this->of(of); }
+  Status alias(const Value *v, const Value *of) {
+    DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, this->of(of));
+    ref.bytes = byteSize(v);
+    slots_[v] = ref;
+    return Status::ok();
+  }
   bool has(const Value *v) const { return slots_.count(v) != 0; }
 
 private:
   rt::Program &p_;
+  const MemoryPlan *plan_;
+  uint64_t scratchBase_ = 0, scratchTop_ = 0;
   std::unordered_map<const Value *, rt::BufferRef> slots_;
 };
 
@@ -212,18 +244,24 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
                              v->name(), v->type().str());
   DLC_ASSIGN_OR_RETURN(std::vector<FusedGroup> groups, collectGroups(g));
   rt::Program p;
-  Buffers buffers(p);
+  std::optional<MemoryPlan> plan;
+  if (!opts.exposeIntermediates) { // exposed intermediates must all survive the run
+    DLC_ASSIGN_OR_RETURN(MemoryPlan mp, planMemory(g));
+    plan = std::move(mp);
+  }
+  Buffers buffers(p, plan ? &*plan : nullptr);
 
   for (const Value *v : g.inputs()) {
-    rt::ProgramTensor t{v->name(), v->dtype(), v->shape().sizes(), buffers.of(v)};
-    p.inputs.push_back(std::move(t));
+    DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(v));
+    p.inputs.push_back({v->name(), v->dtype(), v->shape().sizes(), ref});
   }
 
   std::vector<Kernel> kernels;
   std::vector<size_t> kernelStep; // steps index of each kernel
   for (const FusedGroup &grp : groups) {
+    buffers.newGroup();
     if (grp.nodes.size() == 1 && isViewNode(*grp.nodes[0]) && !onCpu(*grp.nodes[0])) {
-      buffers.alias(grp.nodes[0]->output(0), grp.nodes[0]->input(0));
+      DLC_RETURN_IF_ERROR(buffers.alias(grp.nodes[0]->output(0), grp.nodes[0]->input(0)));
       continue;
     }
     if (onCpu(*grp.nodes.front())) {
@@ -231,11 +269,15 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
         rt::HostStep h;
         h.graphText = hostStepGraph(*n);
         for (const Value *v : n->inputs())
-          if (v && !v->isConstant()) // constants are part of the step's graph text
-            h.inputs.push_back(buffers.of(v));
+          if (v && !v->isConstant()) { // constants are part of the step's graph text
+            DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(v));
+            h.inputs.push_back(ref);
+          }
         for (const Value *v : n->outputs())
-          if (v)
-            h.outputs.push_back(buffers.of(v));
+          if (v) {
+            DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(v));
+            h.outputs.push_back(ref);
+          }
         h.origin = n->describe();
         p.steps.emplace_back(std::move(h));
       }
@@ -246,16 +288,24 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
       return set.status();
     std::vector<rt::BufferRef> scratch;
     for (uint64_t bytes : set->scratchBytes)
-      scratch.push_back(buffers.fresh(bytes));
+      scratch.push_back(buffers.scratch(bytes));
     for (Kernel &k : set->kernels) {
       rt::LaunchStep step;
       step.kernel = k.name;
       std::copy(std::begin(k.launch.grid), std::end(k.launch.grid), step.grid);
       std::copy(std::begin(k.launch.block), std::end(k.launch.block), step.block);
       step.sharedBytes = k.launch.sharedBytes;
-      for (const KernelParam &param : k.params)
-        step.args.push_back(param.value ? buffers.of(param.value)
-                                        : scratch.at(static_cast<size_t>(param.scratch)));
+      for (const KernelParam &param : k.params) {
+        if (param.value) {
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(param.value));
+          step.args.push_back(ref);
+        } else {
+          if (param.scratch < 0 || static_cast<size_t>(param.scratch) >= scratch.size())
+            return internalError("kernel '{}': scratch parameter {} out of range", k.name,
+                                 param.scratch);
+          step.args.push_back(scratch[static_cast<size_t>(param.scratch)]);
+        }
+      }
       step.origin = origin(grp);
       kernelStep.push_back(p.steps.size());
       p.steps.emplace_back(std::move(step));
@@ -263,21 +313,44 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
     }
   }
 
-  // Outputs: a value that is a graph input, a constant, or returned twice gets its own slot.
+  // Outputs. With a plan, the plan says where each ends up (and what to copy there); without
+  // one, a value that is a graph input, a constant or returned twice gets its own slot.
   std::set<const Value *> returned;
-  for (const Graph::Output &o : g.outputs()) {
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const Graph::Output &o = g.outputs()[i];
     const Value *v = o.value;
-    rt::BufferRef ref = buffers.of(v);
-    bool needsCopy = v->isInput() || v->isConstant() || returned.count(v);
-    for (const rt::ProgramTensor &in : p.inputs)
-      needsCopy = needsCopy || (in.buffer.space == ref.space && in.buffer.offset == ref.offset);
-    if (needsCopy) {
-      rt::BufferRef dst = buffers.fresh(ref.bytes);
-      p.steps.emplace_back(rt::CopyStep{ref, dst, fmt::format("output '{}'", o.name)});
-      ref = dst;
+    rt::BufferRef ref;
+    if (plan) {
+      const ArenaBuffer &b =
+          plan->buffers.at(static_cast<size_t>(plan->outputBuffers.at(i)));
+      ref = {rt::Space::kArena, b.offset, byteSize(v)};
+      if (b.copyFrom) {
+        DLC_ASSIGN_OR_RETURN(rt::BufferRef src, buffers.of(b.copyFrom));
+        src.bytes = ref.bytes;
+        p.steps.emplace_back(rt::CopyStep{src, ref, fmt::format("output '{}'", o.name)});
+      }
+    } else {
+      DLC_ASSIGN_OR_RETURN(ref, buffers.of(v));
+      bool needsCopy = v->isInput() || v->isConstant() || returned.count(v);
+      for (const rt::ProgramTensor &in : p.inputs)
+        needsCopy = needsCopy || (in.buffer.space == ref.space && in.buffer.offset == ref.offset);
+      if (needsCopy) {
+        rt::BufferRef dst = buffers.fresh(ref.bytes);
+        p.steps.emplace_back(rt::CopyStep{ref, dst, fmt::format("output '{}'", o.name)});
+        ref = dst;
+      }
     }
     returned.insert(v);
     p.outputs.push_back({o.name, v->dtype(), v->shape().sizes(), ref});
+  }
+
+  if (opts.exposeIntermediates) {
+    for (const FusedGroup &grp : groups)
+      for (const Value *v : grp.outputs)
+        if (!returned.count(v) && buffers.has(v)) {
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(v));
+          p.outputs.push_back({v->name(), v->dtype(), v->shape().sizes(), ref});
+        }
   }
 
   // Modules: kernels dealt round-robin into a few NVRTC programs, compiled in parallel.
@@ -303,25 +376,18 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
       p.modules[m].ptx.clear();
     return p;
   }
-  std::vector<std::future<Expected<CompiledModule>>> futures;
+  std::vector<std::string> names;
   for (size_t m = 0; m < numModules; ++m)
-    futures.push_back(std::async(std::launch::async, [&, m] {
-      return compileCuda(moduleSources[m], fmt::format("module{}", m), opts.nvrtc);
-    }));
-  Status first = Status::ok();
+    names.push_back(fmt::format("module {} ({})", m, fmt::join(p.modules[m].kernels, ", ")));
+  CompileStats stats;
+  DLC_ASSIGN_OR_RETURN(std::vector<CompiledModule> compiled,
+                       compileModules(moduleSources, names, opts.nvrtc, jobs, &stats));
   for (size_t m = 0; m < numModules; ++m) {
-    auto compiled = futures[m].get();
-    if (!compiled) {
-      if (first.isOk())
-        first = compiled.status().withContext(
-            fmt::format("kernels {}", fmt::join(p.modules[m].kernels, ", ")));
-      continue;
-    }
-    p.modules[m].cubin = std::move(compiled->cubin);
-    p.modules[m].ptx = std::move(compiled->ptx);
+    p.modules[m].cubin = std::move(compiled[m].cubin);
+    p.modules[m].ptx = std::move(compiled[m].ptx);
   }
-  if (!first.isOk())
-    return first;
+  p.compileSeconds = stats.seconds;
+  p.cacheHits = stats.hits;
   return p;
 }
 
@@ -332,10 +398,10 @@ std::string describeProgram(const rt::Program &p) {
     copies += std::holds_alternative<rt::CopyStep>(s);
     host += std::holds_alternative<rt::HostStep>(s);
   }
-  return fmt::format("{} kernels in {} modules, {} launches, {} copies, {} host steps; arena {} "
-                     "bytes, constants {} bytes",
-                     p.sources.size(), p.modules.size(), launches, copies, host, p.arenaBytes,
-                     p.constants.size());
+  return fmt::format("{} kernels in {} modules ({} from the cache, NVRTC {:.2f} s), {} launches, "
+                     "{} copies, {} host steps; arena {} bytes, constants {} bytes",
+                     p.sources.size(), p.modules.size(), p.cacheHits, p.compileSeconds, launches,
+                     copies, host, p.arenaBytes, p.constants.size());
 }
 
 } // namespace dlc::codegen

@@ -35,6 +35,9 @@ struct LowerOptions {
   bool compile = true;
   /// Parallel NVRTC jobs (0: the number of hardware threads).
   int jobs = 0;
+  /// Also make every value a kernel writes a program output, named after the value (for
+  /// `dlc run --verify`); memory is then never reused.
+  bool exposeIntermediates = false;
 };
 
 /// The groups of `g` in node order (see step 1 above). Fails, naming the nodes, when a group has
