@@ -2,7 +2,24 @@
 
 #include <bit>
 
+#include "ir/clone.h"
+
 namespace dlc {
+
+GraphAttr::GraphAttr(std::unique_ptr<Graph> g) : g_(std::move(g)) {
+  DLC_CHECK(g_ != nullptr, "a graph attribute needs a graph");
+}
+GraphAttr::GraphAttr(const GraphAttr &o) : g_(o.g_ ? cloneGraph(*o.g_) : nullptr) {}
+GraphAttr &GraphAttr::operator=(const GraphAttr &o) {
+  if (this != &o)
+    g_ = o.g_ ? cloneGraph(*o.g_) : nullptr;
+  return *this;
+}
+GraphAttr::GraphAttr(GraphAttr &&) noexcept = default;
+GraphAttr &GraphAttr::operator=(GraphAttr &&) noexcept = default;
+GraphAttr::~GraphAttr() = default;
+
+Attribute::Attribute(std::unique_ptr<Graph> g) : v_(GraphAttr(std::move(g))) {}
 
 const char *attrKindName(AttrKind kind) {
   switch (kind) {
@@ -22,6 +39,8 @@ const char *attrKindName(AttrKind kind) {
     return "tensor";
   case AttrKind::kDType:
     return "dtype";
+  case AttrKind::kGraph:
+    return "graph";
   }
   return "?";
 }
@@ -52,6 +71,8 @@ bool Attribute::operator==(const Attribute &o) const {
     return strings() == o.strings();
   case AttrKind::kDType:
     return dtype() == o.dtype();
+  case AttrKind::kGraph:
+    return graph().structurallyEqual(o.graph());
   }
   return false;
 }

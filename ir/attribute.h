@@ -1,8 +1,9 @@
-// Typed node attributes.
+// Typed node attributes. A graph attribute owns its graph (the body of If, Loop, Scan).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 
 namespace dlc {
 
+class Graph;
+
 enum class AttrKind : uint8_t {
   kInt,
   kFloat,
@@ -23,15 +26,34 @@ enum class AttrKind : uint8_t {
   kStrings,
   kTensor,
   kDType,
+  kGraph,
 };
 
-/// "int", "float", "string", "ints", "floats", "strings", "tensor", "dtype".
+/// "int", "float", "string", "ints", "floats", "strings", "tensor", "dtype", "graph".
 const char *attrKindName(AttrKind kind);
 
 /// Attribute names with a '.' (`fuse.group`, `mem.offset`) are annotations that passes attach
 /// to nodes for later passes and for the IR dump. They are not op attributes: the op schema
 /// ignores them, and the printer and parser carry them like any other attribute.
 inline bool isAnnotation(std::string_view name) { return name.find('.') != std::string_view::npos; }
+
+/// The value of a graph attribute: a graph the attribute owns. Copying copies the graph deeply
+/// (cloneGraph), so two nodes never share a body.
+class GraphAttr {
+public:
+  explicit GraphAttr(std::unique_ptr<Graph> g);
+  GraphAttr(const GraphAttr &o);
+  GraphAttr &operator=(const GraphAttr &o);
+  GraphAttr(GraphAttr &&) noexcept;
+  GraphAttr &operator=(GraphAttr &&) noexcept;
+  ~GraphAttr();
+
+  const Graph &graph() const { return *g_; }
+  Graph &graph() { return *g_; }
+
+private:
+  std::unique_ptr<Graph> g_;
+};
 
 class Attribute {
 public:
@@ -46,6 +68,8 @@ public:
   Attribute(std::vector<std::string> v) : v_(std::move(v)) {}
   Attribute(Tensor v) : v_(std::move(v)) {}
   Attribute(DType v) : v_(v) {}
+  /// A graph attribute owning `g` (not null).
+  Attribute(std::unique_ptr<Graph> g);
 
   AttrKind kind() const { return static_cast<AttrKind>(v_.index()); }
 
@@ -57,15 +81,18 @@ public:
   const std::vector<std::string> &strings() const { return std::get<std::vector<std::string>>(v_); }
   const Tensor &tensor() const { return std::get<Tensor>(v_); }
   DType dtype() const { return std::get<DType>(v_); }
+  const Graph &graph() const { return std::get<GraphAttr>(v_).graph(); }
+  Graph &mutableGraph() { return std::get<GraphAttr>(v_).graph(); }
 
-  /// Equal kind and value (tensors compared by bytes; floats bitwise, so NaN == NaN).
+  /// Equal kind and value (tensors compared by bytes; floats bitwise, so NaN == NaN; graphs
+  /// structurally, see Graph::structurallyEqual).
   bool operator==(const Attribute &o) const;
   bool operator!=(const Attribute &o) const { return !(*this == o); }
 
 private:
   // Order matches AttrKind.
   std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-               std::vector<std::string>, Tensor, DType>
+               std::vector<std::string>, Tensor, DType, GraphAttr>
       v_;
 };
 

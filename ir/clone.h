@@ -1,5 +1,6 @@
-// A deep copy of a graph: same names, types, attributes, devices and node order. Constants
-// share their buffers with the original (tensors are immutable once in a graph).
+// A deep copy of a graph: same names, types, attributes (bodies copied in turn), devices and
+// node order. Constants share their buffers with the original (tensors are immutable once in
+// a graph).
 #pragma once
 
 #include <memory>

@@ -90,6 +90,11 @@ const Attribute *Node::findAttr(std::string_view name) const {
   return it == attrs_.end() ? nullptr : &it->second;
 }
 
+Attribute *Node::mutableAttr(std::string_view name) {
+  auto it = attrs_.find(name);
+  return it == attrs_.end() ? nullptr : &it->second;
+}
+
 void Node::removeAttr(std::string_view name) {
   auto it = attrs_.find(name);
   if (it != attrs_.end())
@@ -324,6 +329,44 @@ Status Graph::topologicalSort() {
   for (Node *n : sorted)
     moveNode(n, nullptr);
   return Status::ok();
+}
+
+bool Graph::structurallyEqual(const Graph &o) const {
+  if (inputs_.size() != o.inputs_.size() || constantOrder_.size() != o.constantOrder_.size() ||
+      nodes_.size() != o.nodes_.size() || outputs_.size() != o.outputs_.size())
+    return false;
+  std::unordered_map<const Value *, const Value *> map; // this graph's value -> o's
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    map[inputs_[i]] = o.inputs_[i];
+  for (size_t i = 0; i < constantOrder_.size(); ++i) {
+    if (!constantOrder_[i]->constant().identical(o.constantOrder_[i]->constant()))
+      return false;
+    map[constantOrder_[i]] = o.constantOrder_[i];
+  }
+  for (auto a = nodes_.begin(), b = o.nodes_.begin(); a != nodes_.end(); ++a, ++b) {
+    const Node &x = **a, &y = **b;
+    if (x.op_ != y.op_ || x.device_ != y.device_ || x.numInputs() != y.numInputs() ||
+        x.numOutputs() != y.numOutputs() || x.attrs_ != y.attrs_)
+      return false;
+    for (int i = 0; i < x.numInputs(); ++i) {
+      const Value *u = x.input(i), *w = y.input(i);
+      auto it = u ? map.find(u) : map.end();
+      if ((u == nullptr) != (w == nullptr) || (u && (it == map.end() || it->second != w)))
+        return false;
+    }
+    for (int i = 0; i < x.numOutputs(); ++i) {
+      if ((x.output(i) == nullptr) != (y.output(i) == nullptr))
+        return false;
+      if (x.output(i))
+        map[x.output(i)] = y.output(i);
+    }
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    auto it = map.find(outputs_[i].value);
+    if (it == map.end() || it->second != o.outputs_[i].value)
+      return false;
+  }
+  return true;
 }
 
 } // namespace dlc

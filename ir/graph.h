@@ -128,6 +128,8 @@ public:
   const AttrMap &attrs() const { return attrs_; }
   bool hasAttr(std::string_view name) const { return attrs_.find(name) != attrs_.end(); }
   const Attribute *findAttr(std::string_view name) const;
+  /// For passes that change an attribute in place (a body's types); nullptr when absent.
+  Attribute *mutableAttr(std::string_view name);
   void setAttr(std::string name, Attribute a) { attrs_[std::move(name)] = std::move(a); }
   void removeAttr(std::string_view name);
   int64_t getInt(std::string_view name) const;
@@ -216,6 +218,12 @@ public:
   std::string uniqueName(std::string_view base) const;
   /// Reorders nodes topologically (stable). Error naming a node on a cycle if there is one.
   Status topologicalSort();
+
+  // --- Comparison (copies: cloneGraph, ir/clone.h) ---------------------------------------
+  /// The same computation: inputs, constants (by data), nodes (op, attributes, device, wiring,
+  /// which outputs are present) and returned values correspond one to one, in order. Value
+  /// names, types, node names and the graph's name are not compared.
+  bool structurallyEqual(const Graph &o) const;
 
 private:
   friend class Node;

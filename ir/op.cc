@@ -32,7 +32,7 @@ struct OpTable {
     defs.resize(kNumOps);
     std::vector<bool> seen(kNumOps, false);
     for (auto family : {ops::elementwiseOps, ops::reductionOps, ops::nnOps, ops::linalgOps,
-                        ops::tensorOps, ops::quantOps, ops::miscOps}) {
+                        ops::tensorOps, ops::quantOps, ops::miscOps, ops::controlFlowOps}) {
       for (OpDef &d : family()) {
         size_t i = static_cast<size_t>(d.op);
         DLC_CHECK(!seen[i], "op '{}' has two definitions", kOpNames[i].text);
@@ -182,6 +182,16 @@ void InferContext::setOutputType(int i, TensorType t) {
 void InferContext::setOutputShapeValue(int i, std::vector<Dim> dims) {
   if (i < numOutputs())
     outputShapeValues_[static_cast<size_t>(i)] = std::move(dims);
+}
+
+void InferContext::setBodyInputTypes(std::string attr, std::vector<TensorType> types) {
+  for (auto &[name, t] : bodyInputTypes_) {
+    if (name == attr) {
+      t = std::move(types);
+      return;
+    }
+  }
+  bodyInputTypes_.emplace_back(std::move(attr), std::move(types));
 }
 
 Status inferNode(InferContext &ctx) {

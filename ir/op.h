@@ -55,6 +55,9 @@ class Node;
 class InferContext;
 
 using InferFn = Status (*)(InferContext &);
+/// Structural checks of one node beyond arity and attribute kinds, needing no types (a body's
+/// signature against the node's inputs and outputs). Errors do not name the node.
+using VerifyFn = Status (*)(const Node &);
 /// Reference evaluation: inputs in order (an absent optional input is an empty Tensor).
 using EvalFn = Expected<std::vector<Tensor>> (*)(const Node &, const std::vector<Tensor> &);
 /// The CUDA expression of an elementwise op at one element: `args` are C expressions of the
@@ -77,6 +80,8 @@ struct OpDef {
   CudaExprFn cuda = nullptr;
   /// Two evaluations may differ (random ops): never folded, never merged by cse.
   bool random = false;
+  /// Run by the verifier, and before every inference and evaluation (see checkSchema).
+  VerifyFn verify = nullptr;
 
   const AttrSpec *findAttr(std::string_view name) const;
 };
@@ -141,6 +146,13 @@ public:
     return outputShapeValues_[static_cast<size_t>(i)];
   }
 
+  /// Records the input types body `attr` (a graph attribute) runs with, as this inference
+  /// worked them out, so that infer-shapes can type the body's values too.
+  void setBodyInputTypes(std::string attr, std::vector<TensorType> types);
+  const std::vector<std::pair<std::string, std::vector<TensorType>>> &bodyInputTypes() const {
+    return bodyInputTypes_;
+  }
+
   /// An error about this node: the caller prefixes the node's description.
   template <typename... Args> Status error(fmt::format_string<Args...> f, Args &&...args) const {
     return invalidArgument(f, std::forward<Args>(args)...);
@@ -153,6 +165,7 @@ private:
   std::vector<const std::vector<Dim> *> inputShapeValues_;
   std::vector<TensorType> outputTypes_;
   std::vector<std::optional<std::vector<Dim>>> outputShapeValues_;
+  std::vector<std::pair<std::string, std::vector<TensorType>>> bodyInputTypes_;
 };
 
 /// Runs the op's shape inference for `node` with the given context; errors are prefixed with

@@ -77,16 +77,33 @@ Expected<Value *> Parser::useValue(const Token &t) const {
 }
 
 Expected<std::unique_ptr<Graph>> Parser::parse() {
-  g_ = std::make_unique<Graph>();
   DLC_RETURN_IF_ERROR(advance());
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraphDef());
+  if (!at(Tok::kEof))
+    return expected("end of input");
+  return g;
+}
+
+Expected<std::unique_ptr<Graph>> Parser::parseGraphDef() {
+  // A nested graph (a graph attribute) is a scope of its own: it sees only its own values.
+  std::unique_ptr<Graph> outerGraph = std::exchange(g_, std::make_unique<Graph>());
+  auto outerOutputs = std::exchange(outputs_, {});
+  Status s = parseGraphParts();
+  std::unique_ptr<Graph> g = std::exchange(g_, std::move(outerGraph));
+  outputs_ = std::move(outerOutputs);
+  if (!s)
+    return s;
+  return g;
+}
+
+Status Parser::parseGraphParts() {
   DLC_RETURN_IF_ERROR(parseHeader());
   while (!atWord("return")) {
     if (!at(Tok::kValue) && !atWord("_") && !at(Tok::kEquals))
       return expected("a statement or 'return'");
     DLC_RETURN_IF_ERROR(parseStatement());
   }
-  DLC_RETURN_IF_ERROR(parseReturn());
-  return std::move(g_);
+  return parseReturn();
 }
 
 Status Parser::parseHeader() {
@@ -295,8 +312,6 @@ Status Parser::parseReturn() {
                                     values.size(), outputs_.size()));
   DLC_RETURN_IF_ERROR(
       expect(Tok::kRBrace, values.empty() ? "a value '%name' or '}'" : "',' or '}'"));
-  if (!at(Tok::kEof))
-    return expected("end of input");
   for (size_t i = 0; i < values.size(); ++i)
     g_->addOutput(outputs_[i].first, values[i], outputs_[i].second);
   return Status::ok();

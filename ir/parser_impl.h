@@ -33,6 +33,10 @@ private:
   Status expectWord(std::string_view w);
 
   // --- Graph structure (parser.cc) --------------------------------------------------------
+  /// `graph @name(...) -> (...) { ... }` up to its closing brace, as a graph of its own; the
+  /// enclosing graph being parsed (if any) is set aside meanwhile.
+  Expected<std::unique_ptr<Graph>> parseGraphDef();
+  Status parseGraphParts();
   Status parseHeader();
   Status parseStatement();
   Status parseNode(std::vector<Token> results);

@@ -226,6 +226,10 @@ Expected<Attribute> Parser::parseAttrValue(const std::string &name) {
   }
   if (at(Tok::kLBracket))
     return parseAttrList();
+  if (atWord("graph")) {
+    DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraphDef());
+    return Attribute(std::move(g));
+  }
   if (!at(Tok::kWord))
     return expected("an attribute value");
   Token word = tok_;

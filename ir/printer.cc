@@ -1,5 +1,7 @@
 // The printer of the text IR; the grammar is ir/TEXT_FORMAT.md. Output is deterministic:
-// constants in creation order, nodes in graph order, attributes sorted by name.
+// constants in creation order, nodes in graph order, attributes sorted by name. A graph
+// attribute prints as a nested graph whose statements are indented two more spaces than the
+// node that holds it.
 #include "ir/printer.h"
 
 #include <sstream>
@@ -26,7 +28,10 @@ template <typename T, typename F> std::string list(const std::vector<T> &xs, F f
   return s + "]";
 }
 
-std::string formatAttr(const Attribute &a, const PrintOptions &opts) {
+void printGraphAt(const Graph &g, std::ostream &os, const PrintOptions &opts,
+                  const std::string &indent);
+
+std::string formatAttr(const Attribute &a, const PrintOptions &opts, const std::string &indent) {
   switch (a.kind()) {
   case AttrKind::kInt:
     return std::to_string(a.i());
@@ -50,11 +55,17 @@ std::string formatAttr(const Attribute &a, const PrintOptions &opts) {
     return text::formatTensor(a.tensor(), opts);
   case AttrKind::kDType:
     return std::string(dtypeName(a.dtype()));
+  case AttrKind::kGraph: {
+    std::ostringstream os;
+    printGraphAt(a.graph(), os, opts, indent);
+    return os.str();
+  }
   }
   return "?";
 }
 
-std::string formatNode(const Node &n, const PrintOptions &opts) {
+/// `indent` is the indentation of the line the node starts on.
+std::string formatNode(const Node &n, const PrintOptions &opts, const std::string &indent) {
   std::string s;
   for (int i = 0; i < n.numOutputs(); ++i)
     s += (i ? ", " : "") + valueRef(n.output(i));
@@ -68,7 +79,7 @@ std::string formatNode(const Node &n, const PrintOptions &opts) {
     s += " {";
     bool first = true;
     for (const auto &[name, attr] : n.attrs()) {
-      s += (first ? "" : ", ") + formatName(name) + " = " + formatAttr(attr, opts);
+      s += (first ? "" : ", ") + formatName(name) + " = " + formatAttr(attr, opts, indent);
       first = false;
     }
     s += '}';
@@ -85,9 +96,11 @@ std::string formatNode(const Node &n, const PrintOptions &opts) {
   return s;
 }
 
-} // namespace
-
-void printGraph(const Graph &g, std::ostream &os, const PrintOptions &opts) {
+/// The graph from `graph @` to its closing `}` (no newline after it); its statements are
+/// indented by `indent` plus two spaces.
+void printGraphAt(const Graph &g, std::ostream &os, const PrintOptions &opts,
+                  const std::string &indent) {
+  std::string inner = indent + "  ";
   os << "graph @" << formatName(g.name()) << '(';
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value *v = g.inputs()[i];
@@ -100,13 +113,20 @@ void printGraph(const Graph &g, std::ostream &os, const PrintOptions &opts) {
   }
   os << ") {\n";
   for (const Value *c : g.constants())
-    os << "  " << valueRef(c) << " = constant " << text::formatTensor(c->constant(), opts) << '\n';
+    os << inner << valueRef(c) << " = constant " << text::formatTensor(c->constant(), opts) << '\n';
   for (const Node *n : g.nodes())
-    os << "  " << formatNode(*n, opts) << '\n';
-  os << "  return";
+    os << inner << formatNode(*n, opts, inner) << '\n';
+  os << inner << "return";
   for (size_t i = 0; i < g.outputs().size(); ++i)
     os << (i ? ", " : " ") << valueRef(g.outputs()[i].value);
-  os << "\n}\n";
+  os << '\n' << indent << '}';
+}
+
+} // namespace
+
+void printGraph(const Graph &g, std::ostream &os, const PrintOptions &opts) {
+  printGraphAt(g, os, opts, "");
+  os << '\n';
 }
 
 std::string printGraph(const Graph &g, const PrintOptions &opts) {
@@ -115,6 +135,6 @@ std::string printGraph(const Graph &g, const PrintOptions &opts) {
   return os.str();
 }
 
-std::string printNode(const Node &n) { return formatNode(n, PrintOptions()); }
+std::string printNode(const Node &n) { return formatNode(n, PrintOptions(), ""); }
 
 } // namespace dlc

@@ -102,6 +102,54 @@ bool typesCompatible(const TensorType &a, const TensorType &b) {
   return shapesCompatible(a.shape, b.shape);
 }
 
+namespace {
+std::optional<Dim> refineDim(const Dim &inferred, const Dim &hint) {
+  if (inferred.isKnown()) {
+    if (hint.isKnown() && hint.value() != inferred.value())
+      return std::nullopt;
+    return inferred;
+  }
+  if (hint.isKnown() || inferred.isUnknown())
+    return hint;
+  return inferred;
+}
+} // namespace
+
+std::optional<TensorType> refineType(const TensorType &inferred, const TensorType &hint) {
+  TensorType out = inferred;
+  if (out.dtype == DType::kUnknown)
+    out.dtype = hint.dtype;
+  else if (hint.dtype != DType::kUnknown && hint.dtype != out.dtype)
+    return std::nullopt;
+  if (!hint.shape.isRanked())
+    return out;
+  if (!out.shape.isRanked()) {
+    out.shape = hint.shape;
+    return out;
+  }
+  if (out.shape.rank() != hint.shape.rank())
+    return std::nullopt;
+  for (int64_t i = 0; i < out.shape.rank(); ++i) {
+    std::optional<Dim> d = refineDim(out.shape[i], hint.shape[i]);
+    if (!d)
+      return std::nullopt;
+    out.shape[i] = *d;
+  }
+  return out;
+}
+
+TensorType joinTypes(const TensorType &a, const TensorType &b) {
+  TensorType out;
+  out.dtype = a.dtype == b.dtype ? a.dtype : DType::kUnknown;
+  if (!a.shape.isRanked() || !b.shape.isRanked() || a.shape.rank() != b.shape.rank())
+    return out;
+  std::vector<Dim> dims;
+  for (int64_t i = 0; i < a.shape.rank(); ++i)
+    dims.push_back(a.shape[i] == b.shape[i] ? a.shape[i] : Dim::unknown());
+  out.shape = Shape(std::move(dims));
+  return out;
+}
+
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return invalidArgument("axis {} is out of range for rank {}", axis, rank);

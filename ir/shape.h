@@ -105,6 +105,17 @@ struct TensorType {
 /// Same dtype (or one unknown) and compatible shapes.
 bool typesCompatible(const TensorType &a, const TensorType &b);
 
+/// `inferred` completed by `hint` (a type given earlier: a model's declaration, a previous
+/// inference): per dim, known beats symbolic beats unknown and `inferred` wins a tie; an
+/// unknown dtype or rank is taken from the hint. nullopt when the two contradict (known dims,
+/// dtypes or ranks that differ).
+std::optional<TensorType> refineType(const TensorType &inferred, const TensorType &hint);
+
+/// What both `a` and `b` are known to be (a value that is one or the other, like the result
+/// of If): dims that differ become unknown, ranks that differ give an unknown rank, dtypes
+/// that differ (or one unknown) give an unknown dtype.
+TensorType joinTypes(const TensorType &a, const TensorType &b);
+
 /// Normalises a possibly negative axis against `rank`; error if out of [-rank, rank).
 Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 

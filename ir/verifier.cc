@@ -5,8 +5,13 @@
 //   3. use lists match node inputs exactly;
 //   4. arity per the op table; required inputs present;
 //   5. attributes per the op's schema: known names, right kinds, required ones present;
-//   6. (VerifyOptions::checkTypes) recorded output types are compatible with inference;
-//   7. graph outputs are live values of this graph, compatible with their declared types.
+//   6. the op's own structural checks (OpDef::verify: a body's signature against the node),
+//      then every body (graph attribute), recursively, with errors as
+//      `verifier: node 'l' (Loop): body 'body': <what>`;
+//   7. (VerifyOptions::checkTypes) recorded output types are compatible with inference;
+//   8. graph outputs are live values of this graph, compatible with their declared types.
+// Bodies are closed: a value of an enclosing graph used inside a body is `not a value of this
+// graph` (captured values are explicit inputs of the node and of the body).
 // Pointers are checked for membership before they are followed, so a dangling input (a value
 // whose node was erased) is reported, not dereferenced.
 #include "ir/verifier.h"
@@ -55,6 +60,7 @@ public:
     for (const Node *n : nodes_) {
       DLC_RETURN_IF_ERROR(checkArity(*n));
       DLC_RETURN_IF_ERROR(checkAttrs(*n));
+      DLC_RETURN_IF_ERROR(checkBodies(*n));
       if (opts_.checkTypes)
         DLC_RETURN_IF_ERROR(checkTypes(*n));
     }
@@ -173,6 +179,26 @@ private:
     for (const AttrSpec &spec : d.attrs)
       if (spec.required && !n.hasAttr(spec.name))
         return fail("{}: missing required attribute '{}'", n.describe(), spec.name);
+    return Status::ok();
+  }
+
+  Status checkBodies(const Node &n) {
+    if (n.def().verify) {
+      Status s = n.def().verify(n);
+      if (!s)
+        return fail("{}: {}", n.describe(), s.message());
+    }
+    for (const auto &[name, attr] : n.attrs()) {
+      if (attr.kind() != AttrKind::kGraph)
+        continue;
+      Status s = Verifier(attr.graph(), opts_).run();
+      if (!s) {
+        std::string_view msg = s.message();
+        if (msg.starts_with("verifier: "))
+          msg.remove_prefix(10);
+        return fail("{}: body '{}': {}", n.describe(), name, msg);
+      }
+    }
     return Status::ok();
   }
 

@@ -17,6 +17,10 @@
 // Shape arithmetic that no op's inference tracks is evaluated with the reference kernels
 // when all of a node's inputs are known small integer tensors (see evaluateShapeValues).
 //
+// Bodies (the graphs of If, Loop, Scan) are inferred too: their inputs take the types the
+// node's inference worked out for them (InferContext::bodyInputTypes), then the pass runs on
+// the body.
+//
 // Not done here: ops without an inference row and nodes with an input of unknown dtype keep
 // their hints (reported under --debug-only); graph inputs and the declared types of graph
 // outputs are left alone; symbolic values are not kept between runs.
@@ -28,43 +32,6 @@
 namespace dlc {
 
 namespace {
-
-/// One dim of the merged type: known beats symbolic beats unknown; the inferred dim wins a
-/// tie. nullopt when both are known and differ.
-std::optional<Dim> mergeDim(const Dim &inferred, const Dim &hint) {
-  if (inferred.isKnown()) {
-    if (hint.isKnown() && hint.value() != inferred.value())
-      return std::nullopt;
-    return inferred;
-  }
-  if (hint.isKnown() || inferred.isUnknown())
-    return hint;
-  return inferred;
-}
-
-/// The inferred type completed by the hint, or nullopt on a contradiction.
-std::optional<TensorType> mergeTypes(const TensorType &inferred, const TensorType &hint) {
-  TensorType out = inferred;
-  if (out.dtype == DType::kUnknown)
-    out.dtype = hint.dtype;
-  else if (hint.dtype != DType::kUnknown && hint.dtype != out.dtype)
-    return std::nullopt;
-  if (!hint.shape.isRanked())
-    return out;
-  if (!out.shape.isRanked()) {
-    out.shape = hint.shape;
-    return out;
-  }
-  if (out.shape.rank() != hint.shape.rank())
-    return std::nullopt;
-  for (int64_t i = 0; i < out.shape.rank(); ++i) {
-    std::optional<Dim> d = mergeDim(out.shape[i], hint.shape[i]);
-    if (!d)
-      return std::nullopt;
-    out.shape[i] = *d;
-  }
-  return out;
-}
 
 class InferShapes : public Pass {
 public:
@@ -107,7 +74,7 @@ private:
       Value *out = n.output(i);
       if (!out)
         continue;
-      std::optional<TensorType> merged = mergeTypes(ctx.outputType(i), out->type());
+      std::optional<TensorType> merged = refineType(ctx.outputType(i), out->type());
       if (!merged)
         return invalidArgument("{}: output '{}' is inferred as {} but its type was given as {}",
                                n.describe(), out->name(), ctx.outputType(i).str(),
@@ -119,7 +86,32 @@ private:
       if (const auto &sv = ctx.outputShapeValue(i))
         shapeValues_[out] = *sv;
     }
+    DLC_ASSIGN_OR_RETURN(bool bodies, inferBodies(n, ctx, options));
     evaluateShapeValues(n);
+    return changed || bodies;
+  }
+
+  /// A node with bodies (If, Loop, Scan): each body's inputs take the types the node's
+  /// inference gave them, and the body is inferred in turn.
+  static Expected<bool> inferBodies(Node &n, const InferContext &ctx, const PassOptions &options) {
+    bool changed = false;
+    for (const auto &[attr, types] : ctx.bodyInputTypes()) {
+      Attribute *a = n.mutableAttr(attr);
+      if (!a || a->kind() != AttrKind::kGraph || a->graph().inputs().size() != types.size())
+        return internalError("{}: inference gave types for a body '{}' it does not have",
+                             n.describe(), attr);
+      Graph &body = a->mutableGraph();
+      for (size_t i = 0; i < types.size(); ++i) {
+        if (body.inputs()[i]->type() != types[i]) {
+          body.inputs()[i]->setType(types[i]);
+          changed = true;
+        }
+      }
+      Expected<bool> c = InferShapes().run(body, options);
+      if (!c)
+        return c.status().withContext(fmt::format("{}: body '{}'", n.describe(), attr));
+      changed |= *c;
+    }
     return changed;
   }
 

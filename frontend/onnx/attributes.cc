@@ -90,12 +90,14 @@ Expected<Attribute> attributeFromProto(const AP &a, const std::string &desc,
 }
 
 Expected<AttrMap> attributesFromNode(const ::onnx::NodeProto &node, const std::string &desc,
-                                     ExternalData *external) {
+                                     ExternalData *external, const GraphAttrFn &graphAttr) {
   AttrMap attrs;
   for (const AP &a : node.attribute()) {
     if (a.name().empty())
       return invalidArgument("{}: an attribute has no name", desc);
-    DLC_ASSIGN_OR_RETURN(Attribute v, attributeFromProto(a, desc, external));
+    bool graph = a.type() == AP::GRAPH || (a.type() == AP::UNDEFINED && inferType(a) == AP::GRAPH);
+    DLC_ASSIGN_OR_RETURN(Attribute v,
+                         graph && graphAttr ? graphAttr(a) : attributeFromProto(a, desc, external));
     if (!attrs.emplace(a.name(), std::move(v)).second)
       return invalidArgument("{}: attribute '{}' is given twice", desc, a.name());
   }

@@ -2,6 +2,7 @@
 // op's schema (OpDef::attrs).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,9 +18,13 @@ namespace dlc::onnx::detail {
 Expected<Attribute> attributeFromProto(const ::onnx::AttributeProto &attr, const std::string &desc,
                                        ExternalData *external);
 
-/// All attributes of `node`; a name given twice is an error.
+/// Converts a graph attribute (the caller builds the body graph).
+using GraphAttrFn = std::function<Expected<Attribute>(const ::onnx::AttributeProto &)>;
+
+/// All attributes of `node`; a name given twice is an error. Graph attributes go to
+/// `graphAttr`; without one they are errors, like in attributeFromProto.
 Expected<AttrMap> attributesFromNode(const ::onnx::NodeProto &node, const std::string &desc,
-                                     ExternalData *external);
+                                     ExternalData *external, const GraphAttrFn &graphAttr = {});
 
 /// A table row that holds no schema yet (declared in ops.def but not defined): its attributes
 /// cannot be checked and are taken as they are.

@@ -1,5 +1,6 @@
 #include "frontend/onnx/graph_builder.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
@@ -21,12 +22,37 @@ bool isConstantNode(const ::onnx::NodeProto &n) {
   return n.op_type() == "Constant" && isDefaultDomain(n.domain());
 }
 
+using AP = ::onnx::AttributeProto;
+
+bool isGraphAttr(const AP &a) {
+  return a.type() == AP::GRAPH || (a.type() == AP::UNDEFINED && a.has_g());
+}
+
+/// A value of an enclosing graph that a body uses: its name and its type there.
+struct Capture {
+  std::string name;
+  TensorType type;
+};
+
+/// Sequence and optional values (Loop-carried ones, If results) are out of scope.
+Status checkBodyValueType(const ::onnx::TypeProto &t, const std::string &what) {
+  if (t.has_sequence_type() || t.has_optional_type())
+    return unimplemented("{} has a {} type: sequence and optional values are out of scope", what,
+                         t.has_sequence_type() ? "sequence" : "optional");
+  return Status::ok();
+}
+
 class GraphBuilder {
 public:
+  /// The top-level graph (captures == nullptr), or a body with those captured values as its
+  /// trailing inputs.
   GraphBuilder(::onnx::GraphProto &proto, int64_t opset, ExternalData &external,
-               const ImportOptions &opts)
-      : proto_(proto), opts_(opts),
-        graph_(std::make_unique<Graph>(proto.name().empty() ? "main" : proto.name())),
+               const ImportOptions &opts, const std::vector<Capture> *captures = nullptr,
+               const std::string &bodyName = "")
+      : proto_(proto), opts_(opts), captures_(captures),
+        graph_(std::make_unique<Graph>(!proto.name().empty() ? proto.name()
+                                       : captures            ? bodyName
+                                                             : "main")),
         ctx_{*graph_, opset, &external} {}
 
   Expected<std::unique_ptr<Graph>> build() {
@@ -67,6 +93,9 @@ private:
       DLC_RETURN_IF_ERROR(claim(name, fmt::format("graph input '{}'", name)));
       inputs.insert(name);
     }
+    if (captures_)
+      for (const Capture &c : *captures_)
+        DLC_RETURN_IF_ERROR(claim(c.name, fmt::format("captured value '{}'", c.name)));
     std::set<std::string> initializers;
     for (int i = 0; i < proto_.initializer_size(); ++i) {
       const std::string &name = proto_.initializer(i).name();
@@ -104,10 +133,15 @@ private:
           continue; // becomes the initializer's constant
         kept.insert(in.name());
       }
+      if (captures_)
+        DLC_RETURN_IF_ERROR(checkBodyValueType(in.type(), fmt::format("input '{}'", in.name())));
       DLC_ASSIGN_OR_RETURN(TensorType type,
                            typeFromProto(in.type(), fmt::format("graph input '{}'", in.name())));
       DLC_RETURN_IF_ERROR(claimExact(graph_->addInput(in.name(), type), in.name()));
     }
+    if (captures_)
+      for (const Capture &c : *captures_)
+        DLC_RETURN_IF_ERROR(claimExact(graph_->addInput(c.name, c.type), c.name));
     for (auto &init : *proto_.mutable_initializer()) {
       if (kept.count(init.name()))
         continue; // the input keeps the name; the initializer is ignored
@@ -217,16 +251,70 @@ private:
     Node *n = nodes_[static_cast<size_t>(i)];
     if (!n)
       return Status::ok();
-    const auto &node = proto_.node(i);
+    ::onnx::NodeProto &node = *proto_.mutable_node(i);
     std::string desc = describeNode(node, i);
-    DLC_ASSIGN_OR_RETURN(AttrMap attrs, attributesFromNode(node, desc, ctx_.external));
+    DLC_ASSIGN_OR_RETURN(std::vector<Value *> captured, capturedValues(node, desc));
+    auto body = [&](const AP &a) -> Expected<Attribute> {
+      for (AP &m : *node.mutable_attribute())
+        if (&m == &a)
+          return importBody(m, captured, desc);
+      return internalError("{}: attribute '{}' not found", desc, a.name());
+    };
+    DLC_ASSIGN_OR_RETURN(AttrMap attrs, attributesFromNode(node, desc, ctx_.external, body));
+    // Every body of the node takes the captured values as its trailing inputs.
+    for (Value *v : captured)
+      n->appendInput(v);
+    if (!captured.empty() && (n->op() == Op::kLoop || n->op() == Op::kScan))
+      attrs["num_captures"] = Attribute(static_cast<int64_t>(captured.size()));
     DLC_RETURN_IF_ERROR(normalizeNode(ctx_, n, node.op_type(), attrs, desc));
     DLC_RETURN_IF_ERROR(applyAttributes(*n, n->def(), std::move(attrs), desc));
     int used = n->numInputs();
     while (used > 0 && !n->hasInput(used - 1))
       --used;
     n->truncateInputs(used);
-    return checkArity(*n, n->def(), desc);
+    DLC_RETURN_IF_ERROR(checkArity(*n, n->def(), desc));
+    if (n->def().verify) {
+      Status s = n->def().verify(*n);
+      if (!s)
+        return invalidArgument("{}: {}", desc, s.message());
+    }
+    return Status::ok();
+  }
+
+  /// The values of this graph that the node's bodies use without defining them, in order of
+  /// first use (in a body being built, a value of an outer graph is already one of its
+  /// captured inputs).
+  Expected<std::vector<Value *>> capturedValues(const ::onnx::NodeProto &node,
+                                                const std::string &desc) {
+    std::vector<Value *> out;
+    for (const AP &a : node.attribute()) {
+      if (!isGraphAttr(a))
+        continue;
+      for (const std::string &name : freeNames(a.g())) {
+        Value *v = graph_->findValue(name);
+        if (!v)
+          return invalidArgument("{}: body '{}' uses undefined value '{}'", desc, a.name(), name);
+        if (std::find(out.begin(), out.end(), v) == out.end())
+          out.push_back(v);
+      }
+    }
+    return out;
+  }
+
+  Expected<Attribute> importBody(AP &a, const std::vector<Value *> &captured,
+                                 const std::string &desc) {
+    std::vector<Capture> captures;
+    for (const Value *v : captured)
+      captures.push_back({v->name(), v->type()});
+    std::string where = fmt::format("{}: body '{}'", desc, a.name());
+    for (const auto &out : a.g().output())
+      DLC_RETURN_IF_ERROR(
+          checkBodyValueType(out.type(), fmt::format("{}: output '{}'", where, out.name())));
+    auto g = GraphBuilder(*a.mutable_g(), ctx_.opset, *ctx_.external, opts_, &captures, a.name())
+                 .build();
+    if (!g)
+      return g.takeStatus().withContext(where);
+    return Attribute(std::move(*g));
   }
 
   Status addOutputs() {
@@ -246,12 +334,41 @@ private:
 
   ::onnx::GraphProto &proto_;
   const ImportOptions &opts_;
+  const std::vector<Capture> *captures_; // null for the top-level graph
   std::unique_ptr<Graph> graph_;
   ImportContext ctx_;
   std::vector<Node *> nodes_; // by ONNX node index; null for Constant nodes
 };
 
 } // namespace
+
+std::vector<std::string> freeNames(const ::onnx::GraphProto &proto) {
+  std::set<std::string> defined;
+  for (const auto &in : proto.input())
+    defined.insert(in.name());
+  for (const auto &init : proto.initializer())
+    defined.insert(init.name());
+  for (const auto &node : proto.node())
+    for (const std::string &out : node.output())
+      defined.insert(out);
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto use = [&](const std::string &name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second)
+      out.push_back(name);
+  };
+  for (const auto &node : proto.node()) {
+    for (const std::string &in : node.input())
+      use(in);
+    for (const AP &a : node.attribute())
+      if (isGraphAttr(a))
+        for (const std::string &name : freeNames(a.g()))
+          use(name);
+  }
+  for (const auto &o : proto.output())
+    use(o.name());
+  return out;
+}
 
 Expected<std::unique_ptr<Graph>> buildGraph(::onnx::GraphProto &proto, int64_t opset,
                                             ExternalData &external, const ImportOptions &opts) {

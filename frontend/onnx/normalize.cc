@@ -214,6 +214,7 @@ const std::unordered_map<std::string_view, Rule> &rules() {
       {"Equal", legacyBroadcast},
       {"Greater", legacyBroadcast},
       {"Less", legacyBroadcast},
+      {"Scan", scan8},
   };
   return table;
 }

@@ -156,4 +156,62 @@ Status legacyBroadcast(Rewriter &r) {
   return Status::ok();
 }
 
+// Scan-8 scans axis 1 of inputs shaped [batch, sequence, ...], each batch element on its own.
+// That is a Scan over the batch (every input scanned along axis 0, no state) whose body runs
+// the canonical Scan on one batch element; both scan outputs and final states come back
+// stacked along the batch axis. A present sequence_lens (per-batch lengths) is not supported.
+Status scan8(Rewriter &r) {
+  if (r.opset >= 9)
+    return Status::ok();
+  if (r.node->hasInput(0))
+    return unimplemented("{}: Scan-8's sequence_lens input is not supported", r.desc);
+  DLC_ASSIGN_OR_RETURN(auto directions, r.takeInts("directions"));
+  auto bodyIt = r.attrs.find("body");
+  auto countIt = r.attrs.find("num_scan_inputs");
+  if (bodyIt == r.attrs.end() || bodyIt->second.kind() != AttrKind::kGraph ||
+      countIt == r.attrs.end() || countIt->second.kind() != AttrKind::kInt)
+    return r.error("Scan needs a graph attribute 'body' and an int attribute 'num_scan_inputs'");
+  auto capIt = r.attrs.find("num_captures");
+  int64_t captures = capIt == r.attrs.end() ? 0 : capIt->second.i();
+  std::vector<Value *> inputs(r.node->inputs().begin() + 1, r.node->inputs().end());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i])
+      return r.error("input {} is absent; only sequence_lens may be", i + 1);
+  int64_t scanned = static_cast<int64_t>(inputs.size()) - captures; // states and scan inputs
+  if (scanned < countIt->second.i())
+    return r.error("has {} inputs after sequence_lens, fewer than num_scan_inputs = {}", scanned,
+                   countIt->second.i());
+
+  // The body of the batch scan: (state_b..., input_b..., captures...) -> inner Scan's results.
+  auto outer = std::make_unique<Graph>(r.base() + "_batch");
+  std::vector<Value *> innerIns;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bool capture = static_cast<int64_t>(i) >= scanned;
+    innerIns.push_back(
+        outer->addInput(inputs[i]->name(), capture ? inputs[i]->type() : TensorType()));
+  }
+  Node *inner = outer->createNode(Op::kScan, innerIns, r.node->numOutputs(), r.base());
+  inner->setName(r.node->name());
+  inner->setAttr("body", std::move(bodyIt->second));
+  inner->setAttr("num_scan_inputs", countIt->second);
+  if (captures)
+    inner->setAttr("num_captures", Attribute(captures));
+  if (directions)
+    inner->setAttr("scan_input_directions", Attribute(*directions));
+  for (int k = 0; k < inner->numOutputs(); ++k) {
+    Value *out = r.node->output(k);
+    if (!out)
+      return r.error("output {} is absent; Scan-8 needs every output", k);
+    outer->renameValue(inner->output(k), out->name());
+    outer->addOutput(out->name(), inner->output(k));
+  }
+
+  r.node->truncateInputs(0);
+  for (Value *v : inputs)
+    r.node->appendInput(v);
+  r.attrs["body"] = Attribute(std::move(outer));
+  r.attrs["num_scan_inputs"] = Attribute(scanned);
+  return Status::ok();
+}
+
 } // namespace dlc::onnx::detail

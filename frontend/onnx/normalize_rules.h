@@ -15,5 +15,8 @@ Status softmaxFamily(Rewriter &r);
 Status groupNorm(Rewriter &r);
 /// Binary ops < 7: `broadcast` dropped, the legacy `axis` turned into an Unsqueeze.
 Status legacyBroadcast(Rewriter &r);
+/// Scan-8 (a batch axis in front, `sequence_lens`, `directions`) -> a Scan over the batch
+/// whose body runs the canonical Scan on one batch element.
+Status scan8(Rewriter &r);
 
 } // namespace dlc::onnx::detail

@@ -13,11 +13,10 @@ namespace {
 
 constexpr size_t kMaxNamesListed = 5;
 
-const std::set<std::string, std::less<>> kSubgraphOps = {"If", "Loop", "Scan", "SequenceMap"};
 const std::set<std::string, std::less<>> kSequenceOps = {
-    "SequenceAt",     "SequenceConstruct",  "SequenceEmpty",     "SequenceErase",
-    "SequenceInsert", "SequenceLength",     "SplitToSequence",   "ConcatFromSequence",
-    "Optional",       "OptionalGetElement", "OptionalHasElement"};
+    "SequenceAt",     "SequenceConstruct", "SequenceEmpty",      "SequenceErase",
+    "SequenceInsert", "SequenceLength",    "SplitToSequence",    "ConcatFromSequence",
+    "SequenceMap",    "Optional",          "OptionalGetElement", "OptionalHasElement"};
 const std::set<std::string, std::less<>> kStringOps = {"StringNormalizer", "RegexFullMatch",
                                                        "StringConcat", "StringSplit"};
 
@@ -27,8 +26,6 @@ std::string reasonFor(const std::string &domain, const std::string &opType) {
     return "out of scope: training op";
   if (!isDefaultDomain(domain))
     return "unknown domain";
-  if (kSubgraphOps.count(opType))
-    return "subgraph ops are not supported yet";
   if (kSequenceOps.count(opType))
     return "out of scope: sequence/optional type";
   if (kStringOps.count(opType))
@@ -50,30 +47,54 @@ std::string describeNode(const ::onnx::NodeProto &node, int index) {
   return fmt::format("node '{}' ({})", node.name(), node.op_type());
 }
 
-std::vector<ModelSummary::Unsupported> findUnsupported(const ::onnx::GraphProto &graph,
-                                                       const Opsets &opsets) {
-  std::vector<ModelSummary::Unsupported> out;
-  std::map<std::pair<std::string, std::string>, size_t> slot; // (domain, type) -> index in out
+namespace {
+
+using Slots = std::map<std::pair<std::string, std::string>, size_t>; // (domain, type) -> index
+
+void addUnsupported(const ::onnx::NodeProto &node, std::string label, const std::string &domain,
+                    std::string reason, const Opsets &opsets,
+                    std::vector<ModelSummary::Unsupported> &out, Slots &slot) {
+  auto [it, fresh] = slot.emplace(std::make_pair(domain, node.op_type()), out.size());
+  if (fresh) {
+    ModelSummary::Unsupported u;
+    u.domain = domain;
+    u.opType = node.op_type();
+    u.opset = opsets.version(domain);
+    u.reason = std::move(reason);
+    out.push_back(std::move(u));
+  }
+  ModelSummary::Unsupported &u = out[it->second];
+  ++u.count;
+  if (u.nodes.size() < kMaxNamesListed)
+    u.nodes.push_back(std::move(label));
+}
+
+// Adds the unsupported ops of `graph` and of its bodies (graph attributes) to `out`; the
+// nodes of a body are labelled `<node>/<attribute>/<node in the body>`.
+void collectUnsupported(const ::onnx::GraphProto &graph, const Opsets &opsets,
+                        const std::string &prefix, std::vector<ModelSummary::Unsupported> &out,
+                        Slots &slot) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto &node = graph.node(i);
     std::string domain = isDefaultDomain(node.domain()) ? "" : node.domain();
     std::string reason = reasonFor(domain, node.op_type());
-    if (reason.empty())
-      continue;
-    auto [it, fresh] = slot.emplace(std::make_pair(domain, node.op_type()), out.size());
-    if (fresh) {
-      ModelSummary::Unsupported u;
-      u.domain = domain;
-      u.opType = node.op_type();
-      u.opset = opsets.version(domain);
-      u.reason = std::move(reason);
-      out.push_back(std::move(u));
-    }
-    ModelSummary::Unsupported &u = out[it->second];
-    ++u.count;
-    if (u.nodes.size() < kMaxNamesListed)
-      u.nodes.push_back(nodeLabel(node, i));
+    if (!reason.empty())
+      addUnsupported(node, prefix + nodeLabel(node, i), domain, std::move(reason), opsets, out,
+                     slot);
+    for (const auto &a : node.attribute())
+      if (a.has_g())
+        collectUnsupported(a.g(), opsets, prefix + nodeLabel(node, i) + "/" + a.name() + "/", out,
+                           slot);
   }
+}
+
+} // namespace
+
+std::vector<ModelSummary::Unsupported> findUnsupported(const ::onnx::GraphProto &graph,
+                                                       const Opsets &opsets) {
+  std::vector<ModelSummary::Unsupported> out;
+  Slots slot;
+  collectUnsupported(graph, opsets, "", out, slot);
   return out;
 }
 

@@ -16,6 +16,7 @@ std::vector<OpDef> linalgOps();      // MatMul, Gemm, Einsum, Det, integer/quant
 std::vector<OpDef> tensorOps();      // shape and data-movement ops
 std::vector<OpDef> quantOps();       // Quantize/Dequantize, DynamicQuantizeLinear
 std::vector<OpDef> miscOps();        // RNNs, random, signal, detection, others
+std::vector<OpDef> controlFlowOps(); // If, Loop, Scan: ops with body graphs
 
 /// The CUDA expression of an elementwise/broadcast op (elementwise_cuda.cc); nullptr for others.
 CudaExprFn elementwiseCudaExpr(Op op);

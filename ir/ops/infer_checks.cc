@@ -58,6 +58,8 @@ Status checkSchema(const InferContext &ctx) {
       return ctx.error("attribute '{}' is {}, expected {}", spec.name, attrKindName(a->kind()),
                        attrKindName(spec.kind));
   }
+  if (def.verify)
+    return def.verify(ctx.node());
   return Status::ok();
 }
 

@@ -14,8 +14,9 @@
 namespace dlc::ops {
 
 /// Checks a node against its op's schema: input and output counts, required inputs present,
-/// required attributes set, every set attribute of the schema's kind. Inference functions may
-/// then read inputs below `minInputs` and attributes freely.
+/// required attributes set, every set attribute of the schema's kind, and the op's own
+/// OpDef::verify. Inference functions may then read inputs below `minInputs` and attributes
+/// freely.
 Status checkSchema(const InferContext &ctx); // inferNode runs it before every InferFn
 
 /// Classes of element types that ONNX type constraints use.

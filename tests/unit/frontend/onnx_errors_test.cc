@@ -199,7 +199,7 @@ TEST(OnnxErrors, AttributeOfWrongType) {
                              "got float");
 }
 
-TEST(OnnxErrors, GraphAttributesAreRejected) {
+TEST(OnnxErrors, GraphAttributesOnlyWhereTheOpHasABody) {
   ModelBuilder m;
   m.input("x");
   auto &n = m.node("Relu", {"x"}, {"y"}, "r");
@@ -207,7 +207,9 @@ TEST(OnnxErrors, GraphAttributesAreRejected) {
   a->set_name("body");
   a->set_type(::onnx::AttributeProto::GRAPH);
   m.output("y");
-  EXPECT_EQ(m.importError(), "model.onnx: node 'r' (Relu): attribute 'body' is of type graph, "
+  EXPECT_EQ(m.importError(), "model.onnx: node 'r' (Relu): unknown attribute 'body'");
+  a->set_type(::onnx::AttributeProto::GRAPHS);
+  EXPECT_EQ(m.importError(), "model.onnx: node 'r' (Relu): attribute 'body' is of type graphs, "
                              "which dlc does not support");
 }
 

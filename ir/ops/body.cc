@@ -1,0 +1,115 @@
+#include "ir/ops/body.h"
+
+#include <unordered_map>
+
+namespace dlc::ops {
+
+const Graph &bodyOf(const Node &node, std::string_view name) {
+  const Attribute *a = node.findAttr(name);
+  DLC_CHECK(a && a->kind() == AttrKind::kGraph, "{}: no body '{}'", node.describe(), name);
+  return a->graph();
+}
+
+Expected<std::vector<TensorType>>
+inferBodyOutputs(const Graph &body, const std::vector<TensorType> &inputTypes,
+                 const std::vector<const Tensor *> &inputConstants) {
+  if (inputTypes.size() != body.inputs().size())
+    return internalError("{} input types for a body of {} inputs", inputTypes.size(),
+                         body.inputs().size());
+  std::unordered_map<const Value *, TensorType> types;
+  std::unordered_map<const Value *, const Tensor *> data;
+  for (size_t i = 0; i < inputTypes.size(); ++i) {
+    types[body.inputs()[i]] = inputTypes[i];
+    if (i < inputConstants.size() && inputConstants[i])
+      data[body.inputs()[i]] = inputConstants[i];
+  }
+  for (const Value *c : body.constants()) {
+    types[c] = c->type();
+    data[c] = &c->constant();
+  }
+  auto typeOf = [&](const Value *v) {
+    auto it = types.find(v);
+    return it == types.end() ? v->type() : it->second;
+  };
+  for (const Node *n : body.nodes()) {
+    bool inferable = n->def().infer != nullptr;
+    std::vector<TensorType> ins;
+    std::vector<const Tensor *> constants;
+    for (const Value *in : n->inputs()) {
+      TensorType t = in ? typeOf(in) : TensorType();
+      inferable = inferable && (!in || t.isKnown());
+      ins.push_back(std::move(t));
+      auto it = in ? data.find(in) : data.end();
+      constants.push_back(it == data.end() ? nullptr : it->second);
+    }
+    if (!inferable) {
+      for (const Value *out : n->outputs())
+        if (out)
+          types[out] = out->type();
+      continue;
+    }
+    InferContext ctx(*n, std::move(ins), std::move(constants), {});
+    DLC_RETURN_IF_ERROR(inferNode(ctx));
+    for (int i = 0; i < n->numOutputs(); ++i) {
+      const Value *out = n->output(i);
+      if (!out)
+        continue;
+      std::optional<TensorType> t = refineType(ctx.outputType(i), out->type());
+      if (!t)
+        return invalidArgument("{}: output '{}' is inferred as {} but its type was given as {}",
+                               n->describe(), out->name(), ctx.outputType(i).str(),
+                               out->type().str());
+      types[out] = std::move(*t);
+    }
+  }
+  std::vector<TensorType> out;
+  for (const Graph::Output &o : body.outputs()) {
+    std::optional<TensorType> t = refineType(typeOf(o.value), o.declared);
+    if (!t)
+      return invalidArgument("output '{}' is inferred as {} but declared {}", o.name,
+                             typeOf(o.value).str(), o.declared.str());
+    out.push_back(std::move(*t));
+  }
+  return out;
+}
+
+Expected<std::vector<Tensor>> evalBody(const Graph &body, const std::vector<Tensor> &inputs) {
+  if (inputs.size() != body.inputs().size())
+    return internalError("{} inputs given for a body of {} inputs", inputs.size(),
+                         body.inputs().size());
+  std::unordered_map<const Value *, Tensor> env;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    env[body.inputs()[i]] = inputs[i];
+  for (const Value *c : body.constants())
+    env[c] = c->constant();
+  std::vector<Tensor> args;
+  for (const Node *n : body.nodes()) {
+    args.clear();
+    for (const Value *in : n->inputs()) {
+      auto it = in ? env.find(in) : env.end();
+      if (in && it == env.end())
+        return internalError("{}: input '{}' has no value", n->describe(), in->name());
+      args.push_back(in ? it->second : Tensor());
+    }
+    DLC_ASSIGN_OR_RETURN(std::vector<Tensor> results, evalNode(*n, args));
+    for (int i = 0; i < n->numOutputs(); ++i) {
+      const Value *out = n->output(i);
+      if (!out)
+        continue;
+      if (static_cast<size_t>(i) >= results.size() || results[static_cast<size_t>(i)].empty())
+        return internalError("{}: reference evaluation produced no value for output {} ('{}')",
+                             n->describe(), i, out->name());
+      env[out] = std::move(results[static_cast<size_t>(i)]);
+    }
+  }
+  std::vector<Tensor> out;
+  for (const Graph::Output &o : body.outputs()) {
+    auto it = env.find(o.value);
+    if (it == env.end())
+      return internalError("body output '{}' was never computed", o.name);
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+} // namespace dlc::ops
