@@ -169,6 +169,11 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
   return (I)v;
 }
 
+// --- Vectorised access: N elements of T moved as one aligned load or store ---------------------
+template <class T, int N> struct alignas(sizeof(T) * N) dlc_vec {
+  T v[N];
+};
+
 // --- Index arithmetic of data-movement kernels (codegen/index_expr.h) -------------------------
 template <class A, class B>
 __device__ __forceinline__ auto dlc_imin(A a, B b) -> decltype(a + b) {

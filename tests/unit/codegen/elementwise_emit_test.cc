@@ -96,6 +96,73 @@ TEST(ElementwiseEmit, EveryElementwiseOpCompiles) {
   ASSERT_TRUE(mod) << mod.status().message();
 }
 
+TEST(ElementwiseEmit, VectorisedWithScalarTail) {
+  // 40 f16 elements: 8 per 16-byte vector (the widest full-shape operand is f16), 5 vectors,
+  // no tail; the broadcast bias is read per element.
+  auto g = parse(R"(graph @g(%x: f16[4,10], %b: f32[10]) -> (y: f16[4,10]) {
+  %c = cast(%x) {to = f32} : f32[4,10]
+  %s = add(%c, %b) : f32[4,10]
+  %y = cast(%s) {to = f16} : f16[4,10]
+  return %y
+})");
+  auto set = emitGroup(wholeGraph(*g), {});
+  ASSERT_TRUE(set) << set.status().message();
+  const Kernel &k = set->kernels[0];
+  EXPECT_NE(k.source.find("const bool aligned = ((unsigned long long)in0 & 15) == 0 && "
+                          "((unsigned long long)out0 & 15) == 0;"),
+            std::string::npos)
+      << k.source;
+  EXPECT_NE(k.source.find("for (int t = blockIdx.x * (int)blockDim.x + threadIdx.x; t < 5;"),
+            std::string::npos)
+      << k.source;
+  EXPECT_NE(k.source.find("const dlc_vec<__half, 8> in0v = *reinterpret_cast<const "
+                          "dlc_vec<__half, 8> *>(in0 + t * 8);"),
+            std::string::npos)
+      << k.source;
+  EXPECT_NE(k.source.find("const int i = t * 8 + j;"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("dlc_load(in0v.v[j])"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("dlc_load(in1[(((i) % 10LL))])"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("*reinterpret_cast<dlc_vec<__half, 8> *>(out0 + t * 8) = out0v;"),
+            std::string::npos)
+      << k.source;
+  // The scalar loop starts after the vectors when aligned, at 0 otherwise.
+  EXPECT_NE(k.source.find("for (int i = (aligned ? 40 : 0) + blockIdx.x"), std::string::npos)
+      << k.source;
+  EXPECT_EQ(k.launch.grid[0], 1u);
+
+  // Mixed widths: f32 output, so 4 elements per thread; 10 elements leave a tail of 2.
+  auto g2 = parse(R"(graph @g(%x: f16[10], %z: i64[1]) -> (y: f32[10], m: bool[10]) {
+  %y = cast(%x) {to = f32} : f32[10]
+  %m = is_nan(%x) : bool[10]
+  return %y, %m
+})");
+  FusedGroup grp2 = wholeGraph(*g2);
+  grp2.name = "fused_test2";
+  auto set2 = emitGroup(grp2, {});
+  ASSERT_TRUE(set2) << set2.status().message();
+  const std::string &src = set2->kernels[0].source;
+  EXPECT_NE(src.find("((unsigned long long)in0 & 7) == 0"), std::string::npos) << src;
+  EXPECT_NE(src.find("((unsigned long long)out1 & 3) == 0"), std::string::npos) << src;
+  EXPECT_EQ(src.find("(unsigned long long)in1"), std::string::npos) << src; // not full-shape
+  EXPECT_NE(src.find("dlc_vec<bool, 4> out1v;"), std::string::npos) << src;
+  EXPECT_NE(src.find("t < 2;"), std::string::npos) << src;
+  EXPECT_NE(src.find("(aligned ? 8 : 0)"), std::string::npos) << src;
+
+  // 64-bit elements go two per vector; a group of 3 elements stays scalar.
+  auto g3 = parse(R"(graph @g(%a: i64[6], %b: i64[6]) -> (y: i64[6]) {
+  %y = mul(%a, %b) : i64[6]
+  return %y
+})");
+  FusedGroup grp3 = wholeGraph(*g3);
+  grp3.name = "fused_test3";
+  auto set3 = emitGroup(grp3, {});
+  ASSERT_TRUE(set3) << set3.status().message();
+  EXPECT_NE(set3->kernels[0].source.find("dlc_vec<long long, 2>"), std::string::npos);
+  std::string all = k.source + src + set3->kernels[0].source;
+  auto mod = compileCuda(std::string(cudaPrelude()) + all, "vectorised");
+  ASSERT_TRUE(mod) << mod.status().message();
+}
+
 TEST(ElementwiseEmit, OutputOfSmallerShapeIsRefused) {
   auto g = parse(R"(graph @g(%x: f32[4,8], %b: f32[8]) -> (y: f32[4,8], z: f32[8]) {
   %z = neg(%b) : f32[8]
