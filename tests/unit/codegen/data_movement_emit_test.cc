@@ -11,6 +11,7 @@
 #include "codegen/data_movement_plan.h"
 #include "codegen/index_expr.h"
 #include "emit_test_util.h"
+#include "host_check.h"
 #include "ir/ops/resize_plan.h"
 
 namespace dlc::codegen {
@@ -453,6 +454,93 @@ TEST(DataMovementEmit, RefusalsSayWhy) {
   std::string why;
   EXPECT_FALSE(gpuSupports(*anchorOf(*g), &why));
   EXPECT_EQ(why, "op 'reshape' has no GPU kernel");
+}
+
+TEST(DataMovementHostRun, KernelsMatchTheReference) {
+  const std::string pads = "  %p = constant i64[6] dense<[0, 1, 2, 0, 1, 2]>\n";
+  const std::vector<HostCase> cases = {
+      {graph("%x: f32[3,4]", "  %y = transpose(%x) : ?")},
+      {graph("%x: f16[2,40,3,24]", "  %y = transpose(%x) {perm = [0, 2, 3, 1]} : ?")},
+      {graph("%x: f32[2,33,3,50]", "  %y = transpose(%x) {perm = [3, 1, 2, 0]} : ?")},
+      {graph("%x: i64[2,3,4,5]", "  %y = transpose(%x) {perm = [0, 2, 1, 3]} : ?")},
+      {graph("%x: f32[5,6,7]", "  %s = constant i64[2] dense<[-1, 1]>\n  %e = constant i64[2] "
+                               "dense<[-100, 6]>\n  %a = constant i64[2] dense<[1, 2]>\n  %t = "
+                               "constant i64[2] dense<[-2, 2]>\n  %y = slice(%x, %s, %e, %a, %t) : "
+                               "?")},
+      {graph("%a: bf16[2,3], %b: bf16[2,5], %c: bf16[2,1]",
+             "  %y = concat(%a, %b, %c) {axis = 1} : ?")},
+      {graph("%x: f32[50,8], %i: i32[4,7]", "  %y = gather(%x, %i) : ?"),
+       {{"i", Tensor::fromVector<int32_t>(
+                  DType::kI32, {4, 7}, {0,  1,  2,  49, -1, -50, 7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                        16, 17, 18, 19, 20, 21,  22, 23, 24, 25, 26, 27, -3})}}},
+      {graph("%x: f32[3,4], %i: i64[3,2]", "  %y = gather_elements(%x, %i) {axis = 1} : ?"),
+       {{"i", Tensor::fromVector<int64_t>(DType::kI64, {3, 2}, {0, 3, -1, 2, -4, 1})}}},
+      {graph("%x: f16[2,3,4]", pads + "  %y = pad(%x, %p) {mode = \"reflect\"} : ?")},
+      {graph("%x: f16[2,3,4]", pads + "  %y = pad(%x, %p) {mode = \"edge\"} : ?")},
+      {graph("%x: f16[2,3,4]", pads + "  %y = pad(%x, %p) {mode = \"wrap\"} : ?")},
+      {graph("%x: f32[3,4]", "  %p = constant i64[4] dense<[1, -1, 2, 1]>\n  %v = constant f32[] "
+                             "dense<[2.5]>\n  %y = pad(%x, %p, %v) : ?")},
+      {graph("%x: bool[3,1]",
+             "  %s = constant i64[3] dense<[2, 3, 4]>\n  %y = expand(%x, %s) : ?")},
+      {graph("%x: i32[2,3]", "  %r = constant i64[2] dense<[2, 2]>\n  %y = tile(%x, %r) : ?")},
+      {graph("%x: f32[1,8,2,3]", "  %y = depth_to_space(%x) {blocksize = 2, mode = \"CRD\"} : ?")},
+      {graph("%x: f32[1,2,4,4]", "  %y = space_to_depth(%x) {blocksize = 2} : ?")},
+      {graph("%x: f32[5,4]",
+             "  %s = constant i64[2] dense<[2, 7]>\n  %y = center_crop_pad(%x, %s) : ?")},
+      {graph("%x: f32[2,4,5]", "  %k = constant i64[] dense<[-1]>\n  %y = trilu(%x, %k) : ?")},
+      {graph("%x: f32[3,5]", "  %y = eye_like(%x) {k = 1, dtype = bf16} : ?")},
+      {graph("", "  %s = constant i64[1] dense<[5]>\n  %y = constant_of_shape(%s) {value = "
+                 "i64[1] dense<[-9223372036854775808]>} : ?")},
+      {graph("%i: i64[4]", "  %d = constant i64[] dense<[3]>\n  %v = constant f16[2] dense<[0.5, "
+                           "1.5]>\n  %y = one_hot(%i, %d, %v) : ?"),
+       {{"i", Tensor::vectorI64({0, -1, 3, 2})}}},
+      {graph("%x: i32[1,2,3,4]", "  %s = constant f32[4] dense<[1.0, 1.0, 2.0, 1.5]>\n  %y = "
+                                 "resize(%x, _, %s) {nearest_mode = \"ceil\"} : ?")},
+      {graph("%s: f32[], %l: f32[], %d: f32[]", "  %y = range(%s, %l, %d) : f32[7]"),
+       {{"s", Tensor::scalarF32(1.5f)},
+        {"l", Tensor::scalarF32(12.0f)},
+        {"d", Tensor::scalarF32(1.5f)}}},
+  };
+  expectHostRunsMatchReference(cases);
+}
+
+TEST(DataMovementHostRun, InterpolationAndEpilogues) {
+  const std::vector<HostCase> cases = {
+      {graph("%x: f32[1,2,4,4]", "  %s = constant f32[4] dense<[1.0, 1.0, 2.0, 1.5]>\n  %y = "
+                                 "resize(%x, _, %s) {mode = \"linear\"} : ?"),
+       {},
+       1e-5},
+      {graph("%x: f32[1,1,4,5]", "  %s = constant f32[4] dense<[1.0, 1.0, 1.5, 2.0]>\n  %y = "
+                                 "resize(%x, _, %s) {mode = \"cubic\", "
+                                 "coordinate_transformation_mode = \"align_corners\"} : ?"),
+       {},
+       1e-5},
+      {graph("%x: f64[1,1,4,4]", "  %r = constant f32[8] dense<[0.0, 0.0, -0.2, 0.3, 1.0, 1.0, "
+                                 "0.6, 1.3]>\n  %z = constant i64[4] dense<[1, 1, 3, 3]>\n  %y = "
+                                 "resize(%x, %r, _, %z) {mode = \"linear\", "
+                                 "coordinate_transformation_mode = \"tf_crop_and_resize\", "
+                                 "extrapolation_value = 7.0} : ?"),
+       {},
+       1e-9},
+      {R"(graph @g(%x: f16[2,40,3,24], %b: f16[40]) -> (y: ?) {
+  %t = transpose(%x) {perm = [0, 2, 3, 1]} : ?
+  %s = add(%t, %b) : ?
+  %y = relu(%s) : ?
+  return %y
+})",
+       {},
+       1e-3},
+      {R"(graph @g(%x: f32[2,9,3]) -> (a: ?, r: ?, c: ?) {
+  %s = constant i64[3] dense<[2, 3, 4]>
+  %a, %b, %c = split(%x, %s) {axis = 1} : ?, ?, ?
+  %n = neg(%b) : ?
+  %r = cast(%n) {to = f16} : ?
+  return %a, %r, %c
+})",
+       {},
+       1e-3},
+  };
+  expectHostRunsMatchReference(cases);
 }
 
 } // namespace

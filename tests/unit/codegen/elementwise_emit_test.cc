@@ -5,6 +5,7 @@
 #include "codegen/cuda_prelude.h"
 #include "codegen/emitters.h"
 #include "codegen/nvrtc.h"
+#include "host_check.h"
 #include "ir/parser.h"
 #include "passes/pass_manager.h"
 
@@ -161,6 +162,64 @@ TEST(ElementwiseEmit, VectorisedWithScalarTail) {
   std::string all = k.source + src + set3->kernels[0].source;
   auto mod = compileCuda(std::string(cudaPrelude()) + all, "vectorised");
   ASSERT_TRUE(mod) << mod.status().message();
+}
+
+TEST(ElementwiseHostRun, VectorAndTailMatchTheReference) {
+  using testing::HostCase;
+  testing::expectHostRunsMatchReference({
+      {R"(graph @g(%x: f16[4,10], %b: f32[10]) -> (y: ?) {
+  %c = cast(%x) {to = f32} : ?
+  %s = add(%c, %b) : ?
+  %r = relu(%s) : ?
+  %y = cast(%r) {to = f16} : ?
+  return %y
+})",
+       {},
+       1e-3},
+      {R"(graph @g(%x: f32[1001], %s: f32[]) -> (y: ?) {
+  %m = mul(%x, %s) : ?
+  %y = sigmoid(%m) : ?
+  return %y
+})",
+       {{"s", Tensor::scalarF32(-0.01f)}},
+       1e-6},
+      {R"(graph @g(%x: f16[3,5,7], %z: bf16[5,1]) -> (y: ?, m: ?) {
+  %c = cast(%z) {to = f16} : ?
+  %a = add(%x, %c) : ?
+  %y = cast(%a) {to = f32} : ?
+  %m = greater(%a, %x) : ?
+  return %y, %m
+})",
+       {},
+       1e-3},
+      {R"(graph @g(%a: i64[7], %b: i64[7]) -> (y: ?) {
+  %y = mul(%a, %b) : ?
+  return %y
+})"},
+  });
+}
+
+TEST(ElementwiseHostRun, MisalignedBuffersTakeTheScalarLoop) {
+  auto g = parse(R"(graph @g(%x: f32[64]) -> (y: f32[64]) {
+  %y = neg(%x) : f32[64]
+  return %y
+})");
+  auto set = emitGroup(wholeGraph(*g), {});
+  ASSERT_TRUE(set) << set.status().message();
+  auto module = testing::HostModule::build(set->kernels[0].source);
+  ASSERT_TRUE(module) << module.status().message();
+  // Both buffers start one float past a 16-byte boundary.
+  std::vector<float> in(68), out(68, 0.0f);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<float>(i) + 0.5f;
+  float *x = in.data() + 1, *y = out.data() + 1;
+  ASSERT_NE(reinterpret_cast<uintptr_t>(x) % 16, 0u);
+  Status s = (*module)->run(set->kernels[0], {x, y});
+  ASSERT_TRUE(s.isOk()) << s.message();
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(y[i], -x[i]) << "element " << i;
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[65], 0.0f);
 }
 
 TEST(ElementwiseEmit, OutputOfSmallerShapeIsRefused) {

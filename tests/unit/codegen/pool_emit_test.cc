@@ -11,6 +11,7 @@
 
 #include "codegen/pool_plan.h"
 #include "emit_test_util.h"
+#include "host_check.h"
 
 namespace dlc::codegen {
 namespace {
@@ -237,6 +238,54 @@ TEST(PoolEmit, RefusalsSayWhy) {
   ASSERT_TRUE(ints);
   EXPECT_FALSE(gpuSupports(*anchorOf(*ints), &why));
   EXPECT_EQ(why, "average_pool of i32 is not supported");
+}
+
+TEST(PoolHostRun, KernelsMatchTheReference) {
+  const std::string x = "f32[2,3,7,8]";
+  const std::vector<HostCase> cases = {
+      {pool(x, "max_pool", "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}")},
+      {pool("f16[2,3,7,8]", "max_pool",
+            "{kernel_shape = [3, 2], strides = [2, 3], pads = [1, 0, 2, "
+            "1], ceil_mode = 1, dilations = [1, 2]}")},
+      {pool("i8[1,2,9]", "max_pool", "{kernel_shape = [2], dilations = [2], pads = [1, 1]}")},
+      {pool("u8[1,2,4,5,6]", "max_pool", "{kernel_shape = [2, 2, 2], strides = [2, 2, 1]}")},
+      {pool(x, "average_pool", "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}"),
+       {},
+       1e-6},
+      {pool(x, "average_pool",
+            "{kernel_shape = [3, 2], strides = [2, 3], pads = [1, 0, 2, 1], "
+            "ceil_mode = 1, count_include_pad = 1}"),
+       {},
+       1e-6},
+      {pool("bf16[2,3,7,8]", "average_pool",
+            "{kernel_shape = [4, 3], strides = [3, 2], auto_pad = "
+            "\"SAME_LOWER\", count_include_pad = 1}"),
+       {},
+       1e-2},
+      {pool(x, "lp_pool", "{kernel_shape = [2, 2], p = 2}"), {}, 1e-6},
+      {pool(x, "lp_pool", "{kernel_shape = [2, 3], p = 3, strides = [1, 2]}"), {}, 1e-5},
+      {pool("f16[2,64,7,7]", "global_average_pool", ""), {}, 1e-3},
+      {pool("f32[1,4,50,60]", "global_average_pool", ""), {}, 1e-6},
+      {pool("f32[2,8,5,5]", "global_max_pool", ""), {}, 0},
+      {pool("f32[1,3,70,40]", "global_max_pool", ""), {}, 0},
+      {pool("f64[2,8,3]", "global_lp_pool", "{p = 3}"), {}, 1e-12},
+      {R"(graph @g(%x: f16[2,16,7,7], %b: f16[1,16,1,1]) -> (y: ?) {
+  %p = global_average_pool(%x) : ?
+  %s = add(%p, %b) : ?
+  %y = relu(%s) : ?
+  return %y
+})",
+       {},
+       1e-3},
+      {R"(graph @g(%x: f32[1,4,9,9], %r: f32[1,4,5,5]) -> (y: ?) {
+  %p = max_pool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : ?
+  %y = add(%p, %r) : ?
+  return %y
+})",
+       {},
+       1e-6},
+  };
+  expectHostRunsMatchReference(cases);
 }
 
 } // namespace
