@@ -87,17 +87,22 @@ bool claims(const Node *anchor) {
   return isMoveOp(op) || op == Op::kSplit || op == Op::kResize || op == Op::kRange;
 }
 
-/// The constant tensor of optional input i, empty when absent; an error when not constant.
-Expected<Tensor> constantInput(const Node &n, int i, const char *what) {
+/// The constant tensor of optional input i; empty when absent or known to be empty (Resize's
+/// "not given"), or when not constant and not `needed`; else an error.
+Expected<Tensor> constantInput(const Node &n, int i, const char *what, bool needed = true) {
   if (!n.hasInput(i))
     return Tensor();
-  if (!n.input(i)->isConstant())
-    return unimplemented("input '{}' of {} is not a constant", what, n.opName());
-  return n.input(i)->constant();
+  const Value *v = n.input(i);
+  if (v->isConstant())
+    return v->constant();
+  if (v->shape().numElements() == 0 || !needed)
+    return Tensor();
+  return unimplemented("input '{}' of {} is not a constant", what, n.opName());
 }
 
 Expected<ops::ResizePlan> resizePlan(const Node &n) {
-  DLC_ASSIGN_OR_RETURN(Tensor roi, constantInput(n, 1, "roi"));
+  const bool crop = n.getString("coordinate_transformation_mode") == "tf_crop_and_resize";
+  DLC_ASSIGN_OR_RETURN(Tensor roi, constantInput(n, 1, "roi", crop));
   DLC_ASSIGN_OR_RETURN(Tensor scales, constantInput(n, 2, "scales"));
   DLC_ASSIGN_OR_RETURN(Tensor sizes, constantInput(n, 3, "sizes"));
   const DType t = n.input(0)->dtype();

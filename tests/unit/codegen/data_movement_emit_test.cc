@@ -448,6 +448,18 @@ TEST(DataMovementEmit, RefusalsSayWhy) {
   EXPECT_EQ(refusal(graph("%x: f32[1,4]", "  %p = constant i64[4] dense<[0, 1, 0, -5]>\n  %y = "
                                           "pad(%x, %p) {mode = \"edge\"} : ?")),
             "pads (1, -5) crop more than axis 1 of size 4 holds");
+  // roi matters only to tf_crop_and_resize.
+  auto roi = parseInfer(graph("%x: f32[1,1,2,2], %r: f32[8]",
+                              "  %s = constant f32[4] dense<[1.0, 1.0, 2.0, 2.0]>\n  %y = "
+                              "resize(%x, %r, %s) : ?"));
+  ASSERT_TRUE(roi);
+  std::string reason;
+  EXPECT_TRUE(dataMovementFamily().supports(*anchorOf(*roi), &reason)) << reason;
+  EXPECT_EQ(refusal(graph("%x: f32[1,1,2,2], %r: f32[8]",
+                          "  %s = constant f32[4] dense<[1.0, 1.0, 2.0, 2.0]>\n  %y = "
+                          "resize(%x, %r, %s) {coordinate_transformation_mode = "
+                          "\"tf_crop_and_resize\"} : ?")),
+            "input 'roi' of resize is not a constant");
   // Views are lowering's business: the family claims nothing for them.
   auto g = parseInfer(graph("%x: f32[2,3]", "  %s = constant i64[1] dense<[6]>\n  %y = "
                                             "reshape(%x, %s) : ?"));

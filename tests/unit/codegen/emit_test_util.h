@@ -111,6 +111,7 @@ inline void expectCompiles(const std::string &sources, const std::string &name) 
   auto mod = compileCuda(std::string(cudaPrelude()) + sources, name);
   ASSERT_TRUE(mod) << mod.status().message();
   EXPECT_FALSE(mod->cubin.empty());
+  EXPECT_EQ(mod->log.find("warning"), std::string::npos) << mod->log;
 }
 
 } // namespace dlc::codegen::testing
