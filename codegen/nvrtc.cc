@@ -66,9 +66,20 @@ Expected<std::string> cudaIncludeDir() {
   return cached;
 }
 
+Expected<std::vector<std::string>> nvrtcArguments(const NvrtcOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(std::string include, cudaIncludeDir());
+  std::vector<std::string> options = {"--std=c++17",
+                                      "--gpu-architecture=sm_" + std::to_string(opts.smVersion),
+                                      "--include-path=" + include, "-default-device"};
+  if (opts.lineInfo)
+    options.push_back("-lineinfo");
+  options.insert(options.end(), opts.extra.begin(), opts.extra.end());
+  return options;
+}
+
 Expected<CompiledModule> compileCuda(const std::string &source, const std::string &name,
                                      const NvrtcOptions &opts) {
-  DLC_ASSIGN_OR_RETURN(std::string include, cudaIncludeDir());
+  DLC_ASSIGN_OR_RETURN(std::vector<std::string> options, nvrtcArguments(opts));
   nvrtcProgram prog = nullptr;
   nvrtcResult r =
       nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
@@ -76,12 +87,6 @@ Expected<CompiledModule> compileCuda(const std::string &source, const std::strin
     return nvrtcError(r, "create", name);
   std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram *)> guard(
       &prog, [](nvrtcProgram *p) { nvrtcDestroyProgram(p); });
-  std::vector<std::string> options = {"--std=c++17",
-                                      "--gpu-architecture=sm_" + std::to_string(opts.smVersion),
-                                      "--include-path=" + include, "-default-device"};
-  if (opts.lineInfo)
-    options.push_back("-lineinfo");
-  options.insert(options.end(), opts.extra.begin(), opts.extra.end());
   std::vector<const char *> argv;
   for (const auto &o : options)
     argv.push_back(o.c_str());

@@ -2,6 +2,13 @@
 //
 // The CUDA headers the prelude includes (cuda_fp16.h, cuda_bf16.h) are looked up explicitly;
 // see cudaIncludeDir(). Errors carry NVRTC's full log and the program's name.
+//
+// compileModules() compiles many programs on a pool of threads and keeps the results in an
+// on-disk cache: one file per program, named by a hash of the source, the NVRTC options
+// (arch included) and NVRTC's version. An entry also holds the source and options it was
+// made from and a checksum, so a hash collision or a corrupt or truncated file is a miss
+// (and is rewritten), never a wrong module. Entries are written to a temporary file and
+// renamed into place, so concurrent compilers never see half an entry.
 #pragma once
 
 #include <cstdint>
@@ -19,17 +26,52 @@ struct NvrtcOptions {
   bool lineInfo = false;
   /// Extra NVRTC options, appended.
   std::vector<std::string> extra;
+  /// compileModules only (compileCuda never caches): use the on-disk cache, in `cacheDir`, or
+  /// when that is empty in defaultCacheDir().
+  bool cache = true;
+  std::string cacheDir;
 };
 
 struct CompiledModule {
   std::vector<uint8_t> cubin;
   std::string ptx;
   std::string log; // warnings, if any
+  bool fromCache = false;
+};
+
+/// What compileModules did.
+struct CompileStats {
+  int hits = 0;   // programs found in the cache
+  int misses = 0; // programs compiled by NVRTC
+  bool cacheEnabled = false;
+  std::string cacheDir; // the directory used; empty when the cache is off
+  double seconds = 0;   // wall time
 };
 
 /// Compiles one program. `name` names it in errors ("conv_1_relu" or "module 3").
 Expected<CompiledModule> compileCuda(const std::string &source, const std::string &name,
                                      const NvrtcOptions &opts = {});
+
+/// The options compileCuda gives NVRTC for `opts` (they and the source decide the module).
+Expected<std::vector<std::string>> nvrtcArguments(const NvrtcOptions &opts);
+
+/// Compiles `sources[i]` (named `names[i]` in errors) on `jobs` threads (0: one per core),
+/// through the disk cache unless `opts.cache` is false. The cache is skipped, with a debug
+/// message, when its directory cannot be created. On failure the error is that of the first
+/// failing program (by index) and says how many failed. `stats` (optional) receives counts.
+Expected<std::vector<CompiledModule>> compileModules(const std::vector<std::string> &sources,
+                                                     const std::vector<std::string> &names,
+                                                     const NvrtcOptions &opts = {}, int jobs = 0,
+                                                     CompileStats *stats = nullptr);
+
+/// The cache directory: $DLC_CACHE_DIR, else $XDG_CACHE_HOME/dlc, else $HOME/.cache/dlc;
+/// empty when none of these variables is set.
+std::string defaultCacheDir();
+
+/// The cache file that holds (or would hold) `source` compiled with `opts`:
+/// `<dir>/<16 hex digits>.dlcm`. Empty when the CUDA headers cannot be found.
+std::string cacheEntryPath(const std::string &dir, const std::string &source,
+                           const NvrtcOptions &opts);
 
 /// The directory holding cuda_fp16.h, searched in order: $CUDA_HOME/include, $CUDA_PATH/include,
 /// the toolkit found when dlc was configured, the `include` directory beside libnvrtc. The

@@ -15,6 +15,7 @@
 
 #include "ir/graph.h"
 #include "ir/status.h"
+#include "passes/placement.h"
 
 namespace dlc {
 
@@ -29,6 +30,11 @@ struct PassOptions {
   /// Set for the pass named by `--debug-only`: log each decision to *debugOut.
   bool debug = false;
   std::ostream *debugOut = nullptr;
+  /// Where warnings a user should see go (place-devices' CPU fallbacks); none when null.
+  std::ostream *warnOut = nullptr;
+  /// Whether the GPU backend can run a node (passes/placement.h); empty when no GPU backend
+  /// answers (then place-devices assumes a GPU that runs everything).
+  DeviceSupportFn gpuSupport;
 
   bool has(std::string_view key) const { return values.find(key) != values.end(); }
   /// A decimal integer (`-3`, `65536`); error `option 'K': expected an integer, got 'V'`.
@@ -41,6 +47,13 @@ struct PassOptions {
   template <typename... Args> void debugf(fmt::format_string<Args...> f, Args &&...args) const {
     if (debug && debugOut)
       writeDebugLine(fmt::format(f, std::forward<Args>(args)...));
+  }
+
+  /// Writes `warning: [<pass>] <message>\n` to *warnOut when set.
+  template <typename... Args> void warnf(fmt::format_string<Args...> f, Args &&...args) const {
+    if (warnOut)
+      *warnOut << "warning: [" << pass << "] " << fmt::format(f, std::forward<Args>(args)...)
+               << "\n";
   }
 
 private:

@@ -82,6 +82,8 @@ Status runPipeline(Graph &g, const Pipeline &pipeline, const PipelineOptions &op
     options.pass = entry.name;
     options.debug = contains(opts.debugOnly, entry.name);
     options.debugOut = opts.err;
+    options.warnOut = opts.err;
+    options.gpuSupport = opts.gpuSupport;
 
     std::unique_ptr<Pass> pass = entry.create();
     auto start = std::chrono::steady_clock::now();

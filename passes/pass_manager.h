@@ -57,7 +57,11 @@ struct PipelineOptions {
   std::vector<std::string> debugOnly;
   /// How IR is printed by the options above.
   PrintOptions print;
+  /// The GPU backend's answer to "can the GPU run this node?", handed to every pass
+  /// (PassOptions::gpuSupport; see passes/placement.h). Empty: no backend answers.
+  DeviceSupportFn gpuSupport;
   std::ostream *out = &std::cout;
+  /// Debug logs (--debug-only), pass warnings and --time-passes go here.
   std::ostream *err = &std::cerr;
 };
 

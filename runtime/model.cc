@@ -1,11 +1,132 @@
 #include "runtime/model.h"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <mutex>
 #include <sstream>
 
+#include "codegen/jit.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/gpu_session.h"
 
 namespace dlc {
+
+std::string gpuUnavailableReason() {
+  auto driver = rt::CudaDriver::get();
+  return driver ? std::string() : driver.status().message();
+}
+
+/// The GPU side of a session: programs compiled per set of input shapes, and idle executors
+/// of each, so that concurrent runs of one Session each get their own arena and stream.
+struct Session::GpuState {
+  std::shared_ptr<const Graph> graph;
+  SessionOptions opts;
+  const rt::CudaDriver *driver = nullptr;
+
+  struct Entry {
+    std::shared_ptr<const rt::GpuProgram> program;
+    std::vector<std::unique_ptr<rt::GpuSession>> idle;
+  };
+  std::mutex mu;
+  std::map<std::string, Entry> programs; // by "N=8,S=128"
+
+  /// Symbol sizes from the inputs' shapes; errors name the input.
+  Expected<std::map<std::string, int64_t>> bindDims(const std::map<std::string, Tensor> &inputs) {
+    std::map<std::string, int64_t> dims;
+    for (const Value *in : graph->inputs()) {
+      auto it = inputs.find(in->name());
+      if (it == inputs.end())
+        return invalidArgument("missing input '{}' ({})", in->name(), in->type().str());
+      const Shape &s = in->shape();
+      const Tensor &t = it->second;
+      if (!s.isRanked())
+        continue;
+      if (t.rank() != s.rank())
+        return invalidArgument("input '{}': expected rank {} ({}), got rank {}", in->name(),
+                               s.rank(), in->type().str(), t.rank());
+      for (int64_t i = 0; i < s.rank(); ++i) {
+        const Dim &d = s[i];
+        const int64_t size = t.shape()[static_cast<size_t>(i)];
+        if (d.isKnown() && d.value() != size)
+          return invalidArgument("input '{}': dim {} must be {} ({}), got {}", in->name(), i,
+                                 d.value(), in->type().str(), size);
+        if (!d.isSymbol())
+          continue;
+        auto [pos, fresh] = dims.emplace(d.symbolName(), size);
+        if (!fresh && pos->second != size)
+          return invalidArgument("input '{}': dim {} is '{}' = {}, but an earlier input has "
+                                 "'{}' = {}",
+                                 in->name(), i, d.symbolName(), size, d.symbolName(),
+                                 pos->second);
+      }
+    }
+    for (const auto &[name, t] : inputs) {
+      (void)t;
+      if (!graph->findValue(name) || !graph->findValue(name)->isInput())
+        return invalidArgument("unknown input '{}'", name);
+    }
+    return dims;
+  }
+
+  /// An executor for these shapes: an idle one, or a new one (compiling the program first).
+  Expected<std::pair<Entry *, std::unique_ptr<rt::GpuSession>>>
+  acquire(const std::map<std::string, int64_t> &dims) {
+    std::string key;
+    for (const auto &[k, v] : dims)
+      key += fmt::format("{}{}={}", key.empty() ? "" : ",", k, v);
+    std::lock_guard<std::mutex> lock(mu);
+    Entry &e = programs[key];
+    if (!e.program) {
+      codegen::JitOptions jo;
+      const rt::DeviceInfo &dev = driver->device();
+      jo.lower.nvrtc.smVersion = dev.smVersion();
+      jo.lower.emit.smVersion = dev.smVersion();
+      jo.lower.emit.numSms = dev.smCount;
+      jo.lower.emit.allowTf32 = opts.allowTf32;
+      jo.strictPlacement = !opts.cpuFallback;
+      std::ostringstream sink;
+      jo.pipeline.out = &sink;
+      jo.pipeline.err = &sink;
+      auto program = codegen::compileForGpu(*graph, dims, jo);
+      if (!program) {
+        programs.erase(key);
+        return program.status();
+      }
+      auto loaded = rt::GpuProgram::create(std::make_shared<const rt::Program>(std::move(*program)));
+      if (!loaded) {
+        programs.erase(key);
+        return loaded.status();
+      }
+      e.program = *loaded;
+    }
+    if (!e.idle.empty()) {
+      auto s = std::move(e.idle.back());
+      e.idle.pop_back();
+      return std::make_pair(&e, std::move(s));
+    }
+    rt::GpuSessionOptions so;
+    so.cudaGraph = opts.cudaGraph;
+    so.poison = opts.poison;
+    DLC_ASSIGN_OR_RETURN(auto s, rt::GpuSession::create(e.program, so));
+    return std::make_pair(&e, std::move(s));
+  }
+
+  void release(Entry *e, std::unique_ptr<rt::GpuSession> s) {
+    std::lock_guard<std::mutex> lock(mu);
+    e->idle.push_back(std::move(s));
+  }
+
+  Expected<std::vector<NamedTensor>> run(const std::map<std::string, Tensor> &inputs) {
+    DLC_ASSIGN_OR_RETURN(auto dims, bindDims(inputs));
+    DLC_ASSIGN_OR_RETURN(auto acquired, acquire(dims));
+    auto out = acquired.second->run(inputs);
+    release(acquired.first, std::move(acquired.second));
+    return out;
+  }
+};
 
 Model::Model(std::shared_ptr<const Graph> graph) : graph_(std::move(graph)) {
   for (const Value *v : graph_->inputs())
@@ -34,20 +155,54 @@ Expected<Model> Model::fromGraph(std::unique_ptr<Graph> graph, const ModelOption
 }
 
 Expected<Session> Model::createSession(const SessionOptions &opts) const {
-  if (opts.backend == Backend::kGpu)
-    return unavailable("the GPU backend is not built yet; run on the CPU reference backend");
+  if (opts.backend != Backend::kCpu) {
+    auto driver = rt::CudaDriver::get();
+    if (driver) {
+      auto state = std::make_shared<Session::GpuState>();
+      state->graph = graph_;
+      state->opts = opts;
+      state->driver = *driver;
+      return Session(graph_, std::move(state));
+    }
+    if (opts.backend == Backend::kGpu)
+      return driver.status();
+  }
   DLC_ASSIGN_OR_RETURN(ReferenceExecutor ex, ReferenceExecutor::create(*graph_));
   return Session(graph_, std::move(ex));
 }
 
 Expected<std::vector<NamedTensor>>
 Session::runOrdered(const std::map<std::string, Tensor> &inputs) const {
-  return executor_.run(inputs);
+  if (gpu_)
+    return gpu_->run(inputs);
+  return executor_->run(inputs);
+}
+
+Expected<std::vector<double>> Session::benchmarkGpu(const std::map<std::string, Tensor> &inputs,
+                                                    int runs) const {
+  if (!gpu_)
+    return invalidArgument("benchmarkGpu: the session runs on the CPU");
+  DLC_ASSIGN_OR_RETURN(auto dims, gpu_->bindDims(inputs));
+  DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims));
+  rt::GpuSession &s = *acquired.second;
+  std::vector<double> ms;
+  Status st = s.run(inputs).status(); // stages the inputs into the arena (and captures)
+  for (int i = 0; st.isOk() && i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    st = s.execute();
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  gpu_->release(acquired.first, std::move(acquired.second));
+  if (!st.isOk())
+    return st;
+  return ms;
 }
 
 Expected<std::map<std::string, Tensor>>
 Session::run(const std::map<std::string, Tensor> &inputs) const {
-  DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outs, executor_.run(inputs));
+  DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outs, runOrdered(inputs));
   std::map<std::string, Tensor> byName;
   for (NamedTensor &o : outs)
     byName.emplace(o.name, std::move(o.tensor));

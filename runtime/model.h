@@ -8,11 +8,15 @@
 // A Model holds the imported graph after the default pipeline (`defaultPipeline(optLevel)`),
 // immutable and shared by its sessions. Sessions are independent and keep no state between
 // runs, so any number of them, on any threads, may run at once (so may one session).
-// Today every session runs on the CPU reference backend; the GPU backend comes later.
+// A session runs on the GPU (when asked, or by default when a GPU and driver are present) or on
+// the CPU reference backend. On the GPU, the first run with a given set of input shapes
+// compiles the model for those shapes (codegen/jit.h; kernels cached on disk) and keeps the
+// program for later runs with the same shapes.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,10 +27,13 @@ namespace dlc {
 
 /// Where a session runs.
 enum class Backend : uint8_t {
-  kAuto, // the GPU when there is one and the GPU backend is built, else the CPU
+  kAuto, // the GPU when there is one (driver and device), else the CPU
   kCpu,  // the reference backend
-  kGpu,  // the GPU backend (not built yet)
+  kGpu,  // the GPU backend; an error when there is no GPU
 };
+
+/// Why the GPU cannot be used here ("no CUDA driver: libcuda.so.1 ..."), or empty when it can.
+std::string gpuUnavailableReason();
 
 /// Reads a model file into a graph, by file type: `.onnx`/`.pb` through the ONNX importer,
 /// `.dlc` (or any text starting with `graph` or a `//` comment) through the text parser. No
@@ -41,6 +48,14 @@ struct ModelOptions {
 
 struct SessionOptions {
   Backend backend = Backend::kAuto;
+  /// GPU: run nodes without a GPU kernel on the CPU (with a warning); off: an error naming them.
+  bool cpuFallback = true;
+  /// GPU: capture the launch list as a CUDA graph and replay it.
+  bool cudaGraph = true;
+  /// GPU: fill the device arena with NaN bytes before every run (tests, --verify).
+  bool poison = false;
+  /// GPU: let fp32 GEMM/conv use TF32 tensor cores.
+  bool allowTf32 = false;
 };
 
 class Session;
@@ -67,8 +82,9 @@ public:
   /// The graph after the pipeline (read-only: sessions share it).
   const Graph &graph() const { return *graph_; }
 
-  /// A session on the chosen backend. Fails when a node's op has no reference evaluation
-  /// (naming every such op) or when the GPU backend is asked for.
+  /// A session on the chosen backend. CPU: fails when a node's op has no reference evaluation
+  /// (naming every such op). GPU: fails when there is no GPU (saying why); compilation happens
+  /// at the first run with each set of input shapes.
   Expected<Session> createSession(const SessionOptions &opts = {}) const;
 
 private:
@@ -87,15 +103,27 @@ public:
   /// The same, with outputs in the model's order.
   Expected<std::vector<NamedTensor>> runOrdered(const std::map<std::string, Tensor> &inputs) const;
 
-  Backend backend() const { return Backend::kCpu; }
+  /// kCpu or kGpu: where this session runs.
+  Backend backend() const { return gpu_ ? Backend::kGpu : Backend::kCpu; }
+
+  /// GPU only: runs the program for these inputs' shapes (compiling it if needed) `runs` times
+  /// with the inputs already on the device and returns the GPU time of each run in
+  /// milliseconds (CUDA events; no host copies). For benchmarks.
+  Expected<std::vector<double>> benchmarkGpu(const std::map<std::string, Tensor> &inputs,
+                                             int runs) const;
+
+  struct GpuState; // model.cc
 
 private:
   friend class Model;
   Session(std::shared_ptr<const Graph> graph, ReferenceExecutor executor)
       : graph_(std::move(graph)), executor_(std::move(executor)) {}
+  Session(std::shared_ptr<const Graph> graph, std::shared_ptr<GpuState> gpu)
+      : graph_(std::move(graph)), gpu_(std::move(gpu)) {}
 
   std::shared_ptr<const Graph> graph_; // keeps the executor's graph alive
-  ReferenceExecutor executor_;
+  std::optional<ReferenceExecutor> executor_;
+  std::shared_ptr<GpuState> gpu_;
 };
 
 } // namespace dlc

@@ -68,6 +68,12 @@ struct CopyStep {
 /// A node run on the host by the reference backend (soft placement fallback): inputs are
 /// downloaded, the one-node graph `graphText` (text IR) is evaluated, outputs are uploaded.
 /// A program with host steps is not captured as a CUDA graph.
+///
+/// `graphText` holds exactly one node; it may also hold constants (attribute-like operands
+/// such as an axis). The graph's inputs, in order, are read from `inputs`, and its outputs,
+/// in order, are written to `outputs`; every one has a static type whose size is its buffer's
+/// `bytes`. Example: `graph @h(%x: f32[4,8]) -> (y: f32[4,8]) { %a = constant i64[]
+/// dense<[1]>  %y = cumsum(%x, %a) : f32[4,8]  return %y }`.
 struct HostStep {
   std::string graphText;
   std::vector<BufferRef> inputs, outputs;
@@ -85,6 +91,9 @@ struct Program {
   std::vector<ProgramTensor> inputs, outputs;
   /// For `dlc compile --emit cuda=DIR` and diagnostics: each kernel's source, by kernel name.
   std::vector<std::pair<std::string, std::string>> sources;
+  /// How the modules were compiled (diagnostics, not serialized).
+  double compileSeconds = 0;
+  int cacheHits = 0;
 };
 
 } // namespace dlc::rt

@@ -11,7 +11,7 @@ namespace dlc::ops {
 
 std::vector<OpDef> elementwiseOps(); // unary/binary math, activations, comparisons, logic
 std::vector<OpDef> reductionOps();   // Reduce*, ArgMax/Min, softmax family, TopK, CumSum
-std::vector<OpDef> nnOps();          // conv, pooling, normalisation, resize
+std::vector<OpDef> nnOps();          // conv, pooling, normalisation, resize, losses
 std::vector<OpDef> linalgOps();      // MatMul, Gemm, Einsum, Det, integer/quantized matmul
 std::vector<OpDef> tensorOps();      // shape and data-movement ops
 std::vector<OpDef> quantOps();       // Quantize/Dequantize, DynamicQuantizeLinear

@@ -1,6 +1,6 @@
 // Helpers shared by the nn family's reference evaluators (conv_eval.cc, pool_eval.cc,
 // norm_eval.cc, resize_eval.cc, ...), and the declarations of those evaluators (the rows in
-// conv.cc, pool.cc, norm.cc and resize.cc point at them).
+// conv.cc, pool.cc, norm.cc, resize.cc and loss.cc point at them).
 //
 // Conventions: an evaluator first runs the op's shape inference on its inputs
 // (evalOutputTypes), so evaluation agrees with inference on output shapes and on every error
@@ -77,5 +77,8 @@ EvalResult evalResize(const Node &node, const std::vector<Tensor> &in);
 // sample_eval.cc
 EvalResult evalGridSample(const Node &node, const std::vector<Tensor> &in);
 EvalResult evalCol2Im(const Node &node, const std::vector<Tensor> &in);
+// loss_eval.cc
+EvalResult evalNegativeLogLikelihoodLoss(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalSoftmaxCrossEntropyLoss(const Node &node, const std::vector<Tensor> &in);
 
 } // namespace dlc::ops

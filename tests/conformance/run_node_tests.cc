@@ -5,7 +5,11 @@
 // bools exactly; NaN equals NaN; only dtype and shape for models with a random op).
 //
 //   dlc_conformance_run --tests DIR --known FILE [--report OUT.md] [--update] [--filter TEXT]
-//                       [--no-fork]
+//                       [--no-fork] [--jobs N] [--backend cpu|gpu]
+//
+// With `--backend gpu` every test runs on the GPU backend with CPU fallback off and the arena
+// poisoned: a test whose ops the GPU backend does not claim fails as `unsupported` (reported
+// as "not claimed"), and `--known` is optional (CI has no GPU; the H200 script reports).
 //
 // Each failure is classified: `unsupported` (the importer or the reference backend does not
 // handle the op, dtype or attribute yet), `out of scope` (training, sequence, string ops),
@@ -37,6 +41,11 @@ using namespace dlc;
 namespace {
 
 constexpr unsigned kTimeoutSeconds = 60;
+SessionOptions gSessionOptions = [] {
+  SessionOptions o;
+  o.backend = Backend::kCpu;
+  return o;
+}();
 const Tolerance kTolerance{1e-3, 1e-7};
 
 struct Result {
@@ -154,7 +163,7 @@ Result runOne(const fs::path &test) {
   auto model = Model::load((test / "model.onnx").string());
   if (!model)
     return classifyLoad(model.status(), dir);
-  auto session = model->createSession();
+  auto session = model->createSession(gSessionOptions);
   if (!session)
     return classifyLoad(session.status(), dir);
   std::vector<fs::path> sets;
@@ -172,11 +181,16 @@ Result runOne(const fs::path &test) {
   return {};
 }
 
-/// runOne in a child process: a crash or a hang becomes an `error` result.
-Result runIsolated(const fs::path &test) {
+/// A test running in a child process.
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+};
+
+Child startIsolated(const fs::path &test) {
   int fds[2];
   if (pipe(fds) != 0)
-    return runOne(test);
+    return {};
   std::cout.flush();
   pid_t pid = fork();
   if (pid == 0) {
@@ -189,13 +203,18 @@ Result runIsolated(const fs::path &test) {
     _exit(0);
   }
   close(fds[1]);
+  return {pid, fds[0]};
+}
+
+/// Reads the child's result and reaps it: a crash or a hang becomes an `error` result.
+Result finishIsolated(Child c) {
   std::string msg;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;)
+  for (ssize_t n; (n = read(c.fd, buf, sizeof(buf))) > 0;)
     msg.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
+  close(c.fd);
   int status = 0;
-  waitpid(pid, &status, 0);
+  waitpid(c.pid, &status, 0);
   if (WIFSIGNALED(status))
     return {"error", WTERMSIG(status) == SIGALRM
                          ? fmt::format("timed out after {} s", kTimeoutSeconds)
@@ -282,8 +301,9 @@ void writeReport(const std::string &path, const std::string &summary,
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string testsDir, knownPath, reportPath, filter;
+  std::string testsDir, knownPath, reportPath, filter, backend = "cpu";
   bool update = false, isolate = true;
+  int jobs = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--tests" && i + 1 < argc)
@@ -298,13 +318,24 @@ int main(int argc, char **argv) {
       update = true;
     else if (a == "--no-fork")
       isolate = false;
+    else if (a == "--jobs" && i + 1 < argc)
+      jobs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--backend" && i + 1 < argc && (std::string(argv[i + 1]) == "cpu" ||
+                                                  std::string(argv[i + 1]) == "gpu"))
+      backend = argv[++i];
     else {
       std::cerr << "usage: dlc_conformance_run --tests DIR --known FILE [--report OUT.md] "
-                   "[--update] [--filter TEXT] [--no-fork]\n";
+                   "[--update] [--filter TEXT] [--no-fork] [--jobs N] [--backend cpu|gpu]\n";
       return 2;
     }
   }
-  if (testsDir.empty() || knownPath.empty() || !fs::is_directory(testsDir)) {
+  const bool gpu = backend == "gpu";
+  if (gpu) {
+    gSessionOptions.backend = Backend::kGpu;
+    gSessionOptions.cpuFallback = false;
+    gSessionOptions.poison = true;
+  }
+  if (testsDir.empty() || (knownPath.empty() && !gpu) || !fs::is_directory(testsDir)) {
     std::cerr << "dlc_conformance_run: --tests must name the generated node-test folder and "
                  "--known the known-failures list\n";
     return 2;
@@ -323,18 +354,59 @@ int main(int argc, char **argv) {
   std::map<std::string, Result> failures;
   std::map<std::string, std::vector<std::pair<std::string, Result>>> byOp;
   std::map<std::string, int> byCategory;
-  for (const fs::path &t : tests) {
-    Result r = isolate ? runIsolated(t) : runOne(t);
-    std::string name = t.filename().string();
-    byOp[opOf(t)].push_back({name, r});
+  std::vector<Result> results(tests.size());
+  if (!isolate) {
+    for (size_t i = 0; i < tests.size(); ++i)
+      results[i] = runOne(tests[i]);
+  } else {
+    std::map<pid_t, std::pair<size_t, Child>> running;
+    size_t next = 0;
+    while (next < tests.size() || !running.empty()) {
+      while (next < tests.size() && running.size() < static_cast<size_t>(jobs)) {
+        Child c = startIsolated(tests[next]);
+        if (c.pid < 0)
+          results[next] = runOne(tests[next]);
+        else
+          running[c.pid] = {next, c};
+        ++next;
+      }
+      if (running.empty())
+        continue;
+      // Drain the first running child (its pipe closes when it exits).
+      auto it = running.begin();
+      results[it->second.first] = finishIsolated(it->second.second);
+      running.erase(it);
+    }
+  }
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const Result &r = results[i];
+    std::string name = tests[i].filename().string();
+    byOp[opOf(tests[i])].push_back({name, r});
     ++byCategory[r.category];
     if (!r.category.empty())
       failures[name] = r;
   }
-  std::string summary = fmt::format("{} node tests: {} pass", tests.size(), byCategory[""]);
+  std::string summary = fmt::format("{} node tests{}: {} pass", tests.size(),
+                                    gpu ? " on the GPU" : "", byCategory[""]);
   for (const char *c : kCategories)
-    summary += fmt::format(", {} {}", byCategory[c], c);
+    summary += fmt::format(", {} {}", byCategory[c],
+                           gpu && std::string(c) == "unsupported" ? "not claimed" : c);
+  if (gpu) {
+    const int claimed = static_cast<int>(tests.size()) - byCategory["unsupported"] -
+                        byCategory["out of scope"];
+    summary += fmt::format("; claimed by the GPU backend: {}, of which {} pass ({:.1f}%)",
+                           claimed, byCategory[""],
+                           claimed ? 100.0 * byCategory[""] / claimed : 0.0);
+  }
   std::cout << summary << "\n";
+  if (gpu && knownPath.empty()) {
+    for (const auto &[n, r] : failures)
+      if (r.category != "unsupported" && r.category != "out of scope")
+        std::cout << "FAIL " << n << "  " << r.category << ": " << r.reason << "\n";
+    if (!reportPath.empty())
+      writeReport(reportPath, summary, byOp);
+    return 0;
+  }
   if (!reportPath.empty())
     writeReport(reportPath, summary, byOp);
 

@@ -16,6 +16,7 @@ namespace dlc::tool {
 void addInspectCommand(CLI::App &app, int &exitCode);
 void addOptCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);
+void addCompileCommand(CLI::App &app, int &exitCode);
 
 struct LoadOptions {
   bool keepInitializersAsInputs = false;

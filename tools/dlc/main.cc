@@ -14,6 +14,7 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   dlc::tool::addInspectCommand(app, exitCode);
   dlc::tool::addOptCommand(app, exitCode);
+  dlc::tool::addCompileCommand(app, exitCode);
   dlc::tool::addRunCommand(app, exitCode);
   try {
     app.parse(argc, argv);

@@ -7,9 +7,14 @@
 // `--compare NAME=expected.npy` (floats within --rtol/--atol, NaN equal to NaN, integers and
 // bools exactly); any difference makes the exit status 1.
 //
-// Today everything runs on the CPU reference backend; `--device gpu` says the GPU backend is
-// not built yet.
+// `--device auto` (default) runs on the GPU when there is one (driver and device), else on the
+// CPU reference backend; `--device gpu` insists, `--device cpu` forces the reference backend.
+// `--verify` runs the reference backend beside the GPU and names the first node whose output
+// diverges. `--benchmark N` times N more runs (on the GPU: inputs already on the device).
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
 
@@ -17,6 +22,7 @@
 #include "runtime/random_tensor.h"
 #include "runtime/tensor_compare.h"
 #include "runtime/tensor_io.h"
+#include "runtime/verify.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/run_util.h"
 
@@ -36,6 +42,12 @@ struct RunArgs {
   double rtol = Tolerance().rtol;
   double atol = Tolerance().atol;
   int optLevel = 1;
+  int benchmark = 0;
+  std::string benchmarkJson;
+  bool noCudaGraph = false;
+  bool noCpuFallback = false;
+  bool allowTf32 = false;
+  bool verify = false;
 };
 
 std::string quotedNames(const std::vector<TensorInfo> &infos) {
@@ -121,8 +133,7 @@ Expected<Backend> parseDevice(const std::string &device) {
   if (device == "cpu")
     return Backend::kCpu;
   if (device == "gpu")
-    return unavailable("--device gpu: the GPU backend is not built yet; use --device cpu (or "
-                       "auto, which runs on the CPU)");
+    return Backend::kGpu;
   return invalidArgument("--device '{}': expected cpu, gpu or auto", device);
 }
 
@@ -163,15 +174,77 @@ Expected<int> compareOutputs(const RunArgs &args, const Model &model,
   return differ;
 }
 
+/// Runs the session `runs` more times on the same inputs and prints the time per run: on the
+/// GPU launch + wait with the inputs on the device, on the CPU the host wall time.
+Status benchmarkRuns(const Session &session, const std::map<std::string, Tensor> &inputs,
+                     int runs, const std::string &jsonPath, double firstRunSeconds) {
+  std::vector<double> ms;
+  const bool gpu = session.backend() == Backend::kGpu;
+  if (gpu) {
+    DLC_ASSIGN_OR_RETURN(ms, session.benchmarkGpu(inputs, runs));
+  } else {
+    for (int i = 0; i < runs; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      DLC_ASSIGN_OR_RETURN(auto ignored, session.runOrdered(inputs));
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double m : ms)
+    mean += m / static_cast<double>(ms.size());
+  const char *what = gpu ? "GPU: launch and wait, inputs on the device"
+                        : "CPU: host wall time, inputs and outputs on the host";
+  std::cout << fmt::format("benchmark: {} run{} after the first: median {:.3f} ms, min {:.3f} ms, "
+                           "mean {:.3f} ms ({})\n",
+                           runs, runs == 1 ? "" : "s", sorted[sorted.size() / 2], sorted.front(),
+                           mean, what);
+  if (!jsonPath.empty()) {
+    std::ofstream f(jsonPath);
+    f << fmt::format("{{\"backend\": \"{}\", \"runs\": {}, \"median_ms\": {}, \"min_ms\": {}, "
+                     "\"mean_ms\": {}, \"first_run_s\": {}}}\n",
+                     gpu ? "gpu" : "cpu", runs, sorted[sorted.size() / 2], sorted.front(), mean,
+                     firstRunSeconds);
+    if (!f)
+      return invalidArgument("--benchmark-json {}: cannot write the file", jsonPath);
+  }
+  return Status::ok();
+}
+
+/// --verify: the GPU against the reference backend, value by value.
+Status verifyAgainstReference(const Model &model, const std::map<std::string, Tensor> &inputs,
+                              const SessionOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(VerifyReport report, verifyGpuAgainstReference(model, inputs, opts));
+  std::cout << report.summary << "\n";
+  if (!report.divergence.empty())
+    return invalidArgument("--verify: {}", report.divergence);
+  return Status::ok();
+}
+
 Status runModel(const RunArgs &args) {
   DLC_ASSIGN_OR_RETURN(Backend backend, parseDevice(args.device));
   DLC_ASSIGN_OR_RETURN(auto dims, parseDims(args.dims));
   if (!(args.rtol >= 0) || !(args.atol >= 0))
     return invalidArgument("--rtol and --atol must be non-negative");
   DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, ModelOptions{args.optLevel}));
+  if (args.benchmark == 0 && !args.benchmarkJson.empty())
+    return invalidArgument("--benchmark-json needs --benchmark N");
   SessionOptions so;
   so.backend = backend;
+  so.cudaGraph = !args.noCudaGraph;
+  so.cpuFallback = !args.noCpuFallback;
+  so.allowTf32 = args.allowTf32;
+  so.poison = args.verify;
   DLC_ASSIGN_OR_RETURN(Session session, model.createSession(so));
+  if (backend == Backend::kAuto && session.backend() == Backend::kCpu)
+    std::cout << fmt::format("running on the CPU reference backend ({})\n",
+                             gpuUnavailableReason());
+  if (args.verify && session.backend() != Backend::kGpu)
+    return invalidArgument("--verify compares the GPU with the reference backend, but this run "
+                           "is on the CPU");
 
   std::map<std::string, Tensor> inputs;
   std::map<std::string, std::string> source;
@@ -210,7 +283,18 @@ Status runModel(const RunArgs &args) {
     std::cout << fmt::format("input '{}': {} ({})\n", in.name, summarizeTensor(inputs[in.name]),
                              source[in.name]);
 
+  auto firstStart = std::chrono::steady_clock::now();
   DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, session.runOrdered(inputs));
+  const double firstRun =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - firstStart).count();
+  std::cout << fmt::format("ran on the {} in {:.3f} s{}\n",
+                           session.backend() == Backend::kGpu ? "GPU" : "CPU", firstRun,
+                           session.backend() == Backend::kGpu ? " (compile included)" : "");
+  if (args.verify)
+    DLC_RETURN_IF_ERROR(verifyAgainstReference(model, inputs, so));
+  if (args.benchmark > 0)
+    DLC_RETURN_IF_ERROR(
+        benchmarkRuns(session, inputs, args.benchmark, args.benchmarkJson, firstRun));
   for (const NamedTensor &o : outputs)
     std::cout << fmt::format("output '{}': {}\n", o.name, summarizeTensor(o.tensor));
   if (!args.outputDir.empty())
@@ -240,12 +324,26 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--dim", args->dims, "Size of a symbolic dim for --random, NAME=SIZE")
       ->allow_extra_args(false);
   cmd->add_option("-o,--output-dir", args->outputDir, "Write each output to DIR/NAME.npy");
-  cmd->add_option("--device", args->device, "cpu, gpu or auto (default: auto)");
+  cmd->add_option("--device", args->device,
+                  "cpu, gpu or auto (default: auto: the GPU when there is one, else the CPU)");
   cmd->add_option("--compare", args->compares,
                   "Compare an output with a tensor file, NAME=FILE; exit 1 on a mismatch")
       ->allow_extra_args(false);
   cmd->add_option("--rtol", args->rtol, "Relative tolerance of --compare (default 1e-4)");
   cmd->add_option("--atol", args->atol, "Absolute tolerance of --compare (default 1e-5)");
+  cmd->add_option("--benchmark", args->benchmark,
+                  "After the first run, run N more times and print the median/min/mean time")
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--benchmark-json", args->benchmarkJson,
+                  "With --benchmark: also write the figures to FILE as JSON");
+  cmd->add_flag("--verify", args->verify,
+                "GPU: run the reference backend beside it and name the first node whose output "
+                "diverges");
+  cmd->add_flag("--no-cuda-graph", args->noCudaGraph,
+                "GPU: launch kernels one by one instead of replaying a CUDA graph");
+  cmd->add_flag("--no-cpu-fallback", args->noCpuFallback,
+                "GPU: fail when a node has no GPU kernel instead of running it on the CPU");
+  cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
   cmd->add_option("-O", args->optLevel, "Level of the pipeline run before (0-3; default 1)")
       ->check(CLI::Range(0, 3));
   cmd->callback([args, &exitCode] {

@@ -141,6 +141,8 @@ TEST(NnMiscOpTableTest, EveryOpHasARowWithInference) {
                     Op::kCol2Im,
                     Op::kGridSample,
                     Op::kRoiAlign,
+                    Op::kNegativeLogLikelihoodLoss,
+                    Op::kSoftmaxCrossEntropyLoss,
                     Op::kGRU,
                     Op::kLSTM,
                     Op::kRNN,
@@ -157,7 +159,7 @@ TEST(NnMiscOpTableTest, EveryOpHasARowWithInference) {
                     Op::kSTFT,
                     Op::kMelWeightMatrix,
                     Op::kNonMaxSuppression};
-  EXPECT_EQ(std::size(ops), 39u);
+  EXPECT_EQ(std::size(ops), 41u);
   for (Op op : ops) {
     const OpDef &def = opDef(op);
     EXPECT_EQ(def.op, op) << opName(op);

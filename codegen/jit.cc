@@ -1,0 +1,65 @@
+#include "codegen/jit.h"
+
+#include <fmt/format.h>
+
+#include "ir/clone.h"
+
+namespace dlc::codegen {
+
+std::string gpuPipeline(bool strictPlacement) {
+  return fmt::format("infer-shapes,fold-constants,simplify,cse,dce,infer-shapes,fold-batchnorm,"
+                     "fold-constants,dce,place-devices{{gpu=true,strict={}}},fuse,plan-memory",
+                     strictPlacement ? "true" : "false");
+}
+
+Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
+                                                 const std::map<std::string, int64_t> &dims) {
+  std::unique_ptr<Graph> g = cloneGraph(model);
+  for (Value *in : g->inputs()) {
+    TensorType t = in->type();
+    if (!t.shape.isRanked())
+      return invalidArgument("input '{}' has unknown rank; the GPU backend needs static shapes",
+                             in->name());
+    for (Dim &d : t.shape.dims()) {
+      if (d.isKnown())
+        continue;
+      if (!d.isSymbol())
+        return invalidArgument("input '{}' ({}) has an unknown dim; the GPU backend needs "
+                               "static shapes",
+                               in->name(), in->type().str());
+      auto it = dims.find(d.symbolName());
+      if (it == dims.end())
+        return invalidArgument("input '{}' ({}): no size for dim '{}'", in->name(),
+                               in->type().str(), d.symbolName());
+      d = Dim(it->second);
+    }
+    in->setType(std::move(t));
+  }
+  return g;
+}
+
+Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
+                                               const std::map<std::string, int64_t> &dims,
+                                               const JitOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
+  DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(opts.strictPlacement)));
+  PipelineOptions po = opts.pipeline;
+  if (!po.gpuSupport)
+    po.gpuSupport = [](const Node &n, std::string *why) { return gpuSupports(n, why); };
+  DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, po));
+  for (const Node *n : g->nodes())
+    for (const Value *v : n->outputs())
+      if (v && !v->shape().isStatic())
+        return invalidArgument("{}: output '{}' has shape {} after specialisation; the GPU "
+                               "backend needs static shapes (a data-dependent size?)",
+                               n->describe(), v->name(), v->shape().str());
+  return g;
+}
+
+Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
+                                    const JitOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepareForGpu(model, dims, opts));
+  return lowerToProgram(*g, opts.lower);
+}
+
+} // namespace dlc::codegen

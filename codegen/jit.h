@@ -1,0 +1,47 @@
+// From a model graph (symbolic dims allowed) to a GPU Program for concrete input shapes.
+//
+//   1. cloneGraph, then every graph input's symbolic dims take the bound sizes;
+//   2. the GPU pipeline (gpuPipeline()): shape inference with the sizes bound, folding of the
+//      shape arithmetic that became constant, simplification, BatchNormalization folding,
+//      placement (nodes without a GPU kernel fall back to the CPU with a warning, unless
+//      strict), fusion, memory planning;
+//   3. lowerToProgram.
+// `dlc run`, Model/Session on the GPU and `dlc compile` all go through here.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "codegen/lower.h"
+#include "passes/pass_manager.h"
+#include "runtime/program.h"
+
+namespace dlc::codegen {
+
+struct JitOptions {
+  LowerOptions lower;
+  /// Refuse CPU fallback: a node without a GPU kernel is an error naming it.
+  bool strictPlacement = false;
+  /// Instrumentation of the GPU pipeline (print IR after passes, debug logs, ...).
+  PipelineOptions pipeline;
+};
+
+/// The pipeline text compileForGpu runs.
+std::string gpuPipeline(bool strictPlacement);
+
+/// Binds `dims` (symbol -> size) into the inputs of a clone of `model` and specialises it.
+/// Every input dim must end up known: the error names the input and the unbound symbol.
+Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
+                                                 const std::map<std::string, int64_t> &dims);
+
+/// specializeGraph + the GPU pipeline: the graph lowering sees.
+Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
+                                               const std::map<std::string, int64_t> &dims,
+                                               const JitOptions &opts);
+
+/// prepareForGpu + lowering.
+Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
+                                    const JitOptions &opts);
+
+} // namespace dlc::codegen

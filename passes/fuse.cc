@@ -1,0 +1,492 @@
+// fuse: rewrites exporters' normalisation pieces into single ops, then groups nodes into the
+// fused groups that codegen turns into one kernel each (GPU_CONTEXT.md "Fused groups").
+//
+// Step 1, patterns (passes/util/fuse_patterns.h): LayerNormalization from
+// ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div (+ Mul gamma, Add beta), Gelu from Erf and its
+// multiplications, Softmax from Exp(x - ReduceMax(x)) / ReduceSum over the last axis.
+//
+// Step 2, groups. Nodes are elementwise (their op has a CUDA expression), anchors, or opaque:
+//
+//     prologue (reductions only)       anchor                    epilogue
+//   x ─► sub ─► mul ─┐
+//                    ├─► reduce_sum / softmax ─► relu ─► add(bias) ─► (one value leaves)
+//   y ───────────────┘   matmul, gemm, conv, conv_transpose, pooling, data movement
+//
+//  a. Anchors, in node order: MatMul/Gemm/Conv (the table's out-fusable ops), pooling, data
+//     movement (the table's injective ops except views, and Resize), and the reductions
+//     Reduce*, Softmax, LogSoftmax, LayerNormalization. A reduction first takes a prologue:
+//     elementwise producers of its input 0 whose outputs have that input's full shape and are
+//     used only inside the group. Then any anchor takes an epilogue: elementwise consumers
+//     whose outputs have exactly the anchor output's shape, grown while exactly one value
+//     leaves the group and no value inside it is used outside (so the anchor output, when
+//     followed by an epilogue, is used only by it); the last state that satisfies this is kept.
+//  b. The remaining elementwise nodes join their elementwise producers' groups when both have
+//     the same output shape (the group's iteration shape); several values may leave such a
+//     group.
+//  c. Every merge keeps the graph of groups acyclic: it is refused when a path leaves the new
+//     group and comes back to it, through any nodes or groups.
+// Only nodes on the same GPU fuse; an unplaced node counts as gpu:0 (so `dlc opt -p fuse`
+// works on plain graphs); nodes on cpu never fuse. A node with a used second output (dropout's
+// mask, max_pool's indices) is opaque. Views (reshape, flatten, squeeze, unsqueeze, identity)
+// are not fused: plan-memory makes them free aliases.
+//
+// After: each node of a group of two or more has `fuse.group = K`, K = 0, 1, ... in order of
+// the groups, and the nodes are reordered so that each group is contiguous (a stable
+// topological order of the groups). Earlier `fuse.group` annotations are recomputed. Every
+// refusal is logged under --debug-only=fuse as `<node>: not fused with <node>: <reason>`.
+// Not done here: horizontal fusion of siblings, anchor-to-anchor fusion, recomputing cheap
+// producers in several groups.
+#include <algorithm>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "passes/registry.h"
+#include "passes/util/fuse_patterns.h"
+#include "passes/util/fusion_rules.h"
+#include "passes/util/groups.h"
+#include "passes/util/match.h"
+
+namespace dlc {
+
+namespace {
+
+using passes::FusionClass;
+using Role = passes::FusionRole;
+
+/// Where a node runs for fusion purposes: unplaced counts as gpu:0.
+Device placeOf(const Node &n) { return n.device().isSet() ? n.device() : Device::gpu(0); }
+
+/// Ranked with every dim known or symbolic.
+bool knownShape(const Value *v) {
+  if (!v->shape().isRanked())
+    return false;
+  for (const Dim &d : v->shape().dims())
+    if (d.isUnknown())
+      return false;
+  return true;
+}
+
+int countUses(const Value *v) {
+  std::set<const Node *> users;
+  for (const Use &u : v->uses())
+    users.insert(u.node);
+  return static_cast<int>(users.size()) + (v->graph()->isOutput(v) ? 1 : 0);
+}
+
+/// For groups keyed by their first node position: the largest last position among groups
+/// that start at or before a position (a max segment tree over positions).
+class SpanIndex {
+public:
+  explicit SpanIndex(size_t n) {
+    while (size_ < n)
+      size_ <<= 1;
+    tree_.assign(2 * size_, -1);
+  }
+  void set(int first, int last) {
+    size_t i = static_cast<size_t>(first) + size_;
+    tree_[i] = last;
+    for (i >>= 1; i > 0; i >>= 1)
+      tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  /// Max over first positions 0..upTo.
+  int maxLast(int upTo) const {
+    int best = -1;
+    for (size_t l = size_, r = static_cast<size_t>(upTo) + size_ + 1; l < r; l >>= 1, r >>= 1) {
+      if (l & 1)
+        best = std::max(best, tree_[l++]);
+      if (r & 1)
+        best = std::max(best, tree_[--r]);
+    }
+    return best;
+  }
+
+private:
+  size_t size_ = 1;
+  std::vector<int> tree_;
+};
+
+class Grouping {
+public:
+  Grouping(Graph &g, const PassOptions &options) : g_(g), options_(options), spans_(g.numNodes()) {
+    for (Node *n : g.nodes()) {
+      pos_[n] = static_cast<int>(pos_.size());
+      kind_[n] = passes::classifyForFusion(*n);
+    }
+  }
+
+  void run() {
+    for (Node *n : g_.nodes())
+      if (kind_[n].role == Role::kAnchor && onGpu(*n) && !groupOf_.count(n))
+        growAnchor(n);
+    for (Node *n : g_.nodes())
+      if (kind_[n].role == Role::kElementwise && onGpu(*n))
+        joinProducers(n);
+  }
+
+  /// Annotates groups of two or more, reorders nodes so groups are contiguous and numbers them
+  /// in order. Returns the log lines describing each group.
+  Status annotate() {
+    for (Node *n : g_.nodes())
+      if (auto it = groupOf_.find(n); it != groupOf_.end() && groups_[it->second].size() > 1)
+        n->setAttr(std::string(passes::kFuseGroupAttr), Attribute(int64_t{it->second}));
+    DLC_ASSIGN_OR_RETURN(std::vector<passes::NodeGroup> order, passes::orderedGroups(g_));
+    int64_t next = 0;
+    for (const passes::NodeGroup &unit : order) {
+      for (Node *n : unit.nodes) {
+        g_.moveNode(n, nullptr);
+        if (unit.id)
+          n->setAttr(std::string(passes::kFuseGroupAttr), Attribute(next));
+      }
+      if (unit.id)
+        logGroup(next++, unit.nodes);
+    }
+    return Status::ok();
+  }
+
+private:
+  bool onGpu(const Node &n) const { return placeOf(n).kind == Device::Kind::kGpu; }
+
+  void refuse(const Node &n, const Node &other, const std::string &why) const {
+    options_.debugf("{}: not fused with {}: {}", n.describe(), other.describe(), why);
+  }
+
+  /// Why `n` cannot join a group on `device` as an elementwise member, or "".
+  std::string elementwiseRefusal(const Node &n, Device device, const char *as) const {
+    const FusionClass &k = kind_.at(&n);
+    if (k.role == Role::kAnchor)
+      return fmt::format("{} is itself an anchor (a group holds one)", as);
+    if (k.role == Role::kOpaque)
+      return k.why.empty() ? fmt::format("{} is opaque", as)
+                           : fmt::format("{} is opaque ({})", as, k.why);
+    if (placeOf(n) != device)
+      return fmt::format("{} is on {}", as, placeOf(n).str());
+    if (groupOf_.count(&n))
+      return fmt::format("{} is already in another group", as);
+    if (!knownShape(n.output(0)))
+      return fmt::format("the shape of %{} is not known", n.output(0)->name());
+    return "";
+  }
+
+  // --- reachability -----------------------------------------------------------------------
+
+  /// Whether merging `members` (whole groups and new nodes) into one group would put it on a
+  /// cycle: a path that leaves the set and comes back, through any nodes and groups.
+  bool createsCycle(const std::set<const Node *> &members) const {
+    // Edges go up in node position, except jumps between members of a group. Past `bound`,
+    // the smallest position >= every member's such that no group straddles it, nothing can
+    // lead back to the members, so the search stops there.
+    int bound = 0;
+    for (const Node *m : members)
+      bound = std::max(bound, pos_.at(m));
+    for (int wider = spans_.maxLast(bound); wider > bound; wider = spans_.maxLast(bound))
+      bound = wider;
+    std::vector<const Node *> stack;
+    std::unordered_set<const Node *> seen;
+    std::set<int> seenGroups;
+    bool cycle = false;
+    auto follow = [&](const Node *from, bool outside) {
+      for (const Value *out : from->outputs())
+        if (out)
+          for (const Use &u : out->uses()) {
+            if (members.count(u.node))
+              cycle |= outside;
+            else if (pos_.at(u.node) <= bound && seen.insert(u.node).second)
+              stack.push_back(u.node);
+          }
+    };
+    for (const Node *m : members)
+      follow(m, false);
+    while (!stack.empty() && !cycle) {
+      const Node *v = stack.back();
+      stack.pop_back();
+      auto it = groupOf_.find(v);
+      if (it == groupOf_.end()) {
+        follow(v, true);
+      } else if (seenGroups.insert(it->second).second) {
+        for (const Node *w : groups_.at(it->second)) {
+          seen.insert(w);
+          follow(w, true);
+        }
+      }
+    }
+    return cycle;
+  }
+
+  std::set<const Node *> membersWith(int group, const Node *extra) const {
+    std::set<const Node *> s(groups_.at(group).begin(), groups_.at(group).end());
+    s.insert(extra);
+    return s;
+  }
+
+  void add(int group, Node *n) {
+    groups_[group].push_back(n);
+    groupOf_[n] = group;
+    updateSpan(group);
+  }
+
+  /// Keeps spans_ in step with the members of `group` (which may have been erased).
+  void updateSpan(int group) {
+    if (auto old = first_.find(group); old != first_.end()) {
+      spans_.set(old->second, -1);
+      first_.erase(old);
+    }
+    auto it = groups_.find(group);
+    if (it == groups_.end() || it->second.empty())
+      return;
+    int first = INT32_MAX, last = -1;
+    for (const Node *m : it->second) {
+      first = std::min(first, pos_.at(m));
+      last = std::max(last, pos_.at(m));
+    }
+    spans_.set(first, last);
+    first_[group] = first;
+  }
+
+  // --- a. anchors --------------------------------------------------------------------------
+
+  void growAnchor(Node *anchor) {
+    int id = nextId_;
+    newGroup(anchor);
+    if (kind_[anchor].takesPrologue)
+      growPrologue(id, anchor);
+    growEpilogue(id, anchor);
+  }
+
+  void growPrologue(int id, Node *anchor) {
+    const Value *data = anchor->input(0);
+    if (!data || !knownShape(data))
+      return;
+    auto later = [&](Node *a, Node *b) { return pos_.at(a) < pos_.at(b); };
+    std::priority_queue<Node *, std::vector<Node *>, decltype(later)> candidates(later);
+    std::set<Node *> queued;
+    auto push = [&](const Value *v) {
+      if (v && v->producer() && queued.insert(v->producer()).second)
+        candidates.push(v->producer());
+    };
+    push(data);
+    while (!candidates.empty()) {
+      Node *p = candidates.top();
+      candidates.pop();
+      std::string why = prologueRefusal(*p, id, anchor);
+      if (!why.empty()) {
+        refuse(*p, *anchor, why);
+        continue;
+      }
+      add(id, p);
+      for (const Value *in : p->inputs())
+        push(in);
+    }
+  }
+
+  std::string prologueRefusal(const Node &p, int id, const Node *anchor) const {
+    std::string why = elementwiseRefusal(p, placeOf(*anchor), "producer");
+    if (!why.empty())
+      return why;
+    const Value *out = p.output(0);
+    if (out->shape() != anchor->input(0)->shape())
+      return fmt::format("producer shape {} differs from the reduction input {}",
+                         out->shape().str(), anchor->input(0)->shape().str());
+    if (g_.isOutput(out))
+      return fmt::format("%{} is a graph output", out->name());
+    for (const Use &u : out->uses()) {
+      auto it = groupOf_.find(u.node);
+      bool inside = it != groupOf_.end() && it->second == id && (u.node != anchor || u.index == 0);
+      if (!inside)
+        return fmt::format("%{} is also used by {}", out->name(), u.node->describe());
+    }
+    if (createsCycle(membersWith(id, &p)))
+      return "fusing would create a cycle between groups";
+    return "";
+  }
+
+  void growEpilogue(int id, Node *anchor) {
+    const Value *result = anchor->output(0);
+    if (!result || !knownShape(result))
+      return;
+    // Grow by the earliest acceptable consumer; keep the last state with a single exit.
+    const size_t base = groups_[id].size();
+    size_t best = base;
+    while (Node *next = nextConsumer(id, anchor)) {
+      add(id, next);
+      if (singleExit(id))
+        best = groups_[id].size();
+    }
+    std::vector<Node *> &nodes = groups_[id];
+    const Value *exit = best == base ? result : nodes[best - 1]->output(0);
+    for (size_t i = best; i < nodes.size(); ++i) {
+      refuse(*nodes[i], *anchor, fmt::format("%{} has {} uses", exit->name(), countUses(exit)));
+      groupOf_.erase(nodes[i]);
+    }
+    nodes.resize(best);
+    updateSpan(id);
+    std::set<const Node *> logged;
+    for (const Value *open : openValues(id))
+      for (const Use &u : open->uses())
+        if (!inGroup(u.node, id) && logged.insert(u.node).second) {
+          std::string why = epilogueRefusal(*u.node, id, anchor);
+          if (!why.empty())
+            refuse(*u.node, *anchor, why);
+        }
+  }
+
+  /// The earliest consumer of a value leaving the group that may join its epilogue.
+  Node *nextConsumer(int id, const Node *anchor) const {
+    Node *next = nullptr;
+    for (const Value *open : openValues(id))
+      for (const Use &u : open->uses())
+        if (!inGroup(u.node, id) && (!next || pos_.at(u.node) < pos_.at(next)) &&
+            epilogueRefusal(*u.node, id, anchor).empty())
+          next = u.node;
+    return next;
+  }
+
+  bool inGroup(const Node *n, int id) const {
+    auto it = groupOf_.find(n);
+    return it != groupOf_.end() && it->second == id;
+  }
+
+  std::string epilogueRefusal(const Node &c, int id, const Node *anchor) const {
+    std::string why = elementwiseRefusal(c, placeOf(*anchor), "consumer");
+    if (!why.empty())
+      return why;
+    const Shape &want = anchor->output(0)->shape();
+    if (c.output(0)->shape() != want)
+      return fmt::format("consumer shape {} differs from anchor output {}",
+                         c.output(0)->shape().str(), want.str());
+    if (createsCycle(membersWith(id, &c)))
+      return "fusing would create a cycle between groups";
+    return "";
+  }
+
+  /// Values of the group used outside it (or graph outputs).
+  std::vector<const Value *> openValues(int id) const {
+    std::vector<const Value *> open;
+    for (const Node *n : groups_.at(id))
+      for (const Value *out : n->outputs()) {
+        if (!out)
+          continue;
+        bool leaves = g_.isOutput(out);
+        for (const Use &u : out->uses())
+          leaves |= !groupOf_.count(u.node) || groupOf_.at(u.node) != id;
+        if (leaves)
+          open.push_back(out);
+      }
+    return open;
+  }
+
+  /// The epilogue contract: one value leaves the group, and nothing inside uses it.
+  bool singleExit(int id) const {
+    std::vector<const Value *> open = openValues(id);
+    if (open.size() != 1)
+      return false;
+    for (const Use &u : open[0]->uses())
+      if (groupOf_.count(u.node) && groupOf_.at(u.node) == id)
+        return false;
+    return true;
+  }
+
+  // --- b. elementwise groups ---------------------------------------------------------------
+
+  void joinProducers(Node *n) {
+    if (groupOf_.count(n) || !knownShape(n->output(0)))
+      return; // taken by an anchor, or nothing to compare
+    newGroup(n);
+    for (const Value *in : n->inputs()) {
+      Node *p = in ? in->producer() : nullptr;
+      if (!p || kind_.at(p).role != Role::kElementwise || inGroup(p, groupOf_.at(n)))
+        continue; // an anchor's group already decided about n
+      if (placeOf(*p) != placeOf(*n)) {
+        refuse(*n, *p, fmt::format("producer is on {}", placeOf(*p).str()));
+        continue;
+      }
+      if (!groupOf_.count(p) || !isElementwiseGroup(groupOf_.at(p)))
+        continue;
+      std::string why = joinRefusal(*p, *n);
+      if (!why.empty()) {
+        refuse(*n, *p, why);
+        continue;
+      }
+      int from = groupOf_.at(p), to = groupOf_.at(n);
+      for (Node *m : groups_[from])
+        add(to, m);
+      groups_.erase(from);
+      updateSpan(from);
+    }
+  }
+
+  void newGroup(Node *n) {
+    groups_[nextId_] = {};
+    add(nextId_++, n);
+  }
+
+  bool isElementwiseGroup(int id) const {
+    for (const Node *m : groups_.at(id))
+      if (kind_.at(m).role != Role::kElementwise)
+        return false;
+    return true;
+  }
+
+  std::string joinRefusal(const Node &p, const Node &n) const {
+    if (p.output(0)->shape() != n.output(0)->shape())
+      return fmt::format("%{} has shape {}, the group iterates over {}", p.output(0)->name(),
+                         p.output(0)->shape().str(), n.output(0)->shape().str());
+    std::set<const Node *> members(groups_.at(groupOf_.at(&p)).begin(),
+                                   groups_.at(groupOf_.at(&p)).end());
+    for (const Node *m : groups_.at(groupOf_.at(&n)))
+      members.insert(m);
+    if (createsCycle(members))
+      return "fusing would create a cycle between groups";
+    return "";
+  }
+
+  void logGroup(int64_t k, const std::vector<Node *> &nodes) const {
+    if (!options_.debug)
+      return;
+    std::string list;
+    for (const Node *n : nodes)
+      list += (list.empty() ? "" : ", ") + n->describe() +
+              (kind_.at(n).role == Role::kAnchor ? " [anchor]" : "");
+    options_.debugf("group {}: {}", k, list);
+  }
+
+  Graph &g_;
+  const PassOptions &options_;
+  std::unordered_map<const Node *, int> pos_;
+  std::unordered_map<const Node *, FusionClass> kind_;
+  std::map<int, std::vector<Node *>> groups_;
+  std::unordered_map<const Node *, int> groupOf_;
+  int nextId_ = 0;
+  /// Where each group starts and ends in node order, for createsCycle.
+  SpanIndex spans_;
+  std::map<int, int> first_;
+};
+
+/// Each node's group annotation, in node order, to tell whether anything changed.
+std::vector<std::pair<const Node *, int64_t>> snapshot(const Graph &g) {
+  std::vector<std::pair<const Node *, int64_t>> s;
+  for (const Node *n : g.nodes())
+    s.emplace_back(n, passes::fuseGroupOf(*n).value_or(-1));
+  return s;
+}
+
+class Fuse : public Pass {
+public:
+  Expected<bool> run(Graph &g, const PassOptions &options) override {
+    auto before = snapshot(g);
+    int rewrites = passes::rewriteNormalizationPatterns(g, options);
+    for (Node *n : g.nodes())
+      n->removeAttr(passes::kFuseGroupAttr);
+    Grouping grouping(g, options);
+    grouping.run();
+    DLC_RETURN_IF_ERROR(grouping.annotate());
+    return rewrites > 0 || snapshot(g) != before;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createFuse() { return std::make_unique<Fuse>(); }
+
+} // namespace dlc

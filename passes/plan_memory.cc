@@ -1,0 +1,248 @@
+// plan-memory: plans one device arena for the graph and writes it into the IR.
+//
+// The planning rules are in passes/plan_memory.h (planMemory, which codegen's lowering calls).
+// The pass annotates every node with `mem.offset` (ints, one per output: the arena offset of
+// that output, its root's for a view, -1 for none) and logs under --debug-only=plan-memory one
+// line per buffer, one per view, and last
+//     arena N bytes for M values (sum of intermediates S bytes, X% reuse)
+// where S is the arena that no reuse would need (every buffer side by side).
+//
+// Before: shapes static (after binding input shapes), fuse run if groups are wanted. After:
+// annotations only; the graph is otherwise unchanged.
+// Not done here: separate host memory for cpu nodes (every value is planned in the one arena),
+// in-place reuse of an input by an elementwise kernel, scratch memory of kernels (the
+// emitters ask for it per group).
+#include "passes/plan_memory.h"
+
+#include <algorithm>
+#include <map>
+
+#include "passes/registry.h"
+#include "passes/util/fusion_rules.h"
+#include "passes/util/match.h"
+
+namespace dlc {
+
+namespace {
+
+constexpr std::string_view kMemOffsetAttr = "mem.offset";
+
+uint64_t aligned(uint64_t bytes) {
+  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
+/// A node that, as a group of its own, only reinterprets its input 0.
+bool isView(const Node &n) {
+  if (n.op() == Op::kDropout) // in inference, with its mask unused
+    return (!n.hasInput(2) || passes::isConstantFalse(n.input(2))) && passes::isUnused(n.output(1));
+  return passes::isViewOp(n.op());
+}
+
+std::string describeValue(const Value *v) {
+  if (v->producer())
+    return fmt::format("%{} (output of {})", v->name(), v->producer()->describe());
+  return fmt::format("%{} ({})", v->name(), v->isInput() ? "graph input" : "constant");
+}
+
+Expected<uint64_t> byteSize(const Value *v) {
+  std::optional<int64_t> count = v->shape().numElements();
+  if (!count || !v->type().isKnown())
+    return invalidArgument("{} has no static type ({}): bind the input shapes first",
+                           describeValue(v), v->type().str());
+  return static_cast<uint64_t>(*count * dtypeSize(v->dtype()));
+}
+
+class Planner {
+public:
+  explicit Planner(const Graph &g) : g_(g) {}
+
+  Expected<MemoryPlan> plan() {
+    DLC_ASSIGN_OR_RETURN(plan_.steps, passes::orderedGroups(g_));
+    const int end = static_cast<int>(plan_.steps.size()); // the copy-out step
+    for (int s = 0; s < end; ++s)
+      for (const Node *n : plan_.steps[static_cast<size_t>(s)].nodes)
+        stepOf_[n] = s;
+
+    for (const Value *in : g_.inputs())
+      DLC_RETURN_IF_ERROR(addBuffer(in, 0, end));
+    for (int s = 0; s < end; ++s) {
+      const passes::NodeGroup &step = plan_.steps[static_cast<size_t>(s)];
+      for (const Node *n : step.nodes) {
+        if (step.nodes.size() == 1 && isView(*n)) {
+          plan_.slots[n->output(0)] = {-1, n->input(0)};
+          continue;
+        }
+        for (const Value *out : n->outputs()) {
+          if (out && needsBuffer(out))
+            DLC_RETURN_IF_ERROR(addBuffer(out, s, s));
+          else if (out)
+            plan_.slots[out] = {-1, nullptr}; // internal to its group
+        }
+      }
+    }
+    // Lifetimes reach the last read, through views.
+    for (const Node *n : g_.nodes())
+      for (const Value *in : n->inputs())
+        if (in)
+          extend(in, stepOf_.at(n));
+    plan_.outputBuffers.reserve(g_.outputs().size());
+    std::map<const Value *, int> copies;
+    for (const Graph::Output &o : g_.outputs()) {
+      extend(o.value, end);
+      const Value *root = rootOf(o.value);
+      if (root->isNodeOutput()) {
+        plan_.outputBuffers.push_back(plan_.slots.at(root).buffer);
+        continue;
+      }
+      auto [it, fresh] = copies.emplace(o.value, static_cast<int>(plan_.buffers.size()));
+      if (fresh) {
+        DLC_ASSIGN_OR_RETURN(uint64_t bytes, byteSize(o.value));
+        plan_.buffers.push_back({o.value, 0, bytes, end, end, root});
+      }
+      plan_.outputBuffers.push_back(it->second);
+    }
+    place();
+    return std::move(plan_);
+  }
+
+private:
+  /// Used outside its group, a graph output, or used by nobody.
+  bool needsBuffer(const Value *v) const {
+    if (g_.isOutput(v) || !v->hasUses())
+      return true;
+    std::optional<int64_t> group = passes::fuseGroupOf(*v->producer());
+    for (const Use &u : v->uses())
+      if (!group || passes::fuseGroupOf(*u.node) != group)
+        return true;
+    return false;
+  }
+
+  Status addBuffer(const Value *v, int first, int last) {
+    DLC_ASSIGN_OR_RETURN(uint64_t bytes, byteSize(v));
+    plan_.slots[v] = {static_cast<int>(plan_.buffers.size()), nullptr};
+    plan_.buffers.push_back({v, 0, bytes, first, last, nullptr});
+    return Status::ok();
+  }
+
+  const Value *rootOf(const Value *v) const {
+    for (auto it = plan_.slots.find(v); it != plan_.slots.end() && it->second.aliasOf;
+         it = plan_.slots.find(v))
+      v = it->second.aliasOf;
+    return v;
+  }
+
+  void extend(const Value *v, int step) {
+    auto it = plan_.slots.find(rootOf(v));
+    if (it != plan_.slots.end() && it->second.buffer >= 0) {
+      ArenaBuffer &b = plan_.buffers[static_cast<size_t>(it->second.buffer)];
+      b.last = std::max(b.last, step);
+    }
+  }
+
+  /// Greedy by size, best fit among the gaps left by buffers whose lifetimes overlap.
+  void place() {
+    std::vector<size_t> order(plan_.buffers.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    auto &bufs = plan_.buffers;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return aligned(bufs[a].bytes) > aligned(bufs[b].bytes);
+    });
+    std::vector<size_t> placed;
+    for (size_t i : order) {
+      ArenaBuffer &b = bufs[i];
+      const uint64_t size = aligned(b.bytes);
+      std::vector<std::pair<uint64_t, uint64_t>> busy; // [begin, end) of live neighbours
+      for (size_t j : placed)
+        if (bufs[j].first <= b.last && b.first <= bufs[j].last)
+          busy.emplace_back(bufs[j].offset, bufs[j].offset + aligned(bufs[j].bytes));
+      std::sort(busy.begin(), busy.end());
+      uint64_t top = 0, bestGap = UINT64_MAX;
+      b.offset = UINT64_MAX;
+      for (const auto &[begin, stop] : busy) {
+        if (begin >= top && begin - top >= size && begin - top < bestGap) {
+          bestGap = begin - top;
+          b.offset = top;
+        }
+        top = std::max(top, stop);
+      }
+      if (b.offset == UINT64_MAX)
+        b.offset = top;
+      plan_.arenaBytes = std::max(plan_.arenaBytes, b.offset + size);
+      placed.push_back(i);
+    }
+  }
+
+  const Graph &g_;
+  MemoryPlan plan_;
+  std::unordered_map<const Node *, int> stepOf_;
+};
+
+class PlanMemory : public Pass {
+public:
+  Expected<bool> run(Graph &g, const PassOptions &options) override {
+    DLC_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(g));
+    bool changed = false;
+    for (Node *n : g.nodes()) {
+      std::vector<int64_t> offsets;
+      for (const Value *out : n->outputs())
+        offsets.push_back(out ? plan.offsetOf(out) : -1);
+      Attribute a(offsets);
+      const Attribute *old = n->findAttr(kMemOffsetAttr);
+      if (!old || *old != a) {
+        n->setAttr(std::string(kMemOffsetAttr), std::move(a));
+        changed = true;
+      }
+    }
+    if (options.debug)
+      log(plan, options);
+    return changed;
+  }
+
+private:
+  static void log(const MemoryPlan &plan, const PassOptions &options) {
+    for (const ArenaBuffer &b : plan.buffers)
+      options.debugf("{}%{}: offset {}, {} bytes, steps {}..{}", b.copyFrom ? "copy of " : "",
+                     b.value->name(), b.offset, b.bytes, b.first, b.last);
+    std::vector<std::pair<std::string, std::string>> views;
+    for (const auto &[v, slot] : plan.slots)
+      if (slot.aliasOf)
+        views.emplace_back(v->name(), slot.aliasOf->name());
+    std::sort(views.begin(), views.end());
+    for (const auto &[v, root] : views)
+      options.debugf("%{}: view of %{}", v, root);
+    options.debugf("{}", plan.summary());
+  }
+};
+
+} // namespace
+
+int64_t MemoryPlan::offsetOf(const Value *v) const {
+  for (auto it = slots.find(v); it != slots.end(); it = slots.find(it->second.aliasOf)) {
+    if (it->second.buffer >= 0)
+      return static_cast<int64_t>(buffers[static_cast<size_t>(it->second.buffer)].offset);
+    if (!it->second.aliasOf)
+      break;
+  }
+  return -1;
+}
+
+uint64_t MemoryPlan::unsharedBytes() const {
+  uint64_t sum = 0;
+  for (const ArenaBuffer &b : buffers)
+    sum += aligned(b.bytes);
+  return sum;
+}
+
+std::string MemoryPlan::summary() const {
+  uint64_t unshared = unsharedBytes();
+  double reuse = unshared ? 100.0 * (1.0 - static_cast<double>(arenaBytes) / unshared) : 0.0;
+  return fmt::format("arena {} bytes for {} values (sum of intermediates {} bytes, {:.1f}% reuse)",
+                     arenaBytes, buffers.size(), unshared, reuse);
+}
+
+Expected<MemoryPlan> planMemory(const Graph &g) { return Planner(g).plan(); }
+
+std::unique_ptr<Pass> createPlanMemory() { return std::make_unique<PlanMemory>(); }
+
+} // namespace dlc

@@ -1,0 +1,51 @@
+#include "passes/util/fusion_rules.h"
+
+#include "passes/util/match.h"
+
+namespace dlc::passes {
+
+bool isViewOp(Op op) {
+  return op == Op::kReshape || op == Op::kFlatten || op == Op::kSqueeze || op == Op::kUnsqueeze ||
+         op == Op::kIdentity;
+}
+
+FusionClass classifyForFusion(const Node &n) {
+  using R = FusionRole;
+  for (int i = 1; i < n.numOutputs(); ++i)
+    if (!isUnused(n.output(i)))
+      return {R::kOpaque, false, fmt::format("its output {} is used", i)};
+  if (n.def().cuda)
+    return {R::kElementwise, false, ""};
+  if (isViewOp(n.op()))
+    return {R::kOpaque, false, fmt::format("a view: {}", n.opName())};
+  // Rows whose fusion kind does not say it all.
+  switch (n.op()) {
+  case Op::kLayerNormalization:
+    return {R::kAnchor, true, ""};
+  case Op::kArgMax:
+  case Op::kArgMin:
+  case Op::kHardmax:
+    return {R::kOpaque, false, ""};
+  case Op::kAveragePool:
+  case Op::kMaxPool:
+  case Op::kLpPool:
+  case Op::kGlobalAveragePool:
+  case Op::kGlobalMaxPool:
+  case Op::kGlobalLpPool:
+  case Op::kResize:
+    return {R::kAnchor, false, ""};
+  default:
+    break;
+  }
+  switch (n.def().fusion) {
+  case FusionKind::kReduction:
+    return {R::kAnchor, true, ""};
+  case FusionKind::kOutFusable:
+  case FusionKind::kInjective:
+    return {R::kAnchor, false, ""};
+  default:
+    return {R::kOpaque, false, ""};
+  }
+}
+
+} // namespace dlc::passes

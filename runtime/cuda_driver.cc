@@ -1,0 +1,165 @@
+#include "runtime/cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <vector>
+
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#error "the driver table names the legacy-stream entry points; do not build with per-thread streams"
+#endif
+
+namespace dlc::rt {
+namespace {
+
+std::string gib(uint64_t bytes) {
+  return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+/// The driver's name and description of `r`, without a driver to ask (before cuInit).
+std::string rawErrorText(const DriverApi &api, CUresult r) {
+  const char *name = nullptr;
+  const char *text = nullptr;
+  if (api.getErrorName)
+    api.getErrorName(r, &name);
+  if (api.getErrorString)
+    api.getErrorString(r, &text);
+  std::string out = name ? name : fmt::format("CUDA error {}", static_cast<int>(r));
+  if (text)
+    out += fmt::format(" ({})", text);
+  return out;
+}
+
+/// Resolves every entry point; the error lists the missing ones.
+Status resolve(void *lib, const std::string &library, DriverApi &api) {
+  std::vector<std::string> missing;
+#define DLC_DRIVER_RESOLVE(member, symbol)                                                         \
+  api.member = reinterpret_cast<decltype(api.member)>(dlsym(lib, #symbol));                        \
+  if (!api.member)                                                                                 \
+    missing.push_back(#symbol);
+  DLC_CUDA_DRIVER_FUNCTIONS(DLC_DRIVER_RESOLVE)
+#undef DLC_DRIVER_RESOLVE
+  if (missing.empty())
+    return Status::ok();
+  std::string shown;
+  for (size_t i = 0; i < missing.size() && i < 5; ++i)
+    shown += (i ? ", " : "") + missing[i];
+  if (missing.size() > 5)
+    shown += fmt::format(", ... ({} more)", missing.size() - 5);
+  std::string version;
+  if (int v = 0; api.driverGetVersion && api.driverGetVersion(&v) == CUDA_SUCCESS)
+    version = fmt::format(" (it supports CUDA {}.{})", v / 1000, (v % 1000) / 10);
+  return unavailable("no usable CUDA driver: {}{} lacks {}; the GPU backend needs an NVIDIA "
+                     "driver for CUDA 12.8 or newer",
+                     library, version, shown);
+}
+
+} // namespace
+
+std::string DeviceInfo::describe() const {
+  return fmt::format("{} ({}, {} SMs, {}, driver CUDA {}.{})", name, arch(), smCount,
+                     gib(totalMemory), driverVersion / 1000, (driverVersion % 1000) / 10);
+}
+
+Expected<CudaDriver *> CudaDriver::get() {
+  static const Expected<CudaDriver *> driver = []() -> Expected<CudaDriver *> {
+    auto loaded = load("libcuda.so.1");
+    if (!loaded)
+      return loaded.takeStatus();
+    return loaded->release(); // lives as long as the process: sessions may outlive main()
+  }();
+  return driver;
+}
+
+Expected<std::unique_ptr<CudaDriver>> CudaDriver::load(const std::string &library) {
+  void *lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = dlerror();
+    return unavailable("no CUDA driver: {} could not be loaded ({}); the GPU backend needs the "
+                       "NVIDIA driver",
+                       library, why ? why : "unknown reason");
+  }
+  std::unique_ptr<CudaDriver> d(new CudaDriver());
+  DLC_RETURN_IF_ERROR(resolve(lib, library, d->api_));
+  const DriverApi &api = d->api_;
+  if (CUresult r = api.init(0); r != CUDA_SUCCESS)
+    return unavailable("no CUDA device: cuInit failed: {}", rawErrorText(api, r));
+  int count = 0;
+  if (CUresult r = api.deviceGetCount(&count); r != CUDA_SUCCESS)
+    return unavailable("no CUDA device: cuDeviceGetCount failed: {}", rawErrorText(api, r));
+  if (count == 0)
+    return unavailable("no CUDA device: the driver reports no GPU");
+  DLC_RETURN_IF_ERROR(d->check(api.deviceGet(&d->device_, 0), "cuDeviceGet(0)"));
+
+  DeviceInfo &info = d->info_;
+  char name[256] = {};
+  DLC_RETURN_IF_ERROR(
+      d->check(api.deviceGetName(name, sizeof(name) - 1, d->device_), "cuDeviceGetName"));
+  info.name = name;
+  size_t total = 0;
+  DLC_RETURN_IF_ERROR(d->check(api.deviceTotalMem(&total, d->device_), "cuDeviceTotalMem"));
+  info.totalMemory = total;
+  const std::pair<CUdevice_attribute, int *> attrs[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info.major},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info.minor},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info.smCount},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &info.sharedPerBlock},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &info.sharedPerBlockOptin},
+  };
+  for (const auto &[attr, out] : attrs)
+    DLC_RETURN_IF_ERROR(d->check(api.deviceGetAttribute(out, attr, d->device_),
+                                 fmt::format("cuDeviceGetAttribute({})", static_cast<int>(attr))));
+  DLC_RETURN_IF_ERROR(d->check(api.driverGetVersion(&info.driverVersion), "cuDriverGetVersion"));
+
+  DLC_RETURN_IF_ERROR(d->check(api.primaryCtxRetain(&d->context_, d->device_),
+                               fmt::format("retaining the primary context of {}", info.name)));
+  DLC_RETURN_IF_ERROR(d->makeCurrent());
+  return d;
+}
+
+Status CudaDriver::makeCurrent() const {
+  CUresult r = api_.ctxSetCurrent(context_);
+  return r == CUDA_SUCCESS ? Status::ok() : error(r, "cuCtxSetCurrent");
+}
+
+std::string CudaDriver::errorText(CUresult r) const { return rawErrorText(api_, r); }
+
+Status CudaDriver::error(CUresult r, std::string_view what) const {
+  return internalError("{}: {}", what, errorText(r));
+}
+
+Expected<DeviceMemory> allocateDevice(const CudaDriver &driver, size_t bytes,
+                                      std::string_view what) {
+  if (bytes == 0)
+    return DeviceMemory();
+  CUdeviceptr p = 0;
+  CUresult r = driver.api().memAlloc(&p, bytes);
+  if (r != CUDA_SUCCESS) {
+    size_t freeBytes = 0, total = 0;
+    std::string state;
+    if (driver.api().memGetInfo(&freeBytes, &total) == CUDA_SUCCESS)
+      state = fmt::format(" ({} of {} free)", gib(freeBytes), gib(total));
+    return driver.error(
+        r, fmt::format("allocating {} bytes of device memory for {}{}", bytes, what, state));
+  }
+  return DeviceMemory(&driver, p);
+}
+
+Expected<PinnedMemory> allocatePinned(const CudaDriver &driver, size_t bytes,
+                                      std::string_view what) {
+  if (bytes == 0)
+    return PinnedMemory();
+  void *p = nullptr;
+  if (CUresult r = driver.api().memAllocHost(&p, bytes); r != CUDA_SUCCESS)
+    return driver.error(
+        r, fmt::format("allocating {} bytes of pinned host memory for {}", bytes, what));
+  return PinnedMemory(&driver, p);
+}
+
+Expected<CudaStream> createStream(const CudaDriver &driver) {
+  CUstream s = nullptr;
+  DLC_RETURN_IF_ERROR(
+      driver.check(driver.api().streamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate"));
+  return CudaStream(&driver, s);
+}
+
+} // namespace dlc::rt

@@ -1,0 +1,409 @@
+#include "runtime/gpu_session.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "ir/graph.h"
+
+namespace dlc::rt {
+namespace {
+
+constexpr size_t kStagingAlign = 64;
+
+size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+bool envSyncEachStep() {
+  const char *v = std::getenv("DLC_CUDA_SYNC");
+  return v && *v && std::string_view(v) != "0";
+}
+
+/// Errors after which the context cannot be used again.
+bool isSticky(CUresult r) {
+  switch (r) {
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_LAUNCH_FAILED:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ASSERT:
+  case CUDA_ERROR_LAUNCH_TIMEOUT:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const GpuProgram> program,
+                                                         const GpuSessionOptions &opts) {
+  if (!program)
+    return invalidArgument("GpuSession::create: no program");
+  std::unique_ptr<GpuSession> s(new GpuSession());
+  s->program_ = std::move(program);
+  s->driver_ = &s->program_->driver();
+  s->opts_ = opts;
+  if (envSyncEachStep())
+    s->opts_.syncEachStep = true;
+  const Program &p = s->program_->program();
+  s->useGraph_ = s->opts_.cudaGraph && !s->opts_.syncEachStep && !s->program_->hasHostSteps() &&
+                 !p.steps.empty();
+  const CudaDriver &driver = *s->driver_;
+  DLC_RETURN_IF_ERROR(driver.makeCurrent());
+  DLC_ASSIGN_OR_RETURN(s->stream_, createStream(driver));
+  DLC_ASSIGN_OR_RETURN(s->arena_, allocateDevice(driver, p.arenaBytes, "the session's arena"));
+
+  size_t staging = 0;
+  for (const ProgramTensor &t : p.inputs) {
+    s->inputStaging_.push_back(staging);
+    staging += alignUp(t.buffer.bytes, kStagingAlign);
+  }
+  for (const ProgramTensor &t : p.outputs) {
+    s->outputStaging_.push_back(staging);
+    staging += alignUp(t.buffer.bytes, kStagingAlign);
+  }
+  DLC_ASSIGN_OR_RETURN(s->staging_,
+                       allocatePinned(driver, staging, "staging the session's inputs and outputs"));
+
+  // Kernel arguments never change: the arena and the constant pool stay put.
+  s->argValues_.resize(p.steps.size());
+  s->argPointers_.resize(p.steps.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const auto *l = std::get_if<LaunchStep>(&p.steps[i]);
+    if (!l)
+      continue;
+    for (const BufferRef &ref : l->args)
+      s->argValues_[i].push_back(s->address(ref));
+    for (CUdeviceptr &v : s->argValues_[i])
+      s->argPointers_[i].push_back(&v);
+  }
+  return s;
+}
+
+GpuSession::~GpuSession() {
+  // Nothing may still use the arena or the staging buffers when they are freed.
+  if (stream_ && driver_ && driver_->makeCurrent().isOk())
+    (void)driver_->api().streamSynchronize(stream_.get());
+}
+
+CUdeviceptr GpuSession::address(const BufferRef &ref) const {
+  CUdeviceptr base = ref.space == Space::kArena ? arena_.get() : program_->constants();
+  return base + ref.offset;
+}
+
+CUdeviceptr GpuSession::inputSlot(size_t i) const {
+  return address(program_->program().inputs.at(i).buffer);
+}
+
+CUdeviceptr GpuSession::outputSlot(size_t i) const {
+  return address(program_->program().outputs.at(i).buffer);
+}
+
+Expected<std::vector<NamedTensor>> GpuSession::run(const std::map<std::string, Tensor> &inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Program &p = program_->program();
+  const DriverApi &api = driver_->api();
+  DLC_RETURN_IF_ERROR(checkInputs(p, inputs));
+  DLC_RETURN_IF_ERROR(driver_->makeCurrent());
+  auto *staging = static_cast<uint8_t *>(staging_.get());
+  Status st = begin();
+  for (size_t i = 0; i < p.inputs.size() && st.isOk(); ++i) {
+    const ProgramTensor &t = p.inputs[i];
+    if (t.buffer.bytes == 0)
+      continue;
+    std::memcpy(staging + inputStaging_[i], inputs.at(t.name).raw(), t.buffer.bytes);
+    CUresult r = api.memcpyHtoDAsync(address(t.buffer), staging + inputStaging_[i], t.buffer.bytes,
+                                     stream_.get());
+    if (r != CUDA_SUCCESS)
+      st = failed(r, fmt::format("copying input '{}' to the GPU", t.name));
+  }
+  if (st.isOk())
+    st = launchSteps();
+  for (size_t i = 0; i < p.outputs.size() && st.isOk(); ++i) {
+    const ProgramTensor &t = p.outputs[i];
+    if (t.buffer.bytes == 0)
+      continue;
+    CUresult r = api.memcpyDtoHAsync(staging + outputStaging_[i], address(t.buffer), t.buffer.bytes,
+                                     stream_.get());
+    if (r != CUDA_SUCCESS)
+      st = failed(r, fmt::format("copying output '{}' from the GPU", t.name));
+  }
+  if (st.isOk())
+    st = synchronize();
+  if (!st.isOk()) {
+    // Copies already enqueued must not outlive the run that owns their staging bytes.
+    (void)api.streamSynchronize(stream_.get());
+    return st;
+  }
+  std::vector<NamedTensor> outputs;
+  outputs.reserve(p.outputs.size());
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    const ProgramTensor &t = p.outputs[i];
+    Tensor out = Tensor::zeros(t.dtype, t.shape);
+    if (t.buffer.bytes)
+      std::memcpy(out.mutableRaw(), staging + outputStaging_[i], t.buffer.bytes);
+    outputs.push_back({t.name, std::move(out)});
+  }
+  return outputs;
+}
+
+Expected<std::map<std::string, Tensor>>
+GpuSession::runByName(const std::map<std::string, Tensor> &inputs) {
+  DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> ordered, run(inputs));
+  std::map<std::string, Tensor> out;
+  for (NamedTensor &t : ordered)
+    out.emplace(std::move(t.name), std::move(t.tensor));
+  return out;
+}
+
+Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
+                             const std::vector<CUdeviceptr> &outputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Program &p = program_->program();
+  const DriverApi &api = driver_->api();
+  if (inputs.size() != p.inputs.size() || outputs.size() != p.outputs.size())
+    return invalidArgument("runDevice: got {} input and {} output pointers; the program has {} "
+                           "inputs and {} outputs",
+                           inputs.size(), outputs.size(), p.inputs.size(), p.outputs.size());
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    if (!inputs[i] && p.inputs[i].buffer.bytes)
+      return invalidArgument("runDevice: input '{}' has a null device pointer", p.inputs[i].name);
+  for (size_t i = 0; i < p.outputs.size(); ++i)
+    if (!outputs[i] && p.outputs[i].buffer.bytes)
+      return invalidArgument("runDevice: output '{}' has a null device pointer", p.outputs[i].name);
+  DLC_RETURN_IF_ERROR(driver_->makeCurrent());
+  Status st = begin();
+  for (size_t i = 0; i < p.inputs.size() && st.isOk(); ++i) {
+    const ProgramTensor &t = p.inputs[i];
+    if (t.buffer.bytes == 0)
+      continue;
+    CUresult r = api.memcpyDtoDAsync(address(t.buffer), inputs[i], t.buffer.bytes, stream_.get());
+    if (r != CUDA_SUCCESS)
+      st = failed(r, fmt::format("copying input '{}' into the arena", t.name));
+  }
+  if (st.isOk())
+    st = launchSteps();
+  for (size_t i = 0; i < p.outputs.size() && st.isOk(); ++i) {
+    const ProgramTensor &t = p.outputs[i];
+    if (t.buffer.bytes == 0)
+      continue;
+    CUresult r = api.memcpyDtoDAsync(outputs[i], address(t.buffer), t.buffer.bytes, stream_.get());
+    if (r != CUDA_SUCCESS)
+      st = failed(r, fmt::format("copying output '{}' out of the arena", t.name));
+  }
+  if (st.isOk())
+    st = synchronize();
+  if (!st.isOk())
+    (void)api.streamSynchronize(stream_.get());
+  return st;
+}
+
+Status GpuSession::execute() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  DLC_RETURN_IF_ERROR(driver_->makeCurrent());
+  pendingFirst_ = pendingLast_ = 0;
+  Status st = launchSteps();
+  if (st.isOk())
+    st = synchronize();
+  if (!st.isOk())
+    (void)driver_->api().streamSynchronize(stream_.get());
+  return st;
+}
+
+Status GpuSession::begin() {
+  pendingFirst_ = pendingLast_ = 0;
+  if (!opts_.poison || !arena_)
+    return Status::ok();
+  const uint64_t bytes = program_->program().arenaBytes;
+  return driver_->check(driver_->api().memsetD8Async(arena_.get(), 0xFF, bytes, stream_.get()),
+                        fmt::format("poisoning the arena ({} bytes)", bytes));
+}
+
+Status GpuSession::launchSteps() {
+  const size_t n = program_->program().steps.size();
+  if (useGraph_ && !graph_) {
+    if (Status st = capture(); !st.isOk()) {
+      spdlog::warn("GPU runtime: CUDA graph capture failed, running the steps one by one: {}",
+                   st.message());
+      useGraph_ = false;
+    }
+  }
+  if (graph_) {
+    pendingFirst_ = 0;
+    pendingLast_ = n;
+    CUresult r = driver_->api().graphLaunch(graph_.get(), stream_.get());
+    if (r != CUDA_SUCCESS)
+      return failed(r, fmt::format("launching the CUDA graph of {} steps", n));
+    return Status::ok();
+  }
+  return enqueueSteps(0, n);
+}
+
+Status GpuSession::capture() {
+  const DriverApi &api = driver_->api();
+  const size_t n = program_->program().steps.size();
+  // Thread-local mode: other threads' sessions may allocate while this one captures.
+  DLC_RETURN_IF_ERROR(
+      driver_->check(api.streamBeginCapture(stream_.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                     "starting CUDA graph capture"));
+  Status enqueued = enqueueSteps(0, n);
+  CUgraph raw = nullptr;
+  CUresult ended = api.streamEndCapture(stream_.get(), &raw);
+  CudaGraph graph(driver_, raw);
+  pendingFirst_ = pendingLast_ = 0; // capturing runs nothing
+  DLC_RETURN_IF_ERROR(enqueued);
+  DLC_RETURN_IF_ERROR(
+      driver_->check(ended, fmt::format("ending CUDA graph capture of {} steps", n)));
+  CUgraphExec exec = nullptr;
+  DLC_RETURN_IF_ERROR(driver_->check(api.graphInstantiate(&exec, graph.get(), 0),
+                                     fmt::format("instantiating the CUDA graph of {} steps", n)));
+  graph_ = CudaGraphExec(driver_, exec);
+  return Status::ok();
+}
+
+Status GpuSession::enqueueSteps(size_t first, size_t last) {
+  for (size_t i = first; i < last; ++i) {
+    if (program_->hostStep(i)) {
+      DLC_RETURN_IF_ERROR(runHostStep(i));
+      continue;
+    }
+    DLC_RETURN_IF_ERROR(enqueueStep(i));
+    if (opts_.syncEachStep)
+      DLC_RETURN_IF_ERROR(synchronize());
+  }
+  return Status::ok();
+}
+
+Status GpuSession::enqueueStep(size_t index) {
+  const Program &p = program_->program();
+  const DriverApi &api = driver_->api();
+  if (pendingFirst_ == pendingLast_)
+    pendingFirst_ = index;
+  pendingLast_ = index + 1;
+  if (const auto *l = std::get_if<LaunchStep>(&p.steps[index])) {
+    void **params = argPointers_[index].empty() ? nullptr : argPointers_[index].data();
+    CUresult r =
+        api.launchKernel(program_->function(index), l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                         l->block[1], l->block[2], l->sharedBytes, stream_.get(), params, nullptr);
+    if (r != CUDA_SUCCESS)
+      return failed(r, fmt::format("launching {} with grid {}x{}x{}, block {}x{}x{} and "
+                                   "{} bytes of dynamic shared memory",
+                                   describeStep(p, index), l->grid[0], l->grid[1], l->grid[2],
+                                   l->block[0], l->block[1], l->block[2], l->sharedBytes));
+    return Status::ok();
+  }
+  const auto &c = std::get<CopyStep>(p.steps[index]);
+  if (c.src.bytes == 0)
+    return Status::ok();
+  CUresult r = api.memcpyDtoDAsync(address(c.dst), address(c.src), c.src.bytes, stream_.get());
+  if (r != CUDA_SUCCESS)
+    return failed(r, "enqueueing " + describeStep(p, index));
+  return Status::ok();
+}
+
+Status GpuSession::runHostStep(size_t index) {
+  const Program &p = program_->program();
+  const DriverApi &api = driver_->api();
+  const auto &step = std::get<HostStep>(p.steps[index]);
+  const HostStepGraph &hs = *program_->hostStep(index);
+  const Graph &g = *hs.graph;
+  const std::string what = describeStep(p, index);
+  // The step reads what earlier steps wrote: wait for them (and report their faults).
+  DLC_RETURN_IF_ERROR(synchronize());
+
+  std::vector<Tensor> graphInputs;
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const TensorType &t = g.inputs()[i]->type();
+    Tensor x = Tensor::zeros(t.dtype, t.shape.sizes());
+    if (step.inputs[i].bytes) {
+      CUresult r = api.memcpyDtoHAsync(x.mutableRaw(), address(step.inputs[i]),
+                                       step.inputs[i].bytes, stream_.get());
+      if (r != CUDA_SUCCESS)
+        return failed(
+            r, fmt::format("{}: copying input '{}' to the host", what, g.inputs()[i]->name()));
+    }
+    graphInputs.push_back(std::move(x));
+  }
+  DLC_RETURN_IF_ERROR(
+      driver_->check(api.streamSynchronize(stream_.get()), what + ": copying inputs to the host"));
+
+  std::vector<Tensor> nodeInputs;
+  for (const Value *v : hs.node->inputs()) {
+    if (!v) {
+      nodeInputs.emplace_back();
+    } else if (v->isConstant()) {
+      nodeInputs.push_back(v->constant());
+    } else {
+      size_t k = 0;
+      while (k < g.inputs().size() && g.inputs()[k] != v)
+        ++k;
+      nodeInputs.push_back(graphInputs.at(k)); // validated: node inputs are graph inputs
+    }
+  }
+  auto results = evalNode(*hs.node, nodeInputs);
+  if (!results)
+    return results.status().withContext(what);
+
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const Graph::Output &o = g.outputs()[i];
+    const Tensor &y = results->at(static_cast<size_t>(o.value->producerIndex()));
+    const TensorType &t = o.value->type();
+    if (y.dtype() != t.dtype || y.shape() != t.shape.sizes())
+      return internalError("{}: output '{}' should be {} but the node computed {}", what, o.name,
+                           t.str(), y.type().str());
+    if (step.outputs[i].bytes == 0)
+      continue;
+    CUresult r = api.memcpyHtoDAsync(address(step.outputs[i]), y.raw(), step.outputs[i].bytes,
+                                     stream_.get());
+    if (r != CUDA_SUCCESS)
+      return failed(r, fmt::format("{}: copying output '{}' to the GPU", what, o.name));
+  }
+  // `results` must outlive the copies.
+  return driver_->check(api.streamSynchronize(stream_.get()),
+                        what + ": copying outputs to the GPU");
+}
+
+Status GpuSession::failed(CUresult r, std::string_view what) const {
+  // A fault of an earlier kernel surfaces at whatever call comes next: name the kernels.
+  return isSticky(r) ? kernelFault(r) : driver_->error(r, what);
+}
+
+Status GpuSession::synchronize() {
+  CUresult r = driver_->api().streamSynchronize(stream_.get());
+  if (r != CUDA_SUCCESS)
+    return kernelFault(r);
+  pendingFirst_ = pendingLast_;
+  return Status::ok();
+}
+
+Status GpuSession::kernelFault(CUresult r) const {
+  const Program &p = program_->program();
+  std::vector<size_t> kernels;
+  for (size_t i = pendingFirst_; i < pendingLast_; ++i)
+    if (std::holds_alternative<LaunchStep>(p.steps[i]))
+      kernels.push_back(i);
+  std::string msg;
+  if (kernels.empty()) {
+    msg = fmt::format("waiting for the GPU: {}", driver_->errorText(r));
+  } else if (kernels.size() == 1) {
+    msg = fmt::format("{} failed: {}", describeStep(p, kernels[0]), driver_->errorText(r));
+  } else {
+    std::string list;
+    for (size_t k = 0; k < kernels.size() && k < 8; ++k)
+      list += "\n  " + describeStep(p, kernels[k]);
+    if (kernels.size() > 8)
+      list += fmt::format("\n  ... ({} more)", kernels.size() - 8);
+    msg = fmt::format("a kernel failed: {}; it is one of the {} kernels in flight (set "
+                      "DLC_CUDA_SYNC=1 to name it):{}",
+                      driver_->errorText(r), kernels.size(), list);
+  }
+  if (isSticky(r))
+    msg += "\nthe CUDA context is unusable after this error; restart the process";
+  return internalError("{}", msg);
+}
+
+} // namespace dlc::rt

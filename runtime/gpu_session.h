@@ -1,0 +1,109 @@
+// GpuSession: one executor of a GpuProgram, with its own arena, stream and pinned staging.
+//
+// A run: (poison the arena) -> copy inputs into their arena slots -> the launch list -> copy
+// outputs out -> wait. The launch list is captured as a CUDA graph on the first run and
+// replayed afterwards (arena, constants and kernel arguments never move, so the graph stays
+// valid); programs with host steps run step by step instead, since a host step must wait for
+// the device. Errors name the step: the kernel and the nodes it came from.
+//
+// Kernel faults are reported when the stream is synchronised, after the fact: the error lists
+// the kernels that were in flight. With `syncEachStep` (or DLC_CUDA_SYNC=1 in the
+// environment) every step is waited for, and the error names exactly the kernel that failed.
+// A fault leaves the CUDA context unusable: every later call in the process fails.
+//
+// Use a session from one thread at a time (calls are serialised by a mutex); sessions of one
+// GpuProgram may run concurrently on different threads.
+#pragma once
+
+#include <cuda.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/gpu_program.h"
+#include "runtime/reference_executor.h"
+
+namespace dlc::rt {
+
+struct GpuSessionOptions {
+  /// Capture the launch list as a CUDA graph on the first run and replay it. Ignored for
+  /// programs with host steps and with syncEachStep.
+  bool cudaGraph = true;
+  /// Fill the whole arena with 0xFF bytes before each run (NaN for floats), so an output
+  /// element a kernel forgot to write shows.
+  bool poison = false;
+  /// Wait for every step and check it (slow; names the kernel that faults). Also turned on by
+  /// the environment variable DLC_CUDA_SYNC=1.
+  bool syncEachStep = false;
+};
+
+class GpuSession {
+public:
+  static Expected<std::unique_ptr<GpuSession>> create(std::shared_ptr<const GpuProgram> program,
+                                                      const GpuSessionOptions &opts = {});
+  ~GpuSession();
+  GpuSession(const GpuSession &) = delete;
+  GpuSession &operator=(const GpuSession &) = delete;
+
+  /// Runs the program on host tensors, given by input name (checked: names, dtypes, shapes).
+  /// Returns the outputs in the program's order.
+  Expected<std::vector<NamedTensor>> run(const std::map<std::string, Tensor> &inputs);
+  /// The same, outputs by name.
+  Expected<std::map<std::string, Tensor>> runByName(const std::map<std::string, Tensor> &inputs);
+
+  /// Runs the program on device memory of the current context: `inputs[i]` holds
+  /// program().inputs[i] and `outputs[i]` receives program().outputs[i], each densely packed.
+  /// Returns when the outputs are written.
+  Status runDevice(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs);
+
+  /// Runs the launch list alone on whatever the arena holds (inputs written through
+  /// inputSlot()), and waits. For benchmarks: no copies, no checks.
+  Status execute();
+
+  /// Where input/output i lives in this session's arena.
+  CUdeviceptr inputSlot(size_t i) const;
+  CUdeviceptr outputSlot(size_t i) const;
+  CUstream stream() const { return stream_.get(); }
+  const GpuProgram &program() const { return *program_; }
+  /// Whether runs replay a captured CUDA graph (true after the first run when capture applies).
+  bool usesCudaGraph() const { return static_cast<bool>(graph_); }
+
+private:
+  GpuSession() = default;
+  CUdeviceptr address(const BufferRef &ref) const;
+  /// Poisons the arena when asked to.
+  Status begin();
+  /// The launch list: replays (capturing first) or enqueues step by step.
+  Status launchSteps();
+  Status enqueueSteps(size_t first, size_t last);
+  Status enqueueStep(size_t index);
+  Status runHostStep(size_t index);
+  Status capture();
+  /// Waits for the stream; on failure names the steps enqueued since the last wait.
+  Status synchronize();
+  Status kernelFault(CUresult r) const;
+  /// The error for a failed enqueue: a kernel fault (see kernelFault) or `what` failed.
+  Status failed(CUresult r, std::string_view what) const;
+
+  std::shared_ptr<const GpuProgram> program_;
+  const CudaDriver *driver_ = nullptr;
+  GpuSessionOptions opts_;
+  bool useGraph_ = false;
+  CudaStream stream_;
+  DeviceMemory arena_;
+  PinnedMemory staging_;
+  std::vector<size_t> inputStaging_, outputStaging_; // byte offsets into staging_
+  /// Kernel parameters, one entry per step (empty for non-launch steps): pointer values and
+  /// the array of their addresses that cuLaunchKernel takes.
+  std::vector<std::vector<CUdeviceptr>> argValues_;
+  std::vector<std::vector<void *>> argPointers_;
+  CudaGraphExec graph_;
+  /// Steps [pendingFirst_, pendingLast_) were enqueued since the stream was last waited for.
+  size_t pendingFirst_ = 0, pendingLast_ = 0;
+  std::mutex mutex_;
+};
+
+} // namespace dlc::rt

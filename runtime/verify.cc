@@ -1,0 +1,138 @@
+#include "runtime/verify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "codegen/jit.h"
+#include "ir/clone.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/gpu_session.h"
+#include "runtime/tensor_compare.h"
+
+namespace dlc {
+namespace {
+
+double maxAbs(const Tensor &t) {
+  if (!isFloat(t.dtype()))
+    return 0;
+  Tensor f = t.castTo(DType::kF64);
+  double m = 0;
+  const double *d = f.data<double>();
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    if (std::isfinite(d[i]))
+      m = std::max(m, std::abs(d[i]));
+  return m;
+}
+
+} // namespace
+
+Tolerance verifyTolerance(DType dtype, double maxAbsValue) {
+  double rel = 0;
+  switch (dtype) {
+  case DType::kF32:
+  case DType::kF64:
+    rel = 1e-4;
+    break;
+  case DType::kF16:
+    rel = 1e-2;
+    break;
+  case DType::kBF16:
+    rel = 4e-2;
+    break;
+  default:
+    return {0, 0};
+  }
+  return {rel, rel * std::max(maxAbsValue, 1e-6)};
+}
+
+Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
+                                                 const std::map<std::string, Tensor> &inputs,
+                                                 const SessionOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(rt::CudaDriver * driver, rt::CudaDriver::get());
+  std::map<std::string, int64_t> dims;
+  for (const Value *in : model.graph().inputs()) {
+    auto it = inputs.find(in->name());
+    if (it == inputs.end() || !in->shape().isRanked() || it->second.rank() != in->shape().rank())
+      continue; // the GPU run already reported these
+    for (int64_t i = 0; i < in->shape().rank(); ++i)
+      if (in->shape()[i].isSymbol())
+        dims.emplace(in->shape()[i].symbolName(), it->second.shape()[static_cast<size_t>(i)]);
+  }
+  codegen::JitOptions jo;
+  jo.lower.nvrtc.smVersion = jo.lower.emit.smVersion = driver->device().smVersion();
+  jo.lower.emit.numSms = driver->device().smCount;
+  jo.lower.emit.allowTf32 = opts.allowTf32;
+  jo.lower.exposeIntermediates = true;
+  jo.strictPlacement = !opts.cpuFallback;
+  std::ostringstream sink;
+  jo.pipeline.out = &sink;
+  jo.pipeline.err = &sink;
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, codegen::prepareForGpu(model.graph(), dims, jo));
+  DLC_ASSIGN_OR_RETURN(rt::Program program, codegen::lowerToProgram(*g, jo.lower));
+  DLC_ASSIGN_OR_RETURN(auto gpuProgram,
+                       rt::GpuProgram::create(std::make_shared<const rt::Program>(program)));
+  rt::GpuSessionOptions so;
+  so.cudaGraph = false;
+  so.poison = true;
+  DLC_ASSIGN_OR_RETURN(auto session, rt::GpuSession::create(gpuProgram, so));
+  DLC_ASSIGN_OR_RETURN(auto gpuOut, session->runByName(inputs));
+
+  // The reference: the same specialised graph with every node output returned.
+  std::unique_ptr<Graph> ref = cloneGraph(*g);
+  std::set<std::string> returned;
+  for (const auto &o : ref->outputs())
+    returned.insert(o.value->name());
+  for (Node *n : ref->nodes())
+    for (Value *v : n->outputs())
+      if (v && !returned.count(v->name()) && gpuOut.count(v->name()))
+        ref->addOutput(v->name(), v, v->type());
+  DLC_ASSIGN_OR_RETURN(ReferenceExecutor ex, ReferenceExecutor::create(*ref));
+  DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> refOut, ex.run(inputs));
+  std::map<std::string, Tensor> refByName;
+  for (NamedTensor &t : refOut)
+    refByName.emplace(t.name, std::move(t.tensor));
+  // Public output names map to values: compare by value name where the output was renamed.
+  std::map<std::string, std::string> valueOfOutput;
+  for (const auto &o : g->outputs())
+    valueOfOutput[o.name] = o.value->name();
+
+  VerifyReport report;
+  for (const Node *n : g->nodes()) {
+    for (const Value *v : n->outputs()) {
+      if (!v)
+        continue;
+      std::string name = v->name();
+      auto gi = gpuOut.find(name);
+      auto ri = refByName.find(name);
+      if (gi == gpuOut.end()) // an output under its public name
+        for (const auto &[pub, val] : valueOfOutput)
+          if (val == name) {
+            gi = gpuOut.find(pub);
+            ri = refByName.find(pub);
+          }
+      if (gi == gpuOut.end() || ri == refByName.end())
+        continue;
+      ++report.compared;
+      Tolerance tol = verifyTolerance(v->dtype(), maxAbs(ri->second));
+      Comparison c = compareTensors(gi->second, ri->second, tol);
+      if (!c.match) {
+        report.divergence = fmt::format("{} on {}: output '{}' diverges from the reference "
+                                        "(rtol {:g}, atol {:g}): {}",
+                                        n->describe(), n->device().str(), name, tol.rtol, tol.atol,
+                                        c.str(gi->second, ri->second));
+        report.summary = "verify: FAILED: " + report.divergence;
+        return report;
+      }
+    }
+  }
+  report.summary = fmt::format("verify: ok: {} values computed on the GPU match the reference "
+                               "backend",
+                               report.compared);
+  return report;
+}
+
+} // namespace dlc

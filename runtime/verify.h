@@ -1,0 +1,31 @@
+// `dlc run --verify`: the GPU backend checked against the reference backend, value by value.
+//
+// The model is specialised and lowered as for a GPU run, with every value a kernel writes kept
+// as an extra output; the same specialised graph runs on the reference backend with every
+// value kept. Values are compared in node order with the dtype's tolerance (relative to the
+// largest magnitude of the reference value: f32 1e-4, f16 1e-2, bf16 4e-2; integers and bools
+// exactly). The first value that diverges names its node.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "runtime/model.h"
+#include "runtime/tensor_compare.h"
+
+namespace dlc {
+
+struct VerifyReport {
+  int compared = 0;         // values compared
+  std::string divergence;   // empty when everything matched: "node 'conv_3' (Conv): output ..."
+  std::string summary;      // one line for the user
+};
+
+Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
+                                                 const std::map<std::string, Tensor> &inputs,
+                                                 const SessionOptions &opts);
+
+/// The tolerance `--verify` uses for a dtype, given the largest |value| of the reference.
+Tolerance verifyTolerance(DType dtype, double maxAbs);
+
+} // namespace dlc

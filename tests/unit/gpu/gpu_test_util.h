@@ -1,0 +1,100 @@
+// Helpers for the GPU runtime tests: hand-written Programs, NVRTC-compiled kernels, and the
+// skip for machines without a GPU.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/nvrtc.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/program.h"
+
+namespace dlc::rt::testing {
+
+/// The process's driver, or a skip: `GTEST_SKIP() << "no CUDA device: " << why`.
+#define DLC_REQUIRE_GPU(driverVar)                                                                 \
+  auto driverVar##_expected = ::dlc::rt::CudaDriver::get();                                        \
+  if (!driverVar##_expected)                                                                       \
+    GTEST_SKIP() << "no CUDA device: " << driverVar##_expected.status().message();                 \
+  ::dlc::rt::CudaDriver *driverVar = *driverVar##_expected;                                        \
+  (void)driverVar
+
+/// Builds a Program by hand: buffers are laid out in order, 256-byte aligned.
+class ProgramBuilder {
+public:
+  static uint64_t align(uint64_t v) { return (v + 255) / 256 * 256; }
+
+  BufferRef arena(uint64_t bytes) {
+    BufferRef r{Space::kArena, p.arenaBytes, bytes};
+    p.arenaBytes += align(bytes);
+    return r;
+  }
+  BufferRef constant(const std::vector<float> &values) {
+    BufferRef r{Space::kConstants, p.constants.size(), values.size() * sizeof(float)};
+    p.constants.resize(align(p.constants.size() + r.bytes));
+    std::memcpy(p.constants.data() + r.offset, values.data(), r.bytes);
+    return r;
+  }
+  BufferRef input(const std::string &name, std::vector<int64_t> shape, DType dtype = DType::kF32) {
+    return tensor(p.inputs, name, std::move(shape), dtype);
+  }
+  BufferRef output(const std::string &name, std::vector<int64_t> shape, DType dtype = DType::kF32) {
+    return tensor(p.outputs, name, std::move(shape), dtype);
+  }
+  /// Adds a module; returns its index.
+  uint32_t module(const codegen::CompiledModule &m, int sm, std::vector<std::string> kernels) {
+    Module mod;
+    mod.arch = "sm_" + std::to_string(sm);
+    mod.cubin = m.cubin;
+    mod.ptx = m.ptx;
+    mod.kernels = std::move(kernels);
+    p.modules.push_back(std::move(mod));
+    return static_cast<uint32_t>(p.modules.size() - 1);
+  }
+  void launch(uint32_t module, const std::string &kernel, uint32_t grid, uint32_t block,
+              std::vector<BufferRef> args, uint32_t shared = 0) {
+    LaunchStep s;
+    s.module = module;
+    s.kernel = kernel;
+    s.grid[0] = grid;
+    s.block[0] = block;
+    s.sharedBytes = shared;
+    s.args = std::move(args);
+    s.origin = kernel + "_node";
+    p.steps.push_back(std::move(s));
+  }
+
+  Program p;
+
+private:
+  BufferRef tensor(std::vector<ProgramTensor> &list, const std::string &name,
+                   std::vector<int64_t> shape, DType dtype) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    BufferRef r = arena(static_cast<uint64_t>(n * dtypeSize(dtype)));
+    list.push_back({name, dtype, std::move(shape), r});
+    return r;
+  }
+};
+
+inline std::vector<float> randomFloats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+inline uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+} // namespace dlc::rt::testing

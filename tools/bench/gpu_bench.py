@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""dlc against PyTorch on one GPU, in one run (the H200 machine; see ../shared/GPU.md).
+
+    python3 tools/bench/gpu_bench.py --dlc build/release/tools/dlc/dlc --out OUTDIR [--quick]
+
+For each model (torchvision ResNet-50 and MobileNetV2, ViT-B/16, BERT-base from transformers;
+random weights, nothing downloaded) it exports ONNX (opset 17), then times PyTorch eager,
+torch.compile and torch.compile(mode="reduce-overhead") and dlc on the same input, checks dlc's
+output against PyTorch's (max relative error against the largest |value|), and prints a table
+of milliseconds and ratios. Microbenchmarks: a fused chain of 8 elementwise ops on 256M fp32
+elements against a device-to-device copy, and fp16 GEMM 4096^3 / 8192^3 against torch.matmul.
+Compile time of ResNet-50 with a cold and a warm kernel cache. Results also go to
+OUTDIR/bench.json. Timings are medians of CUDA-event (PyTorch) or dlc-reported GPU times after
+warm-up.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def time_torch(fn, x, warmup=10, iters=50):
+    for _ in range(warmup):
+        fn(x)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn(x)
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return float(np.median(times))
+
+
+def make_model(name, dtype):
+    if name == "resnet50":
+        import torchvision
+        m = torchvision.models.resnet50(weights=None)
+    elif name == "mobilenet_v2":
+        import torchvision
+        m = torchvision.models.mobilenet_v2(weights=None)
+    elif name == "vit_b_16":
+        import torchvision
+        m = torchvision.models.vit_b_16(weights=None)
+    elif name == "bert_base":
+        from transformers import BertConfig, BertModel
+        cfg = BertConfig()  # bert-base-uncased sizes
+        cfg.attn_implementation = "eager"
+        m = BertModel(cfg, add_pooling_layer=False)
+
+        class Wrap(torch.nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, ids):
+                return self.inner(input_ids=ids).last_hidden_state
+
+        m = Wrap(m)
+    else:
+        raise ValueError(name)
+    return m.eval().to("cuda", dtype)
+
+
+def make_input(name, batch, dtype, seq=128):
+    g = torch.Generator(device="cuda").manual_seed(0)
+    if name == "bert_base":
+        return torch.randint(0, 30522, (batch, seq), device="cuda", generator=g)
+    return torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype, generator=g)
+
+
+def export(model, x, path):
+    kw = dict(input_names=["input"], output_names=["output"], opset_version=17)
+    try:
+        torch.onnx.export(model, (x,), path, dynamo=False, **kw)
+    except TypeError:
+        torch.onnx.export(model, (x,), path, **kw)
+
+
+def run_dlc(dlc, onnx_path, x, workdir, runs, extra=()):
+    """Runs `dlc run` on the GPU; returns (output array, benchmark dict, stdout)."""
+    inp = os.path.join(workdir, "input.npy")
+    arr = x.detach().cpu().numpy()
+    np.save(inp, arr)
+    outdir = os.path.join(workdir, "dlc_out")
+    bench_json = os.path.join(workdir, "dlc_bench.json")
+    cmd = [dlc, "run", onnx_path, "--device", "gpu", "--input", f"input={inp}",
+           "--output-dir", outdir, "--benchmark", str(runs), "--benchmark-json", bench_json,
+           *extra]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.time() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"dlc failed ({p.returncode}):\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
+    outs = [f for f in os.listdir(outdir) if f.endswith(".npy")]
+    out = np.load(os.path.join(outdir, outs[0]))
+    with open(bench_json) as f:
+        bench = json.load(f)
+    bench["wall_s"] = wall
+    return out, bench, p.stdout
+
+
+def rel_err(a, b):
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-12))
+
+
+def bench_model(args, name, batch, dtype, results, workdir):
+    tag = f"{name} b{batch} {str(dtype).replace('torch.', '')}"
+    log(f"== {tag}")
+    torch.manual_seed(0)
+    model = make_model(name, dtype)
+    x = make_input(name, batch, dtype)
+    path = os.path.join(workdir, f"{name}_b{batch}_{str(dtype)[6:]}.onnx")
+    t0 = time.time()
+    with torch.no_grad():
+        export(model, x, path)
+    log(f"exported {path} in {time.time() - t0:.1f} s")
+    row = {"model": tag}
+    with torch.no_grad():
+        ref = model(x).float().cpu().numpy()
+        row["eager_ms"] = time_torch(model, x)
+        if not args.no_compile:
+            c = torch.compile(model)
+            row["compile_ms"] = time_torch(c, x)
+            ro = torch.compile(model, mode="reduce-overhead")
+            row["reduce_overhead_ms"] = time_torch(ro, x)
+    try:
+        out, bench, _ = run_dlc(args.dlc, path, x, workdir, args.runs)
+        row["dlc_ms"] = bench["median_ms"]
+        row["dlc_first_run_s"] = bench.get("first_run_s")
+        row["rel_err_vs_torch"] = rel_err(out, ref)
+    except Exception as e:  # report and go on with the other models
+        row["dlc_error"] = str(e)[-2000:]
+        log(row["dlc_error"])
+    results["models"].append(row)
+    log(json.dumps(row))
+
+
+def bench_micro(args, results, workdir):
+    # Fused chain of 8 elementwise ops on 256M fp32 elements, as an ONNX model run by dlc.
+    import onnx
+    from onnx import TensorProto, helper
+    n = 256 * 1024 * 1024
+    nodes, prev = [], "x"
+    ops = [("Mul", 1.5), ("Add", 0.25), ("Relu", None), ("Sub", 0.125), ("Mul", 0.5),
+           ("Tanh", None), ("Add", 1.0), ("Sigmoid", None)]
+    inits = []
+    for i, (op, c) in enumerate(ops):
+        out = f"t{i}" if i < len(ops) - 1 else "y"
+        if c is None:
+            nodes.append(helper.make_node(op, [prev], [out]))
+        else:
+            inits.append(helper.make_tensor(f"c{i}", TensorProto.FLOAT, [], [c]))
+            nodes.append(helper.make_node(op, [prev, f"c{i}"], [out]))
+        prev = out
+    g = helper.make_graph(nodes, "chain8", [helper.make_tensor_value_info("x", 1, [n])],
+                          [helper.make_tensor_value_info("y", 1, [n])], inits)
+    path = os.path.join(workdir, "chain8.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    x = torch.randn(n, device="cuda")
+    y = torch.empty_like(x)
+    copy_ms = time_torch(lambda t: y.copy_(t), x, iters=20)
+    copy_bw = 2 * n * 4 / copy_ms / 1e9  # TB/s (bytes read + written)
+    row = {"name": "chain8 fp32 256M", "copy_ms": copy_ms, "copy_TBps": copy_bw}
+    try:
+        _, bench, _ = run_dlc(args.dlc, path, x, workdir, 20)
+        row["dlc_ms"] = bench["median_ms"]
+        row["dlc_TBps"] = 2 * n * 4 / bench["median_ms"] / 1e9
+        row["share_of_copy"] = row["dlc_TBps"] / copy_bw
+    except Exception as e:
+        row["dlc_error"] = str(e)[-2000:]
+    results["micro"].append(row)
+    log(json.dumps(row))
+    del x, y
+    torch.cuda.empty_cache()
+    for size in (4096, 8192):
+        a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        ms = time_torch(lambda t: torch.matmul(t, b), a, iters=20)
+        tf = 2 * size ** 3 / ms / 1e9
+        row = {"name": f"gemm fp16 {size}^3", "torch_ms": ms, "torch_TFLOPs": tf}
+        gi = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["y"])], "gemm",
+                               [helper.make_tensor_value_info("a", 10, [size, size])],
+                               [helper.make_tensor_value_info("y", 10, [size, size])],
+                               [onnx.numpy_helper.from_array(b.cpu().numpy(), "b")])
+        gpath = os.path.join(workdir, f"gemm{size}.onnx")
+        onnx.save(helper.make_model(gi, opset_imports=[helper.make_opsetid("", 17)]), gpath)
+        try:
+            out, bench, _ = run_dlc(args.dlc, gpath, a, workdir, 20)
+            row["dlc_ms"] = bench["median_ms"]
+            row["dlc_TFLOPs"] = 2 * size ** 3 / bench["median_ms"] / 1e9
+            row["share_of_cublas"] = row["dlc_TFLOPs"] / tf
+            ref = torch.matmul(a, b).float().cpu().numpy()
+            row["rel_err"] = rel_err(out, ref)
+        except Exception as e:
+            row["dlc_error"] = str(e)[-2000:]
+        results["micro"].append(row)
+        log(json.dumps(row))
+
+
+def bench_compile(args, results, workdir):
+    import torchvision
+    m = torchvision.models.resnet50(weights=None).eval().cuda().half()
+    x = torch.randn(1, 3, 224, 224, device="cuda", dtype=torch.float16)
+    path = os.path.join(workdir, "resnet50_compile.onnx")
+    with torch.no_grad():
+        export(m, x, path)
+    cache = tempfile.mkdtemp(prefix="dlc-cache-")
+    env = dict(os.environ, DLC_CACHE_DIR=cache)
+    row = {"name": "compile resnet50 fp16 b1"}
+    for label in ("cold", "warm"):
+        t0 = time.time()
+        p = subprocess.run([args.dlc, "compile", path, "--dim", "N=1"], env=env,
+                           capture_output=True, text=True)
+        row[f"{label}_s"] = time.time() - t0
+        if p.returncode != 0:
+            row[f"{label}_error"] = (p.stdout + p.stderr)[-2000:]
+    shutil.rmtree(cache, ignore_errors=True)
+    results["compile"] = row
+    log(json.dumps(row))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dlc", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--quick", action="store_true", help="ResNet-50 batch 1 fp16 only")
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--only", default="", help="comma-separated: models,micro,compile")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="dlc-bench-")
+    results = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+               "models": [], "micro": []}
+    parts = set(args.only.split(",")) if args.only else {"models", "micro", "compile"}
+    configs = [("resnet50", 1, torch.float16)]
+    if not args.quick:
+        configs += [("resnet50", 32, torch.float16), ("resnet50", 1, torch.float32),
+                    ("vit_b_16", 8, torch.float16), ("bert_base", 8, torch.float16),
+                    ("mobilenet_v2", 1, torch.float16)]
+    if "models" in parts:
+        for name, batch, dtype in configs:
+            bench_model(args, name, batch, dtype, results, workdir)
+    if "micro" in parts:
+        bench_micro(args, results, workdir)
+    if "compile" in parts:
+        bench_compile(args, results, workdir)
+    with open(os.path.join(args.out, "bench.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    # The table, last.
+    log("\n| model | eager ms | compile ms | reduce-overhead ms | dlc ms | dlc / reduce-overhead "
+        "| rel err |")
+    log("|---|---|---|---|---|---|---|")
+    for r in results["models"]:
+        ro = r.get("reduce_overhead_ms")
+        d = r.get("dlc_ms")
+        fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else "-"
+        log(f"| {r['model']} | {fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} | {fmt(ro)} "
+            f"| {fmt(d) if d else 'error'} | {fmt(d / ro) if d and ro else '-'} "
+            f"| {r.get('rel_err_vs_torch', '-')} |")
+    for r in results["micro"]:
+        log(json.dumps(r))
+    if "compile" in results:
+        log(json.dumps(results["compile"]))
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
