@@ -168,6 +168,21 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
     return dlc_limits<I>::max();
   return (I)v;
 }
+
+// --- Vectorised access: N elements of T moved as one aligned load or store ---------------------
+template <class T, int N> struct alignas(sizeof(T) * N) dlc_vec {
+  T v[N];
+};
+
+// --- Index arithmetic of data-movement kernels (codegen/index_expr.h) -------------------------
+template <class A, class B>
+__device__ __forceinline__ auto dlc_imin(A a, B b) -> decltype(a + b) {
+  return a < b ? a : b;
+}
+template <class A, class B>
+__device__ __forceinline__ auto dlc_imax(A a, B b) -> decltype(a + b) {
+  return a < b ? b : a;
+}
 )cuda";
 
 } // namespace

@@ -23,6 +23,7 @@
 #include <cmath>
 
 #include "ir/ops/nn_eval_util.h"
+#include "ir/ops/resize_plan.h"
 
 namespace dlc::ops {
 
@@ -171,13 +172,7 @@ std::vector<double> coefficients(const ResizeParams &p, double ratio, double sca
   return c;
 }
 
-/// One axis: for each output index, whether it extrapolates, else its taps.
-struct AxisPlan {
-  std::vector<bool> extrapolate;
-  std::vector<size_t> begin; // taps of output o: [begin[o], begin[o + 1])
-  std::vector<int64_t> index;
-  std::vector<double> weight;
-};
+using AxisPlan = ResizeAxisPlan;
 
 /// x_original of output coordinate x, or nullopt when tf_crop_and_resize extrapolates.
 std::optional<double> originalCoordinate(const ResizeParams &p, int64_t x, int64_t in,
@@ -290,14 +285,10 @@ std::vector<double> resampleAxis(const std::vector<double> &src, std::vector<int
 
 } // namespace
 
-EvalResult evalResize(const Node &node, const std::vector<Tensor> &in) {
-  DLC_ASSIGN_OR_RETURN(auto types, evalOutputTypes(node, in));
-  const Tensor &x = in[0];
-  if (!isNumeric(x.dtype()))
-    return invalidArgument("input X must be numeric, got {}", dtypeName(x.dtype()));
+Expected<ResizePlan> planResize(const Node &node, const std::vector<int64_t> &xShape,
+                                const std::vector<int64_t> &yShape, const std::vector<Tensor> &in) {
   DLC_ASSIGN_OR_RETURN(ResizeParams p, readParams(node));
-  const int64_t rank = x.rank();
-  const std::vector<int64_t> yShape = types[0].shape.sizes();
+  const int64_t rank = static_cast<int64_t>(xShape.size());
   std::vector<int64_t> axes;
   for (int64_t a : node.hasAttr("axes") ? node.getInts("axes") : std::vector<int64_t>{})
     axes.push_back(a < 0 ? a + rank : a);
@@ -317,7 +308,7 @@ EvalResult evalResize(const Node &node, const std::vector<Tensor> &in) {
     for (size_t i = 0; i < axes.size(); ++i) {
       size_t a = static_cast<size_t>(axes[i]);
       scale[a] = static_cast<double>(sizes.elementAsInt64(static_cast<int64_t>(i))) /
-                 static_cast<double>(x.shape()[a]);
+                 static_cast<double>(xShape[a]);
     }
     const std::string &policy = node.getString("keep_aspect_ratio_policy");
     if (policy != "stretch") {
@@ -354,11 +345,23 @@ EvalResult evalResize(const Node &node, const std::vector<Tensor> &in) {
     }
   }
 
-  std::vector<AxisPlan> plans;
+  ResizePlan plan;
+  plan.extrapolation = p.extrapolation;
   for (int64_t a = 0; a < rank; ++a) {
     size_t i = static_cast<size_t>(a);
-    plans.push_back(planAxis(p, x.shape()[i], yShape[i], scale[i], roiStart[i], roiSpan[i]));
+    plan.axes.push_back(planAxis(p, xShape[i], yShape[i], scale[i], roiStart[i], roiSpan[i]));
+    plan.axes.back().identity = isIdentity(plan.axes.back(), xShape[i], yShape[i]);
   }
+  return plan;
+}
+
+EvalResult evalResize(const Node &node, const std::vector<Tensor> &in) {
+  DLC_ASSIGN_OR_RETURN(auto types, evalOutputTypes(node, in));
+  const Tensor &x = in[0];
+  if (!isNumeric(x.dtype()))
+    return invalidArgument("input X must be numeric, got {}", dtypeName(x.dtype()));
+  const std::vector<int64_t> yShape = types[0].shape.sizes();
+  DLC_ASSIGN_OR_RETURN(ResizePlan plan, planResize(node, x.shape(), yShape, in));
   DLC_ASSIGN_OR_RETURN(Tensor y, newEvalTensor(DType::kF64, yShape));
   if (y.numElements() == 0)
     return std::vector<Tensor>{y.castTo(x.dtype())};
@@ -367,9 +370,9 @@ EvalResult evalResize(const Node &node, const std::vector<Tensor> &in) {
   Tensor xd = x.castTo(DType::kF64);
   std::vector<double> cur(xd.data<double>(), xd.data<double>() + xd.numElements());
   std::vector<int64_t> shape = x.shape();
-  for (size_t a = plans.size(); a-- > 0;)
-    if (!isIdentity(plans[a], shape[a], yShape[a]))
-      cur = resampleAxis(cur, shape, a, yShape[a], plans[a], p.extrapolation);
+  for (size_t a = plan.axes.size(); a-- > 0;)
+    if (!plan.axes[a].identity)
+      cur = resampleAxis(cur, shape, a, yShape[a], plan.axes[a], plan.extrapolation);
   std::copy(cur.begin(), cur.end(), y.mutableData<double>());
   return std::vector<Tensor>{y.castTo(x.dtype())};
 }

@@ -1,0 +1,32 @@
+// Pieces shared by the data-movement family's files (data_movement.cc,
+// data_movement_transpose.cc).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/code_writer.h"
+#include "codegen/kernel.h"
+
+namespace dlc::codegen {
+
+/// A scalar tensor as a C expression of its storage type ("dlc_store<__half>(1.0f)").
+std::string storageLiteral(const Tensor &scalar);
+
+/// Declares the coordinates c<d> in `used` of flat index `i` over the row-major shape `iter`.
+void emitDecode(CodeWriter &w, const std::vector<int64_t> &iter, const std::set<std::string> &used,
+                std::string_view idxType);
+
+/// `for (T i = ...; i < n; i += ...) {`: a grid-stride loop over n elements.
+std::string gridStrideLoop(std::string_view idxType, int64_t n);
+
+/// A transpose that moves the innermost axis, through 32x32 shared-memory tiles so that both
+/// reads and writes are coalesced; nullopt when the innermost axis stays (the plain kernel is
+/// coalesced then) or the shape does not suit.
+std::optional<Expected<KernelSet>> emitTiledTranspose(const FusedGroup &group,
+                                                      const EmitOptions &opts);
+
+} // namespace dlc::codegen

@@ -1,0 +1,341 @@
+// Pooling family: MaxPool, AveragePool and LpPool over any number of spatial axes (pads,
+// auto_pad, strides, dilations, ceil_mode, count_include_pad), and GlobalAveragePool,
+// GlobalMaxPool and GlobalLpPool; each with its group's elementwise epilogue.
+//
+// Windowed pools: one thread per output element walks its window (loops over the kernel
+// offsets, taps in the padding skipped) in the compute type (float for f16/bf16). Semantics are
+// the reference's (ir/ops/pool_eval.cc): MaxPool propagates NaN and yields -inf for a window
+// wholly in the padding; AveragePool divides by the taps inside the input, or with
+// count_include_pad by the taps inside the padded extent. MaxPool's Indices output is refused.
+//
+// Global pools: one warp per (n, c) plane for planes up to kWarpPlane elements, one block of
+// 256 threads per plane above that; each thread accumulates a strided share, then a fixed
+// shuffle tree (and a shared-memory step across warps) combines the shares, so results are
+// deterministic.
+#include <fmt/format.h>
+
+#include "codegen/anchor_epilogue.h"
+#include "codegen/cuda_prelude.h"
+#include "codegen/data_movement_internal.h"
+#include "codegen/elementwise_chain.h"
+#include "codegen/emitters.h"
+#include "codegen/pool_plan.h"
+#include "ir/ops/conv_util.h"
+
+namespace dlc::codegen {
+
+IndexExpr PoolAxis::tap(const IndexExpr &o, const IndexExpr &k) const {
+  return o * stride - padBegin + k * dilation;
+}
+
+IndexExpr PoolAxis::paddedCount(const IndexExpr &o) const {
+  // Taps k with o * stride + k * dilation < in + padBegin + padEnd.
+  const IndexExpr room = IndexExpr::max(in + padBegin + padEnd - o * stride, 0);
+  return IndexExpr::min(kernel, (room + (dilation - 1)) / dilation);
+}
+
+Expected<std::vector<PoolAxis>> poolAxes(const Node &node) {
+  const std::vector<int64_t> x = staticSizes(node.input(0)), y = staticSizes(node.output(0));
+  const int64_t n = static_cast<int64_t>(x.size()) - 2;
+  if (n < 1)
+    return unimplemented("{} needs at least one spatial axis, got input rank {}", node.opName(),
+                         x.size());
+  DLC_ASSIGN_OR_RETURN(
+      ops::WindowGeometry g,
+      ops::readWindowGeometry(node, n, nullptr, {.dilations = true, .ceilMode = true}));
+  if (static_cast<int64_t>(g.kernel.size()) != n)
+    return invalidArgument("attribute 'kernel_shape' has {} values, expected {}", g.kernel.size(),
+                           n);
+  std::vector<PoolAxis> axes;
+  for (int64_t a = 0; a < n; ++a) {
+    const size_t i = static_cast<size_t>(a);
+    auto [begin, end] = g.resolvePads(a, x[i + 2]);
+    axes.push_back({x[i + 2], y[i + 2], g.kernel[i], g.strides[i], g.dilations[i], begin, end});
+  }
+  return axes;
+}
+
+namespace {
+
+constexpr int64_t kWarpPlane = 2048;
+
+bool isGlobal(Op op) {
+  return op == Op::kGlobalAveragePool || op == Op::kGlobalMaxPool || op == Op::kGlobalLpPool;
+}
+
+bool claims(const Node *anchor) {
+  if (!anchor)
+    return false;
+  const Op op = anchor->op();
+  return isGlobal(op) || op == Op::kMaxPool || op == Op::kAveragePool || op == Op::kLpPool;
+}
+
+Status check(const Node &node) {
+  const DType t = node.input(0)->dtype();
+  const bool maxPool = node.op() == Op::kMaxPool;
+  if (!isFloat(t) && !(maxPool && (t == DType::kI8 || t == DType::kU8)))
+    return unimplemented("{} of {} is not supported", node.opName(), dtypeName(t));
+  if (maxPool && node.numOutputs() > 1 && node.output(1) &&
+      (node.output(1)->hasUses() || node.graph()->isOutput(node.output(1))))
+    return unimplemented("the Indices output of {} is not supported", node.opName());
+  if (node.op() == Op::kLpPool || node.op() == Op::kGlobalLpPool)
+    if (node.getInt("p") < 1)
+      return invalidArgument("attribute 'p' must be positive, got {}", node.getInt("p"));
+  if (isGlobal(node.op())) {
+    if (node.input(0)->shape().rank() < 2)
+      return invalidArgument("{} needs an input of rank >= 2", node.opName());
+    return Status::ok();
+  }
+  return poolAxes(node).status();
+}
+
+bool supports(const Node &node, std::string *why) {
+  Status s = check(node);
+  if (!s.isOk())
+    *why = s.message();
+  return s.isOk();
+}
+
+/// The lowest value of the compute type (MaxPool's start).
+std::string lowest(DType t) {
+  if (t == DType::kI8)
+    return "(signed char)(-128)";
+  if (t == DType::kU8)
+    return "(unsigned char)0";
+  return cudaLiteral(-std::numeric_limits<double>::infinity(), t);
+}
+
+/// `acc` after every element of a window / plane is in: the pooled value.
+std::string finalValue(const Node &node, const std::string &acc, const std::string &divisor) {
+  const std::string ct = cudaComputeType(node.input(0)->dtype());
+  switch (node.op()) {
+  case Op::kMaxPool:
+  case Op::kGlobalMaxPool:
+    return acc;
+  case Op::kLpPool:
+  case Op::kGlobalLpPool: {
+    const int64_t p = node.getInt("p");
+    if (p == 1)
+      return acc;
+    if (p == 2)
+      return fmt::format("sqrt({})", acc);
+    return fmt::format("pow({}, ({})1 / ({}){})", acc, ct, ct, p);
+  }
+  default:
+    return fmt::format("{} / ({})({})", acc, ct, divisor);
+  }
+}
+
+/// The statement that adds compute-type value `v` to `acc`.
+std::string accumulate(const Node &node, const std::string &v) {
+  switch (node.op()) {
+  case Op::kMaxPool:
+  case Op::kGlobalMaxPool:
+    return fmt::format("acc = dlc_max(acc, {});", v);
+  case Op::kLpPool:
+  case Op::kGlobalLpPool: {
+    const int64_t p = node.getInt("p");
+    if (p == 1)
+      return fmt::format("acc += fabs({});", v);
+    if (p == 2)
+      return fmt::format("acc += {0} * {0};", v);
+    return fmt::format("acc += pow(fabs({}), ({}){});", v, cudaComputeType(node.input(0)->dtype()),
+                       p);
+  }
+  default:
+    return fmt::format("acc += {};", v);
+  }
+}
+
+std::string initValue(const Node &node) {
+  const DType t = node.input(0)->dtype();
+  const bool max = node.op() == Op::kMaxPool || node.op() == Op::kGlobalMaxPool;
+  return max ? lowest(t) : fmt::format("({})0", cudaComputeType(t));
+}
+
+KernelSet single(Kernel k) {
+  KernelSet set;
+  set.kernels.push_back(std::move(k));
+  return set;
+}
+
+Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opts) {
+  const Node &node = *group.anchor;
+  DLC_RETURN_IF_ERROR(check(node));
+  DLC_ASSIGN_OR_RETURN(std::vector<PoolAxis> axes, poolAxes(node));
+  const Value *x = node.input(0), *y = node.output(0);
+  const DType t = x->dtype();
+  const std::string ct = cudaComputeType(t);
+  ParamList params;
+  params.read(x);
+  const int64_t xCount = x->shape().numElements().value_or(0);
+  const int64_t yCount = y->shape().numElements().value_or(0);
+  const std::string idx = xCount < (int64_t{1} << 31) ? "int" : "long long";
+  const size_t n = axes.size();
+  int64_t inPlane = 1;
+  for (const PoolAxis &a : axes)
+    inPlane *= a.in;
+  const bool average = node.op() == Op::kAveragePool;
+  const bool includePad = average && node.getInt("count_include_pad") != 0;
+
+  CodeWriter body;
+  body.indent();
+  body.line("{}", gridStrideLoop(idx, yCount));
+  body.indent();
+  body.line("{} r = i;", idx);
+  std::vector<IndexExpr> o(n, 0);
+  for (size_t d = n; d-- > 0;) {
+    if (axes[d].out == 1)
+      continue;
+    o[d] = IndexExpr::var(fmt::format("o{}", d));
+    body.line("const {} o{} = r % {};", idx, d, axes[d].out);
+    body.line("r /= {};", axes[d].out);
+  }
+  body.line("const {} *__restrict__ x = in0 + r * {};", cudaStorageType(t), inPlane);
+  body.line("{} acc = {};", ct, initValue(node));
+  if (average && !includePad)
+    body.line("int cnt = 0;");
+  std::string offset;
+  for (size_t d = 0; d < n; ++d) {
+    const PoolAxis &a = axes[d];
+    // A loop even for one tap: `continue` must skip to the next tap, not the next element.
+    const IndexExpr k = a.kernel == 1 ? IndexExpr(0) : IndexExpr::var(fmt::format("k{}", d));
+    body.line("for (int k{0} = 0; k{0} < {1}; ++k{0}) {{", d, a.kernel);
+    body.indent();
+    body.line("const {} t{} = {};", idx, d, a.tap(o[d], k).str());
+    body.line("if (t{0} < 0 || t{0} >= {1})", d, a.in);
+    body.line("  continue;");
+    int64_t stride = 1;
+    for (size_t e = d + 1; e < n; ++e)
+      stride *= axes[e].in;
+    offset += fmt::format("{}t{}{}", offset.empty() ? "" : " + ", d,
+                          stride == 1 ? "" : fmt::format(" * {}", stride));
+  }
+  body.line("const {} v = dlc_load(x[{}]);", ct, offset);
+  body.line("{}", accumulate(node, "v"));
+  if (average && !includePad)
+    body.line("++cnt;");
+  for (size_t d = 0; d < n; ++d) {
+    body.dedent();
+    body.line("}}");
+  }
+  std::string divisor = "cnt";
+  if (includePad) {
+    IndexExpr c = 1;
+    for (size_t d = 0; d < n; ++d)
+      c = c * axes[d].paddedCount(o[d]);
+    divisor = c.str();
+  }
+  body.line("const {} y = {};", ct, finalValue(node, "acc", divisor));
+  std::vector<const Value *> stored;
+  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
+  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  body.dedent();
+  body.line("}}");
+
+  Kernel k;
+  k.name = group.name;
+  CodeWriter w;
+  w.line("{}", kernelSignature(k.name, params, 256));
+  w.raw(body.str());
+  w.line("}}");
+  k.source = w.str();
+  k.params = params.params();
+  k.launch = gridStrideLaunch(yCount, opts);
+  return single(std::move(k));
+}
+
+/// Combines the shares of a warp: `acc` of every lane ends up holding the whole.
+void warpReduce(CodeWriter &w, const Node &node) {
+  const bool max = node.op() == Op::kGlobalMaxPool;
+  w.line("for (int s = 16; s > 0; s >>= 1) {{");
+  w.line("  const {} other = __shfl_xor_sync(0xffffffffu, acc, s);",
+         cudaComputeType(node.input(0)->dtype()));
+  if (max)
+    w.line("  acc = dlc_max(acc, other);");
+  else
+    w.line("  acc += other;");
+  w.line("}}");
+}
+
+Expected<KernelSet> emitGlobal(const FusedGroup &group, const EmitOptions &opts) {
+  const Node &node = *group.anchor;
+  DLC_RETURN_IF_ERROR(check(node));
+  const Value *x = node.input(0), *y = node.output(0);
+  const std::vector<int64_t> xs = staticSizes(x);
+  const int64_t planes = xs[0] * xs[1];
+  const int64_t plane = planes == 0 ? 0 : x->shape().numElements().value_or(0) / planes;
+  const DType t = x->dtype();
+  const std::string ct = cudaComputeType(t);
+  const std::string idx =
+      x->shape().numElements().value_or(0) < (int64_t{1} << 31) ? "int" : "long long";
+  const bool perWarp = plane <= kWarpPlane;
+  ParamList params;
+  params.read(x);
+
+  CodeWriter body;
+  body.indent();
+  if (perWarp) {
+    body.line("const int lane = threadIdx.x & 31;");
+    body.line("for ({0} p = ({0})blockIdx.x * 8 + (threadIdx.x >> 5); p < {1}; p += ({0})gridDim.x "
+              "* 8) {{",
+              idx, planes);
+  } else {
+    body.line("__shared__ {} part[8];", ct);
+    body.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+    body.line("for ({0} p = blockIdx.x; p < {1}; p += gridDim.x) {{", idx, planes);
+  }
+  body.indent();
+  body.line("const {} *__restrict__ x = in0 + p * {};", cudaStorageType(t), plane);
+  body.line("{} acc = {};", ct, initValue(node));
+  body.line("for (int j = {}; j < {}; j += {})", perWarp ? "lane" : "threadIdx.x", plane,
+            perWarp ? 32 : 256);
+  body.line("  {}", accumulate(node, "dlc_load(x[j])"));
+  warpReduce(body, node);
+  if (!perWarp) {
+    body.line("if (lane == 0)");
+    body.line("  part[warp] = acc;");
+    body.line("__syncthreads();");
+    body.line("acc = lane < 8 ? part[lane] : {};", initValue(node));
+    warpReduce(body, node);
+    body.line("__syncthreads();");
+    body.line("if (threadIdx.x == 0) {{");
+  } else {
+    body.line("if (lane == 0) {{");
+  }
+  body.indent();
+  body.line("const {} y = {};", ct, finalValue(node, "acc", fmt::format("{}", plane)));
+  std::vector<const Value *> stored;
+  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "p", params, "v", stored));
+  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  body.dedent();
+  body.line("}}");
+  body.dedent();
+  body.line("}}");
+
+  Kernel k;
+  k.name = group.name;
+  CodeWriter w;
+  w.line("{}", kernelSignature(k.name, params, 256));
+  w.raw(body.str());
+  w.line("}}");
+  k.source = w.str();
+  k.params = params.params();
+  k.launch.block[0] = 256;
+  const int64_t blocks = perWarp ? (planes + 7) / 8 : planes;
+  k.launch.grid[0] = static_cast<uint32_t>(
+      std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t{opts.numSms} * 32)));
+  return single(std::move(k));
+}
+
+Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
+  if (!group.anchor)
+    return invalidArgument("a pooling group needs an anchor");
+  return isGlobal(group.anchor->op()) ? emitGlobal(group, opts) : emitWindowed(group, opts);
+}
+
+} // namespace
+
+Family poolFamily() { return {"pool", claims, supports, emit}; }
+
+} // namespace dlc::codegen

@@ -1,0 +1,116 @@
+// Emitted kernels against the reference backend, on the host (host_emulator.h): each case is a
+// small graph that becomes one fused group; its kernels run on distinct input data with poisoned
+// outputs, and every group output is compared with the reference evaluation of the graph.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "emit_test_util.h"
+#include "host_emulator.h"
+
+namespace dlc::codegen::testing {
+
+struct HostCase {
+  std::string text;
+  /// Data for graph inputs by name (others get distinctData).
+  std::map<std::string, Tensor> given = {};
+  /// Relative tolerance for float outputs; 0 compares bytes.
+  double tolerance = 0;
+};
+
+/// The graph evaluated node by node with the reference kernels.
+inline std::map<const Value *, Tensor> evalGraph(const Graph &g,
+                                                 const std::map<std::string, Tensor> &given) {
+  std::map<const Value *, Tensor> values;
+  for (const Value *v : g.inputs())
+    values[v] = given.count(v->name()) ? given.at(v->name()) : distinctData(v->type());
+  for (const Value *c : g.constants())
+    values[c] = c->constant();
+  for (const Node *n : g.nodes()) {
+    std::vector<Tensor> in;
+    for (const Value *v : n->inputs())
+      in.push_back(v ? values.at(v) : Tensor());
+    auto out = evalNode(*n, in);
+    EXPECT_TRUE(out) << out.status().message();
+    if (!out)
+      return values;
+    for (int i = 0; i < n->numOutputs(); ++i)
+      if (n->output(i))
+        values[n->output(i)] = (*out)[static_cast<size_t>(i)];
+  }
+  return values;
+}
+
+/// Compares a kernel output with the reference, naming the first element that differs.
+inline void expectClose(const Tensor &got, const Tensor &want, double tol,
+                        const std::string &what) {
+  ASSERT_EQ(got.numElements(), want.numElements()) << what;
+  if (tol == 0 || !isFloat(want.dtype())) {
+    for (int64_t i = 0; i < want.numElements(); ++i)
+      ASSERT_TRUE(sameElement(got, i, want, i))
+          << what << ": element " << i << " is " << got.elementAsDouble(i) << ", expected "
+          << want.elementAsDouble(i);
+    return;
+  }
+  for (int64_t i = 0; i < want.numElements(); ++i) {
+    const double g = got.elementAsDouble(i), w = want.elementAsDouble(i);
+    if (std::isnan(w) || std::isinf(w)) {
+      ASSERT_TRUE(std::isnan(w) ? std::isnan(g) : g == w)
+          << what << ": element " << i << " is " << g << ", expected " << w;
+      continue;
+    }
+    ASSERT_LE(std::abs(g - w), tol * std::max(1.0, std::abs(w)))
+        << what << ": element " << i << " is " << g << ", expected " << w;
+  }
+}
+
+inline void expectHostRunsMatchReference(const std::vector<HostCase> &cases) {
+  std::vector<std::unique_ptr<Graph>> graphs;
+  std::vector<KernelSet> sets;
+  std::string source;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE(cases[c].text);
+    graphs.push_back(parseInfer(cases[c].text));
+    ASSERT_TRUE(graphs.back());
+    KernelSet set;
+    source += emitSource(wholeGraph(*graphs.back(), fmt::format("case{}", c)), &set);
+    ASSERT_FALSE(set.kernels.empty());
+    sets.push_back(std::move(set));
+  }
+  auto module = HostModule::build(source);
+  ASSERT_TRUE(module) << module.status().message();
+  for (size_t c = 0; c < cases.size(); ++c) {
+    SCOPED_TRACE(cases[c].text);
+    const Graph &g = *graphs[c];
+    std::map<const Value *, Tensor> ref = evalGraph(g, cases[c].given);
+    std::map<const Value *, Tensor> buffers;
+    for (const Kernel &k : sets[c].kernels) {
+      std::vector<void *> ptrs;
+      for (const KernelParam &p : k.params) {
+        ASSERT_NE(p.value, nullptr) << "scratch buffers are not emulated";
+        auto it = buffers.find(p.value);
+        if (it == buffers.end()) {
+          Tensor t;
+          if (p.written) {
+            t = Tensor::zeros(p.value->dtype(), p.value->shape().sizes());
+            std::memset(t.mutableRaw(), 0xA5, static_cast<size_t>(t.byteSize())); // poison
+          } else {
+            t = ref.at(p.value).clone();
+          }
+          it = buffers.emplace(p.value, std::move(t)).first;
+        }
+        ptrs.push_back(it->second.mutableRaw());
+      }
+      Status s = (*module)->run(k, ptrs);
+      ASSERT_TRUE(s.isOk()) << s.message();
+    }
+    for (const auto &o : g.outputs())
+      expectClose(buffers.at(o.value), ref.at(o.value), cases[c].tolerance,
+                  fmt::format("case{} output '{}'", c, o.name));
+  }
+}
+
+} // namespace dlc::codegen::testing

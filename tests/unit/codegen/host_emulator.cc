@@ -1,0 +1,181 @@
+#include "host_emulator.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "codegen/cuda_prelude.h"
+#include "codegen/nvrtc.h"
+
+#ifndef DLC_HOST_CXX
+#define DLC_HOST_CXX "c++"
+#endif
+
+namespace dlc::codegen::testing {
+
+namespace {
+
+constexpr const char *kShim = R"cpp(// dlc host emulation shim
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <barrier>
+#include <memory>
+#include <vector>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#undef __shared__
+#define __shared__ static
+#undef __launch_bounds__
+#define __launch_bounds__(...)
+struct dlc_emu_dim3 {
+  unsigned x, y, z;
+};
+thread_local dlc_emu_dim3 threadIdx, blockIdx;
+static dlc_emu_dim3 blockDim, gridDim;
+static std::unique_ptr<std::barrier<>> dlc_emu_block;
+static std::vector<std::unique_ptr<std::barrier<>>> dlc_emu_warps;
+static std::vector<unsigned long long> dlc_emu_slots;
+extern "C" void dlc_emu_set_dims(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz) {
+  gridDim = {gx, gy, gz};
+  blockDim = {bx, by, bz};
+  const unsigned n = bx * by * bz;
+  dlc_emu_block = std::make_unique<std::barrier<>>(n);
+  dlc_emu_warps.clear();
+  for (unsigned w = 0; w * 32 < n; ++w)
+    dlc_emu_warps.push_back(std::make_unique<std::barrier<>>(n - w * 32 < 32 ? n - w * 32 : 32));
+  dlc_emu_slots.assign(n, 0);
+}
+extern "C" void dlc_emu_set_thread(unsigned bx, unsigned by, unsigned bz, unsigned tx,
+                                   unsigned ty, unsigned tz) {
+  blockIdx = {bx, by, bz};
+  threadIdx = {tx, ty, tz};
+}
+static inline unsigned dlc_emu_tid() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+static inline void __syncthreads() { dlc_emu_block->arrive_and_wait(); }
+template <class T> static T __shfl_xor_sync(unsigned, T v, int s) {
+  const unsigned t = dlc_emu_tid(), w = t / 32, src = w * 32 + ((t % 32) ^ (unsigned)s);
+  memcpy(&dlc_emu_slots[t], &v, sizeof(T));
+  dlc_emu_warps[w]->arrive_and_wait();
+  T r = v;
+  if (src < dlc_emu_slots.size())
+    memcpy(&r, &dlc_emu_slots[src], sizeof(T));
+  dlc_emu_warps[w]->arrive_and_wait();
+  return r;
+}
+static inline float __int_as_float(int i) {
+  float f;
+  memcpy(&f, &i, sizeof f);
+  return f;
+}
+static inline double __longlong_as_double(long long i) {
+  double d;
+  memcpy(&d, &i, sizeof d);
+  return d;
+}
+)cpp";
+
+using ThreadFn = void (*)(unsigned, unsigned, unsigned, unsigned, unsigned, unsigned);
+
+/// Calls a kernel whose parameters are all pointers.
+void call(void *fn, const std::vector<void *> &b) {
+  using P = void *;
+  switch (b.size()) {
+  case 1:
+    return reinterpret_cast<void (*)(P)>(fn)(b[0]);
+  case 2:
+    return reinterpret_cast<void (*)(P, P)>(fn)(b[0], b[1]);
+  case 3:
+    return reinterpret_cast<void (*)(P, P, P)>(fn)(b[0], b[1], b[2]);
+  case 4:
+    return reinterpret_cast<void (*)(P, P, P, P)>(fn)(b[0], b[1], b[2], b[3]);
+  case 5:
+    return reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(b[0], b[1], b[2], b[3], b[4]);
+  case 6:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P)>(fn)(b[0], b[1], b[2], b[3], b[4], b[5]);
+  case 7:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(fn)(b[0], b[1], b[2], b[3], b[4], b[5],
+                                                               b[6]);
+  case 8:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P)>(fn)(b[0], b[1], b[2], b[3], b[4],
+                                                                  b[5], b[6], b[7]);
+  default:
+    std::fprintf(stderr, "host emulator: kernels with %zu parameters are not supported\n",
+                 b.size());
+    std::abort();
+  }
+}
+
+} // namespace
+
+Expected<std::unique_ptr<HostModule>> HostModule::build(const std::string &source) {
+  DLC_ASSIGN_OR_RETURN(std::string include, cudaIncludeDir());
+  std::string tmpl = (std::filesystem::temp_directory_path() / "dlc-host-emu-XXXXXX").string();
+  if (!mkdtemp(tmpl.data()))
+    return unavailable("cannot create a temporary directory");
+  std::unique_ptr<HostModule> m(new HostModule());
+  m->dir_ = tmpl;
+  const std::string cc = m->dir_ + "/kernels.cc", so = m->dir_ + "/kernels.so",
+                    log = m->dir_ + "/log.txt";
+  std::ofstream(cc) << kShim << cudaPrelude() << source;
+  const std::string cmd =
+      fmt::format("{} -std=c++20 -O1 -shared -fPIC -pthread -w -I'{}' '{}' -o '{}' > '{}' 2>&1",
+                  DLC_HOST_CXX, include, cc, so, log);
+  if (std::system(cmd.c_str()) != 0) {
+    std::stringstream s;
+    s << std::ifstream(log).rdbuf();
+    return internalError("host compile failed: {}\n{}", cmd, s.str());
+  }
+  m->handle_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m->handle_)
+    return internalError("dlopen {}: {}", so, dlerror());
+  return m;
+}
+
+HostModule::~HostModule() {
+  if (handle_)
+    dlclose(handle_);
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+Status HostModule::run(const Kernel &k, const std::vector<void *> &buffers) {
+  void *fn = dlsym(handle_, k.name.c_str());
+  auto setDims = reinterpret_cast<ThreadFn>(dlsym(handle_, "dlc_emu_set_dims"));
+  auto setThread = reinterpret_cast<ThreadFn>(dlsym(handle_, "dlc_emu_set_thread"));
+  if (!fn || !setDims || !setThread)
+    return notFound("kernel '{}' is not in the host module", k.name);
+  if (buffers.size() != k.params.size())
+    return invalidArgument("kernel '{}' takes {} buffers, got {}", k.name, k.params.size(),
+                           buffers.size());
+  const LaunchDims &d = k.launch;
+  for (unsigned bz = 0; bz < d.grid[2]; ++bz)
+    for (unsigned by = 0; by < d.grid[1]; ++by)
+      for (unsigned bx = 0; bx < d.grid[0]; ++bx) {
+        setDims(d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2]);
+        std::vector<std::thread> threads;
+        for (unsigned tz = 0; tz < d.block[2]; ++tz)
+          for (unsigned ty = 0; ty < d.block[1]; ++ty)
+            for (unsigned tx = 0; tx < d.block[0]; ++tx)
+              threads.emplace_back([=, &buffers] {
+                setThread(bx, by, bz, tx, ty, tz);
+                call(fn, buffers);
+              });
+        for (std::thread &t : threads)
+          t.join();
+      }
+  return Status::ok();
+}
+
+} // namespace dlc::codegen::testing

@@ -1,0 +1,292 @@
+// The pooling family without a GPU:
+//  * the window arithmetic the kernels print (PoolAxis::tap, paddedCount), evaluated on the host
+//    the way the kernel loops over it, reproduces the reference pooling for every attribute
+//    combination (pads, auto_pad, strides, dilations, ceil_mode, count_include_pad, 1-D to 3-D);
+//  * every pool kernel compiles with NVRTC for sm_90, with and without an epilogue;
+//  * refusals carry their reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "codegen/pool_plan.h"
+#include "emit_test_util.h"
+#include "host_check.h"
+
+namespace dlc::codegen {
+namespace {
+
+using namespace dlc::codegen::testing;
+
+std::string pool(const std::string &x, const std::string &op, const std::string &attrs) {
+  return "graph @g(%x: " + x + ") -> (y: ?) {\n  %y = " + op + "(%x) " + attrs +
+         " : ?\n  return %y\n}";
+}
+
+/// Pools X on the host exactly as the kernel walks the window: taps from PoolAxis::tap, the
+/// ones outside the input skipped; the average's divisor is the taps read or, with
+/// count_include_pad, the product of PoolAxis::paddedCount.
+void checkWindows(const std::string &text) {
+  SCOPED_TRACE(text);
+  auto g = parseInfer(text);
+  ASSERT_TRUE(g);
+  const Node *n = anchorOf(*g);
+  std::vector<Tensor> in = nodeInputs(*n, {});
+  // Signed, non-monotonic data so that max and average depend on which taps are read.
+  Tensor x = in[0].castTo(DType::kF64);
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    x.mutableData<double>()[i] = std::sin(static_cast<double>(i) * 1.7) * 10;
+  in[0] = x.castTo(in[0].dtype());
+  auto ref = evalNode(*n, in);
+  ASSERT_TRUE(ref) << ref.status().message();
+  auto axes = poolAxes(*n);
+  ASSERT_TRUE(axes) << axes.status().message();
+  const Tensor y = (*ref)[0].castTo(DType::kF64);
+  const size_t r = axes->size();
+  int64_t inPlane = 1, outPlane = 1;
+  for (const PoolAxis &a : *axes) {
+    inPlane *= a.in;
+    outPlane *= a.out;
+  }
+  ASSERT_EQ(y.numElements() % outPlane, 0);
+  const bool isMax = n->op() == Op::kMaxPool;
+  const bool includePad = n->op() == Op::kAveragePool && n->getInt("count_include_pad") != 0;
+  for (int64_t i = 0; i < y.numElements(); ++i) {
+    const int64_t plane = i / outPlane;
+    std::vector<int64_t> o(r);
+    for (size_t d = r, rest = static_cast<size_t>(i % outPlane); d-- > 0;) {
+      o[d] = static_cast<int64_t>(rest % static_cast<size_t>((*axes)[d].out));
+      rest /= static_cast<size_t>((*axes)[d].out);
+    }
+    double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    int64_t count = 0, padded = 1;
+    IndexExpr::Env env;
+    for (size_t d = 0; d < r; ++d) {
+      env.vars["o"] = o[d];
+      padded *= (*axes)[d].paddedCount(IndexExpr::var("o")).eval(env);
+    }
+    // All windows taps, row-major, as nested loops.
+    std::vector<int64_t> k(r, 0);
+    while (true) {
+      bool inside = true;
+      int64_t off = 0;
+      for (size_t d = 0; d < r; ++d) {
+        env.vars["o"] = o[d];
+        env.vars["k"] = k[d];
+        const int64_t t = (*axes)[d].tap(IndexExpr::var("o"), IndexExpr::var("k")).eval(env);
+        inside = inside && t >= 0 && t < (*axes)[d].in;
+        off = off * (*axes)[d].in + t;
+      }
+      if (inside) {
+        const double v = x.data<double>()[plane * inPlane + off];
+        acc = isMax ? std::max(acc, v) : acc + v;
+        ++count;
+      }
+      size_t d = r;
+      while (d-- > 0 && ++k[d] == (*axes)[d].kernel)
+        k[d] = 0;
+      if (d == static_cast<size_t>(-1))
+        break;
+    }
+    const double got = isMax ? acc : acc / static_cast<double>(includePad ? padded : count);
+    const double want = y.data<double>()[i];
+    if (std::isinf(want) || std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << "element " << i;
+      continue;
+    }
+    ASSERT_NEAR(got, want, 1e-5 * std::max(1.0, std::abs(want))) << "element " << i;
+  }
+}
+
+TEST(PoolPlan, WindowsMatchTheReference) {
+  const std::string x2 = "f32[2,3,7,8]";
+  for (const char *op : {"max_pool", "average_pool"}) {
+    checkWindows(pool(x2, op, "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}"));
+    checkWindows(pool(x2, op,
+                      "{kernel_shape = [3, 2], strides = [2, 3], pads = [1, 0, 2, 1], "
+                      "ceil_mode = 1}"));
+    checkWindows(pool(x2, op, "{kernel_shape = [2, 3], dilations = [2, 2], pads = [1, 1, 0, 2]}"));
+    checkWindows(
+        pool(x2, op, "{kernel_shape = [3, 3], strides = [2, 2], auto_pad = \"SAME_UPPER\"}"));
+    checkWindows(
+        pool(x2, op, "{kernel_shape = [4, 3], strides = [3, 2], auto_pad = \"SAME_LOWER\"}"));
+    checkWindows(pool(x2, op,
+                      "{kernel_shape = [2, 2], auto_pad = \"VALID\", ceil_mode = 1, "
+                      "strides = [3, 3]}"));
+    checkWindows(pool("f32[1,2,11]", op, "{kernel_shape = [4], strides = [3], pads = [2, 2]}"));
+    checkWindows(pool("f32[1,2,5,6,4]", op,
+                      "{kernel_shape = [2, 3, 2], strides = [2, 2, 1], "
+                      "pads = [1, 1, 0, 1, 1, 1], ceil_mode = 1}"));
+  }
+  checkWindows(pool(x2, "average_pool",
+                    "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, "
+                    "1, 1], count_include_pad = 1}"));
+  checkWindows(pool(x2, "average_pool",
+                    "{kernel_shape = [3, 2], strides = [2, 3], pads = [1, 0, 2, "
+                    "1], ceil_mode = 1, count_include_pad = 1}"));
+  checkWindows(pool(x2, "average_pool",
+                    "{kernel_shape = [2, 2], dilations = [2, 3], pads = [2, 2, "
+                    "2, 2], count_include_pad = 1}"));
+  // A window wholly in the padding: max gives -inf, average 0/0.
+  checkWindows(pool("f32[1,1,2,2]", "max_pool",
+                    "{kernel_shape = [1, 1], pads = [2, 2, 2, 2], "
+                    "strides = [2, 2]}"));
+}
+
+TEST(PoolEmit, EveryPoolCompilesForSm90) {
+  const std::vector<std::string> texts = {
+      pool("f32[1,4,9,9]", "max_pool",
+           "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, "
+           "1]}"),
+      pool("f16[1,4,9,9]", "max_pool", "{kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1}"),
+      pool("i8[1,4,9]", "max_pool", "{kernel_shape = [2], dilations = [2]}"),
+      pool("u8[1,4,6,6,6]", "max_pool", "{kernel_shape = [2, 2, 2], strides = [2, 2, 2]}"),
+      pool("bf16[2,3,8,8]", "average_pool",
+           "{kernel_shape = [2, 2], pads = [1, 1, 1, 1], "
+           "count_include_pad = 1}"),
+      pool("f64[2,3,8,8]", "average_pool", "{kernel_shape = [3, 3], auto_pad = \"SAME_UPPER\"}"),
+      pool("f32[2,3,8,8]", "lp_pool", "{kernel_shape = [2, 2], p = 2}"),
+      pool("f32[2,3,8,8]", "lp_pool", "{kernel_shape = [2, 2], p = 3}"),
+      pool("f16[2,64,7,7]", "global_average_pool", ""),
+      pool("f32[2,8,64,64]", "global_average_pool", ""),
+      pool("f32[2,8,5,5]", "global_max_pool", ""),
+      pool("bf16[1,8,100,100]", "global_max_pool", ""),
+      pool("f64[2,8,3]", "global_lp_pool", "{p = 3}"),
+  };
+  std::string source;
+  int count = 0;
+  for (const std::string &t : texts) {
+    SCOPED_TRACE(t);
+    auto g = parseInfer(t);
+    ASSERT_TRUE(g);
+    std::string why;
+    ASSERT_TRUE(gpuSupports(*anchorOf(*g), &why)) << why;
+    source += emitSource(wholeGraph(*g, fmt::format("pool{}", count++)));
+  }
+  expectCompiles(source, "pools");
+}
+
+TEST(PoolEmit, MaxPoolSourceShowsTheWindow) {
+  auto g = parseInfer(pool("f16[1,4,9,9]", "max_pool",
+                           "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}"));
+  ASSERT_TRUE(g);
+  const std::string src = emitSource(wholeGraph(*g, "mp"));
+  EXPECT_NE(src.find("float acc = __int_as_float(0xff800000);"), std::string::npos) << src;
+  EXPECT_NE(src.find("const int t0 = (((o0 * 2) - 1) + k0);"), std::string::npos) << src;
+  EXPECT_NE(src.find("if (t1 < 0 || t1 >= 9)"), std::string::npos) << src;
+  EXPECT_NE(src.find("acc = dlc_max(acc, v);"), std::string::npos) << src;
+  EXPECT_NE(src.find("out0[i] = dlc_store<__half>(y);"), std::string::npos) << src;
+}
+
+TEST(PoolEmit, AveragePoolIncludingPadDividesByThePaddedWindow) {
+  auto g = parseInfer(pool("f32[1,1,5,5]", "average_pool",
+                           "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], "
+                           "count_include_pad = 1, ceil_mode = 1}"));
+  ASSERT_TRUE(g);
+  const std::string src = emitSource(wholeGraph(*g, "ap"));
+  EXPECT_NE(src.find("dlc_imin(3, dlc_imax((7 - (o0 * 2)), 0))"), std::string::npos) << src;
+  EXPECT_EQ(src.find("++cnt;"), std::string::npos) << src;
+}
+
+TEST(PoolEmit, GlobalAveragePoolWithEpilogue) {
+  // ResNet's head: global average pool, then a bias and relu fused on the pooled value.
+  auto g = parseInfer(R"(graph @g(%x: f16[2,64,7,7], %b: f16[1,64,1,1]) -> (y: ?) {
+  %p = global_average_pool(%x) : ?
+  %s = add(%p, %b) : ?
+  %y = relu(%s) : ?
+  return %y
+})");
+  ASSERT_TRUE(g);
+  KernelSet set;
+  const std::string src = emitSource(wholeGraph(*g, "gap"), &set);
+  EXPECT_NE(src.find("for (int j = lane; j < 49; j += 32)"), std::string::npos) << src;
+  EXPECT_NE(src.find("__shfl_xor_sync(0xffffffffu, acc, s)"), std::string::npos) << src;
+  EXPECT_NE(src.find("const float y = acc / (float)(49);"), std::string::npos) << src;
+  EXPECT_NE(src.find("dlc_load(in1[(((p) % 64LL))])"), std::string::npos) << src;
+  EXPECT_NE(src.find("out0[p] = dlc_store<__half>(v1);"), std::string::npos) << src;
+  EXPECT_EQ(set.kernels[0].launch.grid[0], 16u); // 128 planes, 8 per block
+  expectCompiles(src, "gap");
+
+  auto big = parseInfer(pool("f32[1,4,100,100]", "global_average_pool", ""));
+  ASSERT_TRUE(big);
+  KernelSet bigSet;
+  const std::string bigSrc = emitSource(wholeGraph(*big, "gapbig"), &bigSet);
+  EXPECT_NE(bigSrc.find("__shared__ float part[8];"), std::string::npos) << bigSrc;
+  EXPECT_NE(bigSrc.find("for (int j = threadIdx.x; j < 10000; j += 256)"), std::string::npos)
+      << bigSrc;
+  EXPECT_EQ(bigSet.kernels[0].launch.grid[0], 4u);
+}
+
+TEST(PoolEmit, RefusalsSayWhy) {
+  auto g = parseInfer(R"(graph @g(%x: f32[1,1,4,4]) -> (y: ?, i: ?) {
+  %y, %i = max_pool(%x) {kernel_shape = [2, 2]} : ?, ?
+  return %y, %i
+})");
+  ASSERT_TRUE(g);
+  std::string why;
+  EXPECT_FALSE(gpuSupports(*anchorOf(*g), &why));
+  EXPECT_EQ(why, "the Indices output of max_pool is not supported");
+
+  auto unused = parseInfer(R"(graph @g(%x: f32[1,1,4,4]) -> (y: ?) {
+  %y, %i = max_pool(%x) {kernel_shape = [2, 2]} : ?, ?
+  return %y
+})");
+  ASSERT_TRUE(unused);
+  EXPECT_TRUE(gpuSupports(*anchorOf(*unused), &why)) << why;
+
+  auto ints = parseInfer(pool("i32[1,1,4,4]", "average_pool", "{kernel_shape = [2, 2]}"));
+  ASSERT_TRUE(ints);
+  EXPECT_FALSE(gpuSupports(*anchorOf(*ints), &why));
+  EXPECT_EQ(why, "average_pool of i32 is not supported");
+}
+
+TEST(PoolHostRun, KernelsMatchTheReference) {
+  const std::string x = "f32[2,3,7,8]";
+  const std::vector<HostCase> cases = {
+      {pool(x, "max_pool", "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}")},
+      {pool("f16[2,3,7,8]", "max_pool",
+            "{kernel_shape = [3, 2], strides = [2, 3], pads = [1, 0, 2, "
+            "1], ceil_mode = 1, dilations = [1, 2]}")},
+      {pool("i8[1,2,9]", "max_pool", "{kernel_shape = [2], dilations = [2], pads = [1, 1]}")},
+      {pool("u8[1,2,4,5,6]", "max_pool", "{kernel_shape = [2, 2, 2], strides = [2, 2, 1]}")},
+      {pool(x, "average_pool", "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}"),
+       {},
+       1e-6},
+      {pool(x, "average_pool",
+            "{kernel_shape = [3, 2], strides = [2, 3], pads = [1, 0, 2, 1], "
+            "ceil_mode = 1, count_include_pad = 1}"),
+       {},
+       1e-6},
+      {pool("bf16[2,3,7,8]", "average_pool",
+            "{kernel_shape = [4, 3], strides = [3, 2], auto_pad = "
+            "\"SAME_LOWER\", count_include_pad = 1}"),
+       {},
+       1e-2},
+      {pool(x, "lp_pool", "{kernel_shape = [2, 2], p = 2}"), {}, 1e-6},
+      {pool(x, "lp_pool", "{kernel_shape = [2, 3], p = 3, strides = [1, 2]}"), {}, 1e-5},
+      {pool("f16[2,64,7,7]", "global_average_pool", ""), {}, 1e-3},
+      {pool("f32[1,4,50,60]", "global_average_pool", ""), {}, 1e-6},
+      {pool("f32[2,8,5,5]", "global_max_pool", ""), {}, 0},
+      {pool("f32[1,3,70,40]", "global_max_pool", ""), {}, 0},
+      {pool("f64[2,8,3]", "global_lp_pool", "{p = 3}"), {}, 1e-12},
+      {R"(graph @g(%x: f16[2,16,7,7], %b: f16[1,16,1,1]) -> (y: ?) {
+  %p = global_average_pool(%x) : ?
+  %s = add(%p, %b) : ?
+  %y = relu(%s) : ?
+  return %y
+})",
+       {},
+       1e-3},
+      {R"(graph @g(%x: f32[1,4,9,9], %r: f32[1,4,5,5]) -> (y: ?) {
+  %p = max_pool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : ?
+  %y = add(%p, %r) : ?
+  return %y
+})",
+       {},
+       1e-6},
+  };
+  expectHostRunsMatchReference(cases);
+}
+
+} // namespace
+} // namespace dlc::codegen
