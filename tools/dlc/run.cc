@@ -240,7 +240,7 @@ Status runModel(const RunArgs &args) {
   so.poison = args.verify;
   DLC_ASSIGN_OR_RETURN(Session session, model.createSession(so));
   if (backend == Backend::kAuto && session.backend() == Backend::kCpu)
-    std::cout << fmt::format("running on the CPU reference backend ({})\n",
+    std::cerr << fmt::format("dlc: note: running on the CPU reference backend: {}\n",
                              gpuUnavailableReason());
   if (args.verify && session.backend() != Backend::kGpu)
     return invalidArgument("--verify compares the GPU with the reference backend, but this run "
@@ -287,9 +287,8 @@ Status runModel(const RunArgs &args) {
   DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, session.runOrdered(inputs));
   const double firstRun =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - firstStart).count();
-  std::cout << fmt::format("ran on the {} in {:.3f} s{}\n",
-                           session.backend() == Backend::kGpu ? "GPU" : "CPU", firstRun,
-                           session.backend() == Backend::kGpu ? " (compile included)" : "");
+  if (session.backend() == Backend::kGpu)
+    std::cout << fmt::format("ran on the GPU in {:.3f} s (compilation included)\n", firstRun);
   if (args.verify)
     DLC_RETURN_IF_ERROR(verifyAgainstReference(model, inputs, so));
   if (args.benchmark > 0)
