@@ -14,6 +14,8 @@ bool FusedGroup::contains(const Node *n) const {
 const std::vector<Family> &families() {
   static const std::vector<Family> all = {
       elementwiseFamily(),
+      gemmFamily(),
+      convFamily(),
   };
   return all;
 }
