@@ -42,9 +42,12 @@ int blocksPerSm(const GemmSpec &spec, const TileConfig &c) {
 
 struct Candidate {
   TileConfig cfg;
-  double eff; // share of the kernel family's peak a full tile sustains
+  double eff;       // share of the family's peak a full tile sustains on a strided GEMM
+  double gatherEff; // the same when B is conv's im2col gather (0: never used for it)
 };
 
+// Efficiencies measured with kbench on an H200 (tools/kbench/sweep.txt): the f16 GEMM tiles
+// relative to the best at 4096^3 and 8192^3, the gather tiles on ResNet-50's convolutions.
 std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts) {
   std::vector<Candidate> out;
   if (spec.dtype == DType::kF32 && !opts.allowTf32) {
@@ -54,32 +57,41 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
     big.bk = 8;
     TileConfig small = big;
     small.bm = small.bn = 64;
-    out.push_back({big, 0.75});
-    out.push_back({small, 0.5});
+    out.push_back({big, 0.75, 0.75});
+    out.push_back({small, 0.5, 0.6});
     return out;
   }
-  const int bk = spec.dtype == DType::kF32 ? 16 : 32;
-  auto tc = [&](int bm, int bn, int wmw, int wnw, double eff) {
+  const bool f32 = spec.dtype == DType::kF32;
+  auto tc = [&](int bm, int bn, int bk, int wmw, int wnw, int stages, double eff,
+                double gatherEff) {
     TileConfig c;
     c.bm = bm;
     c.bn = bn;
-    c.bk = bk;
+    c.bk = f32 ? bk / 2 : bk; // same bytes per row
     c.warpsM = wmw;
     c.warpsN = wnw;
-    c.stages = 4;
-    out.push_back({c, eff});
+    c.stages = stages;
+    out.push_back({c, eff, gatherEff});
   };
-  tc(128, 256, 2, 4, 1.0);
-  tc(256, 128, 4, 2, 1.0);
-  tc(128, 128, 2, 2, 0.85);
-  tc(64, 256, 1, 4, 0.85);
-  tc(64, 128, 2, 2, 0.7);
-  tc(128, 64, 2, 2, 0.7);
-  tc(64, 64, 2, 2, 0.5);
-  tc(32, 128, 1, 4, 0.35);
-  tc(16, 128, 1, 4, 0.2);
-  tc(128, 32, 4, 1, 0.35);
-  tc(128, 16, 4, 1, 0.2);
+  tc(128, 256, 32, 2, 4, 4, 1.0, 0);
+  tc(256, 128, 32, 4, 2, 4, 1.0, 0.9);
+  tc(128, 256, 64, 2, 4, 3, 0.95, 0);
+  tc(256, 128, 64, 4, 2, 3, 0.93, 0);
+  tc(128, 128, 64, 2, 2, 3, 0.92, 0);
+  tc(128, 128, 32, 2, 2, 4, 0.87, 0);
+  tc(128, 128, 32, 2, 4, 4, 0.82, 0.75);
+  tc(64, 256, 32, 1, 4, 4, 0.8, 0);
+  tc(128, 64, 32, 4, 2, 4, 0.7, 1.0);
+  tc(64, 128, 32, 2, 4, 4, 0.7, 0.6);
+  tc(128, 64, 32, 2, 2, 4, 0.65, 0);
+  tc(64, 128, 32, 2, 2, 4, 0.65, 0);
+  tc(64, 64, 32, 2, 2, 4, 0.5, 0.8);
+  tc(32, 128, 32, 1, 4, 4, 0.5, 0);
+  tc(16, 128, 32, 1, 4, 4, 0.35, 0);
+  tc(32, 64, 32, 1, 4, 4, 0.35, 0.4);
+  tc(16, 64, 32, 1, 4, 4, 0.25, 0.25);
+  tc(128, 32, 32, 4, 1, 4, 0.35, 0);
+  tc(128, 16, 32, 4, 1, 4, 0.2, 0);
   return out;
 }
 
@@ -163,8 +175,8 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
       const int pairs = c.bn / 2;
       if (pairs > nt || nt % pairs != 0 || c.bk % (nt / pairs) != 0)
         return no("the im2col loader needs BN/2 to divide the thread count");
-      if (c.bk / (nt / pairs) > 16)
-        return no("the im2col loader would stage more than 16 rows per thread");
+      if (c.bk / (nt / pairs) > 8)
+        return no("the im2col loader would stage more than 8 rows per thread");
     } else if (op->split != 0) {
       const int64_t e = ce;
       if (op->split % e != 0 || op->splitStride % e != 0 || op->ld % e != 0)
@@ -176,14 +188,19 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
 
 TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
   const bool simt = spec.dtype == DType::kF32 && !opts.allowTf32;
-  // Sustained peaks (FLOP/s) and bandwidth (B/s) of an H200-class part, per SM.
-  const double peak = (simt ? 50e12 : spec.dtype == DType::kF32 ? 300e12 : 600e12);
-  const double bandwidth = 3.5e12;
+  const bool gather = spec.b.gather.has_value();
+  // Sustained rates of an H200 seen with kbench: math (FLOP/s) of the best tile, DRAM
+  // bandwidth (B/s), and seconds per im2col element gathered when every SM gathers.
+  const double peak = simt ? 30e12 : spec.dtype == DType::kF32 ? 150e12 : 400e12;
+  const double bandwidth = 3.5e12, gatherCost = 1.8e-12;
   const int sms = std::max(1, opts.numSms);
   const int eb = elemBytes(spec.dtype);
   TileConfig best;
   double bestTime = INFINITY;
   for (const Candidate &cand : candidates(spec, opts)) {
+    const double eff = gather ? cand.gatherEff : cand.eff;
+    if (eff <= 0)
+      continue;
     const int64_t kTiles = ceilDiv(spec.k, cand.cfg.bk);
     for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
       if (s > 1 && kTiles / s < 4)
@@ -197,15 +214,28 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       const int64_t tilesM = ceilDiv(spec.m, c.bm), tilesN = ceilDiv(spec.n, c.bn);
       const int64_t blocks = tilesM * tilesN * spec.batch * c.splitK;
       const double work = double(c.bm) * c.bn * c.bk * (perSplit + 2) * 2.0;
-      const double compute = double(ceilDiv(blocks, sms)) * work / (cand.eff * peak / sms);
-      double bytes = double(spec.batch) *
-                     (double(tilesN) * spec.m * spec.k + double(tilesM) * spec.k * spec.n) * eb;
+      double compute = double(ceilDiv(blocks, sms)) * work / (eff * peak / sms);
+      // The im2col gather is paid once per row tile, by as many SMs as there are blocks.
+      if (gather)
+        compute += double(tilesM) * spec.batch * spec.n * spec.k * gatherCost * double(sms) /
+                   double(std::min<int64_t>(blocks, sms));
+      // Unique bytes (operands re-read by other tiles come from L2); for conv's gathered B
+      // that is the input image, not the im2col matrix.
+      const double bBytes = gather ? double(spec.b.gather->images) * spec.b.gather->channels *
+                                         spec.b.gather->h * spec.b.gather->w
+                                   : double(spec.batch) * spec.k * spec.n;
+      double bytes = (double(spec.batch) * spec.m * (spec.k + spec.n) + bBytes) * eb;
       double extra = 0;
       if (c.splitK > 1) {
-        bytes += double(spec.batch) * spec.m * spec.n * c.splitK * 8.0;
-        extra = 4e-6;
+        // Partial sums: written inside the main kernel, read back by the reduction kernel.
+        const double partials = double(spec.batch) * spec.m * spec.n * c.splitK * 4.0;
+        bytes += partials;
+        extra = 4e-6 + partials / bandwidth;
       }
-      const double t = std::max(compute, bytes / bandwidth) + extra;
+      // DRAM bandwidth needs most SMs pulling; memory-bound shapes still prefer the tile
+      // that wastes less math.
+      const double memory = bytes / (bandwidth * std::min(1.0, double(blocks) / double(sms)));
+      const double t = std::max(compute, memory) + 0.2 * compute + extra;
       if (t < bestTime * 0.97) {
         bestTime = t;
         best = c;
@@ -215,11 +245,54 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
   return best;
 }
 
-std::string outColOffset(const GemmSpec &spec, const std::string &col) {
+std::string outColOffset(const KernelContext &ctx, const std::string &col) {
+  const GemmSpec &spec = ctx.spec;
+  const char *t = ctx.narrow ? "int" : "long long";
   if (spec.outSplit == 0)
-    return fmt::format("(long long)({})", col);
-  return fmt::format("((long long)(({0}) / {1}) * {2}LL + ({0}) % {1})", col, spec.outSplit,
-                     spec.outSplitStride);
+    return fmt::format("({})({})", t, col);
+  return fmt::format("(({})(({}) / {}) * {} + ({}) % {})", t, col, spec.outSplit,
+                     spec.outSplitStride, col, spec.outSplit);
+}
+
+std::string indexType(const KernelContext &ctx) { return ctx.narrow ? "int" : "long long"; }
+
+std::string epilogueOffset(const KernelContext &ctx, const std::vector<int64_t> &in,
+                           const std::vector<int64_t> &out, const std::string &idx) {
+  if (!ctx.narrow)
+    return broadcastOffset(in, out, idx);
+  // broadcastOffset's arithmetic in 32 bits (every offset is below 2^31).
+  int64_t inCount = 1;
+  for (int64_t d : in)
+    inCount *= d;
+  if (inCount == 1)
+    return "0";
+  if (in == out)
+    return idx;
+  const size_t rank = out.size(), lead = rank - in.size();
+  std::vector<int64_t> outStride(rank, 1), inStride(in.size(), 1);
+  for (size_t i = rank; i-- > 1;)
+    outStride[i - 1] = outStride[i] * out[i];
+  for (size_t i = in.size(); i-- > 1;)
+    inStride[i - 1] = inStride[i] * in[i];
+  std::string e;
+  for (size_t j = 0; j < in.size(); ++j) {
+    if (in[j] == 1)
+      continue;
+    const size_t d = j + lead;
+    std::string coord = outStride[d] == 1 ? fmt::format("({})", idx)
+                                          : fmt::format("(({}) / {})", idx, outStride[d]);
+    if (d != 0)
+      coord = fmt::format("({} % {})", coord, out[d]);
+    if (!e.empty())
+      e += " + ";
+    e += inStride[j] == 1 ? coord : fmt::format("{} * {}", coord, inStride[j]);
+  }
+  return e.empty() ? "0" : "(" + e + ")";
+}
+
+void writeOpaqueOrigin(CodeWriter &w) {
+  w.line("int m0e = m0, n0e = n0;");
+  w.line("asm volatile(\"\" : \"+r\"(m0e), \"+r\"(n0e));");
 }
 
 void writeRaster(CodeWriter &w, const KernelContext &ctx) {
@@ -247,9 +320,9 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
   const bool split = ctx.cfg.splitK > 1;
   w.line("if ({} < {}) {{", row, s.m);
   w.indent();
-  w.line("const long long ob = b * {}LL + (long long)({}) * {}LL;", s.outBatchStride, row,
+  w.line("const {0} ob = ({0})b * {1} + ({0})({2}) * {3};", indexType(ctx), s.outBatchStride, row,
          s.outRowStride);
-  const std::string c0 = outColOffset(s, col), c1 = outColOffset(s, col + " + 1");
+  const std::string c0 = outColOffset(ctx, col), c1 = outColOffset(ctx, col + " + 1");
   if (split) {
     w.line("float *wp = ws + (long long)blockIdx.y * {}LL;", ctx.total);
     if (ctx.outPairs && ctx.total % 2 == 0) {
@@ -287,7 +360,8 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
       s.alpha == 1.0 ? acc : fmt::format("{} * {}", acc, cudaLiteral(s.alpha, DType::kF32));
   w.line("float {} = {};", v, init);
   for (const Addend &ad : s.addends) {
-    std::string load = loadExpr(ctx.names.at(ad.value), broadcastOffset(ad.shape, outShape, oidx));
+    std::string load =
+        loadExpr(ctx.names.at(ad.value), epilogueOffset(ctx, ad.shape, outShape, oidx));
     if (ad.coef == 1.0)
       w.line("{} += {};", v, load);
     else
@@ -305,7 +379,7 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
     if (it == ctx.names.end())
       return invalidArgument("value '{}' is neither a group input nor computed in the group",
                              val->name());
-    return loadExpr(it->second, broadcastOffset(staticSizes(val), outShape, oidx));
+    return loadExpr(it->second, epilogueOffset(ctx, staticSizes(val), outShape, oidx));
   };
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, chain, env, load, prefix));
   auto it = env.find(out);
@@ -317,7 +391,7 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
 } // namespace
 
 Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
-  w.line("auto dlc_ep = [&](float acc, long long oidx) {{");
+  w.line("auto dlc_ep = [&](float acc, {} oidx) {{", indexType(ctx));
   w.indent();
   DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, "acc", "oidx", "e"));
   w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r);
@@ -325,7 +399,7 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
   w.line("}};");
   w.line("(void)dlc_ep;");
   if (ctx.outPairs) {
-    w.line("auto dlc_ep2 = [&](float acc0, float acc1, long long oidx) {{");
+    w.line("auto dlc_ep2 = [&](float acc0, float acc1, {} oidx) {{", indexType(ctx));
     w.indent();
     DLC_ASSIGN_OR_RETURN(std::string r0, writeEpilogueBody(w, ctx, "acc0", "oidx", "e"));
     DLC_ASSIGN_OR_RETURN(std::string r1, writeEpilogueBody(w, ctx, "acc1", "(oidx + 1)", "f"));
@@ -354,6 +428,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
   ctx.total = 1;
   for (int64_t d : staticSizes(out))
     ctx.total *= d;
+  ctx.narrow = ctx.total < (int64_t{1} << 31);
   ctx.tilesM = ceilDiv(spec.m, cfg.bm);
   ctx.tilesN = ceilDiv(spec.n, cfg.bn);
   ctx.kTiles = ceilDiv(spec.k, cfg.bk);
@@ -422,7 +497,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
     r.line("#pragma unroll 4");
     r.line("for (int s = 0; s < {}; ++s)", splits);
     r.line("  v += ws[s * {}LL + i];", ctx.total);
-    r.line("dlc_ep(v, i);");
+    r.line("dlc_ep(v, ({})i);", indexType(ctx));
     r.dedent();
     r.line("}}");
     r.dedent();

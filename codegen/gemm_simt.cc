@@ -183,14 +183,15 @@ Status writeSimtKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("__syncthreads();");
   w.dedent();
   w.line("}}");
+  writeOpaqueOrigin(w);
   w.line("#pragma unroll");
   w.line("for (int im = 0; im < TM; ++im) {{");
   w.indent();
   w.line("#pragma unroll");
   w.line("for (int in = 0; in < TN; in += 2) {{");
   w.indent();
-  w.line("const int row = m0 + ty * 4 + (im >> 2) * 64 + (im & 3);");
-  w.line("const int col = n0 + tx * 4 + (in >> 2) * 64 + (in & 3);");
+  w.line("const int row = m0e + ty * 4 + (im >> 2) * 64 + (im & 3);");
+  w.line("const int col = n0e + tx * 4 + (in >> 2) * 64 + (in & 3);");
   writeAccStore(w, ctx, "row", "col", "acc[im][in]", "acc[im][in + 1]");
   w.dedent();
   w.line("}}");

@@ -50,7 +50,10 @@ std::string bitsOf(DType t, const std::string &e) {
 }
 
 /// Writes the loader of strided operand `op` ("A" or "B"): per-thread chunk setup, and the
-/// lambdas X_load(stage, kt) (cp.async, or a fetch into registers) and X_store(stage).
+/// lambdas X_load(stage, kt) (cp.async, or a fetch into registers) and X_store(stage). Chunk j
+/// of a thread is chunk tid + j * NT of the tile; when NT is a multiple of the chunks per row,
+/// every chunk of a thread sits in the same column, so one pointer and one shared offset
+/// describe them all (rows j * NT / chunks-per-row apart).
 void writeStridedLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op,
                         const std::string &x, int freeTile, int64_t freeExtent,
                         const std::string &i0) {
@@ -59,47 +62,78 @@ void writeStridedLoader(CodeWriter &w, const KernelContext &ctx, const Operand &
             nt = 32 * ctx.cfg.warpsM * ctx.cfg.warpsN;
   const bool vec = vectorizable(s, op, freeExtent);
   const std::string ptr = ctx.names.at(op.value);
+  const std::string boff = op.batchOffset == "0" ? "0" : "(" + op.batchOffset + ")";
+  const int pitch = pitchOf(s, ctx.cfg, op, freeTile);
   const int cpr = op.kContig ? ctx.cfg.bk / ce : freeTile / ce;
   const int chunks = op.kContig ? freeTile * cpr : ctx.cfg.bk * cpr;
   const int cpt = (chunks + nt - 1) / nt;
-  const bool exact = chunks % nt == 0;
+  const bool affine = nt % cpr == 0 && chunks % nt == 0;
+  const int rs = affine ? nt / cpr : 0; // rows between a thread's chunks
+  auto splitOff = [&](const std::string &i) {
+    return op.split ? fmt::format("((long long)({0} / {1}) * {2}LL + {0} % {1})", i, op.split,
+                                  op.splitStride)
+                    : fmt::format("(long long)({})", i);
+  };
   w.line("// {}: {} tile, {} loads", x, op.kContig ? "K-contiguous" : "K-strided",
          vec ? "cp.async 16-byte" : "register-staged element");
-  w.line("const {0} *{1}g[{2}];", ctx.storage, x, cpt);
-  w.line("int {0}o[{1}], {0}k[{1}], {0}i[{1}];", x, cpt);
-  w.line("#pragma unroll");
-  w.line("for (int j = 0; j < {}; ++j) {{", cpt);
-  w.indent();
-  w.line("const int c = tid + j * {};", nt);
-  if (op.kContig) {
-    w.line("const int r = c / {0}, kc = (c % {0}) * {1};", cpr, ce);
-    w.line("const int i = {} + r;", i0);
-    w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, chunks);
-    w.line("{}k[j] = kc;", x);
-    w.line("{}o[j] = r * {} + kc;", x, pitchOf(s, ctx.cfg, op, freeTile));
-    w.line("{0}g[j] = {1} + {2} + (long long)({0}i[j] < {3} ? i : 0) * {4}LL + kc;", x, ptr,
-           op.batchOffset == "0" ? "0" : "(" + op.batchOffset + ")", freeExtent, op.ld);
+  // Expressions of chunk j: its free index (first element), K offset within the tile,
+  // global pointer at K tile start `k` and shared-memory offset.
+  std::string iOf, kOf, src, smem;
+  if (affine) {
+    w.line("const int {0}r0 = tid / {1}, {0}c0 = (tid % {1}) * {2};", x, cpr, ce);
+    w.line("const int {0}o = {0}r0 * {1} + {0}c0;", x, pitch);
+    if (op.kContig) {
+      w.line("const int {0}i = {1} + {0}r0;", x, i0);
+      w.line("const {0} *{1}g = {2} + {3} + (long long){1}i * {4}LL + {1}c0;", ctx.storage, x, ptr,
+             boff, op.ld);
+      iOf = fmt::format("({}i + j * {})", x, rs);
+      kOf = fmt::format("{}c0", x);
+      src = fmt::format("{}g + (long long)j * {}LL + k", x, int64_t{rs} * op.ld);
+    } else {
+      w.line("const int {0}i = {1} + {0}c0;", x, i0);
+      w.line("const {0} *{1}g = {2} + {3} + {4} + (long long){1}r0 * {5}LL;", ctx.storage, x, ptr,
+             boff, splitOff(fmt::format("({0}i < {1} ? {0}i : 0)", x, freeExtent)), op.ld);
+      iOf = fmt::format("{}i", x);
+      kOf = fmt::format("({}r0 + j * {})", x, rs);
+      src = fmt::format("{}g + ((long long)k + j * {}) * {}LL", x, rs, op.ld);
+    }
+    smem = fmt::format("{}o + j * {}", x, rs * pitch);
   } else {
-    w.line("const int kr = c / {0}, ic = (c % {0}) * {1};", cpr, ce);
-    w.line("const int i = {} + ic;", i0);
-    w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, chunks);
-    w.line("{}k[j] = kr;", x);
-    w.line("{}o[j] = kr * {} + ic;", x, pitchOf(s, ctx.cfg, op, freeTile));
-    std::string iv = fmt::format("({}i[j] < {} ? i : 0)", x, freeExtent);
-    std::string off = op.split ? fmt::format("((long long)({0} / {1}) * {2}LL + {0} % {1})", iv,
-                                             op.split, op.splitStride)
-                               : fmt::format("(long long){}", iv);
-    w.line("{0}g[j] = {1} + {2} + {3} + (long long)kr * {4}LL;", x, ptr,
-           op.batchOffset == "0" ? "0" : "(" + op.batchOffset + ")", off, op.ld);
+    w.line("const {0} *{1}g[{2}];", ctx.storage, x, cpt);
+    w.line("int {0}o[{1}], {0}k[{1}], {0}i[{1}];", x, cpt);
+    w.line("#pragma unroll");
+    w.line("for (int j = 0; j < {}; ++j) {{", cpt);
+    w.indent();
+    w.line("const int c = tid + j * {};", nt);
+    if (op.kContig) {
+      w.line("const int r = c / {0}, kc = (c % {0}) * {1};", cpr, ce);
+      w.line("const int i = {} + r;", i0);
+      w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, chunks);
+      w.line("{}k[j] = kc;", x);
+      w.line("{}o[j] = r * {} + kc;", x, pitch);
+      w.line("{0}g[j] = {1} + {2} + (long long)({0}i[j] < {3} ? i : 0) * {4}LL + kc;", x, ptr, boff,
+             freeExtent, op.ld);
+      src = fmt::format("{}g[j] + k", x);
+    } else {
+      w.line("const int kr = c / {0}, ic = (c % {0}) * {1};", cpr, ce);
+      w.line("const int i = {} + ic;", i0);
+      w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, chunks);
+      w.line("{}k[j] = kr;", x);
+      w.line("{}o[j] = kr * {} + ic;", x, pitch);
+      w.line("{0}g[j] = {1} + {2} + {3} + (long long)kr * {4}LL;", x, ptr, boff,
+             splitOff(fmt::format("({}i[j] < {} ? i : 0)", x, freeExtent)), op.ld);
+      src = fmt::format("{}g[j] + (long long)k * {}LL", x, op.ld);
+    }
+    w.dedent();
+    w.line("}}");
+    iOf = fmt::format("{}i[j]", x);
+    kOf = fmt::format("{}k[j]", x);
+    smem = fmt::format("{}o[j]", x);
   }
-  w.dedent();
-  w.line("}}");
+  const std::string guard = affine || chunks % nt == 0
+                                ? ""
+                                : fmt::format("if (tid + j * {} >= {}) continue;", nt, chunks);
   const std::string stage = fmt::format("s{}", x);
-  const std::string stageSize = fmt::format("{}_STAGE", x);
-  // The K step of the global pointer per tile: 1 element per k (K-contiguous) or ld.
-  const std::string kAdvance =
-      op.kContig ? "(long long)k" : fmt::format("(long long)k * {}LL", op.ld);
-  const std::string kOf = op.kContig ? fmt::format("k + {}k[j]", x) : fmt::format("k + {}k[j]", x);
   if (vec) {
     w.line("const unsigned {0}u = dlc_smem_u32({1});", x, stage);
     w.line("auto {}_load = [&](int stage, int kt) {{", x);
@@ -108,13 +142,12 @@ void writeStridedLoader(CodeWriter &w, const KernelContext &ctx, const Operand &
     w.line("#pragma unroll");
     w.line("for (int j = 0; j < {}; ++j) {{", cpt);
     w.indent();
-    if (!exact)
-      w.line("if (tid + j * {} >= {}) continue;", nt, chunks);
-    w.line("const bool p = {}i[j] < {} && {} < K;", x, freeExtent, kOf);
-    w.line("dlc_cp_async16({0}u + (unsigned)(stage * {1} + {0}o[j]) * {2}u, p ? (const void "
-           "*)({0}g[j] + "
-           "{3}) : (const void *){4}, p);",
-           x, stageSize, eb, kAdvance, ptr);
+    if (!guard.empty())
+      w.line("{}", guard);
+    w.line("const bool p = {} < {} && k + {} < K;", iOf, freeExtent, kOf);
+    w.line("dlc_cp_async16({0}u + (unsigned)(stage * {0}_STAGE + {1}) * {2}u, p ? (const void "
+           "*)({3}) : (const void *){4}, p);",
+           x, smem, eb, src, ptr);
     w.dedent();
     w.line("}}");
     w.dedent();
@@ -129,17 +162,17 @@ void writeStridedLoader(CodeWriter &w, const KernelContext &ctx, const Operand &
   w.line("#pragma unroll");
   w.line("for (int j = 0; j < {}; ++j) {{", cpt);
   w.indent();
+  w.line("const {} *q = {};", ctx.storage, src);
   w.line("unsigned v[{}];", ce);
   w.line("#pragma unroll");
   w.line("for (int e = 0; e < {}; ++e) {{", ce);
   w.indent();
   if (op.kContig) {
-    w.line("const bool p = {0}i[j] < {1} && {2} + e < K;", x, freeExtent, kOf);
-    w.line("v[e] = p ? {} : 0u;", bitsOf(s.dtype, fmt::format("{}g[j][k + e]", x)));
+    w.line("const bool p = {} < {} && k + {} + e < K;", iOf, freeExtent, kOf);
+    w.line("v[e] = p ? {} : 0u;", bitsOf(s.dtype, "q[e]"));
   } else {
-    w.line("const bool p = {0}i[j] + e < {1} && {2} < K;", x, freeExtent, kOf);
-    w.line("v[e] = p ? {} : 0u;",
-           bitsOf(s.dtype, fmt::format("{}g[j][(long long)k * {}LL + e]", x, op.ld)));
+    w.line("const bool p = {} + e < {} && k + {} < K;", iOf, freeExtent, kOf);
+    w.line("v[e] = p ? {} : 0u;", bitsOf(s.dtype, "q[e]"));
   }
   w.dedent();
   w.line("}}");
@@ -156,10 +189,11 @@ void writeStridedLoader(CodeWriter &w, const KernelContext &ctx, const Operand &
   w.line("auto {}_store = [&](int stage) {{", x);
   w.indent();
   w.line("#pragma unroll");
-  w.line("for (int j = 0; j < {}; ++j)", cpt);
-  w.line(
-      "  if ({}tid + j * {} < {}) *reinterpret_cast<uint4 *>({} + stage * {} + {}o[j]) = {}r[j];",
-      exact ? "true || " : "", nt, chunks, stage, stageSize, x, x);
+  w.line("for (int j = 0; j < {}; ++j) {{", cpt);
+  if (!guard.empty())
+    w.line("  {}", guard);
+  w.line("  *reinterpret_cast<uint4 *>({} + stage * {}_STAGE + {}) = {}r[j];", stage, x, smem, x);
+  w.line("}}");
   w.dedent();
   w.line("}};");
 }
@@ -174,9 +208,12 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
   const std::string ptr = ctx.names.at(op.value);
   const bool f32 = s.dtype == DType::kF32;
   const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
+  // 32-bit offsets unless the input is too large for them.
+  const bool wide = g.images * g.channels * hw >= (int64_t{1} << 31);
+  const char *off = wide ? "long long" : "int";
   w.line("// B: im2col gather of an NCHW image (2 columns x {} rows per thread)", rpt);
   w.line("const int gp = tid % {}, gk = tid / {};", pairs, pairs);
-  w.line("long long gb[2];");
+  w.line("{} gb[2];", off);
   w.line("int gih[2], giw[2];");
   w.line("#pragma unroll");
   w.line("for (int q = 0; q < 2; ++q) {{");
@@ -186,7 +223,7 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
   w.line("const int oh = pix / {}, ow = pix % {};", g.ow, g.ow);
   w.line("gih[q] = n < N ? oh * {} - {} : -0x3fffffff;", g.strideH, g.padH);
   w.line("giw[q] = ow * {} - {};", g.strideW, g.padW);
-  w.line("gb[q] = n < N ? (long long)img * {}LL + b * {}LL + (long long)gih[q] * {} + giw[q] : 0;",
+  w.line("gb[q] = n < N ? ({0})img * {1} + ({0})b * {2} + gih[q] * {3} + giw[q] : 0;", off,
          g.channels * hw, g.groupChannels * hw, g.w);
   w.dedent();
   w.line("}}");
@@ -199,7 +236,7 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
   w.line("const int k = kt * BK + gk + r * {};", rg);
   w.line("const int c = k / {0}, rr = k % {0};", g.kh * g.kw);
   w.line("const int kh = rr / {0}, kw = rr % {0};", g.kw);
-  w.line("const long long off = (long long)c * {} + kh * {} + kw * {};", hw, g.dilationH * g.w,
+  w.line("const {} off = ({})c * {} + kh * {} + kw * {};", off, off, hw, g.dilationH * g.w,
          g.dilationW);
   w.line("unsigned v[2];");
   w.line("#pragma unroll");
@@ -229,21 +266,17 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
   w.line("}};");
 }
 
-/// The math of one shared-memory stage.
-void writeCompute(CodeWriter &w, const KernelContext &ctx) {
+/// Lambdas `frag(stage, ks, af, bf)`: the warp's A and B fragments of one MMA K step from a
+/// shared-memory stage, and `mma(af, bf)`: the warp tile's MMAs on them.
+void writeFragments(CodeWriter &w, const KernelContext &ctx) {
   const GemmSpec &s = ctx.spec;
   const bool aK = s.a.kContig && !s.a.gather, bK = s.b.kContig && !s.b.gather;
-  w.line("auto compute = [&](int stage) {{");
+  w.line("auto frag = [&](int stage, int ks, unsigned (&af)[MI][4], unsigned (&bf)[NI][2]) {{");
   w.indent();
   w.line("const {0} *As = sA + stage * A_STAGE;", ctx.storage);
   w.line("const {0} *Bs = sB + stage * B_STAGE;", ctx.storage);
   if (s.dtype != DType::kF32) {
-    const char *mma = s.dtype == DType::kBF16 ? "dlc_mma_bf16" : "dlc_mma_f16";
     w.line("const unsigned aBase = dlc_smem_u32(As), bBase = dlc_smem_u32(Bs);");
-    w.line("#pragma unroll");
-    w.line("for (int ks = 0; ks < BK; ks += 16) {{");
-    w.indent();
-    w.line("unsigned af[MI][4], bf[NI][2];");
     w.line("#pragma unroll");
     w.line("for (int mi = 0; mi < MI; ++mi) {{");
     w.indent();
@@ -276,19 +309,8 @@ void writeCompute(CodeWriter &w, const KernelContext &ctx) {
     w.line("bf[2 * nj + 1][1] = r4[3];");
     w.dedent();
     w.line("}}");
-    w.line("#pragma unroll");
-    w.line("for (int mi = 0; mi < MI; ++mi)");
-    w.line("#pragma unroll");
-    w.line("  for (int ni = 0; ni < NI; ++ni)");
-    w.line("    {}(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);", mma);
-    w.dedent();
-    w.line("}}");
   } else {
     w.line("const int g = lane >> 2, t = lane & 3;");
-    w.line("#pragma unroll");
-    w.line("for (int ks = 0; ks < BK; ks += 8) {{");
-    w.indent();
-    w.line("unsigned af[MI][4], bf[NI][2];");
     w.line("#pragma unroll");
     w.line("for (int mi = 0; mi < MI; ++mi) {{");
     w.indent();
@@ -315,15 +337,18 @@ void writeCompute(CodeWriter &w, const KernelContext &ctx) {
     w.line("bf[ni][1] = {};", b("ks + t + 4"));
     w.dedent();
     w.line("}}");
-    w.line("#pragma unroll");
-    w.line("for (int mi = 0; mi < MI; ++mi)");
-    w.line("#pragma unroll");
-    w.line("  for (int ni = 0; ni < NI; ++ni)");
-    w.line("    dlc_mma_tf32(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);");
-    w.dedent();
-    w.line("}}");
   }
   w.dedent();
+  w.line("}};");
+  const char *mma = s.dtype == DType::kF32    ? "dlc_mma_tf32"
+                    : s.dtype == DType::kBF16 ? "dlc_mma_bf16"
+                                              : "dlc_mma_f16";
+  w.line("auto mma = [&](const unsigned (&af)[MI][4], const unsigned (&bf)[NI][2]) {{");
+  w.line("#pragma unroll");
+  w.line("  for (int mi = 0; mi < MI; ++mi)");
+  w.line("#pragma unroll");
+  w.line("    for (int ni = 0; ni < NI; ++ni)");
+  w.line("      {}(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);", mma);
   w.line("}};");
 }
 
@@ -347,7 +372,8 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("constexpr int BM = {}, BN = {}, BK = {}, STAGES = {};", c.bm, c.bn, c.bk, c.stages);
   w.line("constexpr int WM = {}, WN = {}, WARPS_M = {};", c.bm / c.warpsM, c.bn / c.warpsN,
          c.warpsM);
-  w.line("constexpr int MI = WM / 16, NI = WN / 8;");
+  w.line("constexpr int MI = WM / 16, NI = WN / 8, KSTEP = {}, KSTEPS = BK / KSTEP;",
+         s.dtype == DType::kF32 ? 8 : 16);
   w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
   w.line("constexpr int A_PITCH = {}, B_PITCH = {};", pa, pb);
   w.line("constexpr int A_STAGE = {}, B_STAGE = {};", stageElems(c, s.a, c.bm, pa),
@@ -379,7 +405,9 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("#pragma unroll");
   w.line("    for (int q = 0; q < 4; ++q)");
   w.line("      acc[mi][ni][q] = 0.f;");
-  writeCompute(w, ctx);
+  writeFragments(w, ctx);
+  // Fragments are double-buffered across K steps; the last step of a tile waits for the next
+  // tile (one barrier per tile) and loads that tile's first fragments before its own MMAs.
   w.line("#pragma unroll");
   w.line("for (int st = 0; st < STAGES - 1; ++st) {{");
   w.line("  if (st < ktn) {{");
@@ -390,25 +418,41 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("  }}");
   w.line("  dlc_cp_async_commit();");
   w.line("}}");
-  w.line("for (int i = 0; i < ktn; ++i) {{");
-  w.indent();
   w.line("dlc_cp_async_wait<STAGES - 2>();");
   w.line("__syncthreads();");
-  w.line("const int nx = i + STAGES - 1, ns = nx % STAGES;");
+  w.line("unsigned af[2][MI][4], bf[2][NI][2];");
+  w.line("frag(0, 0, af[0], bf[0]);");
+  w.line("for (int i = 0; i < ktn; ++i) {{");
+  w.indent();
+  w.line("const int cur = i % STAGES, nx = i + STAGES - 1, ns = nx % STAGES;");
   w.line("if (nx < ktn) {{");
   w.line("  A_load(ns, kt0 + nx);");
   w.line("  B_load(ns, kt0 + nx);");
   w.line("}}");
   w.line("dlc_cp_async_commit();");
-  w.line("compute(i % STAGES);");
-  w.line("if (nx < ktn) {{");
-  w.line("  A_store(ns);");
-  w.line("  B_store(ns);");
+  w.line("#pragma unroll");
+  w.line("for (int s = 0; s < KSTEPS; ++s) {{");
+  w.indent();
+  w.line("if (s == KSTEPS - 1) {{");
+  w.line("  if (nx < ktn) {{");
+  w.line("    A_store(ns);");
+  w.line("    B_store(ns);");
+  w.line("  }}");
+  w.line("  dlc_cp_async_wait<STAGES - 2>();");
+  w.line("  __syncthreads();");
+  w.line("  if (i + 1 < ktn)");
+  w.line("    frag((i + 1) % STAGES, 0, af[(s + 1) & 1], bf[(s + 1) & 1]);");
+  w.line("}} else {{");
+  w.line("  frag(cur, (s + 1) * KSTEP, af[(s + 1) & 1], bf[(s + 1) & 1]);");
+  w.line("}}");
+  w.line("mma(af[s & 1], bf[s & 1]);");
+  w.dedent();
   w.line("}}");
   w.dedent();
   w.line("}}");
   w.line("dlc_cp_async_wait<0>();");
   w.line("__syncthreads();");
+  writeOpaqueOrigin(w);
   w.line("#pragma unroll");
   w.line("for (int mi = 0; mi < MI; ++mi) {{");
   w.indent();
@@ -418,8 +462,8 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("#pragma unroll");
   w.line("for (int h = 0; h < 2; ++h) {{");
   w.indent();
-  w.line("const int row = m0 + wm * WM + mi * 16 + (lane >> 2) + h * 8;");
-  w.line("const int col = n0 + wn * WN + ni * 8 + (lane & 3) * 2;");
+  w.line("const int row = m0e + wm * WM + mi * 16 + (lane >> 2) + h * 8;");
+  w.line("const int col = n0e + wn * WN + ni * 8 + (lane & 3) * 2;");
   writeAccStore(w, ctx, "row", "col", "acc[mi][ni][2 * h]", "acc[mi][ni][2 * h + 1]");
   w.dedent();
   w.line("}}");

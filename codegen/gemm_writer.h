@@ -22,12 +22,13 @@ struct KernelContext {
   std::string outStorage;
   bool outPairs = false; // columns (2j, 2j+1) are adjacent, 2-element aligned in the output
   int64_t total = 0;     // output elements (one batch of split-K partial sums)
+  bool narrow = false;   // every output offset fits in 32 bits: int index arithmetic
   int64_t tilesM = 0, tilesN = 0, kTiles = 0, kTilesPerSplit = 0;
   uint32_t gridZ = 1;
 };
 
-/// C expression (long long) of the output offset of column `col` (outSplit applied).
-std::string outColOffset(const GemmSpec &spec, const std::string &col);
+/// C expression of the output offset of column `col` (outSplit applied), in the index type.
+std::string outColOffset(const KernelContext &ctx, const std::string &col);
 
 /// Writes the statements that hand the accumulators (v0, v1) of output row `row`, columns
 /// `col`, `col` + 1 (each may lie past the edge) to the epilogue, or to the split-K scratch.
@@ -40,6 +41,11 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx);
 
 /// Tile raster: writes `tm`, `tn` from blockIdx.x (groups of 8 row tiles for L2 reuse).
 void writeRaster(CodeWriter &w, const KernelContext &ctx);
+
+/// Writes `m0e`, `n0e`: copies of the tile origin the compiler cannot see through, for the
+/// epilogue's index math. Otherwise it hoists every output and epilogue-operand address
+/// (loop-invariant) above the main loop and keeps them live across it, spilling.
+void writeOpaqueOrigin(CodeWriter &w);
 
 /// Main kernels.
 Status writeTcKernel(CodeWriter &w, const KernelContext &ctx);

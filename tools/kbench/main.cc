@@ -589,6 +589,9 @@ int main(int argc, char **argv) {
       cases[i].line += (cases[i].line.empty() ? "" : " ") + w;
     if (!parseCase(cases[i], lines[i]))
       continue;
+    for (size_t j = 0; j + 1 < cli.size(); ++j)
+      if (cli[j] == "--check" && !cases[i].has("check"))
+        cases[i].flags["check"] = cli[j + 1];
     codegen::EmitOptions o = opts;
     o.allowTf32 = tf32 || cases[i].has("tf32");
     prepare(cases[i], o);
