@@ -169,6 +169,7 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
   return (I)v;
 }
 
+<<<<<<< HEAD
 // --- Vectorised access: N elements of T moved as one aligned load or store ---------------------
 template <class T, int N> struct alignas(sizeof(T) * N) dlc_vec {
   T v[N];
@@ -182,6 +183,77 @@ __device__ __forceinline__ auto dlc_imin(A a, B b) -> decltype(a + b) {
 template <class A, class B>
 __device__ __forceinline__ auto dlc_imax(A a, B b) -> decltype(a + b) {
   return a < b ? b : a;
+=======
+// --- Tensor-core and tiling helpers (gemm.cc, conv.cc) --------------------------------------
+__device__ __forceinline__ unsigned dlc_smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+// Asynchronous global->shared copies; `pred` false zero-fills the destination (no read).
+__device__ __forceinline__ void dlc_cp_async16(unsigned dst, const void *src, bool pred) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(pred ? 16 : 0));
+}
+__device__ __forceinline__ void dlc_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void dlc_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ void dlc_ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void dlc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+// D = A * B + D, m16n8k16 (f16 or bf16 inputs) or m16n8k8 (tf32), f32 accumulators.
+__device__ __forceinline__ void dlc_mma_f16(float (&d)[4], const unsigned (&a)[4],
+                                            unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+               "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void dlc_mma_bf16(float (&d)[4], const unsigned (&a)[4],
+                                             unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+               "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void dlc_mma_tf32(float (&d)[4], const unsigned (&a)[4],
+                                             unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
+               "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ unsigned dlc_to_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+// Raw 16-bit patterns of a stored element (for packing shared-memory tiles).
+__device__ __forceinline__ unsigned short dlc_bits16(__half x) { return __half_as_ushort(x); }
+__device__ __forceinline__ unsigned short dlc_bits16(__nv_bfloat16 x) {
+  return __bfloat16_as_ushort(x);
+}
+// Two adjacent elements stored at once (`p` aligned to two elements).
+template <class S> __device__ __forceinline__ void dlc_store2(S *p, float a, float b) {
+  p[0] = dlc_store<S>(a);
+  p[1] = dlc_store<S>(b);
+}
+template <> __device__ __forceinline__ void dlc_store2<__half>(__half *p, float a, float b) {
+  *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(a, b);
+}
+template <>
+__device__ __forceinline__ void dlc_store2<__nv_bfloat16>(__nv_bfloat16 *p, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(a, b);
+}
+template <> __device__ __forceinline__ void dlc_store2<float>(float *p, float a, float b) {
+  *reinterpret_cast<float2 *>(p) = make_float2(a, b);
+>>>>>>> emit-gemm
 }
 )cuda";
 

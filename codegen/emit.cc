@@ -18,6 +18,8 @@ const std::vector<Family> &families() {
       poolFamily(),
       elementwiseFamily(),
       reductionFamily(),
+      gemmFamily(),
+      convFamily(),
   };
   return all;
 }

@@ -1,0 +1,238 @@
+// Conv family: 1-D and 2-D Conv on NCHW tensors with its elementwise epilogue.
+//
+// * Depthwise (each group reads one input channel): a direct kernel, one output element per
+//   thread, the window in registers; it is memory-bound, a GEMM would waste the tensor cores.
+// * Everything else: implicit GEMM per group (gemm_kernel.h), computed in place on the model's
+//   layouts with no weight transform (emitters create no constants): A = the OIHW weight as an
+//   [M, C/group * KH * KW] row-major matrix (K in channel, kernel-row, kernel-column order);
+//   B = the im2col matrix of the input, gathered with the window index math in the kernel
+//   (K rows by N = images * OH * OW columns). A 1x1, stride-1, unpadded conv without groups
+//   whose planes are 16-byte aligned reads B as a plain strided matrix with cp.async instead.
+//   The output [images, M, OH, OW] is written at (m, column) -> image * M * OHW + m * OHW + pixel.
+// 3-D convolutions are refused.
+#include <fmt/format.h>
+
+#include "codegen/cuda_prelude.h"
+#include "codegen/elementwise_chain.h"
+#include "codegen/emitters.h"
+#include "codegen/gemm_kernel.h"
+#include "codegen/gemm_writer.h"
+#include "ir/ops/conv_util.h"
+
+namespace dlc::codegen {
+namespace {
+
+using gemm::ConvGather;
+using gemm::GemmSpec;
+
+bool claims(const Node *anchor) { return anchor && anchor->op() == Op::kConv; }
+
+/// Geometry of a 1-D or 2-D conv node, 1-D as 2-D with H = 1.
+struct ConvShape {
+  ConvGather g;
+  int64_t outChannels = 0, group = 1;
+};
+
+Expected<ConvShape> convShape(const Node &n) {
+  const std::vector<int64_t> x = staticSizes(n.input(0)), w = staticSizes(n.input(1)),
+                             y = staticSizes(n.output(0));
+  const int64_t rank = static_cast<int64_t>(x.size()) - 2;
+  if (rank != 1 && rank != 2)
+    return invalidArgument("Conv: {}-D convolution has no GPU kernel (1-D and 2-D only)", rank);
+  std::vector<int64_t> wk(w.begin() + 2, w.end());
+  DLC_ASSIGN_OR_RETURN(ops::WindowGeometry geo, ops::readWindowGeometry(n, rank, &wk, {}));
+  ConvShape s;
+  ConvGather &g = s.g;
+  s.group = n.getInt("group");
+  s.outChannels = w[0];
+  g.images = x[0];
+  g.channels = x[1];
+  g.groupChannels = w[1];
+  const int64_t hAxis = rank == 2 ? 0 : -1, wAxis = rank - 1;
+  g.h = rank == 2 ? x[2] : 1;
+  g.w = x.back();
+  g.oh = rank == 2 ? y[2] : 1;
+  g.ow = y.back();
+  g.kh = rank == 2 ? w[2] : 1;
+  g.kw = w.back();
+  if (hAxis >= 0) {
+    g.strideH = geo.strides[0];
+    g.dilationH = geo.dilations[0];
+    g.padH = geo.resolvePads(0, g.h).first;
+  }
+  g.strideW = geo.strides[static_cast<size_t>(wAxis)];
+  g.dilationW = geo.dilations[static_cast<size_t>(wAxis)];
+  g.padW = geo.resolvePads(wAxis, g.w).first;
+  return s;
+}
+
+bool supports(const Node &node, std::string *why) {
+  const DType t = node.input(0)->dtype();
+  if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16) {
+    *why = fmt::format("Conv: dtype {} has no GPU kernel (f32, f16 and bf16 only)", dtypeName(t));
+    return false;
+  }
+  const int64_t rank = node.input(0)->shape().rank();
+  if (rank != 3 && rank != 4) {
+    *why = fmt::format("Conv: {}-D convolution has no GPU kernel (1-D and 2-D only)", rank - 2);
+    return false;
+  }
+  int64_t count = 1;
+  for (int64_t d : staticSizes(node.output(0)))
+    count *= d;
+  if (count == 0) {
+    *why = fmt::format("Conv: the output {} is empty", node.output(0)->shape().str());
+    return false;
+  }
+  auto s = convShape(node);
+  if (!s) {
+    *why = s.status().message();
+    return false;
+  }
+  return true;
+}
+
+/// The bias input as broadcast against the output: [M, 1, ...].
+gemm::Addend biasAddend(const Node &n) {
+  std::vector<int64_t> shape(static_cast<size_t>(n.output(0)->shape().rank() - 1), 1);
+  shape[0] = staticSizes(n.input(2))[0];
+  return {n.input(2), 1.0, shape};
+}
+
+Expected<KernelSet> emitDepthwise(const FusedGroup &group, const ConvShape &cs,
+                                  const EmitOptions &opts) {
+  const Node &n = *group.anchor;
+  const ConvGather &g = cs.g;
+  GemmSpec spec; // only the epilogue terms are used
+  spec.dtype = n.input(0)->dtype();
+  if (n.hasInput(2))
+    spec.addends.push_back(biasAddend(n));
+  const Value *out = group.outputs[0];
+  gemm::KernelContext ctx(group, spec, {});
+  ctx.name = group.name;
+  ctx.outStorage = cudaStorageType(out->dtype());
+  Kernel k;
+  k.name = group.name;
+  std::vector<std::string> decls;
+  for (size_t i = 0; i < group.inputs.size(); ++i) {
+    ctx.names[group.inputs[i]] = fmt::format("in{}", i);
+    decls.push_back(paramDecl(group.inputs[i], ctx.names[group.inputs[i]], false));
+    k.params.push_back({group.inputs[i], -1, false});
+  }
+  decls.push_back(paramDecl(out, "out0", true));
+  k.params.push_back({out, -1, true});
+  int64_t total = 1;
+  for (int64_t d : staticSizes(out))
+    total *= d;
+  const std::string x = ctx.names.at(n.input(0)), w = ctx.names.at(n.input(1));
+  const int64_t mult = cs.outChannels / cs.group;
+  CodeWriter cw;
+  cw.line("// {}: depthwise conv, {} x {} window, {} outputs", group.name, g.kh, g.kw, total);
+  cw.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", k.name,
+          fmt::join(decls, ", "));
+  cw.indent();
+  DLC_RETURN_IF_ERROR(gemm::writeEpilogueLambdas(cw, ctx));
+  cw.line(
+      "for (long long i = blockIdx.x * 256LL + threadIdx.x; i < {}LL; i += (long long)gridDim.x "
+      "* 256) {{",
+      total);
+  cw.indent();
+  cw.line("const int ow = (int)(i % {}), oh = (int)((i / {}) % {});", g.ow, g.ow, g.oh);
+  cw.line("const long long t = i / {};", g.oh * g.ow);
+  cw.line("const int co = (int)(t % {});", cs.outChannels);
+  cw.line("const long long img = t / {};", cs.outChannels);
+  cw.line("const {0} *xp = {1} + (img * {2} + co / {3}) * {4}LL;", cudaStorageType(spec.dtype), x,
+          g.channels, mult, g.h * g.w);
+  cw.line("const {0} *wp = {1} + co * {2};", cudaStorageType(spec.dtype), w, g.kh * g.kw);
+  cw.line("float acc = 0.f;");
+  cw.line("#pragma unroll");
+  cw.line("for (int kh = 0; kh < {}; ++kh) {{", g.kh);
+  cw.indent();
+  cw.line("const int ih = oh * {} - {} + kh * {};", g.strideH, g.padH, g.dilationH);
+  cw.line("if ((unsigned)ih >= {}u) continue;", g.h);
+  cw.line("#pragma unroll");
+  cw.line("for (int kw = 0; kw < {}; ++kw) {{", g.kw);
+  cw.indent();
+  cw.line("const int iw = ow * {} - {} + kw * {};", g.strideW, g.padW, g.dilationW);
+  cw.line("if ((unsigned)iw < {}u)", g.w);
+  cw.line("  acc = fmaf(dlc_load(xp[ih * {} + iw]), dlc_load(__ldg(wp + kh * {} + kw)), acc);", g.w,
+          g.kw);
+  cw.dedent();
+  cw.line("}}");
+  cw.dedent();
+  cw.line("}}");
+  cw.line("dlc_ep(acc, i);");
+  cw.dedent();
+  cw.line("}}");
+  cw.dedent();
+  cw.line("}}");
+  k.source = cw.str();
+  k.launch = gridStrideLaunch(total, opts);
+  KernelSet set;
+  set.kernels.push_back(std::move(k));
+  return set;
+}
+
+} // namespace
+
+namespace gemm {
+
+Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &opts,
+                                  const std::optional<TileConfig> &cfg) {
+  const Node *n = group.anchor;
+  if (!claims(n))
+    return invalidArgument("the group's anchor is not a Conv");
+  std::string why;
+  if (!supports(*n, &why))
+    return invalidArgument("{}", why);
+  DLC_ASSIGN_OR_RETURN(ConvShape cs, convShape(*n));
+  const ConvGather &g = cs.g;
+  if (g.groupChannels == 1 && cs.group > 1 && !cfg)
+    return emitDepthwise(group, cs, opts);
+  GemmSpec s;
+  s.dtype = n->input(0)->dtype();
+  const int64_t mg = cs.outChannels / cs.group, ohw = g.oh * g.ow, hw = g.h * g.w;
+  s.batch = cs.group;
+  s.m = mg;
+  s.k = g.groupChannels * g.kh * g.kw;
+  s.n = g.images * ohw;
+  s.a.value = n->input(1);
+  s.a.kContig = true;
+  s.a.ld = s.k;
+  s.a.batchOffset = cs.group == 1 ? "0" : fmt::format("b * {}LL", mg * s.k);
+  s.b.value = n->input(0);
+  const bool pointwise = cs.group == 1 && g.kh == 1 && g.kw == 1 && g.strideH == 1 &&
+                         g.strideW == 1 && g.padH == 0 && g.padW == 0 && g.oh == g.h && g.ow == g.w;
+  const int64_t chunk = s.dtype == DType::kF32 ? 4 : 8;
+  const bool simt = s.dtype == DType::kF32 && !opts.allowTf32;
+  if (pointwise && (simt || hw % chunk == 0)) {
+    // B(k, n) = X[image, k, pixel]: K-strided, columns split by image.
+    s.b.kContig = false;
+    s.b.ld = hw;
+    if (g.images > 1) {
+      s.b.split = hw;
+      s.b.splitStride = g.channels * hw;
+    }
+  } else {
+    s.b.gather = g;
+  }
+  s.outBatchStride = mg * ohw;
+  s.outRowStride = ohw;
+  if (g.images > 1) {
+    s.outSplit = ohw;
+    s.outSplitStride = cs.outChannels * ohw;
+  }
+  if (n->hasInput(2))
+    s.addends.push_back(biasAddend(*n));
+  return writeGemm(group, s, opts, cfg);
+}
+
+} // namespace gemm
+
+Family convFamily() {
+  return {"conv", claims, supports, [](const FusedGroup &g, const EmitOptions &o) {
+            return gemm::emitConvGroup(g, o, std::nullopt);
+          }};
+}
+
+} // namespace dlc::codegen

@@ -1,0 +1,148 @@
+// GEMM family: MatMul (numpy rules: 1-D operands promoted, batch dims broadcast) and Gemm
+// (transA, transB, alpha, beta, C broadcast to [M, N]) with their elementwise epilogue, written
+// by the GEMM kernel writer (gemm_kernel.h). Operands are read in place in either layout; a
+// MatMul whose B has no batch and whose A is not broadcast runs as one GEMM with the batch
+// folded into M (the usual linear layer on [batch, seq, features]).
+#include <fmt/format.h>
+
+#include "codegen/elementwise_chain.h"
+#include "codegen/emitters.h"
+#include "codegen/gemm_kernel.h"
+
+namespace dlc::codegen {
+namespace {
+
+using gemm::GemmSpec;
+using gemm::Operand;
+
+int64_t product(const std::vector<int64_t> &v, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t i = from; i < std::min(to, v.size()); ++i)
+    p *= v[i];
+  return p;
+}
+
+bool claims(const Node *anchor) {
+  return anchor && (anchor->op() == Op::kMatMul || anchor->op() == Op::kGemm);
+}
+
+bool gemmDType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+bool supports(const Node &node, std::string *why) {
+  const DType t = node.input(0)->dtype();
+  if (!gemmDType(t)) {
+    *why = fmt::format("{}: dtype {} has no GPU kernel (f32, f16 and bf16 only)",
+                       opOnnxName(node.op()), dtypeName(t));
+    return false;
+  }
+  for (const Value *v : node.outputs())
+    if (v && product(v->shape().sizes()) == 0) {
+      *why = fmt::format("{}: the output {} is empty", opOnnxName(node.op()), v->shape().str());
+      return false;
+    }
+  return true;
+}
+
+/// Operand with free extent `extent` whose element (i, k) sits at i * si + k * sk.
+Operand strided(const Value *v, int64_t si, int64_t sk, int64_t extent, std::string batchOffset) {
+  Operand op;
+  op.value = v;
+  op.batchOffset = std::move(batchOffset);
+  if (sk == 1 || extent == 1) {
+    op.kContig = true;
+    op.ld = extent == 1 ? 0 : si;
+  } else {
+    op.kContig = false;
+    op.ld = sk;
+  }
+  return op;
+}
+
+std::string scaled(const std::string &offset, int64_t stride) {
+  return offset == "0" ? "0" : fmt::format("{} * {}LL", offset, stride);
+}
+
+Expected<GemmSpec> matmulSpec(const Node &n) {
+  const std::vector<int64_t> a = staticSizes(n.input(0)), b = staticSizes(n.input(1));
+  std::vector<int64_t> pa = a, pb = b;
+  if (pa.size() == 1)
+    pa.insert(pa.begin(), 1);
+  if (pb.size() == 1)
+    pb.push_back(1);
+  GemmSpec s;
+  s.dtype = n.input(0)->dtype();
+  s.m = pa[pa.size() - 2];
+  s.k = pa.back();
+  s.n = pb.back();
+  std::vector<int64_t> aBatch(pa.begin(), pa.end() - 2), bBatch(pb.begin(), pb.end() - 2);
+  // The output's batch dims: numpy broadcasting of both operands' batch dims.
+  std::vector<int64_t> outBatch(std::max(aBatch.size(), bBatch.size()), 1);
+  for (size_t i = 0; i < outBatch.size(); ++i) {
+    auto dim = [&](const std::vector<int64_t> &d) {
+      const size_t lead = outBatch.size() - d.size();
+      return i < lead ? int64_t{1} : d[i - lead];
+    };
+    outBatch[i] = std::max(dim(aBatch), dim(bBatch));
+  }
+  const int64_t batch = product(outBatch);
+  s.outRowStride = s.n;
+  if (product(bBatch) == 1 && product(aBatch) == batch) {
+    // One GEMM: A's batch rows stacked.
+    s.m *= batch;
+    s.a = strided(n.input(0), s.k, 1, s.m, "0");
+    s.b = strided(n.input(1), 1, s.n, s.n, "0");
+  } else {
+    s.batch = batch;
+    s.a =
+        strided(n.input(0), s.k, 1, s.m, scaled(broadcastOffset(aBatch, outBatch, "b"), s.m * s.k));
+    s.b =
+        strided(n.input(1), 1, s.n, s.n, scaled(broadcastOffset(bBatch, outBatch, "b"), s.k * s.n));
+    s.outBatchStride = s.m * s.n;
+  }
+  return s;
+}
+
+Expected<GemmSpec> gemmSpec(const Node &n) {
+  const std::vector<int64_t> a = staticSizes(n.input(0)), b = staticSizes(n.input(1));
+  const bool ta = n.getInt("transA") != 0, tb = n.getInt("transB") != 0;
+  GemmSpec s;
+  s.dtype = n.input(0)->dtype();
+  s.m = ta ? a[1] : a[0];
+  s.k = ta ? a[0] : a[1];
+  s.n = tb ? b[0] : b[1];
+  // A(m, k): row-major [M, K] or, transposed, [K, M]; B(k, n): [K, N] or [N, K].
+  s.a = ta ? strided(n.input(0), 1, s.m, s.m, "0") : strided(n.input(0), s.k, 1, s.m, "0");
+  s.b = tb ? strided(n.input(1), s.k, 1, s.n, "0") : strided(n.input(1), 1, s.n, s.n, "0");
+  s.outRowStride = s.n;
+  s.alpha = n.getFloat("alpha");
+  const float beta = n.getFloat("beta");
+  if (n.hasInput(2) && beta != 0.0f)
+    s.addends.push_back({n.input(2), beta, staticSizes(n.input(2))});
+  return s;
+}
+
+} // namespace
+
+namespace gemm {
+
+Expected<KernelSet> emitGemmGroup(const FusedGroup &group, const EmitOptions &opts,
+                                  const std::optional<TileConfig> &cfg) {
+  const Node *n = group.anchor;
+  if (!claims(n))
+    return invalidArgument("the group's anchor is not a MatMul or Gemm");
+  std::string why;
+  if (!supports(*n, &why))
+    return invalidArgument("{}", why);
+  DLC_ASSIGN_OR_RETURN(GemmSpec spec, n->op() == Op::kMatMul ? matmulSpec(*n) : gemmSpec(*n));
+  return writeGemm(group, spec, opts, cfg);
+}
+
+} // namespace gemm
+
+Family gemmFamily() {
+  return {"gemm", claims, supports, [](const FusedGroup &g, const EmitOptions &o) {
+            return gemm::emitGemmGroup(g, o, std::nullopt);
+          }};
+}
+
+} // namespace dlc::codegen

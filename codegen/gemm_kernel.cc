@@ -1,0 +1,511 @@
+// GEMM kernel writer: tile choice, kernel parameters, the epilogue, split-K; the main loops are
+// in gemm_tc.cc (tensor cores) and gemm_simt.cc (f32 SIMT). See gemm_kernel.h.
+#include "codegen/gemm_kernel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "codegen/cuda_prelude.h"
+#include "codegen/elementwise_chain.h"
+#include "codegen/emitters.h"
+#include "codegen/gemm_writer.h"
+
+namespace dlc::codegen::gemm {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int threadsOf(const TileConfig &c) { return c.simt ? 256 : 32 * c.warpsM * c.warpsN; }
+
+uint32_t sharedBytes(const GemmSpec &spec, const TileConfig &c) {
+  return c.simt ? 0 : tcSharedBytes(spec, c);
+}
+
+/// Registers per thread, roughly (accumulators, fragments, addressing).
+int regsEstimate(const GemmSpec &spec, const TileConfig &c) {
+  if (c.simt)
+    return (c.bm / 16) * (c.bn / 16) + 48;
+  const int wm = c.bm / c.warpsM, wn = c.bn / c.warpsN;
+  return std::min(255, wm * wn / 32 + wm / 16 * 4 + wn / 8 * 2 + 48);
+}
+
+int blocksPerSm(const GemmSpec &spec, const TileConfig &c) {
+  const int nt = threadsOf(c);
+  int b = std::min(2048 / nt, 32);
+  if (uint32_t smem = sharedBytes(spec, c))
+    b = std::min<int>(b, static_cast<int>((227u * 1024u) / smem));
+  b = std::min(b, 65536 / (nt * regsEstimate(spec, c)));
+  return b;
+}
+
+struct Candidate {
+  TileConfig cfg;
+  double eff;       // share of the family's peak a full tile sustains on a strided GEMM
+  double gatherEff; // the same when B is conv's im2col gather (0: never used for it)
+};
+
+// Efficiencies measured with kbench on an H200 (tools/kbench/sweep.txt): the f16 GEMM tiles
+// relative to the best at 4096^3 and 8192^3, the gather tiles on ResNet-50's convolutions.
+std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts) {
+  std::vector<Candidate> out;
+  if (spec.dtype == DType::kF32 && !opts.allowTf32) {
+    TileConfig big;
+    big.simt = true;
+    big.bm = big.bn = 128;
+    big.bk = 8;
+    TileConfig small = big;
+    small.bm = small.bn = 64;
+    out.push_back({big, 0.75, 0.75});
+    out.push_back({small, 0.5, 0.6});
+    return out;
+  }
+  const bool f32 = spec.dtype == DType::kF32;
+  auto tc = [&](int bm, int bn, int bk, int wmw, int wnw, int stages, double eff,
+                double gatherEff) {
+    TileConfig c;
+    c.bm = bm;
+    c.bn = bn;
+    c.bk = f32 ? bk / 2 : bk; // same bytes per row
+    c.warpsM = wmw;
+    c.warpsN = wnw;
+    c.stages = stages;
+    out.push_back({c, eff, gatherEff});
+  };
+  tc(128, 256, 32, 2, 4, 4, 1.0, 0);
+  tc(256, 128, 32, 4, 2, 4, 1.0, 0.9);
+  tc(128, 256, 64, 2, 4, 3, 0.95, 0);
+  tc(256, 128, 64, 4, 2, 3, 0.93, 0);
+  tc(128, 128, 64, 2, 2, 3, 0.92, 0);
+  tc(128, 128, 32, 2, 2, 4, 0.87, 0);
+  tc(128, 128, 32, 2, 4, 4, 0.82, 0.75);
+  tc(64, 256, 32, 1, 4, 4, 0.8, 0);
+  tc(128, 64, 32, 4, 2, 4, 0.7, 1.0);
+  tc(64, 128, 32, 2, 4, 4, 0.7, 0.6);
+  tc(128, 64, 32, 2, 2, 4, 0.65, 0);
+  tc(64, 128, 32, 2, 2, 4, 0.65, 0);
+  tc(64, 64, 32, 2, 2, 4, 0.5, 0.8);
+  tc(32, 128, 32, 1, 4, 4, 0.5, 0);
+  tc(16, 128, 32, 1, 4, 4, 0.35, 0);
+  tc(32, 64, 32, 1, 4, 4, 0.35, 0.4);
+  tc(16, 64, 32, 1, 4, 4, 0.25, 0.25);
+  tc(128, 32, 32, 4, 1, 4, 0.35, 0);
+  tc(128, 16, 32, 4, 1, 4, 0.2, 0);
+  return out;
+}
+
+} // namespace
+
+std::string TileConfig::str() const {
+  if (simt)
+    return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
+  return fmt::format("{}x{}x{}/{}x{}s{}k{}", bm, bn, bk, warpsM, warpsN, stages, splitK);
+}
+
+std::optional<TileConfig> parseTileConfig(const std::string &text) {
+  TileConfig c;
+  int n = 0;
+  if (std::sscanf(text.c_str(), "%dx%dx%d%n", &c.bm, &c.bn, &c.bk, &n) != 3)
+    return std::nullopt;
+  std::string rest = text.substr(static_cast<size_t>(n));
+  if (rest.rfind("simt", 0) == 0) {
+    c.simt = true;
+    rest = rest.substr(4);
+  } else if (!rest.empty() && rest[0] == '/') {
+    int m = 0;
+    if (std::sscanf(rest.c_str(), "/%dx%d%n", &c.warpsM, &c.warpsN, &m) != 2)
+      return std::nullopt;
+    rest = rest.substr(static_cast<size_t>(m));
+  }
+  if (!rest.empty() && rest[0] == 's') {
+    int m = 0;
+    if (std::sscanf(rest.c_str(), "s%d%n", &c.stages, &m) != 1)
+      return std::nullopt;
+    rest = rest.substr(static_cast<size_t>(m));
+  }
+  if (!rest.empty() && rest[0] == 'k') {
+    int m = 0;
+    if (std::sscanf(rest.c_str(), "k%d%n", &c.splitK, &m) != 1)
+      return std::nullopt;
+    rest = rest.substr(static_cast<size_t>(m));
+  }
+  if (!rest.empty())
+    return std::nullopt;
+  return c;
+}
+
+bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts,
+              std::string *why) {
+  auto no = [&](std::string msg) {
+    *why = std::move(msg);
+    return false;
+  };
+  const int64_t kTiles = ceilDiv(spec.k, c.bk);
+  if (c.splitK < 1 || c.splitK > kTiles)
+    return no(fmt::format("split-K {} outside [1, {}]", c.splitK, kTiles));
+  if (c.simt) {
+    if (spec.dtype != DType::kF32)
+      return no("the SIMT kernel is f32 only");
+    if ((c.bm != 64 && c.bm != 128) || (c.bn != 64 && c.bn != 128) || c.bk != 8)
+      return no("SIMT tiles are 64 or 128 rows and columns, BK 8");
+    return true;
+  }
+  if (spec.dtype == DType::kF32 && !opts.allowTf32)
+    return no("f32 needs allowTf32 for tensor cores");
+  if (opts.smVersion < 80)
+    return no(fmt::format("tensor-core kernels need sm_80 or newer, got sm_{}", opts.smVersion));
+  const int nt = threadsOf(c);
+  const int kStep = spec.dtype == DType::kF32 ? 8 : 16;
+  if (c.warpsM < 1 || c.warpsN < 1 || nt > 1024)
+    return no("bad warp layout");
+  if (c.bm % (16 * c.warpsM) != 0 || c.bn % (16 * c.warpsN) != 0)
+    return no("the warp tile must be a multiple of 16 x 16");
+  if (c.bk % kStep != 0 || c.bk < kStep)
+    return no(fmt::format("BK must be a multiple of {}", kStep));
+  if (c.stages < 2)
+    return no("at least 2 stages");
+  if (sharedBytes(spec, c) > 227u * 1024u)
+    return no(fmt::format("{} bytes of shared memory", sharedBytes(spec, c)));
+  const int ce = 16 / elemBytes(spec.dtype);
+  if (c.bm % ce != 0 || c.bn % ce != 0 || c.bk % ce != 0)
+    return no("tiles must be whole 16-byte chunks");
+  for (const Operand *op : {&spec.a, &spec.b}) {
+    if (op->gather) {
+      const int pairs = c.bn / 2;
+      if (pairs > nt || nt % pairs != 0 || c.bk % (nt / pairs) != 0)
+        return no("the im2col loader needs BN/2 to divide the thread count");
+      if (c.bk / (nt / pairs) > 8)
+        return no("the im2col loader would stage more than 8 rows per thread");
+    } else if (op->split != 0) {
+      const int64_t e = ce;
+      if (op->split % e != 0 || op->splitStride % e != 0 || op->ld % e != 0)
+        return no("a split operand must be 16-byte aligned");
+    }
+  }
+  return true;
+}
+
+TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
+  const bool simt = spec.dtype == DType::kF32 && !opts.allowTf32;
+  const bool gather = spec.b.gather.has_value();
+  // Sustained rates of an H200 seen with kbench: math (FLOP/s) of the best tile, DRAM
+  // bandwidth (B/s), and seconds per im2col element gathered when every SM gathers.
+  const double peak = simt ? 30e12 : spec.dtype == DType::kF32 ? 150e12 : 400e12;
+  const double bandwidth = 3.5e12, gatherCost = 1.8e-12;
+  const int sms = std::max(1, opts.numSms);
+  const int eb = elemBytes(spec.dtype);
+  TileConfig best;
+  double bestTime = INFINITY;
+  for (const Candidate &cand : candidates(spec, opts)) {
+    const double eff = gather ? cand.gatherEff : cand.eff;
+    if (eff <= 0)
+      continue;
+    const int64_t kTiles = ceilDiv(spec.k, cand.cfg.bk);
+    for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
+      if (s > 1 && kTiles / s < 4)
+        break;
+      TileConfig c = cand.cfg;
+      const int64_t perSplit = ceilDiv(kTiles, s);
+      c.splitK = static_cast<int>(ceilDiv(kTiles, perSplit));
+      std::string why;
+      if (!tileFits(spec, c, opts, &why) || blocksPerSm(spec, c) < 1)
+        continue;
+      const int64_t tilesM = ceilDiv(spec.m, c.bm), tilesN = ceilDiv(spec.n, c.bn);
+      const int64_t blocks = tilesM * tilesN * spec.batch * c.splitK;
+      const double work = double(c.bm) * c.bn * c.bk * (perSplit + 2) * 2.0;
+      double compute = double(ceilDiv(blocks, sms)) * work / (eff * peak / sms);
+      // The im2col gather is paid once per row tile, by as many SMs as there are blocks.
+      if (gather)
+        compute += double(tilesM) * spec.batch * spec.n * spec.k * gatherCost * double(sms) /
+                   double(std::min<int64_t>(blocks, sms));
+      // Unique bytes (operands re-read by other tiles come from L2); for conv's gathered B
+      // that is the input image, not the im2col matrix.
+      const double bBytes = gather ? double(spec.b.gather->images) * spec.b.gather->channels *
+                                         spec.b.gather->h * spec.b.gather->w
+                                   : double(spec.batch) * spec.k * spec.n;
+      double bytes = (double(spec.batch) * spec.m * (spec.k + spec.n) + bBytes) * eb;
+      double extra = 0;
+      if (c.splitK > 1) {
+        // Partial sums: written inside the main kernel, read back by the reduction kernel.
+        const double partials = double(spec.batch) * spec.m * spec.n * c.splitK * 4.0;
+        bytes += partials;
+        extra = 4e-6 + partials / bandwidth;
+      }
+      // DRAM bandwidth needs most SMs pulling; memory-bound shapes still prefer the tile
+      // that wastes less math.
+      const double memory = bytes / (bandwidth * std::min(1.0, double(blocks) / double(sms)));
+      const double t = std::max(compute, memory) + 0.2 * compute + extra;
+      if (t < bestTime * 0.97) {
+        bestTime = t;
+        best = c;
+      }
+    }
+  }
+  return best;
+}
+
+std::string outColOffset(const KernelContext &ctx, const std::string &col) {
+  const GemmSpec &spec = ctx.spec;
+  const char *t = ctx.narrow ? "int" : "long long";
+  if (spec.outSplit == 0)
+    return fmt::format("({})({})", t, col);
+  return fmt::format("(({})(({}) / {}) * {} + ({}) % {})", t, col, spec.outSplit,
+                     spec.outSplitStride, col, spec.outSplit);
+}
+
+std::string indexType(const KernelContext &ctx) { return ctx.narrow ? "int" : "long long"; }
+
+std::string epilogueOffset(const KernelContext &ctx, const std::vector<int64_t> &in,
+                           const std::vector<int64_t> &out, const std::string &idx) {
+  if (!ctx.narrow)
+    return broadcastOffset(in, out, idx);
+  // broadcastOffset's arithmetic in 32 bits (every offset is below 2^31).
+  int64_t inCount = 1;
+  for (int64_t d : in)
+    inCount *= d;
+  if (inCount == 1)
+    return "0";
+  if (in == out)
+    return idx;
+  const size_t rank = out.size(), lead = rank - in.size();
+  std::vector<int64_t> outStride(rank, 1), inStride(in.size(), 1);
+  for (size_t i = rank; i-- > 1;)
+    outStride[i - 1] = outStride[i] * out[i];
+  for (size_t i = in.size(); i-- > 1;)
+    inStride[i - 1] = inStride[i] * in[i];
+  std::string e;
+  for (size_t j = 0; j < in.size(); ++j) {
+    if (in[j] == 1)
+      continue;
+    const size_t d = j + lead;
+    std::string coord = outStride[d] == 1 ? fmt::format("({})", idx)
+                                          : fmt::format("(({}) / {})", idx, outStride[d]);
+    if (d != 0)
+      coord = fmt::format("({} % {})", coord, out[d]);
+    if (!e.empty())
+      e += " + ";
+    e += inStride[j] == 1 ? coord : fmt::format("{} * {}", coord, inStride[j]);
+  }
+  return e.empty() ? "0" : "(" + e + ")";
+}
+
+void writeOpaqueOrigin(CodeWriter &w) {
+  w.line("int m0e = m0, n0e = n0;");
+  w.line("asm volatile(\"\" : \"+r\"(m0e), \"+r\"(n0e));");
+}
+
+void writeRaster(CodeWriter &w, const KernelContext &ctx) {
+  w.line("int tm, tn;");
+  w.line("{{");
+  w.indent();
+  if (ctx.tilesM <= 8 || ctx.tilesN == 1) {
+    w.line("tm = blockIdx.x % {};", ctx.tilesM);
+    w.line("tn = blockIdx.x / {};", ctx.tilesM);
+  } else {
+    // Groups of 8 row tiles walk the columns together, so their A rows stay in L2.
+    w.line("const int pid = blockIdx.x, width = {};", 8 * ctx.tilesN);
+    w.line("const int first = (pid / width) * 8;");
+    w.line("const int gs = min({} - first, 8);", ctx.tilesM);
+    w.line("tm = first + (pid % width) % gs;");
+    w.line("tn = (pid % width) / gs;");
+  }
+  w.dedent();
+  w.line("}}");
+}
+
+void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &row,
+                   const std::string &col, const std::string &v0, const std::string &v1) {
+  const GemmSpec &s = ctx.spec;
+  const bool split = ctx.cfg.splitK > 1;
+  w.line("if ({} < {}) {{", row, s.m);
+  w.indent();
+  w.line("const {0} ob = ({0})b * {1} + ({0})({2}) * {3};", indexType(ctx), s.outBatchStride, row,
+         s.outRowStride);
+  const std::string c0 = outColOffset(ctx, col), c1 = outColOffset(ctx, col + " + 1");
+  if (split) {
+    w.line("float *wp = ws + (long long)blockIdx.y * {}LL;", ctx.total);
+    if (ctx.outPairs && ctx.total % 2 == 0) {
+      w.line(
+          "if ({0} + 1 < {1}) *reinterpret_cast<float2 *>(wp + ob + {2}) = make_float2({3}, {4});",
+          col, s.n, c0, v0, v1);
+      w.line("else if ({} < {}) wp[ob + {}] = {};", col, s.n, c0, v0);
+    } else {
+      w.line("if ({} < {}) wp[ob + {}] = {};", col, s.n, c0, v0);
+      w.line("if ({} + 1 < {}) wp[ob + {}] = {};", col, s.n, c1, v1);
+    }
+  } else if (ctx.outPairs) {
+    w.line("if ({0} + 1 < {1}) dlc_ep2({2}, {3}, ob + {4});", col, s.n, v0, v1, c0);
+    w.line("else if ({} < {}) dlc_ep({}, ob + {});", col, s.n, v0, c0);
+  } else {
+    w.line("if ({} < {}) dlc_ep({}, ob + {});", col, s.n, v0, c0);
+    w.line("if ({} + 1 < {}) dlc_ep({}, ob + {});", col, s.n, v1, c1);
+  }
+  w.dedent();
+  w.line("}}");
+}
+
+namespace {
+
+/// The epilogue of one element: alpha, addends, the elementwise chain; returns the final
+/// expression. `acc` names the float accumulator, `oidx` the flat output offset expression.
+Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
+                                        const std::string &acc, const std::string &oidx,
+                                        const std::string &prefix) {
+  const GemmSpec &s = ctx.spec;
+  const Value *out = ctx.group.outputs[0];
+  const std::vector<int64_t> outShape = staticSizes(out);
+  std::string v = prefix + "a";
+  std::string init =
+      s.alpha == 1.0 ? acc : fmt::format("{} * {}", acc, cudaLiteral(s.alpha, DType::kF32));
+  w.line("float {} = {};", v, init);
+  for (const Addend &ad : s.addends) {
+    std::string load =
+        loadExpr(ctx.names.at(ad.value), epilogueOffset(ctx, ad.shape, outShape, oidx));
+    if (ad.coef == 1.0)
+      w.line("{} += {};", v, load);
+    else
+      w.line("{} += {} * {};", v, cudaLiteral(ad.coef, DType::kF32), load);
+  }
+  const Node *anchor = ctx.group.anchor;
+  std::vector<const Node *> chain;
+  for (const Node *n : ctx.group.nodes)
+    if (n != anchor)
+      chain.push_back(n);
+  ValueEnv env;
+  env[anchor->output(0)] = v;
+  LoadFn load = [&](const Value *val) -> Expected<std::string> {
+    auto it = ctx.names.find(val);
+    if (it == ctx.names.end())
+      return invalidArgument("value '{}' is neither a group input nor computed in the group",
+                             val->name());
+    return loadExpr(it->second, epilogueOffset(ctx, staticSizes(val), outShape, oidx));
+  };
+  DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, chain, env, load, prefix));
+  auto it = env.find(out);
+  if (it == env.end())
+    return invalidArgument("output '{}' is not computed by the group", out->name());
+  return it->second;
+}
+
+} // namespace
+
+Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
+  w.line("auto dlc_ep = [&](float acc, {} oidx) {{", indexType(ctx));
+  w.indent();
+  DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, "acc", "oidx", "e"));
+  w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r);
+  w.dedent();
+  w.line("}};");
+  w.line("(void)dlc_ep;");
+  if (ctx.outPairs) {
+    w.line("auto dlc_ep2 = [&](float acc0, float acc1, {} oidx) {{", indexType(ctx));
+    w.indent();
+    DLC_ASSIGN_OR_RETURN(std::string r0, writeEpilogueBody(w, ctx, "acc0", "oidx", "e"));
+    DLC_ASSIGN_OR_RETURN(std::string r1, writeEpilogueBody(w, ctx, "acc1", "(oidx + 1)", "f"));
+    w.line("dlc_store2<{}>(out0 + oidx, {}, {});", ctx.outStorage, r0, r1);
+    w.dedent();
+    w.line("}};");
+  }
+  return Status::ok();
+}
+
+Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
+                              const EmitOptions &opts, const std::optional<TileConfig> &cfgIn) {
+  if (group.outputs.size() != 1)
+    return invalidArgument("a GEMM group has one output, got {}", group.outputs.size());
+  if (!group.anchor)
+    return invalidArgument("the group has no anchor");
+  const TileConfig cfg = cfgIn ? *cfgIn : chooseTile(spec, opts);
+  std::string why;
+  if (!tileFits(spec, cfg, opts, &why))
+    return invalidArgument("tile {} does not fit: {}", cfg.str(), why);
+  const Value *out = group.outputs[0];
+  KernelContext ctx(group, spec, cfg);
+  ctx.name = group.name;
+  ctx.storage = cudaStorageType(spec.dtype);
+  ctx.outStorage = cudaStorageType(out->dtype());
+  ctx.total = 1;
+  for (int64_t d : staticSizes(out))
+    ctx.total *= d;
+  ctx.narrow = ctx.total < (int64_t{1} << 31);
+  ctx.tilesM = ceilDiv(spec.m, cfg.bm);
+  ctx.tilesN = ceilDiv(spec.n, cfg.bn);
+  ctx.kTiles = ceilDiv(spec.k, cfg.bk);
+  ctx.kTilesPerSplit = ceilDiv(ctx.kTiles, cfg.splitK);
+  const int64_t splits = ceilDiv(ctx.kTiles, ctx.kTilesPerSplit);
+  ctx.cfg.splitK = static_cast<int>(splits);
+  ctx.outPairs = (spec.m == 1 || spec.outRowStride % 2 == 0) &&
+                 (spec.batch == 1 || spec.outBatchStride % 2 == 0) &&
+                 (spec.outSplit == 0 || (spec.outSplit % 2 == 0 && spec.outSplitStride % 2 == 0));
+
+  KernelSet set;
+  std::vector<KernelParam> params;
+  std::vector<std::string> decls;
+  for (size_t i = 0; i < group.inputs.size(); ++i) {
+    std::string name = fmt::format("in{}", i);
+    ctx.names[group.inputs[i]] = name;
+    decls.push_back(paramDecl(group.inputs[i], name, false));
+    params.push_back({group.inputs[i], -1, false});
+  }
+  decls.push_back(paramDecl(out, "out0", true));
+  params.push_back({out, -1, true});
+  if (splits > 1) {
+    decls.push_back("float* __restrict__ ws");
+    params.push_back({nullptr, 0, true});
+    set.scratchBytes.push_back(static_cast<uint64_t>(splits * ctx.total) * 4u);
+  }
+  ctx.params = fmt::format("{}", fmt::join(decls, ", "));
+  ctx.gridZ = static_cast<uint32_t>(std::min<int64_t>(spec.batch, 65535));
+  if (ctx.tilesM * ctx.tilesN >= (int64_t{1} << 31))
+    return invalidArgument("{} x {} output tiles are too many for one grid", ctx.tilesM,
+                           ctx.tilesN);
+
+  Kernel main;
+  main.name = ctx.name;
+  main.params = params;
+  main.launch.grid[0] = static_cast<uint32_t>(ctx.tilesM * ctx.tilesN);
+  main.launch.grid[1] = static_cast<uint32_t>(splits);
+  main.launch.grid[2] = ctx.gridZ;
+  main.launch.block[0] = static_cast<uint32_t>(threadsOf(cfg));
+  main.launch.sharedBytes = sharedBytes(spec, cfg);
+  CodeWriter w;
+  w.line("// {}: {} GEMM, batch {} of {} x {} x {}, tile {}", group.name, dtypeName(spec.dtype),
+         spec.batch, spec.m, spec.n, spec.k, ctx.cfg.str());
+  if (cfg.simt)
+    DLC_RETURN_IF_ERROR(writeSimtKernel(w, ctx));
+  else
+    DLC_RETURN_IF_ERROR(writeTcKernel(w, ctx));
+  main.source = w.str();
+  set.kernels.push_back(std::move(main));
+
+  if (splits > 1) {
+    Kernel red;
+    red.name = ctx.name + "_splitk";
+    red.params = params;
+    red.launch = gridStrideLaunch(ctx.total, opts);
+    CodeWriter r;
+    r.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", red.name, ctx.params);
+    r.indent();
+    DLC_RETURN_IF_ERROR(writeEpilogueLambdas(r, ctx));
+    r.line(
+        "for (long long i = blockIdx.x * 256LL + threadIdx.x; i < {0}LL; i += (long long)gridDim.x "
+        "* 256) {{",
+        ctx.total);
+    r.indent();
+    r.line("float v = 0.f;");
+    r.line("#pragma unroll 4");
+    r.line("for (int s = 0; s < {}; ++s)", splits);
+    r.line("  v += ws[s * {}LL + i];", ctx.total);
+    r.line("dlc_ep(v, ({})i);", indexType(ctx));
+    r.dedent();
+    r.line("}}");
+    r.dedent();
+    r.line("}}");
+    red.source = r.str();
+    set.kernels.push_back(std::move(red));
+  }
+  return set;
+}
+
+} // namespace dlc::codegen::gemm

@@ -1,0 +1,105 @@
+// The GEMM kernel writer shared by the GEMM family (gemm.cc: MatMul, Gemm) and the conv family
+// (conv.cc: Conv as implicit GEMM).
+//
+// Every problem is a batch of products C[b] = A[b] * B[b] with A: M x K, B: K x N, computed in
+// float and finished per output element by the epilogue: alpha, addends (Gemm's beta * C, a
+// conv bias), then the group's elementwise nodes, then one store. Operands are read in place:
+// a strided matrix (either index may be the contiguous one) or, for conv's B, an im2col
+// gather from an NCHW image. Output element (b, m, n) lives at the flat offset
+//     b * outBatchStride + m * outRowStride + colOffset(n),
+//     colOffset(n) = (n / outSplit) * outSplitStride + n % outSplit   (outSplit = 0: n),
+// which is also the element's flat index in the output tensor (epilogue operands broadcast
+// against it).
+//
+// Kernels: f16/bf16 run on tensor cores (mma.sync m16n8k16, ldmatrix, a cp.async multi-stage
+// shared-memory pipeline with padded rows); f32 runs a SIMT tiled kernel, or TF32 mma
+// (m16n8k8) when EmitOptions::allowTf32. Split-K writes f32 partial sums to a scratch buffer
+// and a second kernel adds them in a fixed order (deterministic), then runs the epilogue.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+
+namespace dlc::codegen::gemm {
+
+/// The window of an NCHW convolution read as im2col matrix B (K = Cg*KH*KW rows, in the
+/// order channel, kernel row, kernel column; N = images*OH*OW columns); batch index b is the
+/// group.
+struct ConvGather {
+  int64_t images = 1, channels = 1, groupChannels = 1; // C and C / group
+  int64_t h = 1, w = 1, kh = 1, kw = 1, oh = 1, ow = 1;
+  int64_t strideH = 1, strideW = 1, dilationH = 1, dilationW = 1, padH = 0, padW = 0;
+};
+
+/// One input matrix. For A the free index i is m, for B it is n.
+struct Operand {
+  const Value *value = nullptr;
+  /// Strided: element (i, k) at batchOffset(b) + i * ld + k (kContig) or
+  /// batchOffset(b) + k * ld + splitOffset(i) (!kContig, i contiguous), where
+  /// splitOffset(i) = (i / split) * splitStride + i % split (split = 0: i).
+  bool kContig = true;
+  int64_t ld = 0;
+  int64_t split = 0, splitStride = 0;
+  /// A C expression (64-bit) of the batch index `b`; "0" when every batch shares the matrix.
+  std::string batchOffset = "0";
+  /// Set for conv's B: an im2col gather instead of a strided matrix.
+  std::optional<ConvGather> gather;
+};
+
+/// A value added to alpha * (A * B) before the elementwise epilogue: coef * v, with v
+/// broadcast (numpy rules) to `shape` (the output shape, or a reshaped view of v's shape).
+struct Addend {
+  const Value *value = nullptr;
+  double coef = 1.0;
+  std::vector<int64_t> shape; // v's dims as broadcast against the output shape
+};
+
+struct GemmSpec {
+  DType dtype = DType::kF32; // of A and B
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  Operand a, b;
+  int64_t outBatchStride = 0;
+  int64_t outRowStride = 0;
+  int64_t outSplit = 0, outSplitStride = 0;
+  double alpha = 1.0;
+  std::vector<Addend> addends;
+};
+
+/// Tile shape and pipeline of one kernel.
+struct TileConfig {
+  int bm = 128, bn = 128, bk = 32;
+  int warpsM = 2, warpsN = 2; // tensor cores: warp tile (bm/warpsM) x (bn/warpsN)
+  int stages = 4;             // tensor cores: shared-memory pipeline depth
+  int splitK = 1;
+  bool simt = false; // f32 SIMT kernel (16x16 threads, bm/16 x bn/16 outputs each)
+  std::string str() const;
+};
+
+/// Parses "BMxBNxBK[/WMxWN][sS][kSPLIT]" ("128x256x32/2x4s4k1"); for kbench.
+std::optional<TileConfig> parseTileConfig(const std::string &text);
+
+/// The tile configuration the writer picks for `spec`.
+TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts);
+
+/// Whether `cfg` can run `spec`; else why not.
+bool tileFits(const GemmSpec &spec, const TileConfig &cfg, const EmitOptions &opts,
+              std::string *why);
+
+/// Writes the kernels of `spec` for `group` (whose anchor is the GEMM or conv node and whose
+/// remaining nodes form its elementwise epilogue). `cfg` overrides the choice (kbench).
+Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
+                              const EmitOptions &opts,
+                              const std::optional<TileConfig> &cfg = std::nullopt);
+
+/// The families' emitters with an optional tile override (kbench); gemmFamily() and
+/// convFamily() call them with none.
+Expected<KernelSet> emitGemmGroup(const FusedGroup &group, const EmitOptions &opts,
+                                  const std::optional<TileConfig> &cfg);
+Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &opts,
+                                  const std::optional<TileConfig> &cfg);
+
+} // namespace dlc::codegen::gemm

@@ -1,0 +1,481 @@
+// The tensor-core main kernel (see gemm_kernel.h): f16/bf16 through mma.sync m16n8k16 with
+// ldmatrix fragments, f32 through TF32 mma.sync m16n8k8 with plain shared-memory fragments.
+//
+// Each block computes a BM x BN output tile of one batch (and one K slice under split-K) with
+// warpsM x warpsN warps. Operand tiles go through a STAGES-deep shared-memory ring: strided
+// operands whose contiguous rows are 16-byte aligned are copied with cp.async (zero-filled
+// past the edges); other strided operands and conv's im2col gather are loaded into registers
+// before the tile's math and stored to shared memory after it. Shared rows are padded by 16
+// bytes (an odd number of 16-byte units per row), so ldmatrix and the copies are free of bank
+// conflicts. One __syncthreads per K tile: the stage a thread refills was read in the
+// previous iteration, which every warp has finished once it passes the barrier.
+#include <fmt/format.h>
+
+#include "codegen/gemm_writer.h"
+
+namespace dlc::codegen::gemm {
+namespace {
+
+/// Elements per 16-byte chunk.
+int chunkElems(DType t) { return 16 / elemBytes(t); }
+
+/// Whether a strided operand can be copied in aligned 16-byte chunks.
+bool vectorizable(const GemmSpec &spec, const Operand &op, int64_t freeExtent) {
+  const int64_t ce = chunkElems(spec.dtype);
+  if (op.gather)
+    return false;
+  if (op.ld % ce != 0)
+    return false;
+  if (op.kContig)
+    return spec.k % ce == 0;
+  if (op.split != 0)
+    return op.split % ce == 0 && op.splitStride % ce == 0;
+  return freeExtent % ce == 0;
+}
+
+int pitchOf(const GemmSpec &spec, const TileConfig &cfg, const Operand &op, int freeTile) {
+  if (!op.gather && op.kContig)
+    return cfg.bk + chunkElems(spec.dtype);
+  return freeTile + 8;
+}
+
+int stageElems(const TileConfig &cfg, const Operand &op, int freeTile, int pitch) {
+  return (!op.gather && op.kContig) ? freeTile * pitch : cfg.bk * pitch;
+}
+
+/// 32-bit pattern of element expression `e` (a storage-type lvalue) for packing.
+std::string bitsOf(DType t, const std::string &e) {
+  return t == DType::kF32 ? fmt::format("__float_as_uint({})", e)
+                          : fmt::format("(unsigned)dlc_bits16({})", e);
+}
+
+/// Writes the loader of strided operand `op` ("A" or "B"): per-thread chunk setup, and the
+/// lambdas X_load(stage, kt) (cp.async, or a fetch into registers) and X_store(stage). Chunk j
+/// of a thread is chunk tid + j * NT of the tile; when NT is a multiple of the chunks per row,
+/// every chunk of a thread sits in the same column, so one pointer and one shared offset
+/// describe them all (rows j * NT / chunks-per-row apart).
+void writeStridedLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op,
+                        const std::string &x, int freeTile, int64_t freeExtent,
+                        const std::string &i0) {
+  const GemmSpec &s = ctx.spec;
+  const int ce = chunkElems(s.dtype), eb = elemBytes(s.dtype),
+            nt = 32 * ctx.cfg.warpsM * ctx.cfg.warpsN;
+  const bool vec = vectorizable(s, op, freeExtent);
+  const std::string ptr = ctx.names.at(op.value);
+  const std::string boff = op.batchOffset == "0" ? "0" : "(" + op.batchOffset + ")";
+  const int pitch = pitchOf(s, ctx.cfg, op, freeTile);
+  const int cpr = op.kContig ? ctx.cfg.bk / ce : freeTile / ce;
+  const int chunks = op.kContig ? freeTile * cpr : ctx.cfg.bk * cpr;
+  const int cpt = (chunks + nt - 1) / nt;
+  const bool affine = nt % cpr == 0 && chunks % nt == 0;
+  const int rs = affine ? nt / cpr : 0; // rows between a thread's chunks
+  auto splitOff = [&](const std::string &i) {
+    return op.split ? fmt::format("((long long)({0} / {1}) * {2}LL + {0} % {1})", i, op.split,
+                                  op.splitStride)
+                    : fmt::format("(long long)({})", i);
+  };
+  w.line("// {}: {} tile, {} loads", x, op.kContig ? "K-contiguous" : "K-strided",
+         vec ? "cp.async 16-byte" : "register-staged element");
+  // Expressions of chunk j: its free index (first element), K offset within the tile,
+  // global pointer at K tile start `k` and shared-memory offset.
+  std::string iOf, kOf, src, smem;
+  if (affine) {
+    w.line("const int {0}r0 = tid / {1}, {0}c0 = (tid % {1}) * {2};", x, cpr, ce);
+    w.line("const int {0}o = {0}r0 * {1} + {0}c0;", x, pitch);
+    if (op.kContig) {
+      w.line("const int {0}i = {1} + {0}r0;", x, i0);
+      w.line("const {0} *{1}g = {2} + {3} + (long long){1}i * {4}LL + {1}c0;", ctx.storage, x, ptr,
+             boff, op.ld);
+      iOf = fmt::format("({}i + j * {})", x, rs);
+      kOf = fmt::format("{}c0", x);
+      src = fmt::format("{}g + (long long)j * {}LL + k", x, int64_t{rs} * op.ld);
+    } else {
+      w.line("const int {0}i = {1} + {0}c0;", x, i0);
+      w.line("const {0} *{1}g = {2} + {3} + {4} + (long long){1}r0 * {5}LL;", ctx.storage, x, ptr,
+             boff, splitOff(fmt::format("({0}i < {1} ? {0}i : 0)", x, freeExtent)), op.ld);
+      iOf = fmt::format("{}i", x);
+      kOf = fmt::format("({}r0 + j * {})", x, rs);
+      src = fmt::format("{}g + ((long long)k + j * {}) * {}LL", x, rs, op.ld);
+    }
+    smem = fmt::format("{}o + j * {}", x, rs * pitch);
+  } else {
+    w.line("const {0} *{1}g[{2}];", ctx.storage, x, cpt);
+    w.line("int {0}o[{1}], {0}k[{1}], {0}i[{1}];", x, cpt);
+    w.line("#pragma unroll");
+    w.line("for (int j = 0; j < {}; ++j) {{", cpt);
+    w.indent();
+    w.line("const int c = tid + j * {};", nt);
+    if (op.kContig) {
+      w.line("const int r = c / {0}, kc = (c % {0}) * {1};", cpr, ce);
+      w.line("const int i = {} + r;", i0);
+      w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, chunks);
+      w.line("{}k[j] = kc;", x);
+      w.line("{}o[j] = r * {} + kc;", x, pitch);
+      w.line("{0}g[j] = {1} + {2} + (long long)({0}i[j] < {3} ? i : 0) * {4}LL + kc;", x, ptr, boff,
+             freeExtent, op.ld);
+      src = fmt::format("{}g[j] + k", x);
+    } else {
+      w.line("const int kr = c / {0}, ic = (c % {0}) * {1};", cpr, ce);
+      w.line("const int i = {} + ic;", i0);
+      w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, chunks);
+      w.line("{}k[j] = kr;", x);
+      w.line("{}o[j] = kr * {} + ic;", x, pitch);
+      w.line("{0}g[j] = {1} + {2} + {3} + (long long)kr * {4}LL;", x, ptr, boff,
+             splitOff(fmt::format("({}i[j] < {} ? i : 0)", x, freeExtent)), op.ld);
+      src = fmt::format("{}g[j] + (long long)k * {}LL", x, op.ld);
+    }
+    w.dedent();
+    w.line("}}");
+    iOf = fmt::format("{}i[j]", x);
+    kOf = fmt::format("{}k[j]", x);
+    smem = fmt::format("{}o[j]", x);
+  }
+  const std::string guard = affine || chunks % nt == 0
+                                ? ""
+                                : fmt::format("if (tid + j * {} >= {}) continue;", nt, chunks);
+  const std::string stage = fmt::format("s{}", x);
+  if (vec) {
+    w.line("const unsigned {0}u = dlc_smem_u32({1});", x, stage);
+    w.line("auto {}_load = [&](int stage, int kt) {{", x);
+    w.indent();
+    w.line("const int k = kt * BK;");
+    w.line("#pragma unroll");
+    w.line("for (int j = 0; j < {}; ++j) {{", cpt);
+    w.indent();
+    if (!guard.empty())
+      w.line("{}", guard);
+    w.line("const bool p = {} < {} && k + {} < K;", iOf, freeExtent, kOf);
+    w.line("dlc_cp_async16({0}u + (unsigned)(stage * {0}_STAGE + {1}) * {2}u, p ? (const void "
+           "*)({3}) : (const void *){4}, p);",
+           x, smem, eb, src, ptr);
+    w.dedent();
+    w.line("}}");
+    w.dedent();
+    w.line("}};");
+    w.line("auto {}_store = [&](int) {{}};", x);
+    return;
+  }
+  w.line("uint4 {}r[{}];", x, cpt);
+  w.line("auto {}_load = [&](int, int kt) {{", x);
+  w.indent();
+  w.line("const int k = kt * BK;");
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < {}; ++j) {{", cpt);
+  w.indent();
+  w.line("const {} *q = {};", ctx.storage, src);
+  w.line("unsigned v[{}];", ce);
+  w.line("#pragma unroll");
+  w.line("for (int e = 0; e < {}; ++e) {{", ce);
+  w.indent();
+  if (op.kContig) {
+    w.line("const bool p = {} < {} && k + {} + e < K;", iOf, freeExtent, kOf);
+    w.line("v[e] = p ? {} : 0u;", bitsOf(s.dtype, "q[e]"));
+  } else {
+    w.line("const bool p = {} + e < {} && k + {} < K;", iOf, freeExtent, kOf);
+    w.line("v[e] = p ? {} : 0u;", bitsOf(s.dtype, "q[e]"));
+  }
+  w.dedent();
+  w.line("}}");
+  if (eb == 2)
+    w.line("{}r[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16), "
+           "v[6] | (v[7] << 16));",
+           x);
+  else
+    w.line("{}r[j] = make_uint4(v[0], v[1], v[2], v[3]);", x);
+  w.dedent();
+  w.line("}}");
+  w.dedent();
+  w.line("}};");
+  w.line("auto {}_store = [&](int stage) {{", x);
+  w.indent();
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < {}; ++j) {{", cpt);
+  if (!guard.empty())
+    w.line("  {}", guard);
+  w.line("  *reinterpret_cast<uint4 *>({} + stage * {}_STAGE + {}) = {}r[j];", stage, x, smem, x);
+  w.line("}}");
+  w.dedent();
+  w.line("}};");
+}
+
+/// Conv's im2col operand B: each thread owns two adjacent columns (output pixels) and every
+/// (NT / (BN/2))-th row of the tile; it loads element by element into registers.
+void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op) {
+  const GemmSpec &s = ctx.spec;
+  const ConvGather &g = *op.gather;
+  const int nt = 32 * ctx.cfg.warpsM * ctx.cfg.warpsN;
+  const int pairs = ctx.cfg.bn / 2, rg = nt / pairs, rpt = ctx.cfg.bk / rg;
+  const std::string ptr = ctx.names.at(op.value);
+  const bool f32 = s.dtype == DType::kF32;
+  const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
+  // 32-bit offsets unless the input is too large for them.
+  const bool wide = g.images * g.channels * hw >= (int64_t{1} << 31);
+  const char *off = wide ? "long long" : "int";
+  w.line("// B: im2col gather of an NCHW image (2 columns x {} rows per thread)", rpt);
+  w.line("const int gp = tid % {}, gk = tid / {};", pairs, pairs);
+  w.line("{} gb[2];", off);
+  w.line("int gih[2], giw[2];");
+  w.line("#pragma unroll");
+  w.line("for (int q = 0; q < 2; ++q) {{");
+  w.indent();
+  w.line("const int n = n0 + 2 * gp + q;");
+  w.line("const int img = n / {}, pix = n % {};", ohw, ohw);
+  w.line("const int oh = pix / {}, ow = pix % {};", g.ow, g.ow);
+  w.line("gih[q] = n < N ? oh * {} - {} : -0x3fffffff;", g.strideH, g.padH);
+  w.line("giw[q] = ow * {} - {};", g.strideW, g.padW);
+  w.line("gb[q] = n < N ? ({0})img * {1} + ({0})b * {2} + gih[q] * {3} + giw[q] : 0;", off,
+         g.channels * hw, g.groupChannels * hw, g.w);
+  w.dedent();
+  w.line("}}");
+  w.line("{} gr[{}];", f32 ? "uint2" : "unsigned", rpt);
+  w.line("auto B_load = [&](int, int kt) {{");
+  w.indent();
+  w.line("#pragma unroll");
+  w.line("for (int r = 0; r < {}; ++r) {{", rpt);
+  w.indent();
+  w.line("const int k = kt * BK + gk + r * {};", rg);
+  w.line("const int c = k / {0}, rr = k % {0};", g.kh * g.kw);
+  w.line("const int kh = rr / {0}, kw = rr % {0};", g.kw);
+  w.line("const {} off = ({})c * {} + kh * {} + kw * {};", off, off, hw, g.dilationH * g.w,
+         g.dilationW);
+  w.line("unsigned v[2];");
+  w.line("#pragma unroll");
+  w.line("for (int q = 0; q < 2; ++q) {{");
+  w.indent();
+  w.line("const int ih = gih[q] + kh * {}, iw = giw[q] + kw * {};", g.dilationH, g.dilationW);
+  w.line("const bool p = k < K && (unsigned)ih < {}u && (unsigned)iw < {}u;", g.h, g.w);
+  w.line("v[q] = p ? {} : 0u;", bitsOf(s.dtype, fmt::format("{}[gb[q] + off]", ptr)));
+  w.dedent();
+  w.line("}}");
+  if (f32)
+    w.line("gr[r] = make_uint2(v[0], v[1]);");
+  else
+    w.line("gr[r] = v[0] | (v[1] << 16);");
+  w.dedent();
+  w.line("}}");
+  w.dedent();
+  w.line("}};");
+  w.line("auto B_store = [&](int stage) {{");
+  w.indent();
+  w.line("#pragma unroll");
+  w.line("for (int r = 0; r < {}; ++r)", rpt);
+  w.line("  *reinterpret_cast<{} *>(sB + stage * B_STAGE + (gk + r * {}) * B_PITCH + 2 * gp) = "
+         "gr[r];",
+         f32 ? "uint2" : "unsigned", rg);
+  w.dedent();
+  w.line("}};");
+}
+
+/// Lambdas `frag(stage, ks, af, bf)`: the warp's A and B fragments of one MMA K step from a
+/// shared-memory stage, and `mma(af, bf)`: the warp tile's MMAs on them.
+void writeFragments(CodeWriter &w, const KernelContext &ctx) {
+  const GemmSpec &s = ctx.spec;
+  const bool aK = s.a.kContig && !s.a.gather, bK = s.b.kContig && !s.b.gather;
+  w.line("auto frag = [&](int stage, int ks, unsigned (&af)[MI][4], unsigned (&bf)[NI][2]) {{");
+  w.indent();
+  w.line("const {0} *As = sA + stage * A_STAGE;", ctx.storage);
+  w.line("const {0} *Bs = sB + stage * B_STAGE;", ctx.storage);
+  if (s.dtype != DType::kF32) {
+    w.line("const unsigned aBase = dlc_smem_u32(As), bBase = dlc_smem_u32(Bs);");
+    w.line("#pragma unroll");
+    w.line("for (int mi = 0; mi < MI; ++mi) {{");
+    w.indent();
+    if (aK) {
+      w.line("const int r = wm * WM + mi * 16 + (lane & 15), c = ks + ((lane >> 4) << 3);");
+      w.line("dlc_ldmatrix_x4(af[mi], aBase + (unsigned)(r * A_PITCH + c) * 2u);");
+    } else {
+      w.line("const int kk = ks + (lane & 7) + ((lane >> 4) << 3);");
+      w.line("const int r = wm * WM + mi * 16 + (((lane >> 3) & 1) << 3);");
+      w.line("dlc_ldmatrix_x4_trans(af[mi], aBase + (unsigned)(kk * A_PITCH + r) * 2u);");
+    }
+    w.dedent();
+    w.line("}}");
+    w.line("#pragma unroll");
+    w.line("for (int nj = 0; nj < NI / 2; ++nj) {{");
+    w.indent();
+    w.line("unsigned r4[4];");
+    if (bK) {
+      w.line("const int nn = wn * WN + nj * 16 + (lane & 7) + ((lane >> 4) << 3);");
+      w.line("const int kk = ks + (((lane >> 3) & 1) << 3);");
+      w.line("dlc_ldmatrix_x4(r4, bBase + (unsigned)(nn * B_PITCH + kk) * 2u);");
+    } else {
+      w.line("const int kk = ks + (lane & 7) + (((lane >> 3) & 1) << 3);");
+      w.line("const int nn = wn * WN + nj * 16 + ((lane >> 4) << 3);");
+      w.line("dlc_ldmatrix_x4_trans(r4, bBase + (unsigned)(kk * B_PITCH + nn) * 2u);");
+    }
+    w.line("bf[2 * nj][0] = r4[0];");
+    w.line("bf[2 * nj][1] = r4[1];");
+    w.line("bf[2 * nj + 1][0] = r4[2];");
+    w.line("bf[2 * nj + 1][1] = r4[3];");
+    w.dedent();
+    w.line("}}");
+  } else {
+    w.line("const int g = lane >> 2, t = lane & 3;");
+    w.line("#pragma unroll");
+    w.line("for (int mi = 0; mi < MI; ++mi) {{");
+    w.indent();
+    w.line("const int r = wm * WM + mi * 16 + g;");
+    auto a = [&](const char *row, const char *k) {
+      return aK ? fmt::format("dlc_to_tf32(As[({}) * A_PITCH + {}])", row, k)
+                : fmt::format("dlc_to_tf32(As[({}) * A_PITCH + {}])", k, row);
+    };
+    w.line("af[mi][0] = {};", a("r", "ks + t"));
+    w.line("af[mi][1] = {};", a("r + 8", "ks + t"));
+    w.line("af[mi][2] = {};", a("r", "ks + t + 4"));
+    w.line("af[mi][3] = {};", a("r + 8", "ks + t + 4"));
+    w.dedent();
+    w.line("}}");
+    w.line("#pragma unroll");
+    w.line("for (int ni = 0; ni < NI; ++ni) {{");
+    w.indent();
+    w.line("const int nn = wn * WN + ni * 8 + g;");
+    auto b = [&](const char *k) {
+      return bK ? fmt::format("dlc_to_tf32(Bs[nn * B_PITCH + {}])", k)
+                : fmt::format("dlc_to_tf32(Bs[({}) * B_PITCH + nn])", k);
+    };
+    w.line("bf[ni][0] = {};", b("ks + t"));
+    w.line("bf[ni][1] = {};", b("ks + t + 4"));
+    w.dedent();
+    w.line("}}");
+  }
+  w.dedent();
+  w.line("}};");
+  const char *mma = s.dtype == DType::kF32    ? "dlc_mma_tf32"
+                    : s.dtype == DType::kBF16 ? "dlc_mma_bf16"
+                                              : "dlc_mma_f16";
+  w.line("auto mma = [&](const unsigned (&af)[MI][4], const unsigned (&bf)[NI][2]) {{");
+  w.line("#pragma unroll");
+  w.line("  for (int mi = 0; mi < MI; ++mi)");
+  w.line("#pragma unroll");
+  w.line("    for (int ni = 0; ni < NI; ++ni)");
+  w.line("      {}(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);", mma);
+  w.line("}};");
+}
+
+} // namespace
+
+int elemBytes(DType t) { return t == DType::kF32 ? 4 : 2; }
+
+uint32_t tcSharedBytes(const GemmSpec &spec, const TileConfig &cfg) {
+  const int pa = pitchOf(spec, cfg, spec.a, cfg.bm), pb = pitchOf(spec, cfg, spec.b, cfg.bn);
+  const int sa = stageElems(cfg, spec.a, cfg.bm, pa), sb = stageElems(cfg, spec.b, cfg.bn, pb);
+  return static_cast<uint32_t>(cfg.stages * (sa + sb) * elemBytes(spec.dtype));
+}
+
+Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
+  const GemmSpec &s = ctx.spec;
+  const TileConfig &c = ctx.cfg;
+  const int nt = 32 * c.warpsM * c.warpsN;
+  const int pa = pitchOf(s, c, s.a, c.bm), pb = pitchOf(s, c, s.b, c.bn);
+  w.line("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", nt, ctx.name, ctx.params);
+  w.indent();
+  w.line("constexpr int BM = {}, BN = {}, BK = {}, STAGES = {};", c.bm, c.bn, c.bk, c.stages);
+  w.line("constexpr int WM = {}, WN = {}, WARPS_M = {};", c.bm / c.warpsM, c.bn / c.warpsN,
+         c.warpsM);
+  w.line("constexpr int MI = WM / 16, NI = WN / 8, KSTEP = {}, KSTEPS = BK / KSTEP;",
+         s.dtype == DType::kF32 ? 8 : 16);
+  w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
+  w.line("constexpr int A_PITCH = {}, B_PITCH = {};", pa, pb);
+  w.line("constexpr int A_STAGE = {}, B_STAGE = {};", stageElems(c, s.a, c.bm, pa),
+         stageElems(c, s.b, c.bn, pb));
+  w.line("extern __shared__ __align__(16) unsigned char dlc_smem[];");
+  w.line("{0} *sA = reinterpret_cast<{0} *>(dlc_smem);", ctx.storage);
+  w.line("{} *sB = sA + STAGES * A_STAGE;", ctx.storage);
+  w.line("const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;");
+  w.line("const int wm = warp % WARPS_M, wn = warp / WARPS_M;");
+  w.line("(void)lane;");
+  writeRaster(w, ctx);
+  w.line("const int m0 = tm * BM, n0 = tn * BN;");
+  w.line("const int kt0 = blockIdx.y * {};", ctx.kTilesPerSplit);
+  w.line("const int ktn = min({} - kt0, {});", ctx.kTiles, ctx.kTilesPerSplit);
+  if (c.splitK == 1)
+    DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
+  w.line("for (long long b = blockIdx.z; b < {}LL; b += gridDim.z) {{", s.batch);
+  w.indent();
+  writeStridedLoader(w, ctx, s.a, "A", c.bm, s.m, "m0");
+  if (s.b.gather)
+    writeGatherLoader(w, ctx, s.b);
+  else
+    writeStridedLoader(w, ctx, s.b, "B", c.bn, s.n, "n0");
+  w.line("float acc[MI][NI][4];");
+  w.line("#pragma unroll");
+  w.line("for (int mi = 0; mi < MI; ++mi)");
+  w.line("#pragma unroll");
+  w.line("  for (int ni = 0; ni < NI; ++ni)");
+  w.line("#pragma unroll");
+  w.line("    for (int q = 0; q < 4; ++q)");
+  w.line("      acc[mi][ni][q] = 0.f;");
+  writeFragments(w, ctx);
+  // Fragments are double-buffered across K steps; the last step of a tile waits for the next
+  // tile (one barrier per tile) and loads that tile's first fragments before its own MMAs.
+  w.line("#pragma unroll");
+  w.line("for (int st = 0; st < STAGES - 1; ++st) {{");
+  w.line("  if (st < ktn) {{");
+  w.line("    A_load(st, kt0 + st);");
+  w.line("    B_load(st, kt0 + st);");
+  w.line("    A_store(st);");
+  w.line("    B_store(st);");
+  w.line("  }}");
+  w.line("  dlc_cp_async_commit();");
+  w.line("}}");
+  w.line("dlc_cp_async_wait<STAGES - 2>();");
+  w.line("__syncthreads();");
+  w.line("unsigned af[2][MI][4], bf[2][NI][2];");
+  w.line("frag(0, 0, af[0], bf[0]);");
+  w.line("for (int i = 0; i < ktn; ++i) {{");
+  w.indent();
+  w.line("const int cur = i % STAGES, nx = i + STAGES - 1, ns = nx % STAGES;");
+  w.line("if (nx < ktn) {{");
+  w.line("  A_load(ns, kt0 + nx);");
+  w.line("  B_load(ns, kt0 + nx);");
+  w.line("}}");
+  w.line("dlc_cp_async_commit();");
+  w.line("#pragma unroll");
+  w.line("for (int s = 0; s < KSTEPS; ++s) {{");
+  w.indent();
+  w.line("if (s == KSTEPS - 1) {{");
+  w.line("  if (nx < ktn) {{");
+  w.line("    A_store(ns);");
+  w.line("    B_store(ns);");
+  w.line("  }}");
+  w.line("  dlc_cp_async_wait<STAGES - 2>();");
+  w.line("  __syncthreads();");
+  w.line("  if (i + 1 < ktn)");
+  w.line("    frag((i + 1) % STAGES, 0, af[(s + 1) & 1], bf[(s + 1) & 1]);");
+  w.line("}} else {{");
+  w.line("  frag(cur, (s + 1) * KSTEP, af[(s + 1) & 1], bf[(s + 1) & 1]);");
+  w.line("}}");
+  w.line("mma(af[s & 1], bf[s & 1]);");
+  w.dedent();
+  w.line("}}");
+  w.dedent();
+  w.line("}}");
+  w.line("dlc_cp_async_wait<0>();");
+  w.line("__syncthreads();");
+  writeOpaqueOrigin(w);
+  w.line("#pragma unroll");
+  w.line("for (int mi = 0; mi < MI; ++mi) {{");
+  w.indent();
+  w.line("#pragma unroll");
+  w.line("for (int ni = 0; ni < NI; ++ni) {{");
+  w.indent();
+  w.line("#pragma unroll");
+  w.line("for (int h = 0; h < 2; ++h) {{");
+  w.indent();
+  w.line("const int row = m0e + wm * WM + mi * 16 + (lane >> 2) + h * 8;");
+  w.line("const int col = n0e + wn * WN + ni * 8 + (lane & 3) * 2;");
+  writeAccStore(w, ctx, "row", "col", "acc[mi][ni][2 * h]", "acc[mi][ni][2 * h + 1]");
+  w.dedent();
+  w.line("}}");
+  w.dedent();
+  w.line("}}");
+  w.dedent();
+  w.line("}}");
+  w.dedent();
+  w.line("}}");
+  w.dedent();
+  w.line("}}");
+  return Status::ok();
+}
+
+} // namespace dlc::codegen::gemm

@@ -1,0 +1,59 @@
+// Internals shared by the GEMM kernel writers: gemm_kernel.cc (parameters, epilogue, split-K
+// reduction, dispatch), gemm_tc.cc (tensor-core main loop) and gemm_simt.cc (f32 SIMT).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "codegen/code_writer.h"
+#include "codegen/gemm_kernel.h"
+
+namespace dlc::codegen::gemm {
+
+struct KernelContext {
+  KernelContext(const FusedGroup &g, const GemmSpec &s, TileConfig c) : group(g), spec(s), cfg(c) {}
+  const FusedGroup &group;
+  const GemmSpec &spec;
+  TileConfig cfg;
+  std::string name;   // the main kernel's name
+  std::string params; // the parameter list shared by every kernel of the group
+  std::map<const Value *, std::string> names; // parameter name of each group input
+  std::string storage;                        // storage type of A and B
+  std::string outStorage;
+  bool outPairs = false; // columns (2j, 2j+1) are adjacent, 2-element aligned in the output
+  int64_t total = 0;     // output elements (one batch of split-K partial sums)
+  bool narrow = false;   // every output offset fits in 32 bits: int index arithmetic
+  int64_t tilesM = 0, tilesN = 0, kTiles = 0, kTilesPerSplit = 0;
+  uint32_t gridZ = 1;
+};
+
+/// C expression of the output offset of column `col` (outSplit applied), in the index type.
+std::string outColOffset(const KernelContext &ctx, const std::string &col);
+
+/// Writes the statements that hand the accumulators (v0, v1) of output row `row`, columns
+/// `col`, `col` + 1 (each may lie past the edge) to the epilogue, or to the split-K scratch.
+void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &row,
+                   const std::string &col, const std::string &v0, const std::string &v1);
+
+/// Writes `dlc_ep` / `dlc_ep2` lambdas: epilogue of one element (or of two adjacent ones) at
+/// flat output offset `oidx`, ending in the store.
+Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx);
+
+/// Tile raster: writes `tm`, `tn` from blockIdx.x (groups of 8 row tiles for L2 reuse).
+void writeRaster(CodeWriter &w, const KernelContext &ctx);
+
+/// Writes `m0e`, `n0e`: copies of the tile origin the compiler cannot see through, for the
+/// epilogue's index math. Otherwise it hoists every output and epilogue-operand address
+/// (loop-invariant) above the main loop and keeps them live across it, spilling.
+void writeOpaqueOrigin(CodeWriter &w);
+
+/// Main kernels.
+Status writeTcKernel(CodeWriter &w, const KernelContext &ctx);
+Status writeSimtKernel(CodeWriter &w, const KernelContext &ctx);
+
+/// Dynamic shared memory of the tensor-core kernel.
+uint32_t tcSharedBytes(const GemmSpec &spec, const TileConfig &cfg);
+/// Bytes of one operand element.
+int elemBytes(DType t);
+
+} // namespace dlc::codegen::gemm

@@ -1,0 +1,178 @@
+// The conv family: implicit-GEMM and depthwise sources for many shapes, dtypes and attributes
+// compile with NVRTC for sm_90 (no GPU needed); layout choices and refusals.
+#include <gtest/gtest.h>
+
+#include "codegen/cuda_prelude.h"
+#include "codegen/emitters.h"
+#include "codegen/nvrtc.h"
+#include "ir/parser.h"
+#include "passes/pass_manager.h"
+
+namespace dlc::codegen {
+namespace {
+
+struct Built {
+  std::unique_ptr<Graph> graph;
+  FusedGroup group;
+};
+
+Built build(const std::string &text, const std::string &name) {
+  Built b;
+  auto g = parseGraph(text, "test.dlc");
+  EXPECT_TRUE(g) << g.status().message() << "\n" << text;
+  if (!g)
+    return b;
+  b.graph = std::move(*g);
+  Status st = inferShapes(*b.graph);
+  EXPECT_TRUE(st.isOk()) << st.message();
+  b.group.name = name;
+  for (const Node *n : b.graph->nodes())
+    b.group.nodes.push_back(n);
+  b.group.anchor = b.group.nodes[0];
+  for (const Value *v : b.graph->inputs())
+    b.group.inputs.push_back(v);
+  b.group.outputs.push_back(b.graph->outputs()[0].value);
+  return b;
+}
+
+struct ConvCase {
+  std::string dtype;
+  std::vector<int64_t> x, w; // NCHW input, OIHW weight
+  std::string attrs;         // conv attributes
+  bool bias = false;
+  bool relu = false;
+};
+
+std::string dims(const std::vector<int64_t> &v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+Built buildConv(const ConvCase &c, const std::string &name) {
+  std::string in = "%x: " + c.dtype + "[" + dims(c.x) + "], %w: " + c.dtype + "[" + dims(c.w) + "]";
+  std::string args = "%x, %w";
+  if (c.bias) {
+    in += ", %b: " + c.dtype + "[" + std::to_string(c.w[0]) + "]";
+    args += ", %b";
+  }
+  std::string body =
+      "  %y0 = conv(" + args + ")" + (c.attrs.empty() ? "" : " {" + c.attrs + "}") + " : ?\n";
+  std::string result = "%y0";
+  if (c.relu) {
+    body += "  %y1 = relu(%y0) : ?\n";
+    result = "%y1";
+  }
+  return build("graph @g(" + in + ") -> (y: ?) {\n" + body + "  return " + result + "\n}", name);
+}
+
+void compileAll(std::vector<Built> &groups, const EmitOptions &opts, const char *program,
+                std::vector<KernelSet> *sets = nullptr, std::string *ptx = nullptr) {
+  std::string source(cudaPrelude());
+  for (Built &b : groups) {
+    auto set = emitGroup(b.group, opts);
+    ASSERT_TRUE(set) << b.group.name << ": " << set.status().message();
+    for (const Kernel &k : set->kernels)
+      source += k.source;
+    if (sets)
+      sets->push_back(std::move(*set));
+  }
+  auto mod = compileCuda(source, program);
+  ASSERT_TRUE(mod) << mod.status().message();
+  EXPECT_FALSE(mod->cubin.empty());
+  if (ptx)
+    *ptx = mod->ptx;
+}
+
+TEST(ConvEmit, ResNetStyleHalfConvsCompile) {
+  const std::vector<ConvCase> cases = {
+      // 7x7 stride-2 stem with 3 input channels (unaligned K: element loads).
+      {"f16", {1, 3, 224, 224}, {64, 3, 7, 7}, "pads = [3, 3, 3, 3], strides = [2, 2]", true, true},
+      // 3x3 pad 1 (im2col gather), batch 32.
+      {"f16", {32, 64, 56, 56}, {64, 64, 3, 3}, "pads = [1, 1, 1, 1]", true, true},
+      // 1x1 stride 1 on aligned planes: a plain strided B with cp.async.
+      {"f16", {2, 256, 56, 56}, {64, 256, 1, 1}, "", true, false},
+      // 1x1 on a 7x7 plane (49 pixels, not 16-byte aligned): gathered.
+      {"bf16", {1, 512, 7, 7}, {2048, 512, 1, 1}, "", false, true},
+      // 1x1 stride 2 downsample.
+      {"f16", {4, 256, 56, 56}, {512, 256, 1, 1}, "strides = [2, 2]", false, false},
+      // Grouped (ResNeXt-style), dilated, asymmetric pads.
+      {"f16",
+       {2, 64, 20, 20},
+       {64, 2, 3, 3},
+       "group = 32, dilations = [2, 2], pads = [2, 1, 2, 3]",
+       true,
+       false},
+      // 1-D.
+      {"bf16", {3, 16, 100}, {24, 16, 5}, "pads = [2, 2], strides = [3]", true, false},
+  };
+  std::vector<Built> gs;
+  for (size_t i = 0; i < cases.size(); ++i)
+    gs.push_back(buildConv(cases[i], "conv" + std::to_string(i)));
+  std::vector<KernelSet> sets;
+  std::string ptx;
+  compileAll(gs, {}, "convs", &sets, &ptx);
+  ASSERT_EQ(sets.size(), cases.size());
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
+  EXPECT_EQ(ptx.find(".local"), std::string::npos);
+  // The pointwise conv on aligned planes reads B through cp.async; the 3x3 gathers.
+  EXPECT_NE(sets[2].kernels[0].source.find("B: K-strided tile, cp.async 16-byte loads"),
+            std::string::npos);
+  EXPECT_NE(sets[1].kernels[0].source.find("B: im2col gather"), std::string::npos);
+  EXPECT_NE(sets[3].kernels[0].source.find("B: im2col gather"), std::string::npos);
+  // The grouped conv runs one GEMM per group: grid z.
+  EXPECT_EQ(sets[5].kernels[0].launch.grid[2], 32u);
+}
+
+TEST(ConvEmit, DepthwiseUsesTheDirectKernel) {
+  std::vector<Built> gs;
+  gs.push_back(buildConv(
+      {"f16", {1, 32, 112, 112}, {32, 1, 3, 3}, "group = 32, pads = [1, 1, 1, 1]", true, true},
+      "dw0"));
+  // Channel multiplier 2, stride 2.
+  gs.push_back(buildConv({"f32",
+                          {2, 8, 15, 15},
+                          {16, 1, 5, 5},
+                          "group = 8, pads = [2, 2, 2, 2], strides = [2, 2]",
+                          false,
+                          false},
+                         "dw1"));
+  std::vector<KernelSet> sets;
+  compileAll(gs, {}, "depthwise", &sets);
+  ASSERT_EQ(sets.size(), 2u);
+  EXPECT_NE(sets[0].kernels[0].source.find("depthwise conv, 3 x 3 window"), std::string::npos);
+  EXPECT_EQ(sets[0].kernels[0].source.find("dlc_mma"), std::string::npos);
+  EXPECT_NE(sets[1].kernels[0].source.find("co / 2"), std::string::npos);
+}
+
+TEST(ConvEmit, F32ConvsCompileSimtAndTf32) {
+  std::vector<Built> gs;
+  gs.push_back(
+      buildConv({"f32", {1, 3, 32, 32}, {16, 3, 3, 3}, "pads = [1, 1, 1, 1]", true, true}, "s0"));
+  gs.push_back(buildConv({"f32", {2, 64, 14, 14}, {128, 64, 1, 1}, "", false, false}, "s1"));
+  std::vector<KernelSet> simt;
+  compileAll(gs, {}, "f32conv", &simt);
+  EXPECT_EQ(simt[0].kernels[0].source.find("dlc_mma"), std::string::npos);
+  EmitOptions tf32;
+  tf32.allowTf32 = true;
+  std::string ptx;
+  compileAll(gs, tf32, "tf32conv", nullptr, &ptx);
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+}
+
+TEST(ConvEmit, RefusalsNameTheOpAndReason) {
+  auto g = parseGraph(R"(graph @g(%x: f16[1,2,4,4,4], %w: f16[3,2,1,1,1]) -> (y: ?) {
+  %y = conv(%x, %w) : f16[1,3,4,4,4]
+  return %y
+})",
+                      "t.dlc");
+  ASSERT_TRUE(g) << g.status().message();
+  std::string why;
+  EXPECT_FALSE(gpuSupports(*(*g)->nodes()[0], &why));
+  EXPECT_EQ(why, "Conv: 3-D convolution has no GPU kernel (1-D and 2-D only)");
+}
+
+} // namespace
+} // namespace dlc::codegen

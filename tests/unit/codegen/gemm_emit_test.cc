@@ -1,0 +1,196 @@
+// The GEMM family (MatMul, Gemm): emitted source for many shapes, dtypes and attributes
+// compiles with NVRTC for sm_90 (no GPU needed); tile choice, split-K and refusals.
+#include <gtest/gtest.h>
+
+#include "codegen/cuda_prelude.h"
+#include "codegen/emitters.h"
+#include "codegen/gemm_kernel.h"
+#include "codegen/nvrtc.h"
+#include "ir/parser.h"
+#include "passes/pass_manager.h"
+
+namespace dlc::codegen {
+namespace {
+
+struct Built {
+  std::unique_ptr<Graph> graph;
+  FusedGroup group;
+};
+
+/// Parses `text`, infers shapes, and groups every node (the first is the anchor).
+Built build(const std::string &text, const std::string &name = "g") {
+  Built b;
+  auto g = parseGraph(text, "test.dlc");
+  EXPECT_TRUE(g) << g.status().message();
+  if (!g)
+    return b;
+  b.graph = std::move(*g);
+  Status st = inferShapes(*b.graph);
+  EXPECT_TRUE(st.isOk()) << st.message();
+  b.group.name = name;
+  for (const Node *n : b.graph->nodes())
+    b.group.nodes.push_back(n);
+  b.group.anchor = b.group.nodes[0];
+  for (const Value *v : b.graph->inputs())
+    b.group.inputs.push_back(v);
+  b.group.outputs.push_back(b.graph->outputs()[0].value);
+  return b;
+}
+
+std::string matmulGraph(const std::string &a, const std::string &b,
+                        const std::string &epilogue = "", const std::string &extraInputs = "") {
+  return "graph @g(%a: " + a + ", %b: " + b + extraInputs + ") -> (y: ?) {\n" +
+         "  %y0 = matmul(%a, %b) : ?\n" + epilogue + "  return %y" +
+         (epilogue.empty() ? "0" : "1") + "\n}";
+}
+
+/// Emits every group, concatenates the kernels into one program and compiles it for sm_90.
+void compileAll(std::vector<Built> &groups, const EmitOptions &opts, const char *program,
+                std::string *ptx = nullptr) {
+  std::string source(cudaPrelude());
+  for (Built &b : groups) {
+    auto set = emitGroup(b.group, opts);
+    ASSERT_TRUE(set) << b.group.name << ": " << set.status().message();
+    for (const Kernel &k : set->kernels)
+      source += k.source;
+  }
+  auto mod = compileCuda(source, program);
+  ASSERT_TRUE(mod) << mod.status().message();
+  EXPECT_FALSE(mod->cubin.empty());
+  if (ptx)
+    *ptx = mod->ptx;
+}
+
+TEST(GemmEmit, HalfAndBf16MatMulsCompileToTensorCoreCode) {
+  std::vector<Built> gs;
+  int i = 0;
+  for (const char *dt : {"f16", "bf16"}) {
+    auto shape = [&](const char *dims) { return std::string(dt) + "[" + dims + "]"; };
+    for (auto [a, b] : std::vector<std::pair<const char *, const char *>>{
+             {"256,512", "512,384"},   // aligned, big tiles
+             {"1,4096", "4096,1024"},  // batch-1 linear: small M, split-K
+             {"77,50", "50,33"},       // ragged edges, K not a multiple of 8: element loads
+             {"4,16,64", "64,32"},     // A's batch folded into M
+             {"3,1,40,24", "5,24,16"}, // broadcast batch dims
+             {"96", "96,40"},          // 1-D A
+             {"40,96", "96"},          // 1-D B
+         })
+      gs.push_back(build(matmulGraph(shape(a), shape(b)), "mm" + std::to_string(i++)));
+  }
+  std::string ptx;
+  compileAll(gs, {}, "matmuls", &ptx);
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
+  EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+  // Fragments and accumulators stay in registers.
+  EXPECT_EQ(ptx.find(".local"), std::string::npos);
+}
+
+TEST(GemmEmit, GemmAttributesAndEpiloguesCompile) {
+  std::vector<Built> gs;
+  int i = 0;
+  for (const char *dt : {"f16", "f32"}) {
+    const std::string t(dt);
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        std::string a = ta ? t + "[64,96]" : t + "[96,64]", b = tb ? t + "[80,64]" : t + "[64,80]";
+        gs.push_back(build(
+            "graph @g(%a: " + a + ", %b: " + b + ", %c: " + t + "[80]) -> (y: ?) {\n" +
+                "  %y = gemm(%a, %b, %c) {alpha = 0.5, beta = 2.0, transA = " + std::to_string(ta) +
+                ", transB = " + std::to_string(tb) + "} : ?\n  return %y\n}",
+            "gemm" + std::to_string(i++)));
+      }
+    // Bias, activation and residual epilogue on a MatMul.
+    gs.push_back(build(matmulGraph(t + "[128,64]", t + "[64,256]",
+                                   "  %s = add(%y0, %bias) : ?\n  %r = relu(%s) : ?\n"
+                                   "  %y1 = add(%r, %res) : ?\n",
+                                   ", %bias: " + t + "[256], %res: " + t + "[128,256]"),
+                       "epi" + std::to_string(i++)));
+  }
+  EmitOptions tf32;
+  tf32.allowTf32 = true;
+  std::vector<Built> tf;
+  tf.push_back(build(matmulGraph("f32[200,72]", "f32[72,136]"), "tf32a"));
+  tf.push_back(build(matmulGraph("f32[33,17]", "f32[17,5]"), "tf32b"));
+  compileAll(gs, {}, "gemms");
+  std::string ptx;
+  compileAll(tf, tf32, "tf32", &ptx);
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+}
+
+TEST(GemmEmit, F32WithoutTf32UsesTheSimtKernel) {
+  Built b = build(matmulGraph("f32[512,512]", "f32[512,512]"));
+  auto set = emitGroup(b.group, {});
+  ASSERT_TRUE(set) << set.status().message();
+  EXPECT_EQ(set->kernels[0].source.find("dlc_mma"), std::string::npos);
+  EXPECT_NE(set->kernels[0].source.find("fmaf("), std::string::npos);
+  EXPECT_EQ(set->kernels[0].launch.block[0], 256u);
+}
+
+TEST(GemmEmit, TileChoiceFollowsTheShape) {
+  Built big = build(matmulGraph("f16[4096,4096]", "f16[4096,4096]"));
+  auto s = emitGroup(big.group, {});
+  ASSERT_TRUE(s) << s.status().message();
+  ASSERT_EQ(s->kernels.size(), 1u);
+  EXPECT_NE(s->kernels[0].source.find("tile 128x256x32/2x4s4k1"), std::string::npos)
+      << s->kernels[0].source.substr(0, 200);
+  EXPECT_GT(s->kernels[0].launch.sharedBytes, 48u * 1024u);
+  EXPECT_EQ(s->kernels[0].launch.grid[0], 32u * 16u);
+
+  // Batch-1 GEMV-like shape: few output tiles, so K is split and a second kernel adds the
+  // partial sums (in a fixed order) from a scratch buffer.
+  Built gemv = build(matmulGraph("f16[1,4096]", "f16[4096,4096]"));
+  auto v = emitGroup(gemv.group, {});
+  ASSERT_TRUE(v) << v.status().message();
+  ASSERT_EQ(v->kernels.size(), 2u);
+  EXPECT_GT(v->kernels[0].launch.grid[1], 1u);
+  ASSERT_EQ(v->scratchBytes.size(), 1u);
+  EXPECT_EQ(v->scratchBytes[0], uint64_t{v->kernels[0].launch.grid[1]} * 4096u * 4u);
+  EXPECT_EQ(v->kernels[1].name, "g_splitk");
+  EXPECT_EQ(v->kernels[1].params.back().scratch, 0);
+  EXPECT_TRUE(v->kernels[1].params.back().written);
+}
+
+TEST(GemmEmit, TileOverrideAndParsing) {
+  auto c = gemm::parseTileConfig("64x128x32/2x2s3k4");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->bm, 64);
+  EXPECT_EQ(c->bn, 128);
+  EXPECT_EQ(c->warpsN, 2);
+  EXPECT_EQ(c->stages, 3);
+  EXPECT_EQ(c->splitK, 4);
+  EXPECT_EQ(c->str(), "64x128x32/2x2s3k4");
+  EXPECT_FALSE(gemm::parseTileConfig("64x128"));
+  EXPECT_FALSE(gemm::parseTileConfig("64x128x32/2x2q"));
+  Built b = build(matmulGraph("f16[100,256]", "f16[256,64]"));
+  auto ok = gemm::emitGemmGroup(b.group, {}, gemm::parseTileConfig("64x64x32/2x2s3k2"));
+  ASSERT_TRUE(ok) << ok.status().message();
+  EXPECT_NE(ok->kernels[0].source.find("tile 64x64x32/2x2s3k2"), std::string::npos);
+  EXPECT_EQ(ok->kernels.size(), 2u);
+  auto bad = gemm::emitGemmGroup(b.group, {}, gemm::parseTileConfig("128x256x32/2x4s9k1"));
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find(
+                "tile 128x256x32/2x4s9k1 does not fit: 244224 bytes of shared memory"),
+            std::string::npos)
+      << bad.status().message();
+}
+
+TEST(GemmEmit, RefusalsNameTheOpAndReason) {
+  auto g = parseGraph(
+      R"(graph @g(%a: i32[4,8], %b: i32[8,2], %c: f16[0,8], %d: f16[8,3]) -> (y: ?, z: ?) {
+  %y = matmul(%a, %b) : i32[4,2]
+  %z = matmul(%c, %d) : f16[0,3]
+  return %y, %z
+})",
+      "t.dlc");
+  ASSERT_TRUE(g) << g.status().message();
+  std::string why;
+  EXPECT_FALSE(gpuSupports(*(*g)->nodes()[0], &why));
+  EXPECT_EQ(why, "MatMul: dtype i32 has no GPU kernel (f32, f16 and bf16 only)");
+  EXPECT_FALSE(gpuSupports(*(*g)->nodes()[1], &why));
+  EXPECT_EQ(why, "MatMul: the output [0,3] is empty");
+}
+
+} // namespace
+} // namespace dlc::codegen

@@ -1,0 +1,656 @@
+// kbench: one GEMM or conv kernel group, emitted, compiled with NVRTC, run, checked, timed.
+//
+//   kbench matmul 4096 4096 4096 f16                  # C[M,N] = A[M,K] B[K,N]
+//   kbench mm 8x128x64 64x96 bf16 --relu              # numpy matmul of two shapes
+//   kbench gemm 512 256 128 f32 --ta --tb --alpha 0.5 --beta 2 --c row
+//   kbench conv 1 64 56 56 64 3 3 1 1 f16 [--group G] [--dil D] [--bias] [--relu] [--residual]
+//   kbench --file cases.txt                           # one case per line, compiled in parallel
+//
+// Per case: the group is built from a one-node graph (plus the epilogue asked for), emitted
+// with codegen::emitGroup (or with --tile CFG, e.g. 128x256x32/2x4s4k1, through the family's
+// override), compiled for the GPU present, run once on random inputs with the output poisoned,
+// compared with the reference evaluation (all elements for small problems, 512 sampled ones
+// computed in double otherwise), then timed: median of --runs (50) launches with CUDA events.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "codegen/cuda_prelude.h"
+#include "codegen/emitters.h"
+#include "codegen/gemm_kernel.h"
+#include "codegen/nvrtc.h"
+#include "ir/op.h"
+#include "ir/parser.h"
+#include "passes/pass_manager.h"
+
+namespace dlc::kbench {
+namespace {
+
+using codegen::gemm::TileConfig;
+
+struct Case {
+  std::string line;
+  std::string kind;
+  DType dtype = DType::kF16;
+  std::unique_ptr<Graph> graph;
+  codegen::FusedGroup group;
+  codegen::KernelSet set;
+  std::string source;
+  codegen::CompiledModule mod;
+  double flops = 0;
+  std::string error;
+  std::string info; // per kernel: registers, local bytes, resident blocks per SM
+  std::map<std::string, std::string> flags;
+  std::vector<int64_t> args; // numeric positional arguments
+  bool has(const std::string &f) const { return flags.count(f) != 0; }
+  std::string flag(const std::string &f, const std::string &def) const {
+    auto it = flags.find(f);
+    return it == flags.end() ? def : it->second;
+  }
+};
+
+std::string dims(const std::vector<int64_t> &v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::vector<int64_t> parseShape(const std::string &s) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, 'x'))
+    out.push_back(std::stoll(part));
+  return out;
+}
+
+/// The anchor's graph inputs and node; sets error on bad arguments.
+struct Parts {
+  std::vector<std::string> inputs;
+  std::string body;
+  std::vector<int64_t> biasShape; // --addbias operand
+};
+
+std::string assemble(const std::vector<std::string> &inputs, const std::string &body,
+                     const std::string &result) {
+  std::string head;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    head += (i ? ", " : "") + inputs[i];
+  return "graph @kbench(" + head + ") -> (y: ?) {\n" + body + "  return " + result + "\n}\n";
+}
+
+bool anchorParts(Case &c, Parts &out) {
+  const std::string dt(dtypeName(c.dtype));
+  auto t = [&](const std::vector<int64_t> &s) { return dt + "[" + dims(s) + "]"; };
+  const auto &a = c.args;
+  if (c.kind == "matmul" || c.kind == "mm") {
+    std::vector<int64_t> sa, sb;
+    if (c.kind == "matmul" && a.size() == 3) {
+      sa = {a[0], a[2]};
+      sb = {a[2], a[1]};
+    } else if (c.kind == "mm") {
+      auto pos = c.flags["shapes"].find(' ');
+      sa = parseShape(c.flags["shapes"].substr(0, pos));
+      sb = parseShape(c.flags["shapes"].substr(pos + 1));
+    } else {
+      c.error = "usage: matmul M N K dtype | mm AxB.. KxN.. dtype";
+      return false;
+    }
+    out.inputs = {"%a: " + t(sa), "%b: " + t(sb)};
+    out.body = "  %m = matmul(%a, %b) : ?\n";
+    out.biasShape = {sb.size() == 1 ? 1 : sb.back()};
+  } else if (c.kind == "gemm" && a.size() == 3) {
+    const int64_t m = a[0], n = a[1], k = a[2];
+    std::vector<int64_t> sa = c.has("ta") ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
+    std::vector<int64_t> sb = c.has("tb") ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+    out.inputs = {"%a: " + t(sa), "%b: " + t(sb)};
+    std::string cin;
+    const std::string cs = c.flag("c", "none");
+    if (cs != "none") {
+      std::vector<int64_t> shape = cs == "scalar" ? std::vector<int64_t>{}
+                                   : cs == "row"  ? std::vector<int64_t>{n}
+                                   : cs == "col"  ? std::vector<int64_t>{m, 1}
+                                                  : std::vector<int64_t>{m, n};
+      out.inputs.push_back("%c: " + t(shape));
+      cin = ", %c";
+    }
+    auto real = [](std::string v) {
+      return v.find_first_of(".e") == std::string::npos ? v + ".0" : v;
+    };
+    out.body = "  %m = gemm(%a, %b" + cin + ") {alpha = " + real(c.flag("alpha", "1.0")) +
+               ", beta = " + real(c.flag("beta", "1.0")) +
+               ", transA = " + (c.has("ta") ? "1" : "0") +
+               ", transB = " + (c.has("tb") ? "1" : "0") + "} : ?\n";
+    out.biasShape = {n};
+  } else if (c.kind == "conv" && a.size() == 9) {
+    const int64_t n = a[0], ci = a[1], h = a[2], w = a[3], co = a[4], kh = a[5], kw = a[6],
+                  s = a[7], p = a[8];
+    const int64_t g = std::stoll(c.flag("group", "1")), d = std::stoll(c.flag("dil", "1"));
+    out.inputs = {"%x: " + t({n, ci, h, w}), "%w: " + t({co, ci / g, kh, kw})};
+    std::string bias;
+    if (c.has("bias")) {
+      out.inputs.push_back("%cb: " + t({co}));
+      bias = ", %cb";
+    }
+    const std::string ds = std::to_string(d), ss = std::to_string(s), ps = std::to_string(p);
+    out.body = "  %m = conv(%x, %w" + bias + ") {dilations = [" + ds + ", " + ds +
+               "], group = " + std::to_string(g) + ", pads = [" + ps + ", " + ps + ", " + ps +
+               ", " + ps + "], strides = [" + ss + ", " + ss + "]} : ?\n";
+    out.biasShape = {co, 1, 1};
+  } else {
+    c.error = "unknown case (kinds: matmul M N K, mm A B, gemm M N K, conv N C H W M KH KW S P)";
+    return false;
+  }
+  return true;
+}
+
+/// Parses one case line: positional words, then --flags (a flag takes the next word as its
+/// value unless that is another flag or the line ends).
+bool parseCase(Case &c, const std::vector<std::string> &words) {
+  std::vector<std::string> pos;
+  static const std::vector<std::string> valued = {"tile", "group", "dil",   "alpha", "beta",
+                                                  "c",    "runs",  "check", "save"};
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i].rfind("--", 0) == 0) {
+      std::string f = words[i].substr(2);
+      if (std::find(valued.begin(), valued.end(), f) != valued.end() && i + 1 < words.size())
+        c.flags[f] = words[++i];
+      else
+        c.flags[f] = "1";
+    } else {
+      pos.push_back(words[i]);
+    }
+  }
+  if (pos.size() < 2) {
+    c.error = "a case needs a kind, sizes and a dtype";
+    return false;
+  }
+  c.kind = pos[0];
+  const std::string dt = pos.back();
+  c.dtype = dt == "f32" ? DType::kF32 : dt == "bf16" ? DType::kBF16 : DType::kF16;
+  if (dt != "f32" && dt != "f16" && dt != "bf16") {
+    c.error = "dtype must be f32, f16 or bf16";
+    return false;
+  }
+  if (c.kind == "mm") {
+    if (pos.size() != 4) {
+      c.error = "usage: mm SHAPE_A SHAPE_B dtype";
+      return false;
+    }
+    c.flags["shapes"] = pos[1] + " " + pos[2];
+    return true;
+  }
+  for (size_t i = 1; i + 1 < pos.size(); ++i)
+    c.args.push_back(std::stoll(pos[i]));
+  return true;
+}
+
+bool prepare(Case &c, const codegen::EmitOptions &opts) {
+  Parts parts;
+  if (!anchorParts(c, parts))
+    return false;
+  auto probe = parseGraph(assemble(parts.inputs, parts.body, "%m"), "kbench");
+  if (!probe) {
+    c.error = probe.status().message();
+    return false;
+  }
+  if (Status st = inferShapes(**probe); !st.isOk()) {
+    c.error = st.message();
+    return false;
+  }
+  const Value *anchorOut = (*probe)->nodes()[0]->output(0);
+  const std::vector<int64_t> outShape = anchorOut->shape().sizes();
+  double outCount = 1;
+  for (int64_t d : outShape)
+    outCount *= double(d);
+  const Node *an = (*probe)->nodes()[0];
+  if (c.kind == "conv") {
+    const auto w = an->input(1)->shape().sizes();
+    c.flops = 2.0 * outCount * double(w[1] * w[2] * w[3]);
+  } else {
+    const auto a = an->input(0)->shape().sizes();
+    c.flops = 2.0 * outCount * double(c.kind == "gemm" && c.has("ta") ? a[0] : a.back());
+  }
+  const std::string dt(dtypeName(c.dtype));
+  std::string last = "%m";
+  if (c.has("addbias") && c.kind != "conv") {
+    parts.inputs.push_back("%ab: " + dt + "[" + dims(parts.biasShape) + "]");
+    parts.body += "  %e1 = add(" + last + ", %ab) : ?\n";
+    last = "%e1";
+  }
+  if (c.has("residual")) {
+    parts.inputs.push_back("%res: " + dt + "[" + dims(outShape) + "]");
+    parts.body += "  %e2 = add(" + last + ", %res) : ?\n";
+    last = "%e2";
+  }
+  if (c.has("relu")) {
+    parts.body += "  %e3 = relu(" + last + ") : ?\n";
+    last = "%e3";
+  }
+  const std::string text = assemble(parts.inputs, parts.body, last);
+  auto g = parseGraph(text, "kbench");
+  if (!g) {
+    c.error = g.status().message() + "\n" + text;
+    return false;
+  }
+  c.graph = std::move(*g);
+  if (Status st = inferShapes(*c.graph); !st.isOk()) {
+    c.error = st.message();
+    return false;
+  }
+  codegen::FusedGroup &grp = c.group;
+  grp.name = "kbench_" + c.kind;
+  for (const Node *n : c.graph->nodes())
+    grp.nodes.push_back(n);
+  grp.anchor = grp.nodes[0];
+  for (const Value *v : c.graph->inputs())
+    grp.inputs.push_back(v);
+  grp.outputs.push_back(c.graph->outputs()[0].value);
+  Expected<codegen::KernelSet> set = invalidArgument("unset");
+  if (c.has("tile")) {
+    auto cfg = codegen::gemm::parseTileConfig(c.flag("tile", ""));
+    if (!cfg) {
+      c.error = "bad --tile " + c.flag("tile", "");
+      return false;
+    }
+    set = c.kind == "conv" ? codegen::gemm::emitConvGroup(grp, opts, cfg)
+                           : codegen::gemm::emitGemmGroup(grp, opts, cfg);
+  } else {
+    set = codegen::emitGroup(grp, opts);
+  }
+  if (!set) {
+    c.error = set.status().message();
+    return false;
+  }
+  c.set = std::move(*set);
+  c.source = std::string(codegen::cudaPrelude());
+  for (const auto &k : c.set.kernels)
+    c.source += k.source;
+  return true;
+}
+
+#define CU(call)                                                                                   \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      c.error = std::string(#call) + ": " + cudaGetErrorString(e_);                                \
+      return false;                                                                                \
+    }                                                                                              \
+  } while (0)
+
+Tensor randomTensor(const Value *v, std::mt19937 &rng) {
+  Tensor t = Tensor::zeros(v->dtype(), v->shape().sizes());
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    float x = u(rng);
+    if (v->dtype() == DType::kF32)
+      t.mutableData<float>()[i] = x;
+    else if (v->dtype() == DType::kF16)
+      t.mutableData<uint16_t>()[i] = floatToHalf(x);
+    else
+      t.mutableData<uint16_t>()[i] = floatToBf16(x);
+  }
+  return t;
+}
+
+double elementOf(const Tensor &t, int64_t i) { return t.elementAsDouble(i); }
+
+/// Reference value of output element `i` in double (anchor, then the kbench epilogue).
+double sampledReference(const Case &c, const std::vector<Tensor> &in, int64_t i) {
+  const Node &n = *c.group.anchor;
+  const auto y = n.output(0)->shape().sizes();
+  double acc = 0;
+  if (c.kind == "matmul" || c.kind == "gemm") {
+    const int64_t N = y[1], row = i / N, col = i % N;
+    const bool ta = c.has("ta"), tb = c.has("tb");
+    const auto sa = in[0].shape();
+    const int64_t K = ta ? sa[0] : sa[1], M = y[0];
+    for (int64_t k = 0; k < K; ++k)
+      acc += elementOf(in[0], ta ? k * M + row : row * K + k) *
+             elementOf(in[1], tb ? col * K + k : k * N + col);
+    if (c.kind == "gemm") {
+      acc *= std::stod(c.flag("alpha", "1.0"));
+      const std::string cs = c.flag("c", "none");
+      if (cs != "none") {
+        const int64_t ci = cs == "scalar" ? 0 : cs == "row" ? col : cs == "col" ? row : i;
+        acc += std::stod(c.flag("beta", "1.0")) * elementOf(in[2], ci);
+      }
+    }
+  } else {
+    const auto xs = in[0].shape(), ws = in[1].shape();
+    const int64_t C = xs[1], H = xs[2], W = xs[3], CO = y[1], OH = y[2], OW = y[3];
+    const int64_t KH = ws[2], KW = ws[3], CG = ws[1];
+    const int64_t g = std::stoll(c.flag("group", "1")), d = std::stoll(c.flag("dil", "1"));
+    const int64_t s = c.args[7], p = c.args[8];
+    const int64_t ow = i % OW, oh = (i / OW) % OH, co = (i / (OW * OH)) % CO,
+                  img = i / (OW * OH * CO);
+    const int64_t grp = co / (CO / g);
+    for (int64_t ci = 0; ci < CG; ++ci)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t ih = oh * s - p + kh * d, iw = ow * s - p + kw * d;
+          if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+            continue;
+          acc += elementOf(in[0], ((img * C + grp * CG + ci) * H + ih) * W + iw) *
+                 elementOf(in[1], ((co * CG + ci) * KH + kh) * KW + kw);
+        }
+    if (c.has("bias"))
+      acc += elementOf(in[2], co);
+  }
+  size_t next = static_cast<size_t>(n.numInputs());
+  if (c.has("addbias") && c.kind != "conv") {
+    const int64_t N = y.back();
+    acc += elementOf(in[next++], i % N);
+  }
+  if (c.has("residual"))
+    acc += elementOf(in[next++], i);
+  if (c.has("relu"))
+    acc = std::max(acc, 0.0);
+  return acc;
+}
+
+bool run(Case &c, int runs, double *medianMs, std::string *check) {
+  const auto &inputs = c.group.inputs;
+  std::mt19937 rng(1234);
+  std::vector<Tensor> host;
+  for (const Value *v : inputs)
+    host.push_back(randomTensor(v, rng));
+  cudaLibrary_t lib;
+  CU(cudaLibraryLoadData(&lib, c.mod.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  std::vector<cudaKernel_t> kernels;
+  for (const auto &k : c.set.kernels) {
+    cudaKernel_t h;
+    CU(cudaLibraryGetKernel(&h, lib, k.name.c_str()));
+    if (k.launch.sharedBytes > 48 * 1024)
+      CU(cudaFuncSetAttribute(reinterpret_cast<const void *>(h),
+                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(k.launch.sharedBytes)));
+    kernels.push_back(h);
+    cudaFuncAttributes attr{};
+    int blocks = 0;
+    CU(cudaFuncGetAttributes(&attr, reinterpret_cast<const void *>(h)));
+    CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, reinterpret_cast<const void *>(h),
+        static_cast<int>(k.launch.block[0] * k.launch.block[1] * k.launch.block[2]),
+        k.launch.sharedBytes));
+    c.info += (c.info.empty() ? "" : " ") + std::to_string(attr.numRegs) + "r/" +
+              std::to_string(attr.localSizeBytes) + "l/" + std::to_string(blocks) + "b";
+  }
+  std::map<const Value *, void *> dev;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    void *p;
+    CU(cudaMalloc(&p, std::max<size_t>(16, host[i].byteSize())));
+    CU(cudaMemcpy(p, host[i].raw(), host[i].byteSize(), cudaMemcpyHostToDevice));
+    dev[inputs[i]] = p;
+  }
+  const Value *out = c.group.outputs[0];
+  Tensor result = Tensor::zeros(out->dtype(), out->shape().sizes());
+  void *outp;
+  CU(cudaMalloc(&outp, result.byteSize()));
+  CU(cudaMemset(outp, 0xff, result.byteSize())); // NaN: unwritten elements show
+  dev[out] = outp;
+  std::vector<void *> scratch;
+  for (uint64_t bytes : c.set.scratchBytes) {
+    void *p;
+    CU(cudaMalloc(&p, bytes));
+    CU(cudaMemset(p, 0xff, bytes));
+    scratch.push_back(p);
+  }
+  std::vector<std::vector<void *>> argStore;
+  for (const auto &k : c.set.kernels) {
+    std::vector<void *> a;
+    for (const auto &p : k.params)
+      a.push_back(p.value ? dev.at(p.value) : scratch.at(static_cast<size_t>(p.scratch)));
+    argStore.push_back(a);
+  }
+  auto launchAll = [&]() -> cudaError_t {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const auto &L = c.set.kernels[i].launch;
+      std::vector<void *> ptrs;
+      for (void *&a : argStore[i])
+        ptrs.push_back(&a);
+      cudaError_t e = cudaLaunchKernel(
+          reinterpret_cast<const void *>(kernels[i]), dim3(L.grid[0], L.grid[1], L.grid[2]),
+          dim3(L.block[0], L.block[1], L.block[2]), ptrs.data(), L.sharedBytes, nullptr);
+      if (e != cudaSuccess)
+        return e;
+    }
+    return cudaSuccess;
+  };
+  CU(launchAll());
+  CU(cudaDeviceSynchronize());
+  CU(cudaMemcpy(result.mutableRaw(), outp, result.byteSize(), cudaMemcpyDeviceToHost));
+
+  // Check.
+  const std::string mode = c.flag("check", c.flops <= 4e9 ? "full" : "sample");
+  const double rtol = c.dtype == DType::kF16    ? 1e-2
+                      : c.dtype == DType::kBF16 ? 3e-2
+                      : c.has("tf32")           ? 5e-3
+                                                : 1e-4;
+  std::vector<int64_t> idx;
+  std::vector<double> ref;
+  if (mode == "full") {
+    std::map<const Value *, Tensor> env;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      env[inputs[i]] = host[i];
+    for (const Node *n : c.group.nodes) {
+      std::vector<Tensor> args;
+      for (const Value *v : n->inputs())
+        args.push_back(v ? env.at(v) : Tensor());
+      auto r = evalNode(*n, args);
+      if (!r) {
+        c.error = "reference: " + r.status().message();
+        return false;
+      }
+      env[n->output(0)] = (*r)[0];
+    }
+    const Tensor &t = env.at(out);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      idx.push_back(i);
+      ref.push_back(t.elementAsDouble(i));
+    }
+  } else if (mode == "sample") {
+    std::uniform_int_distribution<int64_t> pick(0, result.numElements() - 1);
+    for (int i = 0; i < 512; ++i) {
+      int64_t e = i < 2 ? (i == 0 ? 0 : result.numElements() - 1) : pick(rng);
+      idx.push_back(e);
+      ref.push_back(sampledReference(c, host, e));
+    }
+  }
+  if (!idx.empty()) {
+    double rms = 0;
+    for (double r : ref)
+      rms += r * r;
+    rms = std::sqrt(rms / double(ref.size())) + 1e-30;
+    double worst = 0;
+    int64_t worstAt = -1, bad = 0;
+    for (size_t j = 0; j < idx.size(); ++j) {
+      const double g = result.elementAsDouble(idx[j]);
+      const double err = std::fabs(g - ref[j]);
+      const double allowed = rtol * (std::fabs(ref[j]) + rms);
+      const double rel = err / (std::fabs(ref[j]) + rms);
+      if (!(err <= allowed))
+        ++bad;
+      if (!(rel <= worst)) {
+        worst = std::isnan(rel) ? INFINITY : rel;
+        worstAt = j;
+      }
+    }
+    char buf[256];
+    if (bad == 0)
+      std::snprintf(buf, sizeof buf, "ok(%s %zu, max rel %.1e)", mode.c_str(), idx.size(), worst);
+    else
+      std::snprintf(buf, sizeof buf, "FAIL(%s %lld/%zu bad, worst at %lld: got %g want %g)",
+                    mode.c_str(), (long long)bad, idx.size(), (long long)idx[worstAt],
+                    result.elementAsDouble(idx[worstAt]), ref[worstAt]);
+    *check = buf;
+  } else {
+    *check = "unchecked";
+  }
+
+  // Time.
+  cudaEvent_t e0, e1;
+  CU(cudaEventCreate(&e0));
+  CU(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; ++i)
+    CU(launchAll());
+  std::vector<float> ms;
+  for (int i = 0; i < runs; ++i) {
+    CU(cudaEventRecord(e0));
+    CU(launchAll());
+    CU(cudaEventRecord(e1));
+    CU(cudaEventSynchronize(e1));
+    float t = 0;
+    CU(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  *medianMs = runs > 0 ? ms[ms.size() / 2] : 0;
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  for (auto &[v, p] : dev)
+    cudaFree(p);
+  for (void *p : scratch)
+    cudaFree(p);
+  cudaLibraryUnload(lib);
+  return true;
+}
+
+std::string tileOf(const Case &c) {
+  const std::string &s = c.set.kernels[0].source;
+  auto p = s.find(", tile ");
+  if (p != std::string::npos)
+    return s.substr(p + 7, s.find('\n', p) - p - 7);
+  return c.group.anchor->op() == Op::kConv ? "direct" : "?";
+}
+
+int main(int argc, char **argv) {
+  std::vector<std::vector<std::string>> lines;
+  std::vector<std::string> cli(argv + 1, argv + argc);
+  int runs = 50;
+  bool tf32 = false, dump = false;
+  for (size_t i = 0; i + 1 < cli.size(); ++i)
+    if (cli[i] == "--runs")
+      runs = std::stoi(cli[i + 1]);
+  tf32 = std::find(cli.begin(), cli.end(), "--tf32") != cli.end();
+  dump = std::find(cli.begin(), cli.end(), "--dump") != cli.end();
+  std::string save; // --save PREFIX: each case's full source to PREFIX<i>.cu
+  for (size_t i = 0; i + 1 < cli.size(); ++i)
+    if (cli[i] == "--save")
+      save = cli[i + 1];
+  if (cli.size() >= 2 && cli[0] == "--file") {
+    std::ifstream f(cli[1]);
+    if (!f) {
+      std::fprintf(stderr, "kbench: cannot read %s\n", cli[1].c_str());
+      return 2;
+    }
+    std::string l;
+    while (std::getline(f, l)) {
+      if (l.empty() || l[0] == '#')
+        continue;
+      std::stringstream ss(l);
+      std::vector<std::string> words;
+      for (std::string w; ss >> w;)
+        words.push_back(w);
+      lines.push_back(words);
+    }
+  } else if (!cli.empty()) {
+    lines.push_back(cli);
+  } else {
+    std::fprintf(stderr, "usage: kbench matmul M N K f16 | conv N C H W M KH KW S P f16 | "
+                         "--file CASES\n");
+    return 2;
+  }
+  int device = 0;
+  cudaDeviceProp prop{};
+  const bool gpu = cudaGetDeviceProperties(&prop, device) == cudaSuccess;
+  codegen::EmitOptions opts;
+  codegen::NvrtcOptions nv;
+  if (gpu) {
+    opts.smVersion = prop.major * 10 + prop.minor;
+    opts.numSms = prop.multiProcessorCount;
+    nv.smVersion = opts.smVersion;
+    std::printf("# %s, sm_%d, %d SMs\n", prop.name, opts.smVersion, opts.numSms);
+  } else {
+    std::printf("# no GPU: emit and compile only (sm_90)\n");
+  }
+  std::vector<Case> cases(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    for (const auto &w : lines[i])
+      cases[i].line += (cases[i].line.empty() ? "" : " ") + w;
+    if (!parseCase(cases[i], lines[i]))
+      continue;
+    for (size_t j = 0; j + 1 < cli.size(); ++j)
+      if (cli[j] == "--check" && !cases[i].has("check"))
+        cases[i].flags["check"] = cli[j + 1];
+    codegen::EmitOptions o = opts;
+    o.allowTf32 = tf32 || cases[i].has("tf32");
+    prepare(cases[i], o);
+    if (dump && cases[i].error.empty())
+      std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());
+    if (!save.empty() && cases[i].error.empty())
+      std::ofstream(save + std::to_string(i) + ".cu") << cases[i].source;
+  }
+  // Compile in parallel.
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  const unsigned workers = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < cases.size();) {
+        Case &c = cases[i];
+        if (!c.error.empty())
+          continue;
+        auto mod = codegen::compileCuda(c.source, c.group.name, nv);
+        if (!mod)
+          c.error = mod.status().message();
+        else
+          c.mod = std::move(*mod);
+      }
+    });
+  for (auto &t : pool)
+    t.join();
+  int failures = 0;
+  std::printf("%-58s %-22s %9s %9s  %s\n", "case", "tile", "ms", "TFLOP/s", "check");
+  for (Case &c : cases) {
+    if (!c.error.empty()) {
+      std::printf("%-58s ERROR %s\n", c.line.c_str(), c.error.c_str());
+      ++failures;
+      continue;
+    }
+    if (!gpu) {
+      std::printf("%-58s %-22s compiled (%zu kernels, %zu bytes cubin)\n", c.line.c_str(),
+                  tileOf(c).c_str(), c.set.kernels.size(), c.mod.cubin.size());
+      continue;
+    }
+    double ms = 0;
+    std::string check;
+    if (!run(c, c.has("runs") ? std::stoi(c.flag("runs", "50")) : runs, &ms, &check)) {
+      std::printf("%-58s ERROR %s\n", c.line.c_str(), c.error.c_str());
+      ++failures;
+      cudaDeviceReset();
+      continue;
+    }
+    if (check.rfind("FAIL", 0) == 0)
+      ++failures;
+    std::printf("%-58s %-22s %9.4f %9.2f  %s  [%s]\n", c.line.c_str(), tileOf(c).c_str(), ms,
+                ms > 0 ? c.flops / (ms * 1e-3) / 1e12 : 0.0, check.c_str(), c.info.c_str());
+    std::fflush(stdout);
+  }
+  std::printf("# %d failure(s) in %zu case(s)\n", failures, cases.size());
+  return failures ? 1 : 0;
+}
+
+} // namespace
+} // namespace dlc::kbench
+
+int main(int argc, char **argv) { return dlc::kbench::main(argc, argv); }
