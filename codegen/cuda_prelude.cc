@@ -169,7 +169,6 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
   return (I)v;
 }
 
-<<<<<<< HEAD
 // --- Vectorised access: N elements of T moved as one aligned load or store ---------------------
 template <class T, int N> struct alignas(sizeof(T) * N) dlc_vec {
   T v[N];
@@ -183,7 +182,8 @@ __device__ __forceinline__ auto dlc_imin(A a, B b) -> decltype(a + b) {
 template <class A, class B>
 __device__ __forceinline__ auto dlc_imax(A a, B b) -> decltype(a + b) {
   return a < b ? b : a;
-=======
+}
+
 // --- Tensor-core and tiling helpers (gemm.cc, conv.cc) --------------------------------------
 __device__ __forceinline__ unsigned dlc_smem_u32(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
@@ -253,7 +253,6 @@ __device__ __forceinline__ void dlc_store2<__nv_bfloat16>(__nv_bfloat16 *p, floa
 }
 template <> __device__ __forceinline__ void dlc_store2<float>(float *p, float a, float b) {
   *reinterpret_cast<float2 *>(p) = make_float2(a, b);
->>>>>>> emit-gemm
 }
 )cuda";
 

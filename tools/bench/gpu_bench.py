@@ -146,6 +146,12 @@ def bench_model(args, name, batch, dtype, results, workdir):
         row["dlc_ms"] = bench["median_ms"]
         row["dlc_first_run_s"] = bench.get("first_run_s")
         row["rel_err_vs_torch"] = rel_err(out, ref)
+        if batch == 1:  # the reference backend on the CPU beside the GPU, value by value
+            inp = os.path.join(workdir, "input.npy")
+            p = subprocess.run([args.dlc, "run", path, "--device", "gpu", "--input",
+                                f"input={inp}", "--verify"], capture_output=True, text=True)
+            line = [l for l in p.stdout.splitlines() if l.startswith("verify:")]
+            row["verify"] = line[0] if line else (p.stdout + p.stderr)[-600:]
     except Exception as e:  # report and go on with the other models
         row["dlc_error"] = str(e)[-2000:]
         log(row["dlc_error"])
