@@ -57,8 +57,17 @@ bool isViewNode(const Node &node) {
   case Op::kUnsqueeze:
   case Op::kIdentity:
     return true;
-  case Op::kDropout:
-    return node.numOutputs() < 2 || !node.output(1) || !node.output(1)->hasUses();
+  case Op::kDropout: {
+    // Inference dropout only: no mask anyone reads, no training_mode that could be true.
+    const Value *mask = node.numOutputs() > 1 ? node.output(1) : nullptr;
+    if (mask && (mask->hasUses() || node.graph()->isOutput(mask)))
+      return false;
+    if (!node.hasInput(2))
+      return true;
+    const Value *training = node.input(2);
+    return training->isConstant() && training->constant().numElements() == 1 &&
+           *static_cast<const uint8_t *>(training->constant().raw()) == 0;
+  }
   default:
     return false;
   }

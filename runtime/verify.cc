@@ -31,22 +31,27 @@ double maxAbs(const Tensor &t) {
 } // namespace
 
 Tolerance verifyTolerance(DType dtype, double maxAbsValue) {
-  double rel = 0;
+  // rel: relative to the largest magnitude; floor: a few units of the dtype's smallest
+  // subnormal, so that values near zero that round differently do not count.
+  double rel = 0, floor = 0;
   switch (dtype) {
   case DType::kF32:
   case DType::kF64:
     rel = 1e-4;
+    floor = 1e-30;
     break;
   case DType::kF16:
     rel = 1e-2;
+    floor = 4 * 5.960464477539063e-08; // 4 * 2^-24
     break;
   case DType::kBF16:
     rel = 4e-2;
+    floor = 1e-30;
     break;
   default:
     return {0, 0};
   }
-  return {rel, rel * std::max(maxAbsValue, 1e-6)};
+  return {rel, std::max(rel * maxAbsValue, floor)};
 }
 
 Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
