@@ -330,8 +330,7 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
     const Value *v = o.value;
     rt::BufferRef ref;
     if (plan) {
-      const ArenaBuffer &b =
-          plan->buffers.at(static_cast<size_t>(plan->outputBuffers.at(i)));
+      const ArenaBuffer &b = plan->buffers.at(static_cast<size_t>(plan->outputBuffers.at(i)));
       ref = {rt::Space::kArena, b.offset, byteSize(v)};
       if (b.copyFrom) {
         DLC_ASSIGN_OR_RETURN(rt::BufferRef src, buffers.of(b.copyFrom));
@@ -367,8 +366,9 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
     p.sources.emplace_back(k.name, k.source);
   if (kernels.empty())
     return p;
-  const int jobs = opts.jobs > 0 ? opts.jobs
-                                 : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int jobs = opts.jobs > 0
+                       ? opts.jobs
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const size_t numModules = std::min<size_t>(kernels.size(), static_cast<size_t>(jobs));
   std::vector<std::string> moduleSources(numModules, std::string(cudaPrelude()));
   p.modules.resize(numModules);

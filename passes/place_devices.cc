@@ -122,8 +122,8 @@ public:
       for (const auto &[n, why] : refused)
         list << "\n  " << n->describe() << ": " << why;
       return unimplemented("{} node(s) cannot run on the GPU and strict=true forbids the CPU "
-                             "fallback:{}",
-                             refused.size(), list.str());
+                           "fallback:{}",
+                           refused.size(), list.str());
     }
     return changed;
   }

@@ -59,8 +59,7 @@ struct Session::GpuState {
         if (!fresh && pos->second != size)
           return invalidArgument("input '{}': dim {} is '{}' = {}, but an earlier input has "
                                  "'{}' = {}",
-                                 in->name(), i, d.symbolName(), size, d.symbolName(),
-                                 pos->second);
+                                 in->name(), i, d.symbolName(), size, d.symbolName(), pos->second);
       }
     }
     for (const auto &[name, t] : inputs) {
@@ -95,7 +94,8 @@ struct Session::GpuState {
         programs.erase(key);
         return program.status();
       }
-      auto loaded = rt::GpuProgram::create(std::make_shared<const rt::Program>(std::move(*program)));
+      auto loaded =
+          rt::GpuProgram::create(std::make_shared<const rt::Program>(std::move(*program)));
       if (!loaded) {
         programs.erase(key);
         return loaded.status();
@@ -190,9 +190,8 @@ Expected<std::vector<double>> Session::benchmarkGpu(const std::map<std::string, 
   for (int i = 0; st.isOk() && i < runs; ++i) {
     auto start = std::chrono::steady_clock::now();
     st = s.execute();
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
   }
   gpu_->release(acquired.first, std::move(acquired.second));
   if (!st.isOk())

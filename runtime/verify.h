@@ -16,9 +16,9 @@
 namespace dlc {
 
 struct VerifyReport {
-  int compared = 0;         // values compared
-  std::string divergence;   // empty when everything matched: "node 'conv_3' (Conv): output ..."
-  std::string summary;      // one line for the user
+  int compared = 0;       // values compared
+  std::string divergence; // empty when everything matched: "node 'conv_3' (Conv): output ..."
+  std::string summary;    // one line for the user
 };
 
 Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,

@@ -31,9 +31,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "codegen/jit.h"
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_file.h"
-#include "codegen/jit.h"
 #include "runtime/model.h"
 #include "runtime/tensor_compare.h"
 
@@ -443,11 +443,10 @@ int main(int argc, char **argv) {
     summary += fmt::format(", {} {}", byCategory[c],
                            gpu && std::string(c) == "unsupported" ? "not claimed" : c);
   if (gpu) {
-    const int claimed = static_cast<int>(tests.size()) - byCategory["unsupported"] -
-                        byCategory["out of scope"];
-    summary += fmt::format("; claimed by the GPU backend: {}, of which {} pass ({:.1f}%)",
-                           claimed, byCategory[""],
-                           claimed ? 100.0 * byCategory[""] / claimed : 0.0);
+    const int claimed =
+        static_cast<int>(tests.size()) - byCategory["unsupported"] - byCategory["out of scope"];
+    summary += fmt::format("; claimed by the GPU backend: {}, of which {} pass ({:.1f}%)", claimed,
+                           byCategory[""], claimed ? 100.0 * byCategory[""] / claimed : 0.0);
   }
   std::cout << summary << "\n";
   if (gpu && knownPath.empty()) {

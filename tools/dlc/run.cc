@@ -176,8 +176,8 @@ Expected<int> compareOutputs(const RunArgs &args, const Model &model,
 
 /// Runs the session `runs` more times on the same inputs and prints the time per run: on the
 /// GPU launch + wait with the inputs on the device, on the CPU the host wall time.
-Status benchmarkRuns(const Session &session, const std::map<std::string, Tensor> &inputs,
-                     int runs, const std::string &jsonPath, double firstRunSeconds) {
+Status benchmarkRuns(const Session &session, const std::map<std::string, Tensor> &inputs, int runs,
+                     const std::string &jsonPath, double firstRunSeconds) {
   std::vector<double> ms;
   const bool gpu = session.backend() == Backend::kGpu;
   if (gpu) {
@@ -197,7 +197,7 @@ Status benchmarkRuns(const Session &session, const std::map<std::string, Tensor>
   for (double m : ms)
     mean += m / static_cast<double>(ms.size());
   const char *what = gpu ? "GPU: launch and wait, inputs on the device"
-                        : "CPU: host wall time, inputs and outputs on the host";
+                         : "CPU: host wall time, inputs and outputs on the host";
   std::cout << fmt::format("benchmark: {} run{} after the first: median {:.3f} ms, min {:.3f} ms, "
                            "mean {:.3f} ms ({})\n",
                            runs, runs == 1 ? "" : "s", sorted[sorted.size() / 2], sorted.front(),
