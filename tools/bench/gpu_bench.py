@@ -175,7 +175,7 @@ def bench_micro(args, results, workdir):
     import onnx
     from onnx import TensorProto, helper
     n = 256 * 1024 * 1024
-    nodes, prev = [], "x"
+    nodes, prev = [], "input"  # run_dlc feeds the model's input by this name
     ops = [("Mul", 1.5), ("Add", 0.25), ("Relu", None), ("Sub", 0.125), ("Mul", 0.5),
            ("Tanh", None), ("Add", 1.0), ("Sigmoid", None)]
     inits = []
@@ -187,7 +187,7 @@ def bench_micro(args, results, workdir):
             inits.append(helper.make_tensor(f"c{i}", TensorProto.FLOAT, [], [c]))
             nodes.append(helper.make_node(op, [prev, f"c{i}"], [out]))
         prev = out
-    g = helper.make_graph(nodes, "chain8", [helper.make_tensor_value_info("x", 1, [n])],
+    g = helper.make_graph(nodes, "chain8", [helper.make_tensor_value_info("input", 1, [n])],
                           [helper.make_tensor_value_info("y", 1, [n])], inits)
     path = os.path.join(workdir, "chain8.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8),
@@ -214,8 +214,8 @@ def bench_micro(args, results, workdir):
         ms = time_torch(lambda t: torch.matmul(t, b), a, iters=20)
         tf = 2 * size ** 3 / ms / 1e9
         row = {"name": f"gemm fp16 {size}^3", "torch_ms": ms, "torch_TFLOPs": tf}
-        gi = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["y"])], "gemm",
-                               [helper.make_tensor_value_info("a", 10, [size, size])],
+        gi = helper.make_graph([helper.make_node("MatMul", ["input", "b"], ["y"])], "gemm",
+                               [helper.make_tensor_value_info("input", 10, [size, size])],
                                [helper.make_tensor_value_info("y", 10, [size, size])],
                                [onnx.numpy_helper.from_array(b.cpu().numpy(), "b")])
         gpath = os.path.join(workdir, f"gemm{size}.onnx")
