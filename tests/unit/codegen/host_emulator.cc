@@ -72,6 +72,10 @@ template <class T> static T __shfl_xor_sync(unsigned, T v, int s) {
   dlc_emu_warps[w]->arrive_and_wait();
   return r;
 }
+// Named by the GEMM helpers of the prelude (inline PTX is never emitted unless called).
+static inline unsigned long long __cvta_generic_to_shared(const void *p) {
+  return (unsigned long long)p;
+}
 static inline float __int_as_float(int i) {
   float f;
   memcpy(&f, &i, sizeof f);
