@@ -15,6 +15,7 @@
 #include "codegen/cuda_prelude.h"
 #include "codegen/elementwise_chain.h"
 #include "codegen/emitters.h"
+#include "passes/util/match.h"
 
 namespace dlc::codegen {
 namespace {
@@ -34,18 +35,14 @@ bool supports(const Node &node, std::string *why) {
     return false;
   }
   for (int i = 1; i < node.numOutputs(); ++i)
-    if (node.output(i) && (node.output(i)->hasUses() || node.graph()->isOutput(node.output(i)))) {
+    if (!passes::isUnused(node.output(i))) {
       *why = fmt::format("output {} of '{}' is used (only output 0 has a GPU kernel)", i,
                          node.opName());
       return false;
     }
-  if (node.op() == Op::kDropout && node.hasInput(2)) {
-    const Value *training = node.input(2);
-    if (!training->isConstant() || training->constant().numElements() != 1 ||
-        *static_cast<const uint8_t *>(training->constant().raw()) != 0) {
-      *why = "Dropout in training mode has no GPU kernel";
-      return false;
-    }
+  if (node.op() == Op::kDropout && node.hasInput(2) && !passes::isConstantFalse(node.input(2))) {
+    *why = "Dropout in training mode has no GPU kernel";
+    return false;
   }
   return true;
 }

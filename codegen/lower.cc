@@ -13,6 +13,7 @@
 #include "codegen/cuda_prelude.h"
 #include "ir/printer.h"
 #include "passes/plan_memory.h"
+#include "passes/util/fusion_rules.h"
 #include "passes/util/groups.h"
 
 namespace dlc::codegen {
@@ -48,30 +49,6 @@ std::string groupName(const FusedGroup &g) {
 }
 
 } // namespace
-
-bool isViewNode(const Node &node) {
-  switch (node.op()) {
-  case Op::kReshape:
-  case Op::kFlatten:
-  case Op::kSqueeze:
-  case Op::kUnsqueeze:
-  case Op::kIdentity:
-    return true;
-  case Op::kDropout: {
-    // Inference dropout only: no mask anyone reads, no training_mode that could be true.
-    const Value *mask = node.numOutputs() > 1 ? node.output(1) : nullptr;
-    if (mask && (mask->hasUses() || node.graph()->isOutput(mask)))
-      return false;
-    if (!node.hasInput(2))
-      return true;
-    const Value *training = node.input(2);
-    return training->isConstant() && training->constant().numElements() == 1 &&
-           *static_cast<const uint8_t *>(training->constant().raw()) == 0;
-  }
-  default:
-    return false;
-  }
-}
 
 Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
   // The same order plan-memory's lifetimes use (passes/util/groups.h).
@@ -269,7 +246,7 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
   std::vector<size_t> kernelStep; // steps index of each kernel
   for (const FusedGroup &grp : groups) {
     buffers.newGroup();
-    if (grp.nodes.size() == 1 && isViewNode(*grp.nodes[0]) && !onCpu(*grp.nodes[0])) {
+    if (grp.nodes.size() == 1 && passes::isViewNode(*grp.nodes[0]) && !onCpu(*grp.nodes[0])) {
       DLC_RETURN_IF_ERROR(buffers.alias(grp.nodes[0]->output(0), grp.nodes[0]->input(0)));
       continue;
     }

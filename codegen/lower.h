@@ -44,10 +44,6 @@ struct LowerOptions {
 /// more than one non-elementwise node or mixes devices.
 Expected<std::vector<FusedGroup>> collectGroups(const Graph &g);
 
-/// Whether `node` only reinterprets its input's buffer (a view): Reshape, Flatten, Squeeze,
-/// Unsqueeze, Identity, Dropout whose mask output is unused.
-bool isViewNode(const Node &node);
-
 Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts);
 
 /// Lowering summary for `dlc compile` and logs: kernels, modules, arena and constant bytes.

@@ -31,13 +31,6 @@ uint64_t aligned(uint64_t bytes) {
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
 }
 
-/// A node that, as a group of its own, only reinterprets its input 0.
-bool isView(const Node &n) {
-  if (n.op() == Op::kDropout) // in inference, with its mask unused
-    return (!n.hasInput(2) || passes::isConstantFalse(n.input(2))) && passes::isUnused(n.output(1));
-  return passes::isViewOp(n.op());
-}
-
 std::string describeValue(const Value *v) {
   if (v->producer())
     return fmt::format("%{} (output of {})", v->name(), v->producer()->describe());
@@ -68,7 +61,7 @@ public:
     for (int s = 0; s < end; ++s) {
       const passes::NodeGroup &step = plan_.steps[static_cast<size_t>(s)];
       for (const Node *n : step.nodes) {
-        if (step.nodes.size() == 1 && isView(*n)) {
+        if (step.nodes.size() == 1 && passes::isViewNode(*n)) {
           plan_.slots[n->output(0)] = {-1, n->input(0)};
           continue;
         }

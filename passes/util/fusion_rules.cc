@@ -9,6 +9,12 @@ bool isViewOp(Op op) {
          op == Op::kIdentity;
 }
 
+bool isViewNode(const Node &n) {
+  if (n.op() == Op::kDropout)
+    return (!n.hasInput(2) || isConstantFalse(n.input(2))) && isUnused(n.output(1));
+  return isViewOp(n.op());
+}
+
 FusionClass classifyForFusion(const Node &n) {
   using R = FusionRole;
   for (int i = 1; i < n.numOutputs(); ++i)

@@ -30,4 +30,10 @@ FusionClass classifyForFusion(const Node &n);
 /// Reshape, Flatten, Squeeze, Unsqueeze, Identity: ops whose output is their input 0's data.
 bool isViewOp(Op op);
 
+/// A node that, as a group of its own, only reinterprets its input 0's buffer: a view op, or a
+/// Dropout in inference (training_mode absent or constant false) whose mask is unused. One
+/// predicate for plan-memory (which aliases the buffers) and codegen's lowering (which then
+/// launches nothing).
+bool isViewNode(const Node &n);
+
 } // namespace dlc::passes
