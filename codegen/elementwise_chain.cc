@@ -40,7 +40,8 @@ Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &node
 std::vector<int64_t> staticSizes(const Value *v) { return v->shape().sizes(); }
 
 std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
-                            std::string_view idx) {
+                            std::string_view idx, bool wide) {
+  const char *ll = wide ? "LL" : "";
   int64_t inCount = 1;
   for (int64_t d : in)
     inCount *= d;
@@ -66,12 +67,12 @@ std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<in
       continue;
     const size_t d = j + lead;
     std::string coord = outStride[d] == 1 ? fmt::format("({})", idx)
-                                          : fmt::format("(({}) / {}LL)", idx, outStride[d]);
+                                          : fmt::format("(({}) / {}{})", idx, outStride[d], ll);
     if (d != 0)
-      coord = fmt::format("({} % {}LL)", coord, out[d]);
+      coord = fmt::format("({} % {}{})", coord, out[d], ll);
     if (!e.empty())
       e += " + ";
-    e += inStride[j] == 1 ? coord : fmt::format("{} * {}LL", coord, inStride[j]);
+    e += inStride[j] == 1 ? coord : fmt::format("{} * {}{}", coord, inStride[j], ll);
   }
   return e.empty() ? "0" : "(" + e + ")";
 }

@@ -35,8 +35,9 @@ std::vector<int64_t> staticSizes(const Value *v);
 /// A C expression (64-bit) of the flat offset into a tensor of shape `in`, broadcast
 /// (numpy rules, right-aligned) to `out`, for the output element whose flat index is the C
 /// expression `idx`. "0" for a single element; `idx` itself when the shapes are equal.
+/// `wide`: 64-bit constants (`LL`); off when every offset is known to fit in 32 bits.
 std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
-                            std::string_view idx);
+                            std::string_view idx, bool wide = true);
 
 /// `dlc_load(ptr[offset])`: an element of `v` in compute type.
 std::string loadExpr(std::string_view ptr, std::string_view offset);

@@ -258,36 +258,8 @@ std::string indexType(const KernelContext &ctx) { return ctx.narrow ? "int" : "l
 
 std::string epilogueOffset(const KernelContext &ctx, const std::vector<int64_t> &in,
                            const std::vector<int64_t> &out, const std::string &idx) {
-  if (!ctx.narrow)
-    return broadcastOffset(in, out, idx);
-  // broadcastOffset's arithmetic in 32 bits (every offset is below 2^31).
-  int64_t inCount = 1;
-  for (int64_t d : in)
-    inCount *= d;
-  if (inCount == 1)
-    return "0";
-  if (in == out)
-    return idx;
-  const size_t rank = out.size(), lead = rank - in.size();
-  std::vector<int64_t> outStride(rank, 1), inStride(in.size(), 1);
-  for (size_t i = rank; i-- > 1;)
-    outStride[i - 1] = outStride[i] * out[i];
-  for (size_t i = in.size(); i-- > 1;)
-    inStride[i - 1] = inStride[i] * in[i];
-  std::string e;
-  for (size_t j = 0; j < in.size(); ++j) {
-    if (in[j] == 1)
-      continue;
-    const size_t d = j + lead;
-    std::string coord = outStride[d] == 1 ? fmt::format("({})", idx)
-                                          : fmt::format("(({}) / {})", idx, outStride[d]);
-    if (d != 0)
-      coord = fmt::format("({} % {})", coord, out[d]);
-    if (!e.empty())
-      e += " + ";
-    e += inStride[j] == 1 ? coord : fmt::format("{} * {}", coord, inStride[j]);
-  }
-  return e.empty() ? "0" : "(" + e + ")";
+  // Narrow kernels: every offset is below 2^31, so 32-bit arithmetic.
+  return broadcastOffset(in, out, idx, !ctx.narrow);
 }
 
 void writeOpaqueOrigin(CodeWriter &w) {
