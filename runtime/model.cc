@@ -10,6 +10,7 @@
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/gpu_jit.h"
 #include "runtime/gpu_session.h"
 
 namespace dlc {
@@ -17,6 +18,56 @@ namespace dlc {
 std::string gpuUnavailableReason() {
   auto driver = rt::CudaDriver::get();
   return driver ? std::string() : driver.status().message();
+}
+
+Expected<std::map<std::string, int64_t>>
+bindInputDims(const Graph &graph, const std::map<std::string, Tensor> &inputs) {
+  std::map<std::string, int64_t> dims;
+  for (const Value *in : graph.inputs()) {
+    auto it = inputs.find(in->name());
+    if (it == inputs.end())
+      return invalidArgument("missing input '{}' ({})", in->name(), in->type().str());
+    const Shape &s = in->shape();
+    const Tensor &t = it->second;
+    if (!s.isRanked())
+      continue;
+    if (t.rank() != s.rank())
+      return invalidArgument("input '{}': expected rank {} ({}), got rank {}", in->name(), s.rank(),
+                             in->type().str(), t.rank());
+    for (int64_t i = 0; i < s.rank(); ++i) {
+      const Dim &d = s[i];
+      const int64_t size = t.shape()[static_cast<size_t>(i)];
+      if (d.isKnown() && d.value() != size)
+        return invalidArgument("input '{}': dim {} must be {} ({}), got {}", in->name(), i,
+                               d.value(), in->type().str(), size);
+      if (!d.isSymbol())
+        continue;
+      auto [pos, fresh] = dims.emplace(d.symbolName(), size);
+      if (!fresh && pos->second != size)
+        return invalidArgument("input '{}': dim {} is '{}' = {}, but an earlier input has "
+                               "'{}' = {}",
+                               in->name(), i, d.symbolName(), size, d.symbolName(), pos->second);
+    }
+  }
+  for (const auto &[name, t] : inputs) {
+    (void)t;
+    if (!graph.findValue(name) || !graph.findValue(name)->isInput())
+      return invalidArgument("unknown input '{}'", name);
+  }
+  return dims;
+}
+
+codegen::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions &opts,
+                                  std::ostream &sink) {
+  codegen::JitOptions jo;
+  jo.lower.nvrtc.smVersion = device.smVersion();
+  jo.lower.emit.smVersion = device.smVersion();
+  jo.lower.emit.numSms = device.smCount;
+  jo.lower.emit.allowTf32 = opts.allowTf32;
+  jo.strictPlacement = !opts.cpuFallback;
+  jo.pipeline.out = &sink;
+  jo.pipeline.err = &sink;
+  return jo;
 }
 
 /// The GPU side of a session: programs compiled per set of input shapes, and idle executors
@@ -33,41 +84,8 @@ struct Session::GpuState {
   std::mutex mu;
   std::map<std::string, Entry> programs; // by "N=8,S=128"
 
-  /// Symbol sizes from the inputs' shapes; errors name the input.
   Expected<std::map<std::string, int64_t>> bindDims(const std::map<std::string, Tensor> &inputs) {
-    std::map<std::string, int64_t> dims;
-    for (const Value *in : graph->inputs()) {
-      auto it = inputs.find(in->name());
-      if (it == inputs.end())
-        return invalidArgument("missing input '{}' ({})", in->name(), in->type().str());
-      const Shape &s = in->shape();
-      const Tensor &t = it->second;
-      if (!s.isRanked())
-        continue;
-      if (t.rank() != s.rank())
-        return invalidArgument("input '{}': expected rank {} ({}), got rank {}", in->name(),
-                               s.rank(), in->type().str(), t.rank());
-      for (int64_t i = 0; i < s.rank(); ++i) {
-        const Dim &d = s[i];
-        const int64_t size = t.shape()[static_cast<size_t>(i)];
-        if (d.isKnown() && d.value() != size)
-          return invalidArgument("input '{}': dim {} must be {} ({}), got {}", in->name(), i,
-                                 d.value(), in->type().str(), size);
-        if (!d.isSymbol())
-          continue;
-        auto [pos, fresh] = dims.emplace(d.symbolName(), size);
-        if (!fresh && pos->second != size)
-          return invalidArgument("input '{}': dim {} is '{}' = {}, but an earlier input has "
-                                 "'{}' = {}",
-                                 in->name(), i, d.symbolName(), size, d.symbolName(), pos->second);
-      }
-    }
-    for (const auto &[name, t] : inputs) {
-      (void)t;
-      if (!graph->findValue(name) || !graph->findValue(name)->isInput())
-        return invalidArgument("unknown input '{}'", name);
-    }
-    return dims;
+    return bindInputDims(*graph, inputs);
   }
 
   /// An executor for these shapes: an idle one, or a new one (compiling the program first).
@@ -79,16 +97,8 @@ struct Session::GpuState {
     std::lock_guard<std::mutex> lock(mu);
     Entry &e = programs[key];
     if (!e.program) {
-      codegen::JitOptions jo;
-      const rt::DeviceInfo &dev = driver->device();
-      jo.lower.nvrtc.smVersion = dev.smVersion();
-      jo.lower.emit.smVersion = dev.smVersion();
-      jo.lower.emit.numSms = dev.smCount;
-      jo.lower.emit.allowTf32 = opts.allowTf32;
-      jo.strictPlacement = !opts.cpuFallback;
       std::ostringstream sink;
-      jo.pipeline.out = &sink;
-      jo.pipeline.err = &sink;
+      codegen::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
       auto program = codegen::compileForGpu(*graph, dims, jo);
       if (!program) {
         programs.erase(key);

@@ -7,9 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "codegen/jit.h"
 #include "ir/clone.h"
-#include "runtime/cuda_driver.h"
+#include "runtime/gpu_jit.h"
 #include "runtime/gpu_session.h"
 #include "runtime/tensor_compare.h"
 
@@ -58,24 +57,10 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
                                                  const std::map<std::string, Tensor> &inputs,
                                                  const SessionOptions &opts) {
   DLC_ASSIGN_OR_RETURN(rt::CudaDriver * driver, rt::CudaDriver::get());
-  std::map<std::string, int64_t> dims;
-  for (const Value *in : model.graph().inputs()) {
-    auto it = inputs.find(in->name());
-    if (it == inputs.end() || !in->shape().isRanked() || it->second.rank() != in->shape().rank())
-      continue; // the GPU run already reported these
-    for (int64_t i = 0; i < in->shape().rank(); ++i)
-      if (in->shape()[i].isSymbol())
-        dims.emplace(in->shape()[i].symbolName(), it->second.shape()[static_cast<size_t>(i)]);
-  }
-  codegen::JitOptions jo;
-  jo.lower.nvrtc.smVersion = jo.lower.emit.smVersion = driver->device().smVersion();
-  jo.lower.emit.numSms = driver->device().smCount;
-  jo.lower.emit.allowTf32 = opts.allowTf32;
-  jo.lower.exposeIntermediates = true;
-  jo.strictPlacement = !opts.cpuFallback;
+  DLC_ASSIGN_OR_RETURN(auto dims, bindInputDims(model.graph(), inputs));
   std::ostringstream sink;
-  jo.pipeline.out = &sink;
-  jo.pipeline.err = &sink;
+  codegen::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
+  jo.lower.exposeIntermediates = true;
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, codegen::prepareForGpu(model.graph(), dims, jo));
   DLC_ASSIGN_OR_RETURN(rt::Program program, codegen::lowerToProgram(*g, jo.lower));
   DLC_ASSIGN_OR_RETURN(auto gpuProgram,

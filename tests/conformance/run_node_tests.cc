@@ -161,14 +161,20 @@ Result runDataSet(const Model &model, const Session &session, const fs::path &se
   return {};
 }
 
-/// `--backend nvrtc`: the GPU pipeline, lowering and NVRTC compilation for sm_90 at the shapes
-/// of the first data set, with no device. A pass reports the number of kernels compiled.
-Result compileOne(const Model &model, const fs::path &test, const std::string &dir) {
+/// The test's test_data_set_* folders, sorted.
+std::vector<fs::path> dataSets(const fs::path &test) {
   std::vector<fs::path> sets;
   for (const auto &e : fs::directory_iterator(test))
     if (e.is_directory() && e.path().filename().string().starts_with("test_data_set_"))
       sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+/// `--backend nvrtc`: the GPU pipeline, lowering and NVRTC compilation for sm_90 at the shapes
+/// of the first data set, with no device. A pass reports the number of kernels compiled.
+Result compileOne(const Model &model, const fs::path &test, const std::string &dir) {
+  const std::vector<fs::path> sets = dataSets(test);
   std::map<std::string, int64_t> dims;
   if (!sets.empty()) {
     auto inputs = readSet(sets[0], "input");
@@ -207,11 +213,7 @@ Result runOne(const fs::path &test) {
   auto session = model->createSession(gSessionOptions);
   if (!session)
     return classifyLoad(session.status(), dir);
-  std::vector<fs::path> sets;
-  for (const auto &e : fs::directory_iterator(test))
-    if (e.is_directory() && e.path().filename().string().starts_with("test_data_set_"))
-      sets.push_back(e.path());
-  std::sort(sets.begin(), sets.end());
+  const std::vector<fs::path> sets = dataSets(test);
   if (sets.empty())
     return {"error", "no test_data_set_* folder"};
   for (const fs::path &set : sets) {
