@@ -1,5 +1,7 @@
 #include "runtime/gpu_session.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -212,6 +214,56 @@ Status GpuSession::execute() {
   if (!st.isOk())
     (void)driver_->api().streamSynchronize(stream_.get());
   return st;
+}
+
+Expected<std::vector<double>> GpuSession::profileSteps(int runs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  DLC_RETURN_IF_ERROR(driver_->makeCurrent());
+  const DriverApi &api = driver_->api();
+  const size_t n = program_->program().steps.size();
+  std::vector<CudaEvent> events;
+  events.reserve(n + 1);
+  for (size_t i = 0; i <= n; ++i) {
+    CUevent e = nullptr;
+    DLC_RETURN_IF_ERROR(
+        driver_->check(api.eventCreate(&e, CU_EVENT_DEFAULT), "creating a profiling event"));
+    events.emplace_back(driver_, e);
+  }
+  std::vector<double> total(n, 0.0);
+  for (int run = 0; run < runs; ++run) {
+    pendingFirst_ = pendingLast_ = 0;
+    std::vector<double> hostMs(n, 0.0);
+    DLC_RETURN_IF_ERROR(driver_->check(api.eventRecord(events[0].get(), stream_.get()),
+                                       "recording a profiling event"));
+    for (size_t i = 0; i < n; ++i) {
+      if (program_->hostStep(i)) {
+        auto start = std::chrono::steady_clock::now();
+        DLC_RETURN_IF_ERROR(runHostStep(i));
+        hostMs[i] =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+      } else {
+        DLC_RETURN_IF_ERROR(enqueueStep(i));
+      }
+      DLC_RETURN_IF_ERROR(driver_->check(api.eventRecord(events[i + 1].get(), stream_.get()),
+                                         "recording a profiling event"));
+    }
+    DLC_RETURN_IF_ERROR(synchronize());
+    for (size_t i = 0; i < n; ++i) {
+      float ms = 0;
+      if (program_->hostStep(i)) {
+        total[i] += hostMs[i];
+        continue;
+      }
+      DLC_RETURN_IF_ERROR(
+          driver_->check(api.eventElapsedTime(&ms, events[i].get(), events[i + 1].get()),
+                         "reading a profiling event"));
+      total[i] += ms;
+    }
+  }
+  for (double &t : total)
+    t /= std::max(runs, 1);
+  return total;
 }
 
 Status GpuSession::begin() {

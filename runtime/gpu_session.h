@@ -63,6 +63,12 @@ public:
   /// inputSlot()), and waits. For benchmarks: no copies, no checks.
   Status execute();
 
+  /// Runs the launch list `runs` times step by step (no CUDA graph), with an event recorded
+  /// around every step, on whatever the arena holds. Returns each step's mean GPU time in
+  /// milliseconds, by step index (0 for host steps, which are timed on the host). For
+  /// `dlc run --profile`: the per-kernel breakdown.
+  Expected<std::vector<double>> profileSteps(int runs);
+
   /// Where input/output i lives in this session's arena.
   CUdeviceptr inputSlot(size_t i) const;
   CUdeviceptr outputSlot(size_t i) const;

@@ -22,21 +22,30 @@ std::string gpuUnavailableReason() {
 
 Expected<std::map<std::string, int64_t>>
 bindInputDims(const Graph &graph, const std::map<std::string, Tensor> &inputs) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto &[name, t] : inputs)
+    shapes.emplace(name, t.shape());
+  return bindInputShapes(graph, shapes);
+}
+
+Expected<std::map<std::string, int64_t>>
+bindInputShapes(const Graph &graph, const std::map<std::string, std::vector<int64_t>> &inputs) {
   std::map<std::string, int64_t> dims;
   for (const Value *in : graph.inputs()) {
     auto it = inputs.find(in->name());
     if (it == inputs.end())
       return invalidArgument("missing input '{}' ({})", in->name(), in->type().str());
     const Shape &s = in->shape();
-    const Tensor &t = it->second;
+    const std::vector<int64_t> &shape = it->second;
+    const auto rank = static_cast<int64_t>(shape.size());
     if (!s.isRanked())
       continue;
-    if (t.rank() != s.rank())
+    if (rank != s.rank())
       return invalidArgument("input '{}': expected rank {} ({}), got rank {}", in->name(), s.rank(),
-                             in->type().str(), t.rank());
+                             in->type().str(), rank);
     for (int64_t i = 0; i < s.rank(); ++i) {
       const Dim &d = s[i];
-      const int64_t size = t.shape()[static_cast<size_t>(i)];
+      const int64_t size = shape[static_cast<size_t>(i)];
       if (d.isKnown() && d.value() != size)
         return invalidArgument("input '{}': dim {} must be {} ({}), got {}", in->name(), i,
                                d.value(), in->type().str(), size);
@@ -49,8 +58,8 @@ bindInputDims(const Graph &graph, const std::map<std::string, Tensor> &inputs) {
                                in->name(), i, d.symbolName(), size, d.symbolName(), pos->second);
     }
   }
-  for (const auto &[name, t] : inputs) {
-    (void)t;
+  for (const auto &[name, shape] : inputs) {
+    (void)shape;
     if (!graph.findValue(name) || !graph.findValue(name)->isInput())
       return invalidArgument("unknown input '{}'", name);
   }
@@ -207,6 +216,122 @@ Expected<std::vector<double>> Session::benchmarkGpu(const std::map<std::string, 
   if (!st.isOk())
     return st;
   return ms;
+}
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// The device address of program tensor `t` in `given` (inputs or outputs), checked.
+Expected<CUdeviceptr> deviceAddress(const rt::ProgramTensor &t,
+                                    const std::map<std::string, DeviceTensor> &given,
+                                    std::string_view role) {
+  auto it = given.find(t.name);
+  if (it == given.end())
+    return invalidArgument("runDevice: missing {} '{}' ({}{})", role, t.name, dtypeName(t.dtype),
+                           shapeText(t.shape));
+  const DeviceTensor &d = it->second;
+  if (d.dtype != t.dtype || d.shape != t.shape)
+    return invalidArgument("runDevice: {} '{}' must be {}{}, got {}{}", role, t.name,
+                           dtypeName(t.dtype), shapeText(t.shape), dtypeName(d.dtype),
+                           shapeText(d.shape));
+  if (d.data == 0 && t.buffer.bytes != 0)
+    return invalidArgument("runDevice: {} '{}' has a null device address", role, t.name);
+  return static_cast<CUdeviceptr>(d.data);
+}
+
+} // namespace
+
+Status Session::runDevice(const std::map<std::string, DeviceTensor> &inputs,
+                          const std::map<std::string, DeviceTensor> &outputs) const {
+  if (!gpu_)
+    return invalidArgument("runDevice: the session runs on the CPU; device tensors need a GPU "
+                           "session");
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto &[name, t] : inputs)
+    shapes.emplace(name, t.shape);
+  DLC_ASSIGN_OR_RETURN(auto dims, bindInputShapes(*graph_, shapes));
+  DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims));
+  rt::GpuSession &s = *acquired.second;
+  const rt::Program &p = s.program().program();
+  Status st = Status::ok();
+  std::vector<CUdeviceptr> in, out;
+  for (const rt::ProgramTensor &t : p.inputs) {
+    auto a = deviceAddress(t, inputs, "input");
+    if (!a) {
+      st = a.status();
+      break;
+    }
+    in.push_back(*a);
+  }
+  for (const rt::ProgramTensor &t : p.outputs) {
+    if (!st.isOk())
+      break;
+    auto a = deviceAddress(t, outputs, "output");
+    if (!a) {
+      st = a.status();
+      break;
+    }
+    out.push_back(*a);
+  }
+  for (const auto &[name, t] : outputs) {
+    (void)t;
+    bool known = false;
+    for (const rt::ProgramTensor &o : p.outputs)
+      known |= o.name == name;
+    if (st.isOk() && !known)
+      st = invalidArgument("runDevice: unknown output '{}'", name);
+  }
+  if (st.isOk())
+    st = s.runDevice(in, out);
+  gpu_->release(acquired.first, std::move(acquired.second));
+  return st;
+}
+
+Expected<std::vector<Session::StepProfile>>
+Session::profileGpu(const std::map<std::string, Tensor> &inputs, int runs) const {
+  if (!gpu_)
+    return invalidArgument("profileGpu: the session runs on the CPU");
+  DLC_ASSIGN_OR_RETURN(auto dims, gpu_->bindDims(inputs));
+  DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims));
+  rt::GpuSession &s = *acquired.second;
+  Status st = s.run(inputs).status(); // stages the inputs into the arena
+  std::vector<double> ms;
+  if (st.isOk()) {
+    (void)s.profileSteps(1); // warm-up: first launches load the modules' code
+    auto timed = s.profileSteps(runs);
+    if (timed)
+      ms = std::move(*timed);
+    else
+      st = timed.status();
+  }
+  std::vector<StepProfile> steps;
+  const rt::Program &p = s.program().program();
+  for (size_t i = 0; st.isOk() && i < p.steps.size(); ++i) {
+    StepProfile sp;
+    sp.ms = ms.at(i);
+    if (const auto *l = std::get_if<rt::LaunchStep>(&p.steps[i])) {
+      sp.kind = "kernel";
+      sp.name = l->kernel;
+      sp.origin = l->origin;
+    } else if (const auto *c = std::get_if<rt::CopyStep>(&p.steps[i])) {
+      sp.kind = "copy";
+      sp.origin = c->origin;
+    } else {
+      sp.kind = "host";
+      sp.origin = std::get<rt::HostStep>(p.steps[i]).origin;
+    }
+    steps.push_back(std::move(sp));
+  }
+  gpu_->release(acquired.first, std::move(acquired.second));
+  if (!st.isOk())
+    return st;
+  return steps;
 }
 
 Expected<std::map<std::string, Tensor>>

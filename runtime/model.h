@@ -60,6 +60,15 @@ struct SessionOptions {
 
 class Session;
 
+/// A tensor in GPU memory, for Session::runDevice: densely packed, row-major, allocated in the
+/// primary context of device 0 (the context the CUDA runtime API uses, so `cudaMalloc`
+/// pointers work). `data` is the device address (a CUdeviceptr).
+struct DeviceTensor {
+  uint64_t data = 0;
+  DType dtype = DType::kUnknown;
+  std::vector<int64_t> shape;
+};
+
 /// A model input or output: its name and (inferred) type; symbolic dims stay symbolic.
 struct TensorInfo {
   std::string name;
@@ -103,14 +112,36 @@ public:
   /// The same, with outputs in the model's order.
   Expected<std::vector<NamedTensor>> runOrdered(const std::map<std::string, Tensor> &inputs) const;
 
+  /// GPU only: runs the model on tensors already in GPU memory; every output is written into
+  /// the caller's buffer given for it. Symbolic dims are bound from the inputs' shapes. Errors
+  /// name the tensor: a missing or unknown name, a null address, a dtype or shape that differs
+  /// from the model's (outputs: from the shapes the inputs imply). Returns when the outputs
+  /// are written.
+  Status runDevice(const std::map<std::string, DeviceTensor> &inputs,
+                   const std::map<std::string, DeviceTensor> &outputs) const;
+
   /// kCpu or kGpu: where this session runs.
   Backend backend() const { return gpu_ ? Backend::kGpu : Backend::kCpu; }
 
   /// GPU only: runs the program for these inputs' shapes (compiling it if needed) `runs` times
-  /// with the inputs already on the device and returns the GPU time of each run in
-  /// milliseconds (CUDA events; no host copies). For benchmarks.
+  /// with the inputs already on the device and returns the time of each run in milliseconds:
+  /// host clock around one launch of the whole list (a CUDA graph replay) and the wait for it;
+  /// no host copies. For benchmarks.
   Expected<std::vector<double>> benchmarkGpu(const std::map<std::string, Tensor> &inputs,
                                              int runs) const;
+
+  /// One step of a GPU program and its mean time over the profiled runs.
+  struct StepProfile {
+    std::string kind;   // "kernel", "copy" or "host" (a CPU fallback node)
+    std::string name;   // the kernel's name; empty for copies and host steps
+    std::string origin; // the source nodes ("conv_1 + relu_2")
+    double ms = 0;      // GPU time between events around the step (host steps: host clock)
+  };
+  /// GPU only: runs the program `runs` times step by step with events around every step (no
+  /// CUDA graph, so the sum exceeds a benchmark run by the launch gaps) and returns the steps
+  /// in program order. For `dlc run --profile`.
+  Expected<std::vector<StepProfile>> profileGpu(const std::map<std::string, Tensor> &inputs,
+                                                int runs) const;
 
   struct GpuState; // model.cc
 

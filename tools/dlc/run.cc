@@ -11,12 +11,15 @@
 // CPU reference backend; `--device gpu` insists, `--device cpu` forces the reference backend.
 // `--verify` runs the reference backend beside the GPU and names the first node whose output
 // diverges. `--benchmark N` times N more runs (on the GPU: inputs already on the device).
+// `--profile` times every kernel of the GPU program and prints where the time goes.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "runtime/model.h"
 #include "runtime/random_tensor.h"
@@ -48,6 +51,9 @@ struct RunArgs {
   bool noCpuFallback = false;
   bool allowTf32 = false;
   bool verify = false;
+  bool profile = false;
+  int profileRuns = 20;
+  std::string profileJson;
 };
 
 std::string quotedNames(const std::vector<TensorInfo> &infos) {
@@ -214,6 +220,61 @@ Status benchmarkRuns(const Session &session, const std::map<std::string, Tensor>
   return Status::ok();
 }
 
+/// --profile: every step of the GPU program timed with events; the slowest steps and the time
+/// per kind of kernel (its name up to the first '_': "gemm", "conv", ...).
+Status profileRuns(const Session &session, const std::map<std::string, Tensor> &inputs, int runs,
+                   const std::string &jsonPath) {
+  if (session.backend() != Backend::kGpu)
+    return invalidArgument("--profile times the GPU program's kernels, but this run is on the CPU");
+  DLC_ASSIGN_OR_RETURN(auto steps, session.profileGpu(inputs, runs));
+  double total = 0;
+  std::map<std::string, std::pair<double, int>> byKind;
+  for (const Session::StepProfile &s : steps) {
+    total += s.ms;
+    std::string kind = s.kind == "kernel" ? s.name.substr(0, s.name.find('_')) : s.kind;
+    byKind[kind].first += s.ms;
+    byKind[kind].second += 1;
+  }
+  std::cout << fmt::format("profile: {} steps, {:.3f} ms in all (mean of {} run{}, step by step "
+                           "with an event around each: no CUDA graph)\n",
+                           steps.size(), total, runs, runs == 1 ? "" : "s");
+  std::vector<std::pair<std::string, std::pair<double, int>>> kinds(byKind.begin(), byKind.end());
+  std::sort(kinds.begin(), kinds.end(),
+            [](const auto &a, const auto &b) { return a.second.first > b.second.first; });
+  std::cout << "  by kind:\n";
+  for (const auto &[kind, v] : kinds)
+    std::cout << fmt::format("    {:>9.3f} ms {:>5.1f}%  {:>4} x {}\n", v.first,
+                             total > 0 ? 100 * v.first / total : 0.0, v.second, kind);
+  std::vector<size_t> order(steps.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return steps[a].ms > steps[b].ms; });
+  constexpr size_t kTop = 25;
+  std::cout << fmt::format("  slowest {} steps:\n", std::min(kTop, order.size()));
+  for (size_t k = 0; k < order.size() && k < kTop; ++k) {
+    const Session::StepProfile &s = steps[order[k]];
+    std::string origin = s.origin.size() > 90 ? s.origin.substr(0, 87) + "..." : s.origin;
+    std::cout << fmt::format("    {:>9.3f} ms {:>5.1f}%  #{:<4} {} {}\n", s.ms,
+                             total > 0 ? 100 * s.ms / total : 0.0, order[k],
+                             s.name.empty() ? s.kind : s.name, origin);
+  }
+  if (!jsonPath.empty()) {
+    nlohmann::ordered_json j;
+    j["runs"] = runs;
+    j["total_ms"] = total;
+    j["steps"] = nlohmann::json::array();
+    for (const Session::StepProfile &s : steps)
+      j["steps"].push_back(
+          {{"kind", s.kind}, {"kernel", s.name}, {"origin", s.origin}, {"ms", s.ms}});
+    std::ofstream f(jsonPath);
+    f << j.dump(1) << "\n";
+    if (!f)
+      return invalidArgument("--profile-json {}: cannot write the file", jsonPath);
+  }
+  return Status::ok();
+}
+
 /// --verify: the GPU against the reference backend, value by value.
 Status verifyAgainstReference(const Model &model, const std::map<std::string, Tensor> &inputs,
                               const SessionOptions &opts) {
@@ -232,6 +293,8 @@ Status runModel(const RunArgs &args) {
   DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, ModelOptions{args.optLevel}));
   if (args.benchmark == 0 && !args.benchmarkJson.empty())
     return invalidArgument("--benchmark-json needs --benchmark N");
+  if (!args.profile && !args.profileJson.empty())
+    return invalidArgument("--profile-json needs --profile");
   SessionOptions so;
   so.backend = backend;
   so.cudaGraph = !args.noCudaGraph;
@@ -242,6 +305,9 @@ Status runModel(const RunArgs &args) {
   if (backend == Backend::kAuto && session.backend() == Backend::kCpu)
     std::cerr << fmt::format("dlc: note: running on the CPU reference backend: {}\n",
                              gpuUnavailableReason());
+  if (args.profile && session.backend() != Backend::kGpu)
+    return invalidArgument("--profile times the GPU program's kernels, but this run is on the "
+                           "CPU");
   if (args.verify && session.backend() != Backend::kGpu)
     return invalidArgument("--verify compares the GPU with the reference backend, but this run "
                            "is on the CPU");
@@ -294,6 +360,8 @@ Status runModel(const RunArgs &args) {
   if (args.benchmark > 0)
     DLC_RETURN_IF_ERROR(
         benchmarkRuns(session, inputs, args.benchmark, args.benchmarkJson, firstRun));
+  if (args.profile)
+    DLC_RETURN_IF_ERROR(profileRuns(session, inputs, args.profileRuns, args.profileJson));
   for (const NamedTensor &o : outputs)
     std::cout << fmt::format("output '{}': {}\n", o.name, summarizeTensor(o.tensor));
   if (!args.outputDir.empty())
@@ -335,6 +403,13 @@ void addRunCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--benchmark-json", args->benchmarkJson,
                   "With --benchmark: also write the figures to FILE as JSON");
+  cmd->add_flag("--profile", args->profile,
+                "GPU: time every kernel (events around each step) and print where the time goes");
+  cmd->add_option("--profile-runs", args->profileRuns,
+                  "With --profile: average over N runs (default 20)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--profile-json", args->profileJson,
+                  "With --profile: also write every step's time to FILE as JSON");
   cmd->add_flag("--verify", args->verify,
                 "GPU: run the reference backend beside it and name the first node whose output "
                 "diverges");
