@@ -65,7 +65,8 @@ namespace dlc::rt {
   X(eventDestroy, cuEventDestroy_v2)                                                               \
   X(eventRecord, cuEventRecord)                                                                    \
   X(eventSynchronize, cuEventSynchronize)                                                          \
-  X(eventElapsedTime, cuEventElapsedTime_v2)
+  X(eventElapsedTime, cuEventElapsedTime_v2)                                                       \
+  X(streamWaitEvent, cuStreamWaitEvent)
 
 /// The driver's entry points, resolved with dlsym.
 struct DriverApi {

@@ -163,7 +163,7 @@ GpuSession::runByName(const std::map<std::string, Tensor> &inputs) {
 }
 
 Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
-                             const std::vector<CUdeviceptr> &outputs) {
+                             const std::vector<CUdeviceptr> &outputs, CUstream caller) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Program &p = program_->program();
   const DriverApi &api = driver_->api();
@@ -177,7 +177,24 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
   for (size_t i = 0; i < p.outputs.size(); ++i)
     if (!outputs[i] && p.outputs[i].buffer.bytes)
       return invalidArgument("runDevice: output '{}' has a null device pointer", p.outputs[i].name);
+  if (caller && program_->hasHostSteps())
+    return invalidArgument("runDevice: the program has CPU steps, which wait for the GPU: it "
+                           "cannot run asynchronously on the caller's stream");
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
+  if (caller) { // the session's stream starts after what the caller enqueued before
+    for (CudaEvent *e : {&callerReady_, &sessionDone_}) {
+      if (*e)
+        continue;
+      CUevent raw = nullptr;
+      DLC_RETURN_IF_ERROR(driver_->check(api.eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
+                                         "creating a stream-ordering event"));
+      *e = CudaEvent(driver_, raw);
+    }
+    DLC_RETURN_IF_ERROR(driver_->check(api.eventRecord(callerReady_.get(), caller),
+                                       "recording an event on the caller's stream"));
+    DLC_RETURN_IF_ERROR(driver_->check(api.streamWaitEvent(stream_.get(), callerReady_.get(), 0),
+                                       "ordering the session's stream after the caller's"));
+  }
   Status st = begin();
   for (size_t i = 0; i < p.inputs.size() && st.isOk(); ++i) {
     const ProgramTensor &t = p.inputs[i];
@@ -196,6 +213,15 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
     CUresult r = api.memcpyDtoDAsync(outputs[i], address(t.buffer), t.buffer.bytes, stream_.get());
     if (r != CUDA_SUCCESS)
       st = failed(r, fmt::format("copying output '{}' out of the arena", t.name));
+  }
+  if (st.isOk() && caller) { // the caller's stream continues after the outputs are written
+    st = driver_->check(api.eventRecord(sessionDone_.get(), stream_.get()),
+                        "recording an event on the session's stream");
+    if (st.isOk())
+      st = driver_->check(api.streamWaitEvent(caller, sessionDone_.get(), 0),
+                          "ordering the caller's stream after the session's");
+    if (st.isOk())
+      return st;
   }
   if (st.isOk())
     st = synchronize();

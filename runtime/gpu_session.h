@@ -56,8 +56,12 @@ public:
 
   /// Runs the program on device memory of the current context: `inputs[i]` holds
   /// program().inputs[i] and `outputs[i]` receives program().outputs[i], each densely packed.
-  /// Returns when the outputs are written.
-  Status runDevice(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs);
+  /// Returns when the outputs are written; with a `caller` stream, returns at once instead: the
+  /// run starts after the work enqueued on `caller` so far and `caller` continues after it (a
+  /// session's asynchronous runs must be ordered on one stream; kernel faults surface at the
+  /// caller's next synchronisation).
+  Status runDevice(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
+                   CUstream caller = nullptr);
 
   /// Runs the launch list alone on whatever the arena holds (inputs written through
   /// inputSlot()), and waits. For benchmarks: no copies, no checks.
@@ -107,6 +111,8 @@ private:
   std::vector<std::vector<CUdeviceptr>> argValues_;
   std::vector<std::vector<void *>> argPointers_;
   CudaGraphExec graph_;
+  /// Order runs on a caller's stream (runDevice with `caller`), created on first use.
+  CudaEvent callerReady_, sessionDone_;
   /// Steps [pendingFirst_, pendingLast_) were enqueued since the stream was last waited for.
   size_t pendingFirst_ = 0, pendingLast_ = 0;
   std::mutex mutex_;

@@ -9,6 +9,8 @@
 #   conformance the ONNX node tests on the GPU backend, no CPU fallback, arena poisoned
 #   sanitizer   compute-sanitizer memcheck and racecheck on the GPU unit tests
 #   models      the bundled models with `dlc run --verify` (GPU against the reference backend)
+#   library     the bundled models compiled to model libraries (`dlc compile -o`), run from the
+#               host app (tests/dlc_host_app) on the GPU and compared with `dlc run`
 #   bench       tools/bench/gpu_bench.py: exported torchvision/transformers models, dlc against
 #               PyTorch, microbenchmarks, compile times (needs PyTorch)
 # Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
@@ -47,6 +49,21 @@ for part in "${parts[@]}"; do
         '$build/tools/dlc/dlc' run '$root/models/tiny_cnn.onnx' --random --dim N=4 --device gpu --verify
         '$build/tools/dlc/dlc' run '$root/models/mlp.onnx' --random --dim N=8 --device gpu --verify
         '$build/tools/dlc/dlc' run '$root/models/tiny_bert.onnx' --random --dim B=2 --dim S=16 --device gpu --verify" ;;
+    library)
+      run_part library bash -c "
+        set -e
+        for spec in 'tiny_cnn N=1..8 N=4 x' 'mlp N=1..16 N=8 x' 'tiny_bert B=1..4 B=2 x S=16'; do
+          set -- \$spec
+          m=\$1; range=\$2; size=\$3; input=\$4; extra=\${5:-}
+          lib='$out'/\$m.so
+          '$build/tools/dlc/dlc' compile '$root'/models/\$m.onnx --dim \$range \${extra:+--dim \$extra} -o \$lib
+          ls -l \$lib
+          '$build/tools/dlc/dlc' run '$root'/models/\$m.onnx --random --dim \$size \${extra:+--dim \$extra} --device cpu --save-inputs '$out'/\$m-in >/dev/null
+          '$build/tests/dlc_host_app' \$lib --input \$input='$out'/\$m-in/\$input.npy --device gpu --output-dir '$out'/\$m-out --threads 2
+          for f in '$out'/\$m-out/*.npy; do
+            '$build/tools/dlc/dlc' run '$root'/models/\$m.onnx --device cpu --input \$input='$out'/\$m-in/\$input.npy --compare \$(basename \$f .npy)=\$f --rtol 1e-3 --atol 1e-4 | grep compare
+          done
+        done" ;;
     bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" --out "$out" ;;
     *) echo "unknown part '$part'"; exit 2 ;;
   esac

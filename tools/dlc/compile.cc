@@ -1,19 +1,30 @@
 // `dlc compile MODEL`: compile a model for the GPU ahead of time.
 //
-// Runs the default pipeline, specialises symbolic dims (`--dim N=8`; every input dim must end
-// up known), runs the GPU pipeline (codegen/jit.h) and compiles every kernel with NVRTC for
-// `--gpu-arch` (default sm_90), using the kernel cache ($DLC_CACHE_DIR). It prints what came
-// out: kernels, modules, arena and constant sizes, and where each group went.
+// Runs the default pipeline, specialises symbolic dims (`--dim N=8`, or a range `--dim
+// N=1..64`; every input dim must end up known), runs the GPU pipeline (codegen/jit.h) and
+// compiles every kernel with NVRTC for each `--gpu-arch` (default sm_90), using the kernel
+// cache ($DLC_CACHE_DIR). It prints what came out: kernels, modules, arena and constant sizes.
 //   --emit cuda=DIR    writes each kernel as DIR/<kernel>.cu (the prelude as DIR/prelude.cuh)
-//   -o model.so        (the shared library with the C API comes with a later release)
+//   -o model.so        writes a model library: the package (runtime/package.h: the graph for
+//                      the reference backend, one GPU program per dim binding and arch) and
+//                      the runtime with the C API (dlc/dlc.h); see model_library.h.
+// A range compiles GPU programs for its ends and the powers of two between them; sizes in the
+// range without a program of their own run on the reference backend (with a warning).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/jit.h"
+#include "ir/clone.h"
 #include "runtime/model.h"
+#include "runtime/package.h"
 #include "tools/dlc/commands.h"
+#include "tools/dlc/model_library.h"
 
 namespace dlc::tool {
 namespace {
@@ -24,6 +35,7 @@ struct CompileArgs {
   std::vector<std::string> emits;
   std::vector<std::string> dims;
   std::string gpuArch = "sm_90";
+  bool noGpu = false;
   bool allowTf32 = false;
   bool strict = false;
   int optLevel = 1;
@@ -48,6 +60,77 @@ Expected<int> parseArch(const std::string &arch) {
   return sm;
 }
 
+/// `--dim` values: NAME=SIZE or NAME=MIN..MAX.
+Expected<std::vector<rt::DimRange>> parseDimRanges(const std::vector<std::string> &specs) {
+  std::vector<rt::DimRange> ranges;
+  auto number = [](const std::string &text, int64_t &out) {
+    try {
+      size_t used = 0;
+      out = std::stoll(text, &used);
+      return used == text.size() && out >= 0;
+    } catch (...) {
+      return false;
+    }
+  };
+  for (const std::string &spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalidArgument("--dim '{}': expected NAME=SIZE or NAME=MIN..MAX", spec);
+    rt::DimRange r;
+    r.name = spec.substr(0, eq);
+    const std::string value = spec.substr(eq + 1);
+    const size_t dots = value.find("..");
+    bool ok = dots == std::string::npos
+                  ? number(value, r.min) && number(value, r.max)
+                  : number(value.substr(0, dots), r.min) && number(value.substr(dots + 2), r.max);
+    if (!ok)
+      return invalidArgument("--dim '{}': expected NAME=SIZE or NAME=MIN..MAX with sizes >= 0",
+                             spec);
+    if (r.min > r.max)
+      return invalidArgument("--dim '{}': the range is empty ({} > {})", spec, r.min, r.max);
+    for (const rt::DimRange &o : ranges)
+      if (o.name == r.name)
+        return invalidArgument("--dim: '{}' is given twice", r.name);
+    ranges.push_back(r);
+  }
+  return ranges;
+}
+
+/// The dim bindings to compile GPU programs for: every combination of each range's sizes (its
+/// ends and the powers of two between).
+Expected<std::vector<std::map<std::string, int64_t>>>
+bindingsToCompile(const std::vector<rt::DimRange> &ranges) {
+  std::vector<std::map<std::string, int64_t>> out(1);
+  for (const rt::DimRange &r : ranges) {
+    std::vector<int64_t> sizes = {r.min};
+    for (int64_t p = 1; p < r.max && p > 0; p *= 2)
+      if (p > r.min)
+        sizes.push_back(p);
+    if (r.max != r.min)
+      sizes.push_back(r.max);
+    std::vector<std::map<std::string, int64_t>> next;
+    for (const auto &b : out)
+      for (int64_t size : sizes) {
+        auto c = b;
+        c[r.name] = size;
+        next.push_back(std::move(c));
+      }
+    out = std::move(next);
+    if (out.size() > 64)
+      return invalidArgument("--dim: the ranges give {} or more dim combinations to compile; "
+                             "narrow them (at most 64)",
+                             out.size());
+  }
+  return out;
+}
+
+std::string bindingText(const std::map<std::string, int64_t> &dims) {
+  std::string s;
+  for (const auto &[k, v] : dims)
+    s += fmt::format("{}{}={}", s.empty() ? "" : ",", k, v);
+  return s.empty() ? "static shapes" : s;
+}
+
 Status writeSources(const std::string &dir, const rt::Program &p) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -70,31 +153,99 @@ Status writeSources(const std::string &dir, const rt::Program &p) {
 }
 
 Status compileModel(const CompileArgs &args) {
-  if (!args.output.empty())
-    return unavailable("-o {}: writing a shared library is not available yet; use --emit "
-                       "cuda=DIR to see the generated kernels",
-                       args.output);
   std::string emitDir;
   for (const std::string &e : args.emits) {
     if (e.rfind("cuda=", 0) != 0 || e.size() == 5)
       return invalidArgument("--emit '{}': expected cuda=DIR", e);
     emitDir = e.substr(5);
   }
-  DLC_ASSIGN_OR_RETURN(int sm, parseArch(args.gpuArch));
-  DLC_ASSIGN_OR_RETURN(auto dims, parseDims(args.dims));
+  std::vector<int> sms;
+  std::stringstream archList(args.gpuArch);
+  for (std::string arch; std::getline(archList, arch, ',');) {
+    DLC_ASSIGN_OR_RETURN(int sm, parseArch(arch));
+    if (std::find(sms.begin(), sms.end(), sm) == sms.end())
+      sms.push_back(sm);
+  }
+  if (sms.empty())
+    return invalidArgument("--gpu-arch '{}': expected sm_XY[,sm_XY...]", args.gpuArch);
+  if (args.noGpu && !emitDir.empty())
+    return invalidArgument("--emit cuda=DIR writes GPU kernels; it cannot go with --no-gpu");
+  // A library's tools are checked before the (long) compilation.
+  std::optional<LibraryToolchain> toolchain;
+  if (!args.output.empty()) {
+    DLC_ASSIGN_OR_RETURN(toolchain, findLibraryToolchain());
+  }
+  DLC_ASSIGN_OR_RETURN(auto ranges, parseDimRanges(args.dims));
   DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, ModelOptions{args.optLevel}));
-  codegen::JitOptions jo;
-  jo.lower.nvrtc.smVersion = sm;
-  jo.lower.emit.smVersion = sm;
-  jo.lower.emit.allowTf32 = args.allowTf32;
-  jo.strictPlacement = args.strict;
-  jo.pipeline.printIrAfterAll = args.printIrAfterAll;
-  jo.pipeline.debugOnly = args.debugOnly;
-  DLC_ASSIGN_OR_RETURN(rt::Program program, codegen::compileForGpu(model.graph(), dims, jo));
-  std::cout << fmt::format("{}: {} for {}\n", args.model, codegen::describeProgram(program),
-                           args.gpuArch);
-  if (!emitDir.empty())
-    DLC_RETURN_IF_ERROR(writeSources(emitDir, program));
+  std::set<std::string> symbols;
+  for (const TensorInfo &in : model.inputs())
+    for (int64_t i = 0; in.type.shape.isRanked() && i < in.type.shape.rank(); ++i)
+      if (in.type.shape[i].isSymbol())
+        symbols.insert(in.type.shape[i].symbolName());
+  for (const rt::DimRange &r : ranges)
+    if (!symbols.count(r.name)) {
+      std::string list;
+      for (const std::string &sym : symbols)
+        list += (list.empty() ? "'" : ", '") + sym + "'";
+      return invalidArgument("--dim {}: the model's inputs have no symbolic dim '{}' (they have "
+                             "{})",
+                             r.name, r.name, list.empty() ? "none" : list);
+    }
+
+  rt::Package package;
+  package.dlcVersion = DLC_VERSION_STRING;
+  for (const TensorInfo &t : model.inputs())
+    package.inputs.push_back({t.name, t.type});
+  for (const TensorInfo &t : model.outputs())
+    package.outputs.push_back({t.name, t.type});
+  package.dimRanges = ranges;
+  package.graph = cloneGraph(model.graph());
+
+  DLC_ASSIGN_OR_RETURN(auto bindings, bindingsToCompile(ranges));
+  if (!args.noGpu) {
+    for (const auto &dims : bindings) {
+      for (int sm : sms) {
+        codegen::JitOptions jo;
+        jo.lower.nvrtc.smVersion = sm;
+        jo.lower.emit.smVersion = sm;
+        jo.lower.emit.allowTf32 = args.allowTf32;
+        jo.strictPlacement = args.strict;
+        jo.pipeline.printIrAfterAll = args.printIrAfterAll;
+        jo.pipeline.debugOnly = args.debugOnly;
+        auto program = codegen::compileForGpu(model.graph(), dims, jo);
+        if (!program)
+          return bindings.size() > 1 ? program.status().withContext(bindingText(dims))
+                                     : program.status();
+        std::cout << fmt::format("{}: {}{} for sm_{}\n", args.model,
+                                 bindings.size() > 1 ? bindingText(dims) + ": " : "",
+                                 codegen::describeProgram(*program), sm);
+        if (!emitDir.empty() && package.programs.empty())
+          DLC_RETURN_IF_ERROR(writeSources(emitDir, *program));
+        program->sources.clear(); // kept by --emit; a library does not ship them
+        package.programs.push_back({dims, std::make_shared<const rt::Program>(std::move(*program))});
+      }
+    }
+  }
+  if (args.output.empty())
+    return Status::ok();
+  for (const rt::DimRange &r : ranges) // symbols left unbound make the GPU pipeline fail above
+    symbols.erase(r.name);
+  if (!symbols.empty())
+    return invalidArgument("-o {}: give every symbolic input dim a size or range with --dim "
+                           "(missing: {})",
+                           args.output, *symbols.begin());
+  DLC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, rt::serializePackage(package));
+  DLC_RETURN_IF_ERROR(writeModelLibrary(bytes, args.output, *toolchain));
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(args.output, ec);
+  std::string arches;
+  for (const std::string &a : package.arches())
+    arches += (arches.empty() ? "" : ",") + a;
+  std::cout << fmt::format("wrote {} ({:.1f} MiB): {} GPU program{}{}, the graph for the CPU "
+                           "reference backend, the runtime and the C API (dlc/dlc.h)\n",
+                           args.output, static_cast<double>(size) / (1 << 20),
+                           package.programs.size(), package.programs.size() == 1 ? "" : "s",
+                           arches.empty() ? "" : " (" + arches + ")");
   return Status::ok();
 }
 
@@ -106,12 +257,20 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
       "compile", "Compile a model's GPU kernels ahead of time (NVRTC, cached) and report them");
   cmd->add_option("model", args->model, "Model: .onnx/.pb (ONNX) or .dlc (dlc text IR)")
       ->required();
-  cmd->add_option("-o,--output", args->output, "Shared library to write (not available yet)");
+  cmd->add_option("-o,--output", args->output,
+                  "Write a model library (.so): the compiled model, its weights and the runtime "
+                  "with the C API (dlc/dlc.h)");
+  cmd->add_flag("--no-gpu", args->noGpu,
+                "With -o: put no GPU program in the library (it runs on the CPU reference "
+                "backend only)");
   cmd->add_option("--emit", args->emits, "cuda=DIR: write every kernel as DIR/<kernel>.cu")
       ->allow_extra_args(false);
-  cmd->add_option("--dim", args->dims, "Size of a symbolic input dim, NAME=SIZE")
+  cmd->add_option("--dim", args->dims,
+                  "Size of a symbolic input dim, NAME=SIZE, or its range NAME=MIN..MAX (GPU "
+                  "programs for the ends and the powers of two between)")
       ->allow_extra_args(false);
-  cmd->add_option("--gpu-arch", args->gpuArch, "Target GPU architecture (default sm_90)");
+  cmd->add_option("--gpu-arch", args->gpuArch,
+                  "Target GPU architectures, comma-separated (default sm_90); PTX is kept too");
   cmd->add_flag("--allow-tf32", args->allowTf32, "Let fp32 GEMM/conv use TF32 tensor cores");
   cmd->add_flag("--no-cpu-fallback", args->strict,
                 "Fail when a node has no GPU kernel instead of running it on the CPU");

@@ -40,6 +40,7 @@ struct RunArgs {
   uint64_t seed = 0;
   std::vector<std::string> dims;
   std::string outputDir;
+  std::string saveInputs;
   std::string device = "auto";
   std::vector<std::string> compares;
   double rtol = Tolerance().rtol;
@@ -144,11 +145,13 @@ Expected<Backend> parseDevice(const std::string &device) {
 }
 
 /// Writes every output to `dir` as NAME.npy.
-Status writeOutputs(const std::string &dir, const std::vector<NamedTensor> &outputs) {
+/// Writes tensors as DIR/NAME.npy (`flag` names the option in errors).
+Status writeTensors(const std::string &dir, const std::vector<NamedTensor> &outputs,
+                    const char *flag) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
-    return invalidArgument("--output-dir '{}': cannot create the directory: {}", dir, ec.message());
+    return invalidArgument("{} '{}': cannot create the directory: {}", flag, dir, ec.message());
   std::set<std::string> taken;
   for (const NamedTensor &o : outputs) {
     std::string path = (std::filesystem::path(dir) / (outputFileName(o.name, taken) + ".npy"));
@@ -349,6 +352,12 @@ Status runModel(const RunArgs &args) {
     std::cout << fmt::format("input '{}': {} ({})\n", in.name, summarizeTensor(inputs[in.name]),
                              source[in.name]);
 
+  if (!args.saveInputs.empty()) {
+    std::vector<NamedTensor> given;
+    for (const TensorInfo &in : model.inputs())
+      given.push_back({in.name, inputs[in.name]});
+    DLC_RETURN_IF_ERROR(writeTensors(args.saveInputs, given, "--save-inputs"));
+  }
   auto firstStart = std::chrono::steady_clock::now();
   DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, session.runOrdered(inputs));
   const double firstRun =
@@ -365,7 +374,7 @@ Status runModel(const RunArgs &args) {
   for (const NamedTensor &o : outputs)
     std::cout << fmt::format("output '{}': {}\n", o.name, summarizeTensor(o.tensor));
   if (!args.outputDir.empty())
-    DLC_RETURN_IF_ERROR(writeOutputs(args.outputDir, outputs));
+    DLC_RETURN_IF_ERROR(writeTensors(args.outputDir, outputs, "--output-dir"));
   DLC_ASSIGN_OR_RETURN(int differ, compareOutputs(args, model, outputs));
   if (differ > 0)
     return invalidArgument("{} of {} compared output{} differ from the expected values (rtol "
@@ -391,6 +400,8 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--dim", args->dims, "Size of a symbolic dim for --random, NAME=SIZE")
       ->allow_extra_args(false);
   cmd->add_option("-o,--output-dir", args->outputDir, "Write each output to DIR/NAME.npy");
+  cmd->add_option("--save-inputs", args->saveInputs,
+                  "Write each input (given or random) to DIR/NAME.npy, to rerun or share them");
   cmd->add_option("--device", args->device,
                   "cpu, gpu or auto (default: auto: the GPU when there is one, else the CPU)");
   cmd->add_option("--compare", args->compares,

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""End to end: `dlc compile -o model.so`, then the library run by the host app.
+
+    model_library_test.py --dlc DLC --host-app HOST_APP --work DIR [--sanitized]
+
+Compiles models/mlp.onnx (input x: f32[N,64]) with a dim range, checks the library's dynamic
+section, runs it from the host app (another process, two threads) and compares with `dlc run`
+on the reference backend, then checks the errors a user can cause: a batch outside the range,
+a wrong dtype, a missing input, a truncated library and an altered one. Every step prints what
+it checks; the first failure stops the test with exit status 1.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# What a model library may depend on: libc, libstdc++, libm, libdl, pthread (and the loader).
+ALLOWED = re.compile(r"^(libc\.so\.6|libstdc\+\+\.so\.6|libm\.so\.6|libdl\.so\.2|"
+                     r"libpthread\.so\.0|ld-linux-x86-64\.so\.2)$")
+
+
+def run(cmd, expect_ok=True, contains=None):
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    out = p.stdout + p.stderr
+    print(out.rstrip())
+    if expect_ok and p.returncode != 0:
+        sys.exit(f"FAILED: exit status {p.returncode}, expected 0")
+    if not expect_ok and p.returncode == 0:
+        sys.exit("FAILED: the command succeeded, expected an error")
+    if contains and not re.search(contains, out):
+        sys.exit(f"FAILED: the output does not match /{contains}/")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dlc", required=True)
+    ap.add_argument("--host-app", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--sanitized", action="store_true",
+                    help="a sanitizer build: the library also needs the sanitizer runtimes")
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    lib = os.path.join(a.work, "mlp.so")
+
+    print("== compile with a dim range; GPU programs for sm_80 and sm_90 (NVRTC, no GPU needed)")
+    run([a.dlc, "compile", os.path.join(ROOT, "models", "mlp.onnx"), "--dim", "N=1..8",
+         "--gpu-arch", "sm_80,sm_90", "-o", lib], contains=r"wrote .*mlp\.so .*8 GPU programs")
+
+    print("== the library's dynamic section")
+    dyn = run(["readelf", "-d", lib])
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
+    extra = [n for n in needed if not ALLOWED.match(n)]
+    if a.sanitized:
+        extra = [n for n in extra if not re.match(r"^lib(asan|ubsan)\.so", n)]
+    if extra:
+        sys.exit(f"FAILED: the library needs {extra}; allowed: libc, libstdc++, libm, libdl, "
+                 f"pthread")
+    print(f"NEEDED: {needed}: ok")
+    syms = run(["nm", "-D", "--defined-only", lib])
+    exported = sorted(set(re.findall(r" [TDRB] (\S+)", syms)))
+    stray = [s for s in exported if not s.startswith("dlc_")]
+    if stray:
+        sys.exit(f"FAILED: the library exports more than the C API: {stray[:10]}")
+    if "dlc_session_run" not in exported or "dlc_embedded_package_begin" not in exported:
+        sys.exit("FAILED: the C API or the embedded package is not exported")
+    print(f"exports {len(exported)} symbols, all dlc_*: ok")
+
+    rng = np.random.default_rng(7)
+    x3 = os.path.join(a.work, "x3.npy")
+    np.save(x3, rng.uniform(-1, 1, (3, 64)).astype(np.float32))
+    out = os.path.join(a.work, "out")
+    print("== the host app runs the library: N=3 (no program of its own: CPU), two threads")
+    run([a.host_app, lib, "--input", f"x={x3}", "--output-dir", out, "--threads", "2",
+         "--runs", "2"], contains=r"identical outputs")
+    print("== the same against `dlc run` on the reference backend")
+    run([a.dlc, "run", os.path.join(ROOT, "models", "mlp.onnx"), "--device", "cpu", "--input",
+         f"x={x3}", "--compare", f"probs={os.path.join(out, 'probs.npy')}", "--rtol", "1e-6",
+         "--atol", "1e-7"], contains=r"compare 'probs': ok")
+    x8 = os.path.join(a.work, "x8.npy")
+    np.save(x8, rng.uniform(-1, 1, (8, 64)).astype(np.float32))
+    run([a.host_app, lib, "--input", f"x={x8}", "--device", "cpu"], contains=r"output 'probs'")
+
+    print("== errors")
+    x9 = os.path.join(a.work, "x9.npy")
+    np.save(x9, np.zeros((9, 64), np.float32))
+    run([a.host_app, lib, "--input", f"x={x9}"], expect_ok=False,
+        contains=r"OUT_OF_RANGE.*'N' = 9 is outside the range 1\.\.8")
+    xd = os.path.join(a.work, "xd.npy")
+    np.save(xd, np.zeros((2, 64), np.float64))
+    run([a.host_app, lib, "--input", f"x={xd}"], expect_ok=False,
+        contains=r"input 'x' must be f32")
+    run([a.host_app, lib], expect_ok=False, contains=r"input 'x' .* is not bound")
+    run([a.host_app, lib, "--input", f"y={x3}"], expect_ok=False,
+        contains=r"no input 'y'; its inputs are 'x'")
+    run([a.host_app, os.path.join(a.work, "missing.so"), "--input", f"x={x3}"],
+        expect_ok=False, contains=r"NOT_FOUND.*missing\.so: cannot open")
+    data = open(lib, "rb").read()
+    truncated = os.path.join(a.work, "truncated.so")
+    open(truncated, "wb").write(data[: len(data) // 2])
+    run([a.host_app, truncated, "--input", f"x={x3}"], expect_ok=False,
+        contains=r"CORRUPT|truncated")
+    # Alter one byte inside the package (found by its magic), well past its header.
+    start = data.find(b"DLCPKG")
+    if start < 0:
+        sys.exit("FAILED: no package magic in the library")
+    altered = bytearray(data)
+    altered[start + 4096] ^= 0x5A
+    bad = os.path.join(a.work, "altered.so")
+    open(bad, "wb").write(bytes(altered))
+    run([a.host_app, bad, "--input", f"x={x3}"], expect_ok=False,
+        contains=r"CORRUPT.*checksum")
+    print("model library test: ok")
+
+
+if __name__ == "__main__":
+    main()

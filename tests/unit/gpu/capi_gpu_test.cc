@@ -1,0 +1,169 @@
+// The C API on the GPU: a package with programs compiled (NVRTC) for this GPU, run with host
+// tensors, with device tensors, and asynchronously on the caller's stream; each against a CPU
+// session of the same model. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include "codegen/jit.h"
+#include "dlc/dlc.h"
+#include "gpu_test_util.h"
+#include "ir/parser.h"
+#include "runtime/package.h"
+
+namespace dlc {
+namespace {
+
+using rt::testing::randomFloats;
+
+std::string modelText() {
+  auto dense = [](size_t n, uint32_t seed) {
+    std::string s;
+    for (float v : randomFloats(n, seed))
+      s += fmt::format("{}{}", s.empty() ? "" : ", ", v);
+    return "dense<[" + s + "]>";
+  };
+  return fmt::format(R"(graph @m(%x: f32[N,32]) -> (y: f32[N,16]) {{
+  %w = constant f32[32,16] {}
+  %b = constant f32[16] {}
+  %m = matmul(%x, %w) : f32[N,16]
+  %a = add(%m, %b) : f32[N,16]
+  %y = tanh(%a) : f32[N,16]
+  return %y
+}})",
+                     dense(32 * 16, 5), dense(16, 6));
+}
+
+/// A package with GPU programs for N=2 and N=4 on this GPU's arch; N may be 1..4.
+std::vector<uint8_t> gpuPackage(int sm) {
+  auto g = parseGraph(modelText());
+  EXPECT_TRUE(g) << g.status().message();
+  rt::Package p;
+  p.dlcVersion = "test";
+  p.inputs.push_back({"x", (*g)->inputs()[0]->type()});
+  p.outputs.push_back({"y", (*g)->outputs()[0].value->type()});
+  p.dimRanges = {{"N", 1, 4}};
+  for (int64_t n : {2, 4}) {
+    codegen::JitOptions jo;
+    jo.lower.nvrtc.smVersion = sm;
+    jo.lower.emit.smVersion = sm;
+    jo.strictPlacement = true;
+    auto program = codegen::compileForGpu(**g, {{"N", n}}, jo);
+    EXPECT_TRUE(program) << program.status().message();
+    p.programs.push_back({{{"N", n}}, std::make_shared<const rt::Program>(std::move(*program))});
+  }
+  p.graph = std::shared_ptr<const Graph>(std::move(*g));
+  auto bytes = rt::serializePackage(p);
+  EXPECT_TRUE(bytes) << bytes.status().message();
+  return *bytes;
+}
+
+DLTensor view(void *data, std::vector<int64_t> &shape, DLDeviceType where) {
+  DLTensor t{};
+  t.data = data;
+  t.device = {where, 0};
+  t.ndim = static_cast<int32_t>(shape.size());
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = shape.data();
+  return t;
+}
+
+/// y for `x` from a CPU session (the reference backend).
+std::vector<float> cpuResult(dlc_model *m, std::vector<float> x, int64_t n) {
+  dlc_session *s = nullptr;
+  EXPECT_EQ(dlc_session_create(m, DLC_DEVICE_CPU, &s), DLC_OK) << dlc_last_error();
+  std::vector<int64_t> shape = {n, 32};
+  DLTensor xv = view(x.data(), shape, kDLCPU);
+  EXPECT_EQ(dlc_session_set_input(s, "x", &xv), DLC_OK) << dlc_last_error();
+  EXPECT_EQ(dlc_session_run(s), DLC_OK) << dlc_last_error();
+  const DLTensor *y = nullptr;
+  EXPECT_EQ(dlc_session_get_output(s, "y", &y), DLC_OK);
+  std::vector<float> out(static_cast<const float *>(y->data),
+                         static_cast<const float *>(y->data) + n * 16);
+  dlc_session_free(s);
+  return out;
+}
+
+void expectClose(const std::vector<float> &got, const std::vector<float> &want,
+                 const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-4f * std::abs(want[i])) << what << " element " << i;
+}
+
+TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
+  DLC_REQUIRE_GPU(driver);
+  std::vector<uint8_t> bytes = gpuPackage(driver->device().smVersion());
+  dlc_model *m = nullptr;
+  ASSERT_EQ(dlc_model_load_memory(bytes.data(), bytes.size(), "gpu-test", &m), DLC_OK)
+      << dlc_last_error();
+  int32_t arches = 0;
+  ASSERT_EQ(dlc_model_num_arches(m, &arches), DLC_OK);
+  EXPECT_EQ(arches, 1);
+  dlc_session *s = nullptr;
+  ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_GPU, &s), DLC_OK) << dlc_last_error();
+  dlc_device where;
+  ASSERT_EQ(dlc_session_device(s, &where), DLC_OK);
+  EXPECT_EQ(where, DLC_DEVICE_GPU);
+  const rt::DriverApi &api = driver->api();
+
+  for (int64_t n : {2, 4}) {
+    std::vector<float> x = randomFloats(static_cast<size_t>(n * 32), 20 + n);
+    const std::vector<float> want = cpuResult(m, x, n);
+    std::vector<int64_t> xs = {n, 32}, ys = {n, 16};
+    // Host tensors.
+    DLTensor xv = view(x.data(), xs, kDLCPU);
+    ASSERT_EQ(dlc_session_set_input(s, "x", &xv), DLC_OK) << dlc_last_error();
+    ASSERT_EQ(dlc_session_run(s), DLC_OK) << dlc_last_error();
+    const DLTensor *y = nullptr;
+    ASSERT_EQ(dlc_session_get_output(s, "y", &y), DLC_OK);
+    expectClose(std::vector<float>(static_cast<const float *>(y->data),
+                                   static_cast<const float *>(y->data) + n * 16),
+                want, "host tensors");
+
+    // Device tensors, synchronously and on a stream.
+    auto dx = rt::allocateDevice(*driver, x.size() * 4, "x");
+    auto dy = rt::allocateDevice(*driver, static_cast<size_t>(n * 16) * 4, "y");
+    ASSERT_TRUE(dx && dy);
+    ASSERT_EQ(api.memcpyHtoD(dx->get(), x.data(), x.size() * 4), CUDA_SUCCESS);
+    DLTensor dxv = view(reinterpret_cast<void *>(dx->get()), xs, kDLCUDA);
+    DLTensor dyv = view(reinterpret_cast<void *>(dy->get()), ys, kDLCUDA);
+    dlc_session *d = nullptr;
+    ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_GPU, &d), DLC_OK) << dlc_last_error();
+    ASSERT_EQ(dlc_session_set_input(d, "x", &dxv), DLC_OK) << dlc_last_error();
+    ASSERT_EQ(dlc_session_set_output(d, "y", &dyv), DLC_OK) << dlc_last_error();
+    for (bool async : {false, true}) {
+      ASSERT_EQ(api.memsetD8Async(dy->get(), 0xFF, static_cast<size_t>(n * 16) * 4, nullptr),
+                CUDA_SUCCESS);
+      auto stream = rt::createStream(*driver);
+      ASSERT_TRUE(stream);
+      ASSERT_EQ(api.streamSynchronize(nullptr), CUDA_SUCCESS);
+      if (async) {
+        ASSERT_EQ(dlc_session_run_async(d, stream->get()), DLC_OK) << dlc_last_error();
+        ASSERT_EQ(api.streamSynchronize(stream->get()), CUDA_SUCCESS);
+      } else {
+        ASSERT_EQ(dlc_session_run(d), DLC_OK) << dlc_last_error();
+      }
+      std::vector<float> got(static_cast<size_t>(n * 16));
+      ASSERT_EQ(api.memcpyDtoH(got.data(), dy->get(), got.size() * 4), CUDA_SUCCESS);
+      expectClose(got, want, async ? "device tensors on a stream" : "device tensors");
+    }
+    // Mixing host and device tensors is refused.
+    std::vector<float> hostY(static_cast<size_t>(n * 16));
+    DLTensor hyv = view(hostY.data(), ys, kDLCPU);
+    ASSERT_EQ(dlc_session_set_output(d, "y", &hyv), DLC_OK);
+    EXPECT_EQ(dlc_session_run(d), DLC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(dlc_last_error()).find("mix host and GPU memory"), std::string::npos)
+        << dlc_last_error();
+    dlc_session_free(d);
+  }
+  // N=3 has no program of its own: the GPU session runs it on the CPU (with a warning).
+  std::vector<float> x3 = randomFloats(3 * 32, 9);
+  std::vector<int64_t> s3 = {3, 32};
+  DLTensor x3v = view(x3.data(), s3, kDLCPU);
+  ASSERT_EQ(dlc_session_set_input(s, "x", &x3v), DLC_OK);
+  ASSERT_EQ(dlc_session_run(s), DLC_OK) << dlc_last_error();
+  dlc_session_free(s);
+  dlc_model_free(m);
+}
+
+} // namespace
+} // namespace dlc

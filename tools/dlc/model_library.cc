@@ -1,0 +1,184 @@
+#include "tools/dlc/model_library.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace dlc::tool {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool isExecutable(const std::string &path) {
+  if (path.find('/') != std::string::npos)
+    return ::access(path.c_str(), X_OK) == 0;
+  const char *env = std::getenv("PATH");
+  std::stringstream dirs(env ? env : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty() && ::access((fs::path(dir) / path).c_str(), X_OK) == 0)
+      return true;
+  return false;
+}
+
+std::string selfDir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : self.parent_path().string();
+}
+
+std::vector<std::string> splitList(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ';'))
+    if (!item.empty())
+      out.push_back(item);
+  return out;
+}
+
+/// Runs argv[0] with argv (no shell); stdout and stderr go to `log`.
+Expected<int> runProcess(const std::vector<std::string> &argv, const std::string &log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  extern char **environ;
+  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    return unavailable("cannot run the linker '{}': {}", argv[0], std::strerror(rc));
+  int status = 0;
+  if (::waitpid(pid, &status, 0) < 0)
+    return internalError("waiting for the linker '{}' failed", argv[0]);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+} // namespace
+
+Expected<LibraryToolchain> findLibraryToolchain() {
+  LibraryToolchain t;
+  const char *linker = std::getenv("DLC_LINKER");
+  t.linker = linker && *linker ? linker : DLC_CONFIGURED_LINKER;
+  if (!isExecutable(t.linker))
+    return unavailable("-o: writing a model library needs a C++ compiler driver to link it, and "
+                       "'{}' is not there ({}); install g++ (Debian: g++) or set DLC_LINKER to "
+                       "one",
+                       t.linker, linker && *linker ? "from $DLC_LINKER" : "found at configure time");
+  std::vector<std::string> tried;
+  if (const char *a = std::getenv("DLC_RUNTIME_ARCHIVE"); a && *a) {
+    t.archive = a;
+    tried.push_back(t.archive + " ($DLC_RUNTIME_ARCHIVE)");
+  } else {
+    for (const std::string &candidate :
+         {selfDir().empty() ? std::string() : (fs::path(selfDir()) / ".." / "lib" / "libdlc.a")
+                                                  .lexically_normal()
+                                                  .string(),
+          std::string(DLC_BUILD_RUNTIME_ARCHIVE)}) {
+      if (candidate.empty())
+        continue;
+      tried.push_back(candidate);
+      if (fs::exists(candidate)) {
+        t.archive = candidate;
+        break;
+      }
+    }
+  }
+  if (t.archive.empty() || !fs::exists(t.archive)) {
+    std::string list;
+    for (const std::string &p : tried)
+      list += "\n  " + p;
+    return unavailable("-o: the dlc runtime archive (libdlc.a) a model library is linked with "
+                       "was not found; tried:{}\nset DLC_RUNTIME_ARCHIVE to it",
+                       list);
+  }
+  t.extraFlags = splitList(DLC_EMBED_LINK_FLAGS);
+  return t;
+}
+
+Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string &path,
+                         const LibraryToolchain &toolchain) {
+  std::error_code ec;
+  fs::path work = fs::temp_directory_path(ec) / fmt::format("dlc-link-{}", ::getpid());
+  fs::create_directories(work, ec);
+  if (ec)
+    return unavailable("-o {}: cannot create a temporary directory {}: {}", path, work.string(),
+                       ec.message());
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{work};
+
+  const fs::path blob = work / "package.bin", assembly = work / "package.s",
+                 map = work / "dlc.map", log = work / "link.log";
+  {
+    std::ofstream f(blob, std::ios::binary);
+    f.write(reinterpret_cast<const char *>(package.data()),
+            static_cast<std::streamsize>(package.size()));
+    if (!f)
+      return unavailable("-o {}: cannot write {}", path, blob.string());
+  }
+  {
+    // The package in its own allocated, read-only section, 64-byte aligned, between two symbols
+    // the C API's dlc_model_load_embedded reads (and dlc_model_load finds by section name).
+    std::ofstream f(assembly);
+    f << "  .section .dlc_package,\"a\",@progbits\n"
+         "  .balign 64\n"
+         "  .globl dlc_embedded_package_begin\n"
+         "  .type dlc_embedded_package_begin, @object\n"
+         "dlc_embedded_package_begin:\n"
+         "  .incbin \""
+      << blob.string()
+      << "\"\n"
+         "  .globl dlc_embedded_package_end\n"
+         "dlc_embedded_package_end:\n"
+         "  .section .note.GNU-stack,\"\",@progbits\n";
+    std::ofstream m(map);
+    m << "{ global: dlc_*; local: *; };\n";
+    if (!f || !m)
+      return unavailable("-o {}: cannot write {}", path, assembly.string());
+  }
+  const std::string tmpOut = path + ".tmp";
+  std::vector<std::string> argv = {toolchain.linker, "-shared", "-o", tmpOut, assembly.string(),
+                                   "-Wl,--whole-archive", toolchain.archive,
+                                   "-Wl,--no-whole-archive",
+                                   "-Wl,--version-script=" + map.string()};
+  argv.insert(argv.end(), toolchain.extraFlags.begin(), toolchain.extraFlags.end());
+  DLC_ASSIGN_OR_RETURN(int rc, runProcess(argv, log.string()));
+  if (rc != 0) {
+    std::string cmd;
+    for (const std::string &a : argv)
+      cmd += (cmd.empty() ? "" : " ") + a;
+    fs::remove(tmpOut, ec);
+    return unavailable("-o {}: linking the model library failed (exit {}):\n{}\n{}", path, rc, cmd,
+                       readFile(log.string()));
+  }
+  fs::rename(tmpOut, path, ec);
+  if (ec)
+    return unavailable("-o {}: cannot move the library into place: {}", path, ec.message());
+  return Status::ok();
+}
+
+} // namespace dlc::tool

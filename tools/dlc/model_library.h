@@ -1,0 +1,35 @@
+// Writing a model library: `dlc compile -o model.so`.
+//
+// The library is the serialized package (runtime/package.h) in a `.dlc_package` section,
+// between the symbols dlc_embedded_package_begin/_end, linked with the shipped runtime archive
+// (libdlc.a: the reference executor, the GPU runtime, the C API) into one shared object that
+// exports only the C API (runtime/dlc.map). The link uses the C++ compiler driver found when
+// dlc was configured (or $DLC_LINKER), so it needs that toolchain where `dlc compile -o` runs,
+// and nothing where the library runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/status.h"
+
+namespace dlc::tool {
+
+/// Where the pieces of the link come from; `describe()` lists them for errors and `--help`.
+struct LibraryToolchain {
+  std::string linker;  // a C++ compiler driver (g++, clang++)
+  std::string archive; // libdlc.a
+  std::vector<std::string> extraFlags;
+};
+
+/// The toolchain: $DLC_LINKER or the compiler dlc was configured with; $DLC_RUNTIME_ARCHIVE,
+/// else `<dir of dlc>/../lib/libdlc.a` (an installed dlc), else the build tree's archive.
+/// Errors say what is missing and where it was looked for.
+Expected<LibraryToolchain> findLibraryToolchain();
+
+/// Writes `package` (serialized) into the shared library `path`.
+Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string &path,
+                         const LibraryToolchain &toolchain);
+
+} // namespace dlc::tool
