@@ -323,6 +323,11 @@ Expected<std::unique_ptr<Graph>> parseGraph(std::string_view text, std::string_v
   return text::Parser(text, filename).parse();
 }
 
+Expected<std::unique_ptr<Graph>> parseGraph(std::string_view text, std::string_view filename,
+                                            const ParseOptions &opts) {
+  return text::Parser(text, filename, opts).parse();
+}
+
 Expected<std::unique_ptr<Graph>> parseGraphFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)

@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/parser.h"
 #include "ir/text_lexer.h"
 
 namespace dlc::text {
 
 class Parser {
 public:
-  Parser(std::string_view text, std::string_view filename) : lex_(text), file_(filename) {}
+  Parser(std::string_view text, std::string_view filename, const ParseOptions &opts = {})
+      : lex_(text), file_(filename), opts_(opts) {}
 
   Expected<std::unique_ptr<Graph>> parse();
 
@@ -68,6 +70,7 @@ private:
 
   Lexer lex_;
   std::string file_;
+  ParseOptions opts_;
   Token tok_;
   std::unique_ptr<Graph> g_;
   std::vector<std::pair<std::string, TensorType>> outputs_;

@@ -158,9 +158,18 @@ Expected<Tensor> Parser::parseDense(const Token &typeTok, const TensorType &type
     DLC_RETURN_IF_ERROR(expect(Tok::kColon, "':'"));
     if (!at(Tok::kString))
       return expected("a hash string");
-    return errorAt(body, fmt::format("{} was printed without its data (hash {}): print it with "
-                                     "--print-constants",
-                                     owner, tok_.text));
+    const Tensor *known = opts_.resolveConstant ? opts_.resolveConstant(tok_.text) : nullptr;
+    if (!known)
+      return errorAt(body, fmt::format("{} was printed without its data (hash {}): print it with "
+                                       "--print-constants",
+                                       owner, tok_.text));
+    if (known->dtype() != type.dtype || known->shape() != sizes)
+      return errorAt(body, fmt::format("{}: the constant with hash {} is {}, not {}", owner,
+                                       tok_.text, formatType(known->type()), formatType(type)));
+    Tensor shared = *known;
+    DLC_RETURN_IF_ERROR(advance());
+    DLC_RETURN_IF_ERROR(expect(Tok::kRAngle, "'>'"));
+    return shared;
   } else {
     return expected("'[', hex bytes '0x...' or 'hash:'");
   }

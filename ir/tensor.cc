@@ -187,21 +187,22 @@ Tensor Tensor::castTo(DType to) const {
   return out;
 }
 
+uint64_t fnv1a64(const void *data, size_t n, uint64_t h) {
+  const uint8_t *b = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= b[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 uint64_t Tensor::hash() const {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const void *p, size_t n) {
-    const uint8_t *b = static_cast<const uint8_t *>(p);
-    for (size_t i = 0; i < n; ++i) {
-      h ^= b[i];
-      h *= 1099511628211ull;
-    }
-  };
   uint8_t d = static_cast<uint8_t>(dtype_);
-  mix(&d, 1);
+  uint64_t h = fnv1a64(&d, 1);
   for (int64_t s : shape_)
-    mix(&s, sizeof(s));
+    h = fnv1a64(&s, sizeof(s), h);
   if (raw())
-    mix(raw(), static_cast<size_t>(byteSize()));
+    h = fnv1a64(raw(), static_cast<size_t>(byteSize()), h);
   return h;
 }
 

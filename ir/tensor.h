@@ -17,6 +17,10 @@
 
 namespace dlc {
 
+/// 64-bit FNV-1a of `n` bytes, continuing from `h` (start with kFnv1a64Offset).
+inline constexpr uint64_t kFnv1a64Offset = 1469598103934665603ull;
+uint64_t fnv1a64(const void *data, size_t n, uint64_t h = kFnv1a64Offset);
+
 class Buffer {
 public:
   /// Zero-filled, 64-byte aligned, owned storage.

@@ -115,7 +115,10 @@ Status checkHostBuffers(const Program &p, const std::vector<BufferRef> &refs,
     const TensorType &t = types[i];
     if (t.dtype == DType::kUnknown || !t.shape.isStatic())
       return invalidArgument("{}: type {} is not static", w, t.str());
-    int64_t bytes = *t.shape.numElements() * dtypeSize(t.dtype);
+    int64_t bytes = 0;
+    if (!t.shape.numElements() ||
+        __builtin_mul_overflow(*t.shape.numElements(), dtypeSize(t.dtype), &bytes))
+      return invalidArgument("{}: the size of {} overflows", w, t.str());
     if (static_cast<uint64_t>(bytes) != refs[i].bytes)
       return invalidArgument("{}: {} needs {} bytes but its buffer holds {}", w, t.str(), bytes,
                              refs[i].bytes);

@@ -1,0 +1,74 @@
+// Package: everything a shipped model needs at run time, and its serialized form.
+//
+// A package holds the model's interface (inputs, outputs, the allowed sizes of its symbolic
+// dims), its graph for the CPU reference backend with all weights, and zero or more compiled
+// GPU programs, each for one binding of the symbolic dims. `dlc compile -o model.so` embeds the
+// bytes of serializePackage; the library reads them back with deserializePackage.
+//
+// The bytes are a fixed 32-byte header (magic, format version, payload size, FNV-1a checksum)
+// followed by a FlatBuffer of runtime/package.fbs; runtime/PACKAGE_FORMAT.md describes both.
+// Reading checks the header and the checksum, runs FlatBuffers' verifier, then checks the
+// content (dtypes, shapes, constant sizes, the graph, every program through validateProgram),
+// so any byte string gives either a package or an error that names the source; never a crash.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/program.h"
+
+namespace dlc::rt {
+
+/// The format this dlc writes and the only one it reads.
+inline constexpr uint32_t kPackageFormatVersion = 1;
+/// Size of the header in front of the FlatBuffer payload.
+inline constexpr size_t kPackageHeaderBytes = 32;
+
+/// A symbolic dim and its allowed sizes, min <= size <= max.
+struct DimRange {
+  std::string name;
+  int64_t min = 0, max = 0;
+};
+
+/// A model input or output; dims may be symbolic.
+struct PackageTensor {
+  std::string name;
+  TensorType type;
+};
+
+/// A program compiled for one binding of the symbolic dims (every bound dim is declared in the
+/// package's dimRanges and lies in its range).
+struct CompiledProgram {
+  std::map<std::string, int64_t> dims;
+  std::shared_ptr<const Program> program;
+};
+
+struct Package {
+  std::string dlcVersion; // the dlc that wrote it, e.g. "0.1.0"
+  /// Inputs and outputs name inputs and outputs of the graph.
+  std::vector<PackageTensor> inputs, outputs;
+  std::vector<DimRange> dimRanges;
+  /// After the default pipeline; run by the reference backend.
+  std::shared_ptr<const Graph> graph;
+  /// May be empty (CPU only).
+  std::vector<CompiledProgram> programs;
+  /// Arches of the cubins inside, sorted and unique, e.g. {"sm_80","sm_90"}.
+  std::vector<std::string> arches() const;
+};
+
+/// The bytes of a package: the 32-byte header then the FlatBuffer. Fails on an inconsistent
+/// package (the checks deserializePackage makes) or one above FlatBuffers' 2 GiB limit.
+Expected<std::vector<uint8_t>> serializePackage(const Package &p);
+
+/// Parses and checks bytes written by serializePackage. `source` names the file in errors.
+/// Bytes after the payload are ignored (a section may be padded). The package's tensors and
+/// programs own copies of their data; `data` may be freed afterwards.
+Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::string_view source);
+
+} // namespace dlc::rt

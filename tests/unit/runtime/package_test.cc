@@ -1,0 +1,630 @@
+// Packages: round trips of graphs (large constants, bodies, symbolic dims) and programs (every
+// step kind), each refusal with its message, and corrupted or truncated bytes at many positions.
+#include "runtime/package.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/tensor_text.h"
+#include "runtime/package_generated.h"
+
+namespace dlc::rt {
+namespace {
+
+namespace fbs = ::dlc::rt::fb;
+
+Tensor randomF32(std::vector<int64_t> shape, uint32_t seed) {
+  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.mutableData<float>()[i] = dist(rng);
+  return t;
+}
+
+// A graph with symbolic dims, large constants (one used twice, one only inside an If branch,
+// one a tensor attribute) and small inline ones. Its elided constants are supplied by name.
+const char *kModel = R"(graph @model(%x: f32[N,32], %c: bool[]) -> (y: f32[N,64], z: f32[N,64]) {
+  %w = constant f32[32,64] dense<hash:"w">
+  %b = constant f32[64] dense<hash:"b">
+  %s = constant f32[2] dense<[1.0, 2.0]>
+  %h = matmul(%x, %w) {note.table = f32[4,8] dense<hash:"t">} : f32[N,64]
+  %y = add(%h, %b) : f32[N,64]
+  %z = if(%c, %y) {else_branch = graph @else(%a: f32[N,64]) -> (r: f32[N,64]) {
+    %b2 = constant f32[64] dense<hash:"b">
+    %r = sub(%a, %b2) : f32[N,64]
+    return %r
+  }, then_branch = graph @then(%a: f32[N,64]) -> (r: f32[N,64]) {
+    %k = constant f32[256,1024] dense<hash:"k">
+    %k1 = constant f32[64] dense<hash:"k1">
+    %r = mul(%a, %k1) : f32[N,64]
+    return %r
+  }} : f32[N,64]
+  return %y, %z
+})";
+
+std::shared_ptr<const Graph> modelGraph() {
+  std::map<std::string, Tensor, std::less<>> data = {
+      {"w", randomF32({32, 64}, 1)},    {"b", randomF32({64}, 2)},  {"t", randomF32({4, 8}, 3)},
+      {"k", randomF32({256, 1024}, 4)}, {"k1", randomF32({64}, 5)},
+  };
+  ParseOptions opts;
+  opts.resolveConstant = [&](std::string_view name) -> const Tensor * {
+    auto it = data.find(name);
+    return it == data.end() ? nullptr : &it->second;
+  };
+  auto g = parseGraph(kModel, "model.dlc", opts);
+  EXPECT_TRUE(g) << g.status().message();
+  return g ? std::shared_ptr<const Graph>(std::move(*g)) : nullptr;
+}
+
+TensorType typeOf(const char *text) {
+  // `f32[N,32]` through the parser: a one-input graph.
+  auto g = parseGraph(std::string("graph @t(%v: ") + text + ") -> () {\n  return\n}");
+  EXPECT_TRUE(g) << g.status().message();
+  return g ? (*g)->inputs()[0]->type() : TensorType();
+}
+
+const char *kHostGraph = "graph @h(%t: f32[4,8]) -> (u: f32[4,8]) {\n  %u = relu(%t) : f32[4,8]\n"
+                         "  return %u\n}\n";
+
+std::shared_ptr<Program> handProgram() {
+  auto p = std::make_shared<Program>();
+  Module m0;
+  m0.arch = "sm_90";
+  for (int i = 0; i < 300; ++i)
+    m0.cubin.push_back(static_cast<uint8_t>(i * 7 + 3));
+  m0.ptx = ".version 8.0\n.target sm_90\n";
+  m0.kernels = {"k0", "k1"};
+  Module m1;
+  m1.arch = "sm_80";
+  m1.ptx = ".version 7.0\n";
+  m1.kernels = {"k2"};
+  Module m2;
+  m2.arch = "sm_80";
+  m2.cubin = {1, 2, 3};
+  m2.kernels = {"k3"};
+  p->modules = {m0, m1, m2};
+  p->arenaBytes = 4096;
+  for (int i = 0; i < 512; ++i)
+    p->constants.push_back(static_cast<uint8_t>(255 - i % 251));
+  p->inputs = {{"x", DType::kF32, {4, 8}, {Space::kArena, 0, 128}}};
+  p->outputs = {{"y", DType::kF32, {4, 8}, {Space::kArena, 768, 128}}};
+  LaunchStep l;
+  l.module = 0;
+  l.kernel = "k1";
+  l.grid[0] = 2, l.grid[1] = 3, l.grid[2] = 4;
+  l.block[0] = 128, l.block[1] = 2, l.block[2] = 1;
+  l.sharedBytes = 1024;
+  l.args = {{Space::kArena, 0, 128}, {Space::kConstants, 256, 256}, {Space::kArena, 256, 128}};
+  l.origin = "add_1 + relu_2";
+  LaunchStep l2;
+  l2.module = 1;
+  l2.kernel = "k2";
+  CopyStep c{{Space::kArena, 256, 128}, {Space::kArena, 512, 128}, "copy_3"};
+  HostStep h{kHostGraph, {{Space::kArena, 512, 128}}, {{Space::kArena, 768, 128}}, "relu_4"};
+  p->steps = {l, c, h, l2};
+  p->sources = {{"k0", "__global__ void k0() {}"}, {"k1", "__global__ void k1() {}"}};
+  p->compileSeconds = 2.5;
+  p->cacheHits = 3;
+  return p;
+}
+
+Package modelPackage() {
+  Package p;
+  p.dlcVersion = "0.1.0";
+  p.graph = modelGraph();
+  p.inputs = {{"x", typeOf("f32[N,32]")}, {"c", typeOf("bool[]")}};
+  p.outputs = {{"y", typeOf("f32[N,?]")}, {"z", typeOf("f32[*]")}};
+  p.dimRanges = {{"N", 1, 64}, {"S", 0, 7}};
+  p.programs.push_back({{{"N", 4}}, handProgram()});
+  auto p2 = std::make_shared<Program>(*handProgram());
+  p2->modules[0].arch = "sm_100";
+  p.programs.push_back({{{"N", 64}, {"S", 7}}, p2});
+  return p;
+}
+
+std::vector<uint8_t> serialized(const Package &p) {
+  auto bytes = serializePackage(p);
+  EXPECT_TRUE(bytes) << bytes.status().message();
+  return bytes ? *bytes : std::vector<uint8_t>();
+}
+
+Expected<Package> read(const std::vector<uint8_t> &b, std::string_view source = "m.so") {
+  return deserializePackage(b.data(), b.size(), source);
+}
+
+std::string errorOf(const std::vector<uint8_t> &b) {
+  auto p = read(b);
+  return p ? "(no error)" : p.status().message();
+}
+
+void putU64(std::vector<uint8_t> &b, size_t at, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    b[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+/// Rewrites the header's checksum to match the payload (to reach the checks behind it).
+void fixChecksum(std::vector<uint8_t> &b) {
+  putU64(b, 24, fnv1a64(b.data() + kPackageHeaderBytes, b.size() - kPackageHeaderBytes));
+}
+
+/// The header of serializePackage around a hand-made payload.
+std::vector<uint8_t> withHeader(const uint8_t *payload, size_t size) {
+  std::vector<uint8_t> b = {0x89, 'D', 'L', 'C', 'P', 'K', 'G', '\n', 1, 0, 0, 0, 0, 0, 0, 0};
+  b.resize(kPackageHeaderBytes);
+  putU64(b, 16, size);
+  b.insert(b.end(), payload, payload + size);
+  fixChecksum(b);
+  return b;
+}
+
+void expectSameBuffer(const BufferRef &a, const BufferRef &b, const std::string &what) {
+  EXPECT_EQ(a.space, b.space) << what;
+  EXPECT_EQ(a.offset, b.offset) << what;
+  EXPECT_EQ(a.bytes, b.bytes) << what;
+}
+
+void expectSameBuffers(const std::vector<BufferRef> &a, const std::vector<BufferRef> &b,
+                       const std::string &what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i)
+    expectSameBuffer(a[i], b[i], what + " " + std::to_string(i));
+}
+
+void expectSameTensors(const std::vector<ProgramTensor> &a, const std::vector<ProgramTensor> &b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].dtype, b[i].dtype);
+    EXPECT_EQ(a[i].shape, b[i].shape);
+    expectSameBuffer(a[i].buffer, b[i].buffer, a[i].name);
+  }
+}
+
+void expectSamePrograms(const Program &a, const Program &b) {
+  ASSERT_EQ(a.modules.size(), b.modules.size());
+  for (size_t i = 0; i < a.modules.size(); ++i) {
+    EXPECT_EQ(a.modules[i].arch, b.modules[i].arch);
+    EXPECT_EQ(a.modules[i].cubin, b.modules[i].cubin);
+    EXPECT_EQ(a.modules[i].ptx, b.modules[i].ptx);
+    EXPECT_EQ(a.modules[i].kernels, b.modules[i].kernels);
+  }
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    ASSERT_EQ(a.steps[i].index(), b.steps[i].index()) << "step " << i;
+    std::string what = "step " + std::to_string(i);
+    if (const auto *l = std::get_if<LaunchStep>(&a.steps[i])) {
+      const auto &m = std::get<LaunchStep>(b.steps[i]);
+      EXPECT_EQ(l->module, m.module);
+      EXPECT_EQ(l->kernel, m.kernel);
+      for (int d = 0; d < 3; ++d) {
+        EXPECT_EQ(l->grid[d], m.grid[d]);
+        EXPECT_EQ(l->block[d], m.block[d]);
+      }
+      EXPECT_EQ(l->sharedBytes, m.sharedBytes);
+      expectSameBuffers(l->args, m.args, what);
+      EXPECT_EQ(l->origin, m.origin);
+    } else if (const auto *c = std::get_if<CopyStep>(&a.steps[i])) {
+      const auto &d = std::get<CopyStep>(b.steps[i]);
+      expectSameBuffer(c->src, d.src, what);
+      expectSameBuffer(c->dst, d.dst, what);
+      EXPECT_EQ(c->origin, d.origin);
+    } else {
+      const auto &h = std::get<HostStep>(a.steps[i]);
+      const auto &k = std::get<HostStep>(b.steps[i]);
+      EXPECT_EQ(h.graphText, k.graphText);
+      expectSameBuffers(h.inputs, k.inputs, what);
+      expectSameBuffers(h.outputs, k.outputs, what);
+      EXPECT_EQ(h.origin, k.origin);
+    }
+  }
+  EXPECT_EQ(a.arenaBytes, b.arenaBytes);
+  EXPECT_EQ(a.constants, b.constants);
+  expectSameTensors(a.inputs, b.inputs);
+  expectSameTensors(a.outputs, b.outputs);
+  EXPECT_EQ(a.sources, b.sources);
+}
+
+// --- Round trips ----------------------------------------------------------------------------
+
+TEST(Package, GraphRoundTripsWithItsConstants) {
+  Package p = modelPackage();
+  ASSERT_TRUE(p.graph);
+  std::vector<uint8_t> bytes = serialized(p);
+  // Weights are stored once each (%b twice in the text), not as hex text: the 1 MiB constant
+  // dominates the size.
+  EXPECT_GT(bytes.size(), 256u * 1024 * 4);
+  EXPECT_LT(bytes.size(), 256u * 1024 * 4 + 64 * 1024);
+  auto back = read(bytes);
+  ASSERT_TRUE(back) << back.status().message();
+  PrintOptions full;
+  full.printConstants = true;
+  EXPECT_EQ(printGraph(*back->graph, full), printGraph(*p.graph, full));
+  EXPECT_EQ(printGraph(*back->graph), printGraph(*p.graph));
+  EXPECT_EQ(back->dlcVersion, "0.1.0");
+  ASSERT_EQ(back->inputs.size(), 2u);
+  EXPECT_EQ(back->inputs[0].name, "x");
+  EXPECT_EQ(back->inputs[0].type, typeOf("f32[N,32]"));
+  EXPECT_TRUE(back->inputs[0].type.shape[0].isSymbol());
+  EXPECT_EQ(back->inputs[1].type, typeOf("bool[]"));
+  ASSERT_EQ(back->outputs.size(), 2u);
+  EXPECT_EQ(back->outputs[0].type, typeOf("f32[N,?]"));
+  EXPECT_TRUE(back->outputs[0].type.shape[1].isUnknown());
+  EXPECT_FALSE(back->outputs[1].type.shape.isRanked());
+  ASSERT_EQ(back->dimRanges.size(), 2u);
+  EXPECT_EQ(back->dimRanges[0].name, "N");
+  EXPECT_EQ(back->dimRanges[0].min, 1);
+  EXPECT_EQ(back->dimRanges[0].max, 64);
+  EXPECT_EQ(back->dimRanges[1].name, "S");
+  EXPECT_EQ(back->dimRanges[1].max, 7);
+}
+
+TEST(Package, ConstantsAreStoredOnceAndAligned) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  ASSERT_GT(bytes.size(), kPackageHeaderBytes);
+  const uint8_t *payload = bytes.data() + kPackageHeaderBytes;
+  const fbs::Package *fp = fbs::GetPackage(payload);
+  ASSERT_TRUE(fp->graph()->constants());
+  // w, b (twice in the text), t (an attribute), k and k1 (inside the branch); %s is inline.
+  EXPECT_EQ(fp->graph()->constants()->size(), 5u);
+  for (const fbs::Constant *c : *fp->graph()->constants()) {
+    EXPECT_EQ((c->data()->data() - payload) % 16, 0) << c->hash()->str();
+    EXPECT_EQ(c->hash()->size(), 16u);
+  }
+  for (const fbs::CompiledProgram *cp : *fp->programs())
+    for (const fbs::Module *m : *cp->program()->modules())
+      if (m->cubin()->size()) {
+        EXPECT_EQ((m->cubin()->data() - payload) % 16, 0);
+      }
+  // The text elides them.
+  std::string text = fp->graph()->text()->str();
+  EXPECT_NE(text.find("dense<hash:\""), std::string::npos);
+  EXPECT_EQ(text.find("dense<0x"), std::string::npos);
+}
+
+TEST(Package, ProgramsRoundTripExactly) {
+  Package p = modelPackage();
+  auto back = read(serialized(p));
+  ASSERT_TRUE(back) << back.status().message();
+  ASSERT_EQ(back->programs.size(), 2u);
+  EXPECT_EQ(back->programs[0].dims, (std::map<std::string, int64_t>{{"N", 4}}));
+  EXPECT_EQ(back->programs[1].dims, (std::map<std::string, int64_t>{{"N", 64}, {"S", 7}}));
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE("program " + std::to_string(i));
+    expectSamePrograms(*back->programs[i].program, *p.programs[i].program);
+    // Diagnostics of the compile are not part of the package.
+    EXPECT_EQ(back->programs[i].program->compileSeconds, 0);
+    EXPECT_EQ(back->programs[i].program->cacheHits, 0);
+  }
+  EXPECT_EQ(back->arches(), (std::vector<std::string>{"sm_100", "sm_80", "sm_90"}));
+  EXPECT_EQ(p.arches(), back->arches());
+}
+
+TEST(Package, CpuOnlyPackageHasNoArches) {
+  Package p = modelPackage();
+  p.programs.clear();
+  auto back = read(serialized(p));
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_TRUE(back->programs.empty());
+  EXPECT_TRUE(back->arches().empty());
+}
+
+TEST(Package, ReadsFromUnalignedBytes) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  std::vector<uint8_t> shifted(bytes.size() + 3);
+  std::memcpy(shifted.data() + 3, bytes.data(), bytes.size());
+  auto back = deserializePackage(shifted.data() + 3, bytes.size(), "m.so");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(printGraph(*back->graph, {true}), printGraph(*modelGraph(), {true}));
+}
+
+TEST(Package, TrailingBytesAreIgnored) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  bytes.resize(bytes.size() + 100, 0xab);
+  EXPECT_TRUE(read(bytes)) << errorOf(bytes);
+}
+
+// --- Refusals -------------------------------------------------------------------------------
+
+TEST(Package, RefusesTooShortInput) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  bytes.resize(10);
+  EXPECT_EQ(errorOf(bytes), "m.so: not a dlc package: 10 bytes, shorter than the 32-byte header");
+}
+
+TEST(Package, RefusesBadMagic) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  bytes[1] = 'X';
+  EXPECT_EQ(errorOf(bytes), "m.so: not a dlc package (bad magic bytes)");
+}
+
+TEST(Package, RefusesOtherFormatVersionsNamingTheWriter) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  bytes[8] = 2;
+  EXPECT_EQ(errorOf(bytes),
+            "m.so: was written by a dlc package format 2 (dlc 0.1.0); this dlc reads format 1");
+  // Without a readable stamp the writer goes unnamed.
+  std::vector<uint8_t> junk(64, 0xee);
+  std::vector<uint8_t> other = withHeader(junk.data(), junk.size());
+  other[8] = 0, other[11] = 1; // format 2^24
+  EXPECT_EQ(errorOf(other),
+            "m.so: was written by a dlc package format 16777216; this dlc reads format 1");
+}
+
+TEST(Package, RefusesUnknownFlags) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  bytes[12] = 4;
+  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 1 has none");
+}
+
+TEST(Package, RefusesTruncatedPayload) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  size_t payload = bytes.size() - kPackageHeaderBytes;
+  bytes.resize(bytes.size() - 10);
+  EXPECT_EQ(errorOf(bytes), "m.so: truncated: the header announces a " + std::to_string(payload) +
+                                "-byte payload but " + std::to_string(payload - 10) +
+                                " bytes follow it");
+}
+
+TEST(Package, RefusesChecksumMismatch) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  bytes[bytes.size() / 2] ^= 0x10;
+  std::string e = errorOf(bytes);
+  EXPECT_EQ(e.rfind("m.so: corrupted: checksum ", 0), 0u) << e;
+  EXPECT_NE(e.find("does not match the header's"), std::string::npos) << e;
+}
+
+TEST(Package, RefusesWhatTheVerifierRejects) {
+  std::vector<uint8_t> junk(64, 0xff);
+  EXPECT_EQ(errorOf(withHeader(junk.data(), junk.size())),
+            "m.so: corrupted: the payload fails the FlatBuffers verifier");
+  EXPECT_EQ(errorOf(withHeader(junk.data(), 0)),
+            "m.so: corrupted: the payload fails the FlatBuffers verifier");
+}
+
+/// A payload built by hand: the graph `text` with `constants`, and one program `prog`.
+std::vector<uint8_t>
+handPackage(const std::string &text,
+            const std::function<
+                flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fbs::Constant>>>(
+                    flatbuffers::FlatBufferBuilder &)> &constants,
+            const std::function<flatbuffers::Offset<fbs::Program>(flatbuffers::FlatBufferBuilder &)>
+                &prog) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto consts = constants ? constants(fbb) : 0;
+  auto graph = fbs::CreateGraph(fbb, fbb.CreateString(text), consts);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fbs::CompiledProgram>>> programs;
+  if (prog) {
+    auto pr = prog(fbb);
+    std::vector<flatbuffers::Offset<fbs::CompiledProgram>> list = {
+        fbs::CreateCompiledProgram(fbb, 0, pr)};
+    programs = fbb.CreateVector(list);
+  }
+  auto version = fbb.CreateString("9.9.9");
+  fbb.Finish(fbs::CreatePackage(fbb, version, 0, 0, 0, graph, programs));
+  return withHeader(fbb.GetBufferPointer(), fbb.GetSize());
+}
+
+const char *kTinyGraph = "graph @g(%x: f32[20]) -> (y: f32[20]) {\n"
+                         "  %w = constant f32[20] dense<hash:\"0123456789abcdef\">\n"
+                         "  %y = add(%x, %w) : f32[20]\n  return %y\n}\n";
+
+auto constantTable(uint8_t dtype, std::vector<int64_t> shape, size_t bytes,
+                   std::string hash = "0123456789abcdef") {
+  return [=](flatbuffers::FlatBufferBuilder &fbb) {
+    std::vector<uint8_t> data(bytes, 0);
+    auto c = fbs::CreateConstant(fbb, fbb.CreateString(hash), dtype, fbb.CreateVector(shape),
+                                 fbb.CreateVector(data));
+    std::vector<flatbuffers::Offset<fbs::Constant>> list = {c};
+    return fbb.CreateVector(list);
+  };
+}
+
+TEST(Package, HandMadePayloadReads) {
+  // The control for the refusals below: the same construction with consistent content.
+  auto p = read(handPackage(kTinyGraph, constantTable(1, {20}, 80), nullptr));
+  ASSERT_TRUE(p) << p.status().message();
+  EXPECT_EQ(p->dlcVersion, "9.9.9");
+  EXPECT_EQ(p->graph->constants()[0]->constant().numElements(), 20);
+}
+
+TEST(Package, RefusesConstantWithInvalidDType) {
+  EXPECT_EQ(errorOf(handPackage(kTinyGraph, constantTable(200, {20}, 80), nullptr)),
+            "m.so: inconsistent package: constant 0123456789abcdef: invalid dtype 200");
+}
+
+TEST(Package, RefusesConstantOfTheWrongSize) {
+  EXPECT_EQ(errorOf(handPackage(kTinyGraph, constantTable(1, {20}, 79), nullptr)),
+            "m.so: inconsistent package: constant 0123456789abcdef: f32[20] needs 80 bytes but "
+            "holds 79");
+  EXPECT_EQ(errorOf(handPackage(kTinyGraph, constantTable(1, {1ll << 40, 1ll << 40}, 8), nullptr)),
+            "m.so: inconsistent package: constant 0123456789abcdef: number of elements "
+            "overflows int64");
+}
+
+TEST(Package, RefusesGraphWhoseConstantIsMissingOrMistyped) {
+  std::string e = errorOf(handPackage(kTinyGraph, nullptr, nullptr));
+  EXPECT_NE(e.find("m.so (graph):2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("constant %w was printed without its data (hash 0123456789abcdef)"),
+            std::string::npos)
+      << e;
+  e = errorOf(handPackage(kTinyGraph, constantTable(8, {20}, 160), nullptr));
+  EXPECT_NE(e.find("constant %w: the constant with hash 0123456789abcdef is i64[20], not f32[20]"),
+            std::string::npos)
+      << e;
+}
+
+flatbuffers::Offset<fbs::Program> launchProgram(flatbuffers::FlatBufferBuilder &fbb,
+                                                uint32_t module, uint8_t space) {
+  std::vector<flatbuffers::Offset<fbs::Module>> modules = {
+      fbs::CreateModule(fbb, fbb.CreateString("sm_90"), 0, fbb.CreateString("ptx"),
+                        fbb.CreateVectorOfStrings({"k"}))};
+  fbs::Dim3 one(1, 1, 1);
+  std::vector<fbs::BufferRef> args = {fbs::BufferRef(0, 16, space)};
+  auto launch = fbs::CreateLaunchStep(fbb, module, fbb.CreateString("k"), &one, &one, 0,
+                                      fbb.CreateVectorOfStructs(args), fbb.CreateString("relu_1"));
+  std::vector<fbs::Step> types = {fbs::Step::LaunchStep};
+  std::vector<flatbuffers::Offset<void>> steps = {launch.Union()};
+  auto mods = fbb.CreateVector(modules);
+  auto typesOff = fbb.CreateVector(types);
+  auto stepsOff = fbb.CreateVector(steps);
+  return fbs::CreateProgram(fbb, mods, typesOff, stepsOff, 256);
+}
+
+TEST(Package, RefusesLaunchOfAMissingModule) {
+  auto tiny = constantTable(1, {20}, 80);
+  EXPECT_TRUE(
+      read(handPackage(kTinyGraph, tiny, [](auto &fbb) { return launchProgram(fbb, 0, 0); })));
+  EXPECT_EQ(
+      errorOf(handPackage(kTinyGraph, tiny, [](auto &fbb) { return launchProgram(fbb, 5, 0); })),
+      "m.so: inconsistent package: program 0 (no symbolic dims): step 0 (kernel 'k', from "
+      "relu_1): module 5 does not exist (the program has 1)");
+  EXPECT_EQ(
+      errorOf(handPackage(kTinyGraph, tiny, [](auto &fbb) { return launchProgram(fbb, 0, 9); })),
+      "m.so: inconsistent package: program 0 (no symbolic dims): step 0 (kernel 'k', from "
+      "relu_1), argument 0: unknown buffer space 9");
+}
+
+TEST(Package, RefusesUnknownStepKind) {
+  auto prog = [](flatbuffers::FlatBufferBuilder &fbb) {
+    std::vector<fbs::Step> types = {fbs::Step::NONE};
+    std::vector<flatbuffers::Offset<void>> steps = {fbs::CreateCopyStep(fbb).Union()};
+    auto typesOff = fbb.CreateVector(types);
+    auto stepsOff = fbb.CreateVector(steps);
+    return fbs::CreateProgram(fbb, 0, typesOff, stepsOff);
+  };
+  EXPECT_EQ(errorOf(handPackage(kTinyGraph, constantTable(1, {20}, 80), prog)),
+            "m.so: inconsistent package: program 0 (no symbolic dims): step 0: unknown step "
+            "kind 0");
+}
+
+TEST(Package, RefusesBadHostStepGraph) {
+  Package p = modelPackage();
+  auto prog = std::make_shared<Program>(*handProgram());
+  std::get<HostStep>(prog->steps[2]).graphText = "graph @h(%t: f32[4,8]) -> (u: f32[4,8]) {";
+  p.programs = {{{{"N", 4}}, prog}};
+  auto bytes = serializePackage(p);
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.status().message().rfind("serializePackage: program 0 (dims N=4): step 2 (host "
+                                           "step, from relu_4): host step 2:1:",
+                                           0),
+            0u)
+      << bytes.status().message();
+}
+
+TEST(Package, WriterRefusesInconsistentPackages) {
+  Package p = modelPackage();
+  p.programs[0].dims["N"] = 65;
+  auto bytes = serializePackage(p);
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.status().message(), "serializePackage: program 0 (dims N=65): dim 'N' = 65 lies "
+                                      "outside its range [1, 64]");
+  p = modelPackage();
+  p.programs[0].dims["M"] = 1;
+  EXPECT_EQ(serializePackage(p).status().message(),
+            "serializePackage: program 0 (dims M=1, N=4): dim 'M' has no range in the package");
+  p = modelPackage();
+  p.inputs[0].name = "q";
+  EXPECT_EQ(serializePackage(p).status().message(),
+            "serializePackage: input 'q' is not an input of the graph");
+  p = modelPackage();
+  p.dimRanges[1].min = 9;
+  EXPECT_EQ(serializePackage(p).status().message(),
+            "serializePackage: dim 'S' has an invalid range [9, 7]");
+  p = modelPackage();
+  p.graph = nullptr;
+  EXPECT_EQ(serializePackage(p).status().message(), "serializePackage: the package has no graph");
+}
+
+// --- Corruption -----------------------------------------------------------------------------
+
+/// A small package (every part present) so that corrupting each byte stays quick.
+std::vector<uint8_t> smallPackage() {
+  Package p;
+  p.dlcVersion = "0.1.0";
+  auto g = parseGraph("graph @g(%x: f32[N,20], %c: bool[]) -> (y: f32[N,20]) {\n"
+                      "  %w = constant f32[20] dense<0x" +
+                      std::string(160, '3') +
+                      ">\n"
+                      "  %y = if(%c, %x) {else_branch = graph @e(%a: f32[N,20]) -> (r: f32[N,20]) "
+                      "{\n    %v = constant f32[20] dense<0x" +
+                      std::string(160, '4') +
+                      ">\n    %r = add(%a, %v) : f32[N,20]\n    return %r\n  }, then_branch = "
+                      "graph @t(%a: f32[N,20]) -> (r: f32[N,20]) {\n    return %a\n  }} : "
+                      "f32[N,20]\n  return %y\n}\n");
+  EXPECT_TRUE(g) << g.status().message();
+  p.graph = std::move(*g);
+  p.inputs = {{"x", typeOf("f32[N,20]")}};
+  p.outputs = {{"y", typeOf("f32[N,20]")}};
+  p.dimRanges = {{"N", 1, 8}};
+  auto prog = handProgram();
+  prog->modules[0].cubin.resize(40);
+  prog->constants.resize(512);
+  prog->sources.clear();
+  p.programs.push_back({{{"N", 2}}, prog});
+  return serialized(p);
+}
+
+/// Every result is a package or an error naming the source; counts the errors.
+int checkAll(const std::vector<std::vector<uint8_t>> &cases) {
+  int errors = 0;
+  for (const auto &b : cases) {
+    auto p = deserializePackage(b.data(), b.size(), "fuzz.so");
+    if (!p) {
+      ++errors;
+      EXPECT_EQ(p.status().message().rfind("fuzz.so: ", 0), 0u) << p.status().message();
+    }
+  }
+  return errors;
+}
+
+TEST(PackageCorruption, EveryTruncationIsRefused) {
+  std::vector<uint8_t> bytes = smallPackage();
+  ASSERT_TRUE(read(bytes)) << errorOf(bytes);
+  std::vector<std::vector<uint8_t>> cases;
+  for (size_t n = 0; n < bytes.size(); ++n)
+    cases.emplace_back(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(n));
+  EXPECT_EQ(checkAll(cases), static_cast<int>(cases.size()));
+}
+
+TEST(PackageCorruption, EveryFlippedByteIsRefusedByTheChecksumOrHeader) {
+  std::vector<uint8_t> bytes = smallPackage();
+  std::vector<std::vector<uint8_t>> cases;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    cases.push_back(bytes);
+    cases.back()[i] ^= 0x01;
+  }
+  EXPECT_EQ(checkAll(cases), static_cast<int>(cases.size()));
+}
+
+TEST(PackageCorruption, FlippedBytesBehindAValidChecksumNeverCrash) {
+  // With the checksum rewritten, the verifier and the content checks see every corruption.
+  std::vector<uint8_t> bytes = smallPackage();
+  std::vector<std::vector<uint8_t>> cases;
+  for (uint8_t mask : {0x01, 0x80, 0xff})
+    for (size_t i = kPackageHeaderBytes; i < bytes.size(); ++i) {
+      cases.push_back(bytes);
+      cases.back()[i] ^= mask;
+      fixChecksum(cases.back());
+    }
+  std::mt19937 rng(7);
+  for (int k = 0; k < 500; ++k) { // several random bytes at once
+    cases.push_back(bytes);
+    for (int j = 0; j < 4; ++j)
+      cases.back()[kPackageHeaderBytes + rng() % (bytes.size() - kPackageHeaderBytes)] =
+          static_cast<uint8_t>(rng());
+    fixChecksum(cases.back());
+  }
+  int errors = checkAll(cases);
+  // Many flips hit data (weights, cubin bytes) and still read; many others must be refused.
+  EXPECT_GT(errors, static_cast<int>(cases.size()) / 10);
+  EXPECT_LT(errors, static_cast<int>(cases.size()));
+}
+
+} // namespace
+} // namespace dlc::rt
