@@ -20,6 +20,7 @@ namespace dlc::rt {
 namespace {
 
 namespace fbs = ::dlc::rt::fb;
+static_assert(FLATBUFFERS_LITTLEENDIAN, "packages are read in place: little-endian hosts only");
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
 
@@ -292,8 +293,11 @@ Expected<DType> readDType(uint8_t v, bool allowUnknown, const std::string &what)
 Expected<std::vector<int64_t>> readSizes(const flatbuffers::Vector<int64_t> *v,
                                          const std::string &what) {
   std::vector<int64_t> out;
-  if (v)
-    out.assign(v->begin(), v->end());
+  if (v && v->size()) {
+    // The verifier aligns vectors to 4 bytes only: copy rather than read 8-byte elements in place.
+    out.resize(v->size());
+    std::memcpy(out.data(), v->Data(), v->size() * sizeof(int64_t));
+  }
   for (int64_t d : out)
     if (d < 0)
       return invalidArgument("{}: negative dim {}", what, d);
@@ -396,8 +400,12 @@ BufferRef fromFb(const fbs::BufferRef *r) {
 std::vector<BufferRef> readRefs(const flatbuffers::Vector<const fbs::BufferRef *> *v) {
   std::vector<BufferRef> out;
   if (v)
-    for (const fbs::BufferRef *r : *v)
-      out.push_back(fromFb(r));
+    for (size_t i = 0; i < v->size(); ++i) {
+      // Possibly only 4-byte aligned (see readSizes): read through an aligned copy.
+      fbs::BufferRef r;
+      std::memcpy(&r, v->Data() + i * sizeof(fbs::BufferRef), sizeof(r));
+      out.push_back(fromFb(&r));
+    }
   return out;
 }
 
