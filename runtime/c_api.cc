@@ -133,9 +133,9 @@ bool sameDType(const DLDataType &a, DType t) {
 }
 
 std::string dlTypeName(const DLDataType &t) {
-  const char *code = t.code == kDLInt     ? "int"
-                     : t.code == kDLUInt  ? "uint"
-                     : t.code == kDLFloat ? "float"
+  const char *code = t.code == kDLInt      ? "int"
+                     : t.code == kDLUInt   ? "uint"
+                     : t.code == kDLFloat  ? "float"
                      : t.code == kDLBfloat ? "bfloat"
                                            : "code";
   std::string s = fmt::format("{}{}", code, static_cast<int>(t.bits));
@@ -195,7 +195,8 @@ Expected<std::vector<uint8_t>> packageBytesFromFile(const std::string &path) {
                                   "(truncated?)",
                                   path);
     return std::vector<uint8_t>(file.begin() + static_cast<std::ptrdiff_t>(sh.sh_offset),
-                                file.begin() + static_cast<std::ptrdiff_t>(sh.sh_offset + sh.sh_size));
+                                file.begin() +
+                                    static_cast<std::ptrdiff_t>(sh.sh_offset + sh.sh_size));
   }
   return dlc::notFound("{}: a shared library without a dlc model in it (no .dlc_package "
                        "section; was it written by `dlc compile -o`?)",
@@ -321,8 +322,8 @@ bool onHost(const DLTensor &t) {
 }
 
 /// Checks a tensor the caller binds: layout, device, dtype, rank and fixed dims.
-dlc_status checkBinding(const dlc_session *s, const char *fn, const char *name,
-                        const DLTensor *t, bool input) {
+dlc_status checkBinding(const dlc_session *s, const char *fn, const char *name, const DLTensor *t,
+                        bool input) {
   DLC_API_REQUIRE(s, fmt::format("{}: session is NULL", fn));
   DLC_API_REQUIRE(name, fmt::format("{}: name is NULL", fn));
   DLC_API_REQUIRE(t, fmt::format("{}: tensor '{}' is NULL", fn, name));
@@ -405,8 +406,8 @@ Expected<std::map<std::string, int64_t>> bindDims(const dlc_session &s) {
       if (!fresh && pos->second != size)
         return dlc::invalidArgument("input '{}' dim {} is '{}' = {}, but another input has "
                                     "'{}' = {}",
-                                    in.name, i, shape[i].symbolName(), size,
-                                    shape[i].symbolName(), pos->second);
+                                    in.name, i, shape[i].symbolName(), size, shape[i].symbolName(),
+                                    pos->second);
     }
   }
   for (const auto &r : s.model->package.dimRanges) {
@@ -656,8 +657,7 @@ dlc_status dlc_model_load(const char *path, dlc_model **out) {
   });
 }
 
-dlc_status dlc_model_load_memory(const void *data, size_t size, const char *name,
-                                 dlc_model **out) {
+dlc_status dlc_model_load_memory(const void *data, size_t size, const char *name, dlc_model **out) {
   return guarded("dlc_model_load_memory", [&] {
     DLC_API_REQUIRE(out, "dlc_model_load_memory: out is NULL");
     *out = nullptr;
@@ -765,15 +765,33 @@ dlc_status dlc_session_create(const dlc_model *model, dlc_device device, dlc_ses
     s->device = DLC_DEVICE_CPU;
     if (device != DLC_DEVICE_CPU) {
       std::string why;
+      dlc_status code = DLC_ERROR_UNAVAILABLE;
       auto driver = dlc::rt::CudaDriver::get();
-      if (!driver)
+      if (!driver) {
         why = driver.status().message();
-      else if (model->package.programs.empty())
+      } else if (model->package.programs.empty()) {
         why = "the model has no GPU program (it was compiled without one)";
+      } else {
+        // Some program must suit this GPU: its arch's cubin, or an older arch's PTX.
+        const int device = (*driver)->device().smVersion();
+        bool fits = false;
+        for (const auto &cp : model->package.programs)
+          fits |= smOf(*cp.program) <= device;
+        if (!fits) {
+          std::string have;
+          for (const std::string &a : model->arches)
+            have += (have.empty() ? "" : ", ") + a;
+          why = fmt::format("the model's GPU programs are for {}, but this GPU is {} ({}); "
+                            "recompile with --gpu-arch {}",
+                            have, (*driver)->device().arch(), (*driver)->device().name,
+                            (*driver)->device().arch());
+          code = DLC_ERROR_INCOMPATIBLE;
+        }
+      }
       if (why.empty()) {
         s->device = DLC_DEVICE_GPU;
       } else if (device == DLC_DEVICE_GPU) {
-        return fail(DLC_ERROR_UNAVAILABLE, fmt::format("dlc_session_create: {}", why));
+        return fail(code, fmt::format("dlc_session_create: {}", why));
       } else {
         std::fprintf(stderr, "dlc: warning: running %s on the CPU reference backend: %s\n",
                      model->name.c_str(), why.c_str());
@@ -807,8 +825,7 @@ dlc_status dlc_session_set_input(dlc_session *session, const char *name, const D
   });
 }
 
-dlc_status dlc_session_set_output(dlc_session *session, const char *name,
-                                  const DLTensor *tensor) {
+dlc_status dlc_session_set_output(dlc_session *session, const char *name, const DLTensor *tensor) {
   return guarded("dlc_session_set_output", [&] {
     if (dlc_status st = checkBinding(session, "dlc_session_set_output", name, tensor, false))
       return st;

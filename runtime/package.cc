@@ -229,7 +229,7 @@ struct StepWriter {
   }
 };
 
-Offset<fbs::Program> writeProgram(FlatBufferBuilder &fbb, const Program &p) {
+Offset<fbs::Program> writeProgram(FlatBufferBuilder &fbb, const Program &p, int constantsFrom) {
   std::vector<Offset<fbs::Module>> modules;
   for (const Module &m : p.modules) {
     auto cubin = writeBytes(fbb, m.cubin.data(), m.cubin.size());
@@ -248,7 +248,8 @@ Offset<fbs::Program> writeProgram(FlatBufferBuilder &fbb, const Program &p) {
   }
   auto stepTypesOff = fbb.CreateVector(stepTypes);
   auto stepsOff = fbb.CreateVector(steps);
-  auto constants = writeBytes(fbb, p.constants.data(), p.constants.size());
+  auto constants = constantsFrom >= 0 ? writeBytes(fbb, nullptr, 0)
+                                      : writeBytes(fbb, p.constants.data(), p.constants.size());
   auto inputs = writeProgramTensors(fbb, p.inputs);
   auto outputs = writeProgramTensors(fbb, p.outputs);
   std::vector<Offset<fbs::KernelSource>> sources;
@@ -259,7 +260,7 @@ Offset<fbs::Program> writeProgram(FlatBufferBuilder &fbb, const Program &p) {
   }
   auto sourcesOff = fbb.CreateVector(sources);
   return fbs::CreateProgram(fbb, modulesOff, stepTypesOff, stepsOff, p.arenaBytes, constants,
-                            inputs, outputs, sourcesOff);
+                            inputs, outputs, sourcesOff, constantsFrom);
 }
 
 /// An upper bound of the bytes the big parts take, to size the builder and refuse early.
@@ -521,6 +522,20 @@ Expected<Package> readPackage(const fbs::Package *fp, std::string_view source) {
       auto prog = readProgram(cp->program());
       if (!prog)
         return prog.status().withContext(fmt::format("program {} ({})", i, describeDims(out.dims)));
+      const int from = cp->program()->constants_from();
+      if (from >= 0) {
+        if (static_cast<size_t>(from) >= i ||
+            (cp->program()->constants() && cp->program()->constants()->size() != 0))
+          return invalidArgument("program {} ({}): takes its constants from program {}, which "
+                                 "is not an earlier one, and has its own",
+                                 i, describeDims(out.dims), from);
+        auto shared = std::make_shared<Program>(**prog);
+        shared->constants = p.programs[static_cast<size_t>(from)].program->constants;
+        *prog = std::move(shared);
+      } else if (from != -1) {
+        return invalidArgument("program {} ({}): constants_from {} is negative", i,
+                               describeDims(out.dims), from);
+      }
       out.program = std::move(*prog);
       p.programs.push_back(std::move(out));
     }
@@ -566,8 +581,14 @@ Expected<std::vector<uint8_t>> serializePackage(const Package &p) {
   auto graph = fbs::CreateGraph(fbb, textOff, constVec);
 
   std::vector<Offset<fbs::CompiledProgram>> programs;
-  for (const CompiledProgram &cp : p.programs) {
-    auto prog = writeProgram(fbb, *cp.program);
+  for (size_t i = 0; i < p.programs.size(); ++i) {
+    const CompiledProgram &cp = p.programs[i];
+    int from = -1; // an earlier program with the same constant pool
+    for (size_t j = 0; j < i && from < 0; ++j)
+      if (p.programs[j].program->constants == cp.program->constants &&
+          !cp.program->constants.empty())
+        from = static_cast<int>(j);
+    auto prog = writeProgram(fbb, *cp.program, from);
     std::vector<Offset<fbs::DimBinding>> dims;
     for (const auto &[name, value] : cp.dims)
       dims.push_back(fbs::CreateDimBinding(fbb, fbb.CreateString(name), value));

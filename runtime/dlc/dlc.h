@@ -105,8 +105,7 @@ DLC_API dlc_status dlc_model_dim_range(const dlc_model *model, const char *dim, 
 
 /* A session on `device`. DLC_DEVICE_AUTO picks the GPU when one is usable, else the CPU
  * with a one-line warning on stderr. */
-DLC_API dlc_status dlc_session_create(const dlc_model *model, dlc_device device,
-                                      dlc_session **out);
+DLC_API dlc_status dlc_session_create(const dlc_model *model, dlc_device device, dlc_session **out);
 DLC_API void dlc_session_free(dlc_session *session);
 /* Where the session runs: DLC_DEVICE_CPU or DLC_DEVICE_GPU. */
 DLC_API dlc_status dlc_session_device(const dlc_session *session, dlc_device *out);

@@ -39,8 +39,8 @@ inline void check(dlc_status status) {
 struct TensorInfo {
   std::string name;
   DLDataType dtype;
-  std::vector<int64_t> shape;         // -1 for a symbolic dim
-  std::vector<std::string> dimNames;  // "" for a fixed dim
+  std::vector<int64_t> shape;        // -1 for a symbolic dim
+  std::vector<std::string> dimNames; // "" for a fixed dim
 };
 
 class Model {

@@ -107,10 +107,14 @@ def main():
     open(truncated, "wb").write(data[: len(data) // 2])
     run([a.host_app, truncated, "--input", f"x={x3}"], expect_ok=False,
         contains=r"CORRUPT|truncated")
-    # Alter one byte inside the package (found by its magic), well past its header.
-    start = data.find(b"DLCPKG")
-    if start < 0:
-        sys.exit("FAILED: no package magic in the library")
+    # Alter one byte inside the package (the .dlc_package section), well past its header.
+    sections = run(["readelf", "-S", "--wide", lib])
+    m = re.search(r"\.dlc_package\s+\S+\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)", sections)
+    if not m:
+        sys.exit("FAILED: no .dlc_package section in the library")
+    start, size = int(m.group(1), 16), int(m.group(2), 16)
+    if data[start:start + 8] != b"\x89DLCPKG\n" or size < 8192:
+        sys.exit(f"FAILED: the .dlc_package section ({size} bytes) does not start with the magic")
     altered = bytearray(data)
     altered[start + 4096] ^= 0x5A
     bad = os.path.join(a.work, "altered.so")

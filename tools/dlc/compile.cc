@@ -222,7 +222,8 @@ Status compileModel(const CompileArgs &args) {
         if (!emitDir.empty() && package.programs.empty())
           DLC_RETURN_IF_ERROR(writeSources(emitDir, *program));
         program->sources.clear(); // kept by --emit; a library does not ship them
-        package.programs.push_back({dims, std::make_shared<const rt::Program>(std::move(*program))});
+        package.programs.push_back(
+            {dims, std::make_shared<const rt::Program>(std::move(*program))});
       }
     }
   }

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+extern char **environ; // the process environment, passed on to the linker
+
 namespace dlc::tool {
 namespace {
 
@@ -38,7 +40,7 @@ std::vector<std::string> splitList(const std::string &s) {
   std::vector<std::string> out;
   std::stringstream in(s);
   std::string item;
-  while (std::getline(in, item, ';'))
+  while (std::getline(in, item, '|'))
     if (!item.empty())
       out.push_back(item);
   return out;
@@ -55,7 +57,6 @@ Expected<int> runProcess(const std::vector<std::string> &argv, const std::string
     args.push_back(const_cast<char *>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  extern char **environ;
   int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0)
@@ -83,16 +84,17 @@ Expected<LibraryToolchain> findLibraryToolchain() {
     return unavailable("-o: writing a model library needs a C++ compiler driver to link it, and "
                        "'{}' is not there ({}); install g++ (Debian: g++) or set DLC_LINKER to "
                        "one",
-                       t.linker, linker && *linker ? "from $DLC_LINKER" : "found at configure time");
+                       t.linker,
+                       linker && *linker ? "from $DLC_LINKER" : "found at configure time");
   std::vector<std::string> tried;
   if (const char *a = std::getenv("DLC_RUNTIME_ARCHIVE"); a && *a) {
     t.archive = a;
     tried.push_back(t.archive + " ($DLC_RUNTIME_ARCHIVE)");
   } else {
     for (const std::string &candidate :
-         {selfDir().empty() ? std::string() : (fs::path(selfDir()) / ".." / "lib" / "libdlc.a")
-                                                  .lexically_normal()
-                                                  .string(),
+         {selfDir().empty()
+              ? std::string()
+              : (fs::path(selfDir()) / DLC_INSTALLED_RUNTIME_ARCHIVE).lexically_normal().string(),
           std::string(DLC_BUILD_RUNTIME_ARCHIVE)}) {
       if (candidate.empty())
         continue;
@@ -131,8 +133,8 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
     }
   } cleanup{work};
 
-  const fs::path blob = work / "package.bin", assembly = work / "package.s",
-                 map = work / "dlc.map", log = work / "link.log";
+  const fs::path blob = work / "package.bin", assembly = work / "package.s", map = work / "dlc.map",
+                 log = work / "link.log";
   {
     std::ofstream f(blob, std::ios::binary);
     f.write(reinterpret_cast<const char *>(package.data()),
@@ -161,8 +163,13 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
       return unavailable("-o {}: cannot write {}", path, assembly.string());
   }
   const std::string tmpOut = path + ".tmp";
-  std::vector<std::string> argv = {toolchain.linker, "-shared", "-o", tmpOut, assembly.string(),
-                                   "-Wl,--whole-archive", toolchain.archive,
+  std::vector<std::string> argv = {toolchain.linker,
+                                   "-shared",
+                                   "-o",
+                                   tmpOut,
+                                   assembly.string(),
+                                   "-Wl,--whole-archive",
+                                   toolchain.archive,
                                    "-Wl,--no-whole-archive",
                                    "-Wl,--version-script=" + map.string()};
   argv.insert(argv.end(), toolchain.extraFlags.begin(), toolchain.extraFlags.end());

@@ -24,7 +24,7 @@ struct LibraryToolchain {
 };
 
 /// The toolchain: $DLC_LINKER or the compiler dlc was configured with; $DLC_RUNTIME_ARCHIVE,
-/// else `<dir of dlc>/../lib/libdlc.a` (an installed dlc), else the build tree's archive.
+/// else `<dir of dlc>/../<libdir>/libdlc.a` (an installed dlc), else the build tree's archive.
 /// Errors say what is missing and where it was looked for.
 Expected<LibraryToolchain> findLibraryToolchain();
 

@@ -184,8 +184,8 @@ int run(const Args &args) {
     const DLTensor &t = session.output(o.name);
     std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
     std::cout << "output '" << o.name << "': " << typeName(t.dtype) << " "
-              << shapeText(shape, std::vector<std::string>(shape.size())) << " ["
-              << firstValues(t) << (byteSize(t) > 6 * (t.dtype.bits / 8) ? ", ..." : "") << "]\n";
+              << shapeText(shape, std::vector<std::string>(shape.size())) << " [" << firstValues(t)
+              << (byteSize(t) > 6 * (t.dtype.bits / 8) ? ", ..." : "") << "]\n";
     if (!args.outputDir.empty()) {
       std::filesystem::create_directories(args.outputDir);
       host_app::writeNpy((std::filesystem::path(args.outputDir) / (o.name + ".npy")).string(), t);

@@ -107,7 +107,8 @@ Array readNpy(const std::string &path) {
   for (int64_t d : a.shape)
     n *= static_cast<size_t>(d);
   a.bytes.resize(n * elementBytes(a.dtype));
-  if (!f.read(reinterpret_cast<char *>(a.bytes.data()), static_cast<std::streamsize>(a.bytes.size())))
+  if (!f.read(reinterpret_cast<char *>(a.bytes.data()),
+              static_cast<std::streamsize>(a.bytes.size())))
     fail(path, "truncated: the data is shorter than the header's shape says");
   return a;
 }
@@ -127,8 +128,8 @@ void writeNpy(const std::string &path, const DLTensor &t) {
   }
   if (t.ndim == 0)
     shape += ")";
-  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " +
-                       shape + ", }";
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64 != 0)
     header += ' ';
   header += '\n';

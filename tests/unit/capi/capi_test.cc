@@ -246,8 +246,7 @@ TEST(CApi, WrongBindingsNameTheTensor) {
   HostTensor x = randomInput(2, 4);
   auto expectError = [&](DLTensor t, const char *name, const std::string &needle) {
     EXPECT_EQ(dlc_session_set_input(s, name, &t), DLC_ERROR_INVALID_ARGUMENT) << needle;
-    EXPECT_NE(std::string(dlc_last_error()).find(needle), std::string::npos)
-        << dlc_last_error();
+    EXPECT_NE(std::string(dlc_last_error()).find(needle), std::string::npos) << dlc_last_error();
   };
   DLTensor t = x.view();
   t.dtype = {kDLFloat, 16, 1};
@@ -361,7 +360,8 @@ TEST(CApi, FilesAndTheEmbeddedModel) {
   const std::vector<uint8_t> bytes = packageBytes();
   const fs::path raw = dir / "model.dlcpkg";
   std::ofstream(raw, std::ios::binary)
-      .write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char *>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
   dlc_model *m = nullptr;
   EXPECT_EQ(dlc_model_load(raw.c_str(), &m), DLC_OK) << dlc_last_error();
   dlc_model_free(m);

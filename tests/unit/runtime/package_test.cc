@@ -305,6 +305,27 @@ TEST(Package, ProgramsRoundTripExactly) {
   EXPECT_EQ(p.arches(), back->arches());
 }
 
+TEST(Package, ProgramsWithTheSameWeightsStoreThemOnce) {
+  Package p = modelPackage();
+  auto shared = std::make_shared<Program>(*p.programs[0].program);
+  shared->constants.assign(1 << 16, 0x5A); // 64 KiB of weights, the same in both programs
+  auto other = std::make_shared<Program>(*p.programs[1].program);
+  other->constants = shared->constants;
+  p.programs[0].program = shared;
+  p.programs[1].program = other;
+  const std::vector<uint8_t> both = serialized(p);
+  p.programs.pop_back();
+  const std::vector<uint8_t> one = serialized(p);
+  EXPECT_LT(both.size(), one.size() + (1 << 15)) << "the second program's pool is not repeated";
+  Package again = modelPackage();
+  again.programs[0].program = shared;
+  again.programs[1].program = other;
+  auto back = read(serialized(again));
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(back->programs[1].program->constants, other->constants);
+  expectSamePrograms(*back->programs[1].program, *other);
+}
+
 TEST(Package, CpuOnlyPackageHasNoArches) {
   Package p = modelPackage();
   p.programs.clear();
