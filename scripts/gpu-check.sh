@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU checks, on a machine with an NVIDIA GPU, from a build made elsewhere and carried
-# there (nothing is built here; see ../shared/GPU.md).
+# there (nothing is built here; see ../shared/GPU.md; scripts/gpu-carry.sh gathers the build).
 #
 #   scripts/gpu-check.sh BUILD_DIR NODE_TESTS_DIR OUT_DIR [PART...]
 #
@@ -16,10 +16,19 @@
 # Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
 set -uo pipefail
 build=$(cd "$1" && pwd); nodes=$2; out=$3; shift 3
-parts=("$@"); [[ ${#parts[@]} -gt 0 ]] || parts=(unit conformance sanitizer models)
+parts=("$@"); [[ ${#parts[@]} -gt 0 ]] || parts=(unit conformance sanitizer models library)
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 export DLC_CACHE_DIR=${DLC_CACHE_DIR:-$out/../dlc-cache}
+# A carried build (scripts/gpu-carry.sh) comes with its big parts compressed.
+[[ -f $build/runtime/libdlc.a.xz && ! -f $build/runtime/libdlc.a ]] &&
+  xz -dc "$build/runtime/libdlc.a.xz" > "$build/runtime/libdlc.a"
+[[ -f $build/onnx-node-tests.tar.xz && ! -d $build/onnx-node-tests ]] &&
+  tar xJf "$build/onnx-node-tests.tar.xz" -C "$build"
+# A carried build keeps libdlc beside it: the host app loads libdlc.so
+# from there and `dlc compile -o` links libdlc.a from there (with the machine's g++).
+export LD_LIBRARY_PATH=$build/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export DLC_RUNTIME_ARCHIVE=${DLC_RUNTIME_ARCHIVE:-$build/runtime/libdlc.a}
 declare -A status
 run_part() { # name, command...
   local name=$1; shift
@@ -64,7 +73,8 @@ for part in "${parts[@]}"; do
             '$build/tools/dlc/dlc' run '$root'/models/\$m.onnx --device cpu --input \$input='$out'/\$m-in/\$input.npy --compare \$(basename \$f .npy)=\$f --rtol 1e-3 --atol 1e-4 | grep compare
           done
         done" ;;
-    bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" --out "$out" ;;
+    bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" \
+             --host-app "$build/tests/dlc_host_app" --out "$out" ;;
     *) echo "unknown part '$part'"; exit 2 ;;
   esac
 done

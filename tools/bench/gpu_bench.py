@@ -125,6 +125,28 @@ def run_dlc(dlc, onnx_path, x, workdir, runs, extra=()):
     return out, bench, p.stdout
 
 
+def run_library(args, onnx_path, workdir, dlc_out):
+    """`dlc compile -o` the model, run the library from the host app on the GPU; returns the
+    library size, the host app's load-to-first-result time and its error against `dlc run`."""
+    lib = os.path.join(workdir, "model.so")
+    p = subprocess.run([args.dlc, "compile", onnx_path, "-o", lib], capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"library_error": (p.stdout + p.stderr)[-2000:]}
+    outdir = os.path.join(workdir, "lib_out")
+    shutil.rmtree(outdir, ignore_errors=True)
+    p = subprocess.run([args.host_app, lib, "--device", "gpu", "--input",
+                        f"input={os.path.join(workdir, 'input.npy')}", "--output-dir", outdir],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"library_error": (p.stdout + p.stderr)[-2000:]}
+    startup = [l for l in p.stdout.splitlines() if l.startswith("load to first result")]
+    outs = sorted(f for f in os.listdir(outdir) if f.endswith(".npy"))
+    got = np.load(os.path.join(outdir, outs[0]))
+    return {"library_MiB": os.path.getsize(lib) / 2**20,
+            "library_startup_ms": float(startup[0].split()[-2]) if startup else None,
+            "library_rel_err_vs_dlc_run": rel_err(got, dlc_out)}
+
+
 def rel_err(a, b):
     a = a.astype(np.float64)
     b = b.astype(np.float64)
@@ -163,6 +185,8 @@ def bench_model(args, name, batch, dtype, results, workdir):
         row["rel_err_vs_torch"] = rel_err(out, ref)
         tol = 1e-4 if dtype == torch.float32 else 1e-2
         row["within_tol"] = row["rel_err_vs_torch"] <= tol
+        if args.host_app:  # the model library, run from the host app
+            row.update(run_library(args, path, workdir, out))
         if not args.no_verify:  # the reference backend on the CPU beside the GPU
             inp = os.path.join(workdir, "input.npy")
             t0 = time.time()
@@ -277,6 +301,9 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--quick", action="store_true", help="ResNet-50 batch 1 fp16 only")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--host-app", default="",
+                    help="the host app (tests/dlc_host_app): also compile each model to a .so and "
+                         "run it from there")
     ap.add_argument("--no-verify", action="store_true",
                     help="skip `dlc run --verify` (the reference backend on the CPU)")
     ap.add_argument("--verify-timeout", type=float, default=240,
@@ -317,6 +344,16 @@ def main():
             f"| {fmt(d) if d else 'error'} | {fmt(d / ro) if d and ro else '-'} "
             f"| {r.get('rel_err_vs_torch', '-')} | {r.get('within_tol', '-')} "
             f"| {r.get('verify', '-')} |")
+    libs = [r for r in results["models"] if "library_MiB" in r or "library_error" in r]
+    if libs:
+        log("\n| model | library MiB | host app load to first result ms | rel err vs dlc run |")
+        log("|---|---|---|---|")
+        for r in libs:
+            if "library_error" in r:
+                log(f"| {r['model']} | error | - | - |")
+            else:
+                log(f"| {r['model']} | {r['library_MiB']:.1f} | {r['library_startup_ms']} "
+                    f"| {r['library_rel_err_vs_dlc_run']:.2e} |")
     for r in results["micro"]:
         log(json.dumps(r))
     if "compile" in results:

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Gathers what scripts/gpu-check.sh needs from a build into a small directory to carry to the GPU
+# machine (see ../shared/GPU.md): the dlc tool, the GPU and conformance test runners, the host
+# app, libdlc (shared, for the host app; static, for `dlc compile -o` there) and the ONNX node
+# tests. Stripped, the big parts xz-compressed (scripts/gpu-check.sh unpacks them), laid out
+# like the build tree, so `scripts/gpu-check.sh DEST DEST/onnx-node-tests/node OUT` runs.
+#   scripts/gpu-carry.sh [BUILD_DIR [DEST]]      (default: build/release .devbin)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/release}
+dest=${2:-.devbin}
+rm -rf "$dest"
+mkdir -p "$dest/tools/dlc" "$dest/tests" "$dest/runtime"
+cp "$build/tools/dlc/dlc" "$dest/tools/dlc/"
+cp "$build/tests/dlc_gpu_tests" "$build/tests/dlc_conformance_run" "$build/tests/dlc_host_app" \
+  "$dest/tests/"
+cp -P "$build"/runtime/libdlc.so* "$dest/runtime/"
+strip "$dest/tools/dlc/dlc" "$dest"/tests/* "$dest"/runtime/libdlc.so.*.*.*
+xz -T2 -6 -c "$build/runtime/libdlc.a" > "$dest/runtime/libdlc.a.xz"
+tar cf - -C "$build" onnx-node-tests | xz -T2 -6 > "$dest/onnx-node-tests.tar.xz"
+du -sh "$dest"
