@@ -88,6 +88,14 @@ def main():
     np.save(x8, rng.uniform(-1, 1, (8, 64)).astype(np.float32))
     run([a.host_app, lib, "--input", f"x={x8}", "--device", "cpu"], contains=r"output 'probs'")
 
+    print("== a C program linked with the library itself loads the model embedded in it")
+    exe = os.path.join(a.work, "embedded_model")
+    san = ["-fsanitize=address,undefined"] if a.sanitized else []
+    run(["cc", "-std=c99", *san, "-I", os.path.join(ROOT, "runtime"),
+         os.path.join(ROOT, "tests", "e2e", "embedded_model.c"), lib,
+         f"-Wl,-rpath,{a.work}", "-o", exe])
+    run([exe], contains=r"embedded model: 1 input\(s\), the first 'x'\s+probs sum 2\.0000")
+
     print("== errors")
     x9 = os.path.join(a.work, "x9.npy")
     np.save(x9, np.zeros((9, 64), np.float32))
