@@ -255,7 +255,8 @@ Status compileModel(const CompileArgs &args) {
 void addCompileCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<CompileArgs>();
   CLI::App *cmd = app.add_subcommand(
-      "compile", "Compile a model's GPU kernels ahead of time (NVRTC, cached) and report them");
+      "compile", "Compile a model ahead of time: its GPU kernels (NVRTC, cached) and, with -o, a "
+                 "model library (.so) with the runtime and the C API");
   cmd->add_option("model", args->model, "Model: .onnx/.pb (ONNX) or .dlc (dlc text IR)")
       ->required();
   cmd->add_option("-o,--output", args->output,

@@ -171,7 +171,8 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
                                    "-Wl,--whole-archive",
                                    toolchain.archive,
                                    "-Wl,--no-whole-archive",
-                                   "-Wl,--version-script=" + map.string()};
+                                   "-Wl,--version-script=" + map.string(),
+                                   "-Wl,-soname," + fs::path(path).filename().string()};
   argv.insert(argv.end(), toolchain.extraFlags.begin(), toolchain.extraFlags.end());
   DLC_ASSIGN_OR_RETURN(int rc, runProcess(argv, log.string()));
   if (rc != 0) {
