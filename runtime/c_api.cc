@@ -155,48 +155,64 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 
 // --- loading ----------------------------------------------------------------------------------
 
-/// The bytes of the `.dlc_package` section of an ELF shared library (all offsets checked), or
-/// the whole file when it is a raw package.
+/// The bytes of the `.dlc_package` section of an ELF shared library (every offset checked,
+/// only the headers and that section read), or the whole file when it is a raw package.
 Expected<std::vector<uint8_t>> packageBytesFromFile(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f)
     return dlc::notFound("{}: cannot open the file", path);
-  std::vector<uint8_t> file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (file.size() < 4 || std::memcmp(file.data(), ELFMAG, SELFMAG) != 0)
-    return file; // a raw package (or garbage: the package reader says which)
-  if (file.size() < sizeof(Elf64_Ehdr))
-    return dlc::invalidArgument("{}: truncated ELF file ({} bytes)", path, file.size());
+  const auto end = f.tellg();
+  if (end < 0)
+    return dlc::notFound("{}: cannot read the file", path);
+  const uint64_t fileSize = static_cast<uint64_t>(end);
+  auto readAt = [&](uint64_t offset, uint64_t size, void *dst) {
+    f.clear();
+    f.seekg(static_cast<std::streamoff>(offset));
+    return static_cast<bool>(f.read(static_cast<char *>(dst), static_cast<std::streamsize>(size)));
+  };
+  auto whole = [&]() -> Expected<std::vector<uint8_t>> {
+    std::vector<uint8_t> bytes(fileSize);
+    if (fileSize && !readAt(0, fileSize, bytes.data()))
+      return dlc::invalidArgument("{}: cannot read the file", path);
+    return bytes;
+  };
+  unsigned char ident[SELFMAG] = {};
+  if (fileSize < SELFMAG || !readAt(0, SELFMAG, ident) || std::memcmp(ident, ELFMAG, SELFMAG) != 0)
+    return whole(); // a raw package (or garbage: the package reader says which)
   Elf64_Ehdr eh;
-  std::memcpy(&eh, file.data(), sizeof eh);
+  if (fileSize < sizeof eh || !readAt(0, sizeof eh, &eh))
+    return dlc::invalidArgument("{}: truncated ELF file ({} bytes)", path, fileSize);
   if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
     return dlc::invalidArgument("{}: not a 64-bit little-endian ELF file", path);
-  const uint64_t shEnd = eh.e_shoff + static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr);
-  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > file.size() || shEnd > file.size() ||
-      eh.e_shstrndx >= eh.e_shnum)
+  const uint64_t shBytes = static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr);
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > fileSize ||
+      shBytes > fileSize - eh.e_shoff || eh.e_shstrndx >= eh.e_shnum)
     return dlc::invalidArgument("{}: truncated or damaged ELF section table", path);
-  auto header = [&](size_t i) {
-    Elf64_Shdr sh;
-    std::memcpy(&sh, file.data() + eh.e_shoff + i * sizeof(Elf64_Shdr), sizeof sh);
-    return sh;
-  };
-  const Elf64_Shdr names = header(eh.e_shstrndx);
-  if (names.sh_offset > file.size() || names.sh_size > file.size() - names.sh_offset)
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  if (shBytes && !readAt(eh.e_shoff, shBytes, sections.data()))
+    return dlc::invalidArgument("{}: cannot read the ELF section table", path);
+  const Elf64_Shdr &names = sections[eh.e_shstrndx];
+  if (names.sh_offset > fileSize || names.sh_size > fileSize - names.sh_offset ||
+      names.sh_size > (64u << 20))
     return dlc::invalidArgument("{}: damaged ELF section names", path);
-  for (size_t i = 0; i < eh.e_shnum; ++i) {
-    const Elf64_Shdr sh = header(i);
-    if (sh.sh_name >= names.sh_size)
+  std::string table(names.sh_size, '\0');
+  if (names.sh_size && !readAt(names.sh_offset, names.sh_size, table.data()))
+    return dlc::invalidArgument("{}: cannot read the ELF section names", path);
+  for (const Elf64_Shdr &sh : sections) {
+    if (sh.sh_name >= table.size())
       continue;
-    const char *name = reinterpret_cast<const char *>(file.data() + names.sh_offset + sh.sh_name);
-    const size_t room = names.sh_size - sh.sh_name;
-    if (strnlen(name, room) == room || std::strcmp(name, ".dlc_package") != 0)
+    const size_t nul = table.find('\0', sh.sh_name);
+    if (nul == std::string::npos ||
+        table.compare(sh.sh_name, nul - sh.sh_name, ".dlc_package") != 0)
       continue;
-    if (sh.sh_offset > file.size() || sh.sh_size > file.size() - sh.sh_offset)
+    if (sh.sh_offset > fileSize || sh.sh_size > fileSize - sh.sh_offset)
       return dlc::invalidArgument("{}: corrupted: the model section runs past the end of the file "
                                   "(truncated?)",
                                   path);
-    return std::vector<uint8_t>(file.begin() + static_cast<std::ptrdiff_t>(sh.sh_offset),
-                                file.begin() +
-                                    static_cast<std::ptrdiff_t>(sh.sh_offset + sh.sh_size));
+    std::vector<uint8_t> bytes(sh.sh_size);
+    if (sh.sh_size && !readAt(sh.sh_offset, sh.sh_size, bytes.data()))
+      return dlc::invalidArgument("{}: cannot read the model section", path);
+    return bytes;
   }
   return dlc::notFound("{}: a shared library without a dlc model in it (no .dlc_package "
                        "section; was it written by `dlc compile -o`?)",
@@ -639,6 +655,8 @@ const char *dlc_status_name(dlc_status status) {
     return "DLC_ERROR_UNAVAILABLE";
   case DLC_ERROR_RUNTIME:
     return "DLC_ERROR_RUNTIME";
+  case DLC_STATUS_MAX_ENUM:
+    break;
   }
   return "DLC_ERROR_UNKNOWN";
 }

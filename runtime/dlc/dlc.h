@@ -46,19 +46,21 @@ extern "C" {
 
 typedef enum {
   DLC_OK = 0,
-  DLC_ERROR_INVALID_ARGUMENT = 1, /* NULL, unknown name, wrong dtype or shape, ... */
-  DLC_ERROR_NOT_FOUND = 2,        /* file or embedded model missing */
-  DLC_ERROR_INCOMPATIBLE = 3,     /* other package format, GPU arch not in the model */
-  DLC_ERROR_CORRUPT = 4,          /* truncated or altered model (checksum, verifier) */
-  DLC_ERROR_OUT_OF_RANGE = 5,     /* a dim outside the range the model was compiled for */
-  DLC_ERROR_UNAVAILABLE = 6,      /* no GPU (or driver) where one was asked for */
-  DLC_ERROR_RUNTIME = 7           /* a CUDA or evaluation failure while running */
+  DLC_ERROR_INVALID_ARGUMENT = 1,  /* NULL, unknown name, wrong dtype or shape, ... */
+  DLC_ERROR_NOT_FOUND = 2,         /* file or embedded model missing */
+  DLC_ERROR_INCOMPATIBLE = 3,      /* other package format, GPU arch not in the model */
+  DLC_ERROR_CORRUPT = 4,           /* truncated or altered model (checksum, verifier) */
+  DLC_ERROR_OUT_OF_RANGE = 5,      /* a dim outside the range the model was compiled for */
+  DLC_ERROR_UNAVAILABLE = 6,       /* no GPU (or driver) where one was asked for */
+  DLC_ERROR_RUNTIME = 7,           /* a CUDA or evaluation failure while running */
+  DLC_STATUS_MAX_ENUM = 0x7FFFFFFF /* not a status: makes every 32-bit value a valid one */
 } dlc_status;
 
 typedef enum {
   DLC_DEVICE_AUTO = 0, /* the GPU when there is one and the model has a program for it */
   DLC_DEVICE_CPU = 1,  /* the reference backend */
-  DLC_DEVICE_GPU = 2   /* the GPU; an error when there is none */
+  DLC_DEVICE_GPU = 2,  /* the GPU; an error when there is none */
+  DLC_DEVICE_MAX_ENUM = 0x7FFFFFFF /* not a device: makes every 32-bit value a valid one */
 } dlc_device;
 
 typedef struct dlc_model dlc_model;

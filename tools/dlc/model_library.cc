@@ -172,7 +172,8 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
                                    toolchain.archive,
                                    "-Wl,--no-whole-archive",
                                    "-Wl,--version-script=" + map.string(),
-                                   "-Wl,-soname," + fs::path(path).filename().string()};
+                                   "-Wl,-soname," + fs::path(path).filename().string(),
+                                   "-Wl,--strip-debug"}; // a debug build's runtime: 300+ MB
   argv.insert(argv.end(), toolchain.extraFlags.begin(), toolchain.extraFlags.end());
   DLC_ASSIGN_OR_RETURN(int rc, runProcess(argv, log.string()));
   if (rc != 0) {
