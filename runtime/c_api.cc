@@ -4,12 +4,10 @@
 #include "dlc/dlc.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -154,70 +152,6 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 // --- loading ----------------------------------------------------------------------------------
-
-/// The bytes of the `.dlc_package` section of an ELF shared library (every offset checked,
-/// only the headers and that section read), or the whole file when it is a raw package.
-Expected<std::vector<uint8_t>> packageBytesFromFile(const std::string &path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f)
-    return dlc::notFound("{}: cannot open the file", path);
-  const auto end = f.tellg();
-  if (end < 0)
-    return dlc::notFound("{}: cannot read the file", path);
-  const uint64_t fileSize = static_cast<uint64_t>(end);
-  auto readAt = [&](uint64_t offset, uint64_t size, void *dst) {
-    f.clear();
-    f.seekg(static_cast<std::streamoff>(offset));
-    return static_cast<bool>(f.read(static_cast<char *>(dst), static_cast<std::streamsize>(size)));
-  };
-  auto whole = [&]() -> Expected<std::vector<uint8_t>> {
-    std::vector<uint8_t> bytes(fileSize);
-    if (fileSize && !readAt(0, fileSize, bytes.data()))
-      return dlc::invalidArgument("{}: cannot read the file", path);
-    return bytes;
-  };
-  unsigned char ident[SELFMAG] = {};
-  if (fileSize < SELFMAG || !readAt(0, SELFMAG, ident) || std::memcmp(ident, ELFMAG, SELFMAG) != 0)
-    return whole(); // a raw package (or garbage: the package reader says which)
-  Elf64_Ehdr eh;
-  if (fileSize < sizeof eh || !readAt(0, sizeof eh, &eh))
-    return dlc::invalidArgument("{}: truncated ELF file ({} bytes)", path, fileSize);
-  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
-    return dlc::invalidArgument("{}: not a 64-bit little-endian ELF file", path);
-  const uint64_t shBytes = static_cast<uint64_t>(eh.e_shnum) * sizeof(Elf64_Shdr);
-  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > fileSize ||
-      shBytes > fileSize - eh.e_shoff || eh.e_shstrndx >= eh.e_shnum)
-    return dlc::invalidArgument("{}: truncated or damaged ELF section table", path);
-  std::vector<Elf64_Shdr> sections(eh.e_shnum);
-  if (shBytes && !readAt(eh.e_shoff, shBytes, sections.data()))
-    return dlc::invalidArgument("{}: cannot read the ELF section table", path);
-  const Elf64_Shdr &names = sections[eh.e_shstrndx];
-  if (names.sh_offset > fileSize || names.sh_size > fileSize - names.sh_offset ||
-      names.sh_size > (64u << 20))
-    return dlc::invalidArgument("{}: damaged ELF section names", path);
-  std::string table(names.sh_size, '\0');
-  if (names.sh_size && !readAt(names.sh_offset, names.sh_size, table.data()))
-    return dlc::invalidArgument("{}: cannot read the ELF section names", path);
-  for (const Elf64_Shdr &sh : sections) {
-    if (sh.sh_name >= table.size())
-      continue;
-    const size_t nul = table.find('\0', sh.sh_name);
-    if (nul == std::string::npos ||
-        table.compare(sh.sh_name, nul - sh.sh_name, ".dlc_package") != 0)
-      continue;
-    if (sh.sh_offset > fileSize || sh.sh_size > fileSize - sh.sh_offset)
-      return dlc::invalidArgument("{}: corrupted: the model section runs past the end of the file "
-                                  "(truncated?)",
-                                  path);
-    std::vector<uint8_t> bytes(sh.sh_size);
-    if (sh.sh_size && !readAt(sh.sh_offset, sh.sh_size, bytes.data()))
-      return dlc::invalidArgument("{}: cannot read the model section", path);
-    return bytes;
-  }
-  return dlc::notFound("{}: a shared library without a dlc model in it (no .dlc_package "
-                       "section; was it written by `dlc compile -o`?)",
-                       path);
-}
 
 } // namespace
 
@@ -666,7 +600,7 @@ dlc_status dlc_model_load(const char *path, dlc_model **out) {
     DLC_API_REQUIRE(path, "dlc_model_load: path is NULL");
     DLC_API_REQUIRE(out, "dlc_model_load: out is NULL");
     *out = nullptr;
-    auto bytes = packageBytesFromFile(path);
+    auto bytes = dlc::rt::readPackageFile(path);
     if (!bytes)
       return fail(bytes.status().code() == StatusCode::kNotFound ? DLC_ERROR_NOT_FOUND
                                                                  : DLC_ERROR_CORRUPT,

@@ -71,4 +71,10 @@ Expected<std::vector<uint8_t>> serializePackage(const Package &p);
 /// programs own copies of their data; `data` may be freed afterwards.
 Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::string_view source);
 
+/// The package bytes in a file: the `.dlc_package` section of a model library (an ELF shared
+/// object; only its headers and that section are read, every offset checked, no code run), or
+/// the whole file when it is not ELF (a raw package, or garbage deserializePackage refuses).
+/// kNotFound for a missing file or an ELF file without the section.
+Expected<std::vector<uint8_t>> readPackageFile(const std::string &path);
+
 } // namespace dlc::rt

@@ -1,4 +1,5 @@
-// `dlc inspect MODEL`: what a model holds, before compiling it.
+// `dlc inspect MODEL`: what a model holds, before compiling it (or, for a model library, what
+// `dlc compile -o` put in it: inspect_library.cc).
 //
 // Reads the ONNX summary (inputs, outputs, opsets, op histogram, parameters, unsupported
 // ops) without converting anything, then, when the model imports, infers shapes and
@@ -13,6 +14,7 @@
 #include "passes/pass_manager.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/flops.h"
+#include "tools/dlc/inspect_library.h"
 
 namespace dlc::tool {
 
@@ -48,6 +50,10 @@ std::string humanCount(double v) {
 std::string domainName(const std::string &d) { return d.empty() ? "ai.onnx" : d; }
 
 int runInspect(const InspectArgs &args) {
+  if (looksLikeModelLibrary(args.model)) {
+    Status st = inspectModelLibrary(args.model, args.json);
+    return st.isOk() ? 0 : reportError(st);
+  }
   auto summaryOr = onnx::summarizeFile(args.model);
   if (!summaryOr)
     return reportError(summaryOr.status());
@@ -177,8 +183,10 @@ int runInspect(const InspectArgs &args) {
 void addInspectCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App *cmd = app.add_subcommand(
-      "inspect", "Print a model's inputs, outputs, ops, parameters, FLOPs and unsupported ops");
-  cmd->add_option("model", args->model, "ONNX model (.onnx or .pb)")->required();
+      "inspect", "Print a model's inputs, outputs, ops, parameters, FLOPs and unsupported ops, "
+                 "or what a model library (dlc compile -o) holds");
+  cmd->add_option("model", args->model, "ONNX model (.onnx or .pb), or a model library (.so)")
+      ->required();
   cmd->add_flag("--json", args->json, "Print the report as JSON");
   cmd->add_option("--dim", args->dims,
                   "Size of a symbolic dim for the FLOP estimate, NAME=SIZE (default 1)");
