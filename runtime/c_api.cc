@@ -370,13 +370,6 @@ Expected<std::map<std::string, int64_t>> bindDims(const dlc_session &s) {
   return dims;
 }
 
-std::string dimsText(const std::map<std::string, int64_t> &dims) {
-  std::string s;
-  for (const auto &[k, v] : dims)
-    s += fmt::format("{}{}={}", s.empty() ? "" : ",", k, v);
-  return s.empty() ? "(no symbolic dims)" : s;
-}
-
 int smOf(const dlc::rt::Program &p) {
   if (p.modules.empty())
     return 0; // no kernels: runs anywhere
@@ -548,12 +541,12 @@ dlc_status run(dlc_session *s, void *stream, const char *fn) {
       return fail(DLC_ERROR_INVALID_ARGUMENT,
                   fmt::format("{}: the model has no GPU program for {}; recompile with --dim "
                               "set to these sizes",
-                              fn, dimsText(*dims)));
-    if (s->warned.insert(dimsText(*dims)).second)
+                              fn, dlc::rt::dimBindingText(*dims)));
+    if (s->warned.insert(dlc::rt::dimBindingText(*dims)).second)
       std::fprintf(stderr,
                    "dlc: warning: %s: no GPU program for %s in the model; running on the CPU "
                    "reference backend\n",
-                   s->model->name.c_str(), dimsText(*dims).c_str());
+                   s->model->name.c_str(), dlc::rt::dimBindingText(*dims).c_str());
   } else if (stream) {
     return fail(DLC_ERROR_INVALID_ARGUMENT,
                 fmt::format("{}: the session runs on the CPU; use dlc_session_run", fn));

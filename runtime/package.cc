@@ -48,10 +48,7 @@ uint64_t getLE(const uint8_t *p, int bytes) {
 std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
 
 std::string describeDims(const std::map<std::string, int64_t> &dims) {
-  std::string s;
-  for (const auto &[name, value] : dims)
-    s += fmt::format("{}{}={}", s.empty() ? "" : ", ", name, value);
-  return s.empty() ? "no symbolic dims" : "dims " + s;
+  return dims.empty() ? "no symbolic dims" : "dims " + dimBindingText(dims);
 }
 
 // --- Content checks (both directions) ---------------------------------------------------------
@@ -735,6 +732,13 @@ Expected<std::vector<uint8_t>> readPackageFile(const std::string &path) {
   return notFound("{}: a shared library without a dlc model in it (no .dlc_package "
                   "section; was it written by `dlc compile -o`?)",
                   path);
+}
+
+std::string dimBindingText(const std::map<std::string, int64_t> &dims) {
+  std::string s;
+  for (const auto &[name, value] : dims)
+    s += fmt::format("{}{}={}", s.empty() ? "" : ",", name, value);
+  return s.empty() ? "static shapes" : s;
 }
 
 } // namespace dlc::rt

@@ -62,6 +62,9 @@ struct Package {
   std::vector<std::string> arches() const;
 };
 
+/// "N=8,S=128" for a dim binding; "static shapes" when there is nothing to bind.
+std::string dimBindingText(const std::map<std::string, int64_t> &dims);
+
 /// The bytes of a package: the 32-byte header then the FlatBuffer. Fails on an inconsistent
 /// package (the checks deserializePackage makes) or one above FlatBuffers' 2 GiB limit.
 Expected<std::vector<uint8_t>> serializePackage(const Package &p);

@@ -33,4 +33,7 @@ Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string
 /// Prints `dlc: error: <message>` to stderr and returns exit status 1.
 int reportError(const Status &status);
 
+/// "1.5 MiB" (binary units, one decimal; plain bytes below 1 KiB). Defined in inspect.cc.
+std::string humanBytes(int64_t bytes);
+
 } // namespace dlc::tool

@@ -124,13 +124,6 @@ bindingsToCompile(const std::vector<rt::DimRange> &ranges) {
   return out;
 }
 
-std::string bindingText(const std::map<std::string, int64_t> &dims) {
-  std::string s;
-  for (const auto &[k, v] : dims)
-    s += fmt::format("{}{}={}", s.empty() ? "" : ",", k, v);
-  return s.empty() ? "static shapes" : s;
-}
-
 Status writeSources(const std::string &dir, const rt::Program &p) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -214,10 +207,10 @@ Status compileModel(const CompileArgs &args) {
         jo.pipeline.debugOnly = args.debugOnly;
         auto program = codegen::compileForGpu(model.graph(), dims, jo);
         if (!program)
-          return bindings.size() > 1 ? program.status().withContext(bindingText(dims))
+          return bindings.size() > 1 ? program.status().withContext(rt::dimBindingText(dims))
                                      : program.status();
         std::cout << fmt::format("{}: {}{} for sm_{}\n", args.model,
-                                 bindings.size() > 1 ? bindingText(dims) + ": " : "",
+                                 bindings.size() > 1 ? rt::dimBindingText(dims) + ": " : "",
                                  codegen::describeProgram(*program), sm);
         if (!emitDir.empty() && package.programs.empty())
           DLC_RETURN_IF_ERROR(writeSources(emitDir, *program));

@@ -18,14 +18,6 @@
 
 namespace dlc::tool {
 
-namespace {
-
-struct InspectArgs {
-  std::string model;
-  bool json = false;
-  std::vector<std::string> dims;
-};
-
 std::string humanBytes(int64_t b) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(b);
@@ -36,6 +28,14 @@ std::string humanBytes(int64_t b) {
   }
   return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
 }
+
+namespace {
+
+struct InspectArgs {
+  std::string model;
+  bool json = false;
+  std::vector<std::string> dims;
+};
 
 std::string humanCount(double v) {
   const char *units[] = {"", "K", "M", "G", "T", "P"};

@@ -11,27 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/package.h"
+#include "tools/dlc/commands.h"
 
 namespace dlc::tool {
 namespace {
 
-std::string bytesText(uint64_t b) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024.0 && u < 3) {
-    v /= 1024.0;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
-}
-
-std::string bindingText(const std::map<std::string, int64_t> &dims) {
-  std::string s;
-  for (const auto &[k, v] : dims)
-    s += fmt::format("{}{}={}", s.empty() ? "" : ",", k, v);
-  return s.empty() ? "static shapes" : s;
-}
+std::string bytesText(uint64_t b) { return humanBytes(static_cast<int64_t>(b)); }
 
 struct ProgramFacts {
   std::string arch;
@@ -129,7 +114,7 @@ Status inspectModelLibrary(const std::string &path, bool json) {
     ProgramFacts f = factsOf(*cp.program);
     std::cout << fmt::format("  {} {}: {} kernels (cubin {}, PTX {}), {} launches, {} copies, {} "
                              "host steps; arena {}, constants {}\n",
-                             bindingText(cp.dims), f.arch.empty() ? "(no kernels)" : f.arch,
+                             rt::dimBindingText(cp.dims), f.arch.empty() ? "(no kernels)" : f.arch,
                              f.kernels, bytesText(f.cubin), bytesText(f.ptx), f.launches, f.copies,
                              f.hostSteps, bytesText(cp.program->arenaBytes),
                              bytesText(cp.program->constants.size()));

@@ -15,12 +15,7 @@ namespace {
 using rt::testing::randomFloats;
 
 std::string modelText() {
-  auto dense = [](size_t n, uint32_t seed) {
-    std::string s;
-    for (float v : randomFloats(n, seed))
-      s += fmt::format("{}{}", s.empty() ? "" : ", ", v);
-    return "dense<[" + s + "]>";
-  };
+  using rt::testing::denseText;
   return fmt::format(R"(graph @m(%x: f32[N,32]) -> (y: f32[N,16]) {{
   %w = constant f32[32,16] {}
   %b = constant f32[16] {}
@@ -29,7 +24,7 @@ std::string modelText() {
   %y = tanh(%a) : f32[N,16]
   return %y
 }})",
-                     dense(32 * 16, 5), dense(16, 6));
+                     denseText(32 * 16, 5), denseText(16, 6));
 }
 
 /// A package with GPU programs for N=2 and N=4 on this GPU's arch; N may be 1..4.

@@ -91,6 +91,14 @@ inline std::vector<float> randomFloats(size_t n, uint32_t seed) {
   return v;
 }
 
+/// The text IR literal `dense<[...]>` of randomFloats(n, seed): weights for test graphs.
+inline std::string denseText(size_t n, uint32_t seed) {
+  std::string s;
+  for (float v : randomFloats(n, seed))
+    s += fmt::format("{}{}", s.empty() ? "" : ", ", v);
+  return "dense<[" + s + "]>";
+}
+
 inline uint32_t bitsOf(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);

@@ -15,12 +15,7 @@ using rt::testing::randomFloats;
 
 // y = relu(x @ w + b) with a symbolic batch, so the program is compiled per batch size.
 std::string modelText() {
-  auto dense = [](size_t n, uint32_t seed) {
-    std::string s;
-    for (float v : randomFloats(n, seed))
-      s += fmt::format("{}{}", s.empty() ? "" : ", ", v);
-    return "dense<[" + s + "]>";
-  };
+  using rt::testing::denseText;
   return fmt::format(R"(graph @mlp(%x: f32[N,64]) -> (y: f32[N,32]) {{
   %w = constant f32[64,32] {}
   %b = constant f32[32] {}
@@ -29,7 +24,7 @@ std::string modelText() {
   %y = relu(%a) : f32[N,32]
   return %y
 }})",
-                     dense(64 * 32, 1), dense(32, 2));
+                     denseText(64 * 32, 1), denseText(32, 2));
 }
 
 Model loadModel() {

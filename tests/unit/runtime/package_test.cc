@@ -548,7 +548,7 @@ TEST(Package, WriterRefusesInconsistentPackages) {
   p = modelPackage();
   p.programs[0].dims["M"] = 1;
   EXPECT_EQ(serializePackage(p).status().message(),
-            "serializePackage: program 0 (dims M=1, N=4): dim 'M' has no range in the package");
+            "serializePackage: program 0 (dims M=1,N=4): dim 'M' has no range in the package");
   p = modelPackage();
   p.inputs[0].name = "q";
   EXPECT_EQ(serializePackage(p).status().message(),
