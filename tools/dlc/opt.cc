@@ -37,8 +37,16 @@ constexpr bool kVerifyEachDefault = true;
 
 int runOpt(const OptArgs &args) {
   if (args.listPasses) {
-    for (const PassInfo &p : registeredPasses())
+    // Each pass, then its options as a pipeline takes them: `place-devices{strict=true}`.
+    for (const PassInfo &p : registeredPasses()) {
       std::cout << fmt::format("  {:<18} {}\n", p.name, p.summary);
+      for (const PassOptionSpec &o : p.create()->options()) {
+        const char *kind = o.kind == PassOptionSpec::Kind::kInt    ? "int"
+                           : o.kind == PassOptionSpec::Kind::kBool ? "bool"
+                                                                   : "string";
+        std::cout << fmt::format("    {{{}={}}}  {}\n", o.name, kind, o.help);
+      }
+    }
     return 0;
   }
   if (args.input.empty())
@@ -120,7 +128,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
                 "Print all constant data instead of a hash for large constants");
   cmd->add_flag("--keep-initializers-as-inputs", args->keepInitializersAsInputs,
                 "Keep ONNX graph inputs that have initializers as inputs");
-  cmd->add_flag("--list-passes", args->listPasses, "List the available passes and exit");
+  cmd->add_flag("--list-passes", args->listPasses,
+                "List the available passes with their options and exit");
   cmd->callback([args, &exitCode] { exitCode = runOpt(*args); });
 }
 
