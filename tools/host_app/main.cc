@@ -9,6 +9,8 @@
 // DIR/NAME.npy. --threads N runs one session per thread on the same inputs and checks that
 // every thread gets the same bytes. Exit status 1 on any error (the message names it).
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -110,24 +112,54 @@ size_t byteSize(const DLTensor &t) {
   return n * (t.dtype.bits == 1 ? 1 : t.dtype.bits / 8);
 }
 
+/// Element i as a double: floats (f16 and bf16 decoded), signed and unsigned integers, bool.
+double element(const DLTensor &t, size_t i) {
+  const char *p = static_cast<const char *>(t.data) + t.byte_offset;
+  const size_t bytes = t.dtype.bits == 1 ? 1 : t.dtype.bits / 8;
+  p += i * bytes;
+  uint64_t raw = 0;
+  std::memcpy(&raw, p, bytes);
+  switch (t.dtype.code) {
+  case kDLFloat:
+    if (t.dtype.bits == 64) {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    if (t.dtype.bits == 32) {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    { // IEEE half
+      const uint32_t sign = (raw >> 15) & 1, exp = (raw >> 10) & 0x1F, frac = raw & 0x3FF;
+      double v = exp == 0    ? std::ldexp(static_cast<double>(frac), -24)
+                 : exp == 31 ? (frac ? NAN : INFINITY)
+                             : std::ldexp(1.0 + frac / 1024.0, static_cast<int>(exp) - 15);
+      return sign ? -v : v;
+    }
+  case kDLBfloat: {
+    const uint32_t bits = static_cast<uint32_t>(raw) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  case kDLInt: {
+    const int shift = 64 - static_cast<int>(t.dtype.bits);
+    return static_cast<double>(static_cast<int64_t>(raw << shift) >> shift);
+  }
+  default: // unsigned and bool
+    return static_cast<double>(raw);
+  }
+}
+
 std::string firstValues(const DLTensor &t) {
   const size_t count = byteSize(t) / (t.dtype.bits == 1 ? 1 : t.dtype.bits / 8);
   std::string s;
-  const char *base = static_cast<const char *>(t.data) + t.byte_offset;
   for (size_t i = 0; i < count && i < 6; ++i) {
-    std::string v;
-    if (t.dtype.code == kDLFloat && t.dtype.bits == 32) {
-      float f;
-      std::memcpy(&f, base + 4 * i, 4);
-      v = std::to_string(f);
-    } else if (t.dtype.code == kDLInt && t.dtype.bits == 64) {
-      int64_t x;
-      std::memcpy(&x, base + 8 * i, 8);
-      v = std::to_string(x);
-    } else {
-      v = "?";
-    }
-    s += (s.empty() ? "" : ", ") + v;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", element(t, i));
+    s += (s.empty() ? "" : ", ") + std::string(buf);
   }
   return s;
 }
@@ -185,7 +217,8 @@ int run(const Args &args) {
     std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
     std::cout << "output '" << o.name << "': " << typeName(t.dtype) << " "
               << shapeText(shape, std::vector<std::string>(shape.size())) << " [" << firstValues(t)
-              << (byteSize(t) > 6 * (t.dtype.bits / 8) ? ", ..." : "") << "]\n";
+              << (byteSize(t) > 6 * (t.dtype.bits == 1 ? 1u : t.dtype.bits / 8u) ? ", ..." : "")
+              << "]\n";
     if (!args.outputDir.empty()) {
       std::filesystem::create_directories(args.outputDir);
       host_app::writeNpy((std::filesystem::path(args.outputDir) / (o.name + ".npy")).string(), t);
