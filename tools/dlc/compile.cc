@@ -21,6 +21,7 @@
 #include "codegen/cuda_prelude.h"
 #include "codegen/jit.h"
 #include "ir/clone.h"
+#include "runtime/cuda_driver.h"
 #include "runtime/model.h"
 #include "runtime/package.h"
 #include "tools/dlc/commands.h"
@@ -34,7 +35,7 @@ struct CompileArgs {
   std::string output;
   std::vector<std::string> emits;
   std::vector<std::string> dims;
-  std::string gpuArch = "sm_90";
+  std::string gpuArch; // empty: the GPU present, else sm_90
   bool noGpu = false;
   bool allowTf32 = false;
   bool strict = false;
@@ -153,14 +154,19 @@ Status compileModel(const CompileArgs &args) {
     emitDir = e.substr(5);
   }
   std::vector<int> sms;
-  std::stringstream archList(args.gpuArch);
+  std::string archText = args.gpuArch;
+  if (archText.empty()) { // the GPU present (its cubin loads without the driver's JIT), else sm_90
+    auto driver = rt::CudaDriver::get();
+    archText = driver ? (*driver)->device().arch() : "sm_90";
+  }
+  std::stringstream archList(archText);
   for (std::string arch; std::getline(archList, arch, ',');) {
     DLC_ASSIGN_OR_RETURN(int sm, parseArch(arch));
     if (std::find(sms.begin(), sms.end(), sm) == sms.end())
       sms.push_back(sm);
   }
   if (sms.empty())
-    return invalidArgument("--gpu-arch '{}': expected sm_XY[,sm_XY...]", args.gpuArch);
+    return invalidArgument("--gpu-arch '{}': expected sm_XY[,sm_XY...]", archText);
   if (args.noGpu && !emitDir.empty())
     return invalidArgument("--emit cuda=DIR writes GPU kernels; it cannot go with --no-gpu");
   // A library's tools are checked before the (long) compilation.
@@ -265,7 +271,8 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
                   "programs for the ends and the powers of two between)")
       ->allow_extra_args(false);
   cmd->add_option("--gpu-arch", args->gpuArch,
-                  "Target GPU architectures, comma-separated (default sm_90); PTX is kept too");
+                  "Target GPU architectures, comma-separated (default: the GPU present, else "
+                  "sm_90); PTX is kept too");
   cmd->add_flag("--allow-tf32", args->allowTf32, "Let fp32 GEMM/conv use TF32 tensor cores");
   cmd->add_flag("--no-cpu-fallback", args->strict,
                 "Fail when a node has no GPU kernel instead of running it on the CPU");
