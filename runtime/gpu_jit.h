@@ -16,9 +16,7 @@ namespace dlc {
 /// missing or unknown one, a rank or fixed dim that differs, a symbol bound to two sizes.
 Expected<std::map<std::string, int64_t>> bindInputDims(const Graph &graph,
                                                        const std::map<std::string, Tensor> &inputs);
-/// The same from the inputs' shapes alone.
-Expected<std::map<std::string, int64_t>>
-bindInputShapes(const Graph &graph, const std::map<std::string, std::vector<int64_t>> &shapes);
+/// (From the inputs' shapes alone: bindInputShapes in runtime/reference_executor.h.)
 
 /// JIT options for `device` and the session's options; the GPU pipeline prints to `sink`.
 codegen::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions &opts,

@@ -28,44 +28,6 @@ bindInputDims(const Graph &graph, const std::map<std::string, Tensor> &inputs) {
   return bindInputShapes(graph, shapes);
 }
 
-Expected<std::map<std::string, int64_t>>
-bindInputShapes(const Graph &graph, const std::map<std::string, std::vector<int64_t>> &inputs) {
-  std::map<std::string, int64_t> dims;
-  for (const Value *in : graph.inputs()) {
-    auto it = inputs.find(in->name());
-    if (it == inputs.end())
-      return invalidArgument("missing input '{}' ({})", in->name(), in->type().str());
-    const Shape &s = in->shape();
-    const std::vector<int64_t> &shape = it->second;
-    const auto rank = static_cast<int64_t>(shape.size());
-    if (!s.isRanked())
-      continue;
-    if (rank != s.rank())
-      return invalidArgument("input '{}': expected rank {} ({}), got rank {}", in->name(), s.rank(),
-                             in->type().str(), rank);
-    for (int64_t i = 0; i < s.rank(); ++i) {
-      const Dim &d = s[i];
-      const int64_t size = shape[static_cast<size_t>(i)];
-      if (d.isKnown() && d.value() != size)
-        return invalidArgument("input '{}': dim {} must be {} ({}), got {}", in->name(), i,
-                               d.value(), in->type().str(), size);
-      if (!d.isSymbol())
-        continue;
-      auto [pos, fresh] = dims.emplace(d.symbolName(), size);
-      if (!fresh && pos->second != size)
-        return invalidArgument("input '{}': dim {} is '{}' = {}, but an earlier input has "
-                               "'{}' = {}",
-                               in->name(), i, d.symbolName(), size, d.symbolName(), pos->second);
-    }
-  }
-  for (const auto &[name, shape] : inputs) {
-    (void)shape;
-    if (!graph.findValue(name) || !graph.findValue(name)->isInput())
-      return invalidArgument("unknown input '{}'", name);
-  }
-  return dims;
-}
-
 codegen::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions &opts,
                                   std::ostream &sink) {
   codegen::JitOptions jo;
@@ -220,11 +182,8 @@ Expected<std::vector<double>> Session::benchmarkGpu(const std::map<std::string, 
 
 namespace {
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
+std::string typeText(DType dtype, const std::vector<int64_t> &shape) {
+  return TensorType(dtype, Shape::fromSizes(shape)).str();
 }
 
 /// The device address of program tensor `t` in `given` (inputs or outputs), checked.
@@ -233,13 +192,12 @@ Expected<CUdeviceptr> deviceAddress(const rt::ProgramTensor &t,
                                     std::string_view role) {
   auto it = given.find(t.name);
   if (it == given.end())
-    return invalidArgument("runDevice: missing {} '{}' ({}{})", role, t.name, dtypeName(t.dtype),
-                           shapeText(t.shape));
+    return invalidArgument("runDevice: missing {} '{}' ({})", role, t.name,
+                           typeText(t.dtype, t.shape));
   const DeviceTensor &d = it->second;
   if (d.dtype != t.dtype || d.shape != t.shape)
-    return invalidArgument("runDevice: {} '{}' must be {}{}, got {}{}", role, t.name,
-                           dtypeName(t.dtype), shapeText(t.shape), dtypeName(d.dtype),
-                           shapeText(d.shape));
+    return invalidArgument("runDevice: {} '{}' must be {}, got {}", role, t.name,
+                           typeText(t.dtype, t.shape), typeText(d.dtype, d.shape));
   if (d.data == 0 && t.buffer.bytes != 0)
     return invalidArgument("runDevice: {} '{}' has a null device address", role, t.name);
   return static_cast<CUdeviceptr>(d.data);

@@ -469,7 +469,7 @@ Expected<Step> readStep(const fbs::Program *p, size_t i) {
   }
 }
 
-Expected<std::shared_ptr<const Program>> readProgram(const fbs::Program *p) {
+Expected<std::shared_ptr<Program>> readProgram(const fbs::Program *p) {
   auto out = std::make_shared<Program>();
   if (p->modules())
     for (const fbs::Module *m : *p->modules()) {
@@ -499,7 +499,7 @@ Expected<std::shared_ptr<const Program>> readProgram(const fbs::Program *p) {
   if (p->sources())
     for (const fbs::KernelSource *s : *p->sources())
       out->sources.emplace_back(str(s->kernel()), str(s->source()));
-  return std::shared_ptr<const Program>(std::move(out));
+  return out;
 }
 
 Expected<Package> readPackage(const fbs::Package *fp, std::string_view source) {
@@ -529,9 +529,7 @@ Expected<Package> readPackage(const fbs::Package *fp, std::string_view source) {
           return invalidArgument("program {} ({}): takes its constants from program {}, which "
                                  "is not an earlier one, and has its own",
                                  i, describeDims(out.dims), from);
-        auto shared = std::make_shared<Program>(**prog);
-        shared->constants = p.programs[static_cast<size_t>(from)].program->constants;
-        *prog = std::move(shared);
+        (*prog)->constants = p.programs[static_cast<size_t>(from)].program->constants;
       } else if (from != -1) {
         return invalidArgument("program {} ({}): constants_from {} is negative", i,
                                describeDims(out.dims), from);

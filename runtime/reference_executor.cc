@@ -200,4 +200,42 @@ ReferenceExecutor::run(const std::map<std::string, Tensor> &inputs) const {
   return outputs;
 }
 
+Expected<std::map<std::string, int64_t>>
+bindInputShapes(const Graph &graph, const std::map<std::string, std::vector<int64_t>> &inputs) {
+  std::map<std::string, int64_t> dims;
+  for (const Value *in : graph.inputs()) {
+    auto it = inputs.find(in->name());
+    if (it == inputs.end())
+      return invalidArgument("missing input '{}' ({})", in->name(), in->type().str());
+    const Shape &s = in->shape();
+    const std::vector<int64_t> &shape = it->second;
+    const auto rank = static_cast<int64_t>(shape.size());
+    if (!s.isRanked())
+      continue;
+    if (rank != s.rank())
+      return invalidArgument("input '{}': expected rank {} ({}), got rank {}", in->name(), s.rank(),
+                             in->type().str(), rank);
+    for (int64_t i = 0; i < s.rank(); ++i) {
+      const Dim &d = s[i];
+      const int64_t size = shape[static_cast<size_t>(i)];
+      if (d.isKnown() && d.value() != size)
+        return invalidArgument("input '{}': dim {} must be {} ({}), got {}", in->name(), i,
+                               d.value(), in->type().str(), size);
+      if (!d.isSymbol())
+        continue;
+      auto [pos, fresh] = dims.emplace(d.symbolName(), size);
+      if (!fresh && pos->second != size)
+        return invalidArgument("input '{}': dim {} is '{}' = {}, but an earlier input has "
+                               "'{}' = {}",
+                               in->name(), i, d.symbolName(), size, d.symbolName(), pos->second);
+    }
+  }
+  for (const auto &[name, shape] : inputs) {
+    (void)shape;
+    if (!graph.findValue(name) || !graph.findValue(name)->isInput())
+      return invalidArgument("unknown input '{}'", name);
+  }
+  return dims;
+}
+
 } // namespace dlc

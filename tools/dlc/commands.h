@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ir/graph.h"
+#include "runtime/package.h"
 
 namespace dlc::tool {
 
@@ -29,6 +30,8 @@ Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadOp
 /// Sizes for symbolic dims from `--dim N=8` (repeatable): `--dim 'N8': expected NAME=SIZE`,
 /// `--dim 'N=x': SIZE must be a non-negative integer`.
 Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string> &specs);
+/// `--dim` values of `dlc compile`: NAME=SIZE or NAME=MIN..MAX (a range; SIZE is SIZE..SIZE).
+Expected<std::vector<rt::DimRange>> parseDimRanges(const std::vector<std::string> &specs);
 
 /// Prints `dlc: error: <message>` to stderr and returns exit status 1.
 int reportError(const Status &status);

@@ -61,42 +61,6 @@ Expected<int> parseArch(const std::string &arch) {
   return sm;
 }
 
-/// `--dim` values: NAME=SIZE or NAME=MIN..MAX.
-Expected<std::vector<rt::DimRange>> parseDimRanges(const std::vector<std::string> &specs) {
-  std::vector<rt::DimRange> ranges;
-  auto number = [](const std::string &text, int64_t &out) {
-    try {
-      size_t used = 0;
-      out = std::stoll(text, &used);
-      return used == text.size() && out >= 0;
-    } catch (...) {
-      return false;
-    }
-  };
-  for (const std::string &spec : specs) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return invalidArgument("--dim '{}': expected NAME=SIZE or NAME=MIN..MAX", spec);
-    rt::DimRange r;
-    r.name = spec.substr(0, eq);
-    const std::string value = spec.substr(eq + 1);
-    const size_t dots = value.find("..");
-    bool ok = dots == std::string::npos
-                  ? number(value, r.min) && number(value, r.max)
-                  : number(value.substr(0, dots), r.min) && number(value.substr(dots + 2), r.max);
-    if (!ok)
-      return invalidArgument("--dim '{}': expected NAME=SIZE or NAME=MIN..MAX with sizes >= 0",
-                             spec);
-    if (r.min > r.max)
-      return invalidArgument("--dim '{}': the range is empty ({} > {})", spec, r.min, r.max);
-    for (const rt::DimRange &o : ranges)
-      if (o.name == r.name)
-        return invalidArgument("--dim: '{}' is given twice", r.name);
-    ranges.push_back(r);
-  }
-  return ranges;
-}
-
 /// The dim bindings to compile GPU programs for: every combination of each range's sizes (its
 /// ends and the powers of two between).
 Expected<std::vector<std::map<std::string, int64_t>>>

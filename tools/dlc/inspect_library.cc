@@ -16,8 +16,6 @@
 namespace dlc::tool {
 namespace {
 
-std::string bytesText(uint64_t b) { return humanBytes(static_cast<int64_t>(b)); }
-
 struct ProgramFacts {
   std::string arch;
   size_t kernels = 0, launches = 0, copies = 0, hostSteps = 0;
@@ -97,7 +95,7 @@ Status inspectModelLibrary(const std::string &path, bool json) {
     return Status::ok();
   }
   std::cout << fmt::format("model library: {} ({}; package {}, format {}, written by dlc {})\n",
-                           path, bytesText(fileBytes), bytesText(bytes.size()),
+                           path, humanBytes(fileBytes), humanBytes(bytes.size()),
                            rt::kPackageFormatVersion, p.dlcVersion);
   std::cout << "inputs:\n";
   for (const rt::PackageTensor &t : p.inputs)
@@ -108,16 +106,16 @@ Status inspectModelLibrary(const std::string &path, bool json) {
   for (const rt::DimRange &r : p.dimRanges)
     std::cout << fmt::format("dim {}: {}..{}\n", r.name, r.min, r.max);
   std::cout << fmt::format("graph (CPU reference backend): {} nodes, {} of weights\n",
-                           p.graph->nodes().size(), bytesText(weights));
+                           p.graph->nodes().size(), humanBytes(weights));
   std::cout << fmt::format("GPU programs: {}\n", p.programs.size());
   for (const rt::CompiledProgram &cp : p.programs) {
     ProgramFacts f = factsOf(*cp.program);
     std::cout << fmt::format("  {} {}: {} kernels (cubin {}, PTX {}), {} launches, {} copies, {} "
                              "host steps; arena {}, constants {}\n",
                              rt::dimBindingText(cp.dims), f.arch.empty() ? "(no kernels)" : f.arch,
-                             f.kernels, bytesText(f.cubin), bytesText(f.ptx), f.launches, f.copies,
-                             f.hostSteps, bytesText(cp.program->arenaBytes),
-                             bytesText(cp.program->constants.size()));
+                             f.kernels, humanBytes(f.cubin), humanBytes(f.ptx), f.launches,
+                             f.copies, f.hostSteps, humanBytes(cp.program->arenaBytes),
+                             humanBytes(cp.program->constants.size()));
   }
   return Status::ok();
 }

@@ -1,3 +1,6 @@
+#include <cerrno>
+#include <cstdlib>
+
 #include "runtime/model.h"
 #include "tools/dlc/commands.h"
 
@@ -7,20 +10,59 @@ Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadOp
   return loadGraphFile(path, opts.keepInitializersAsInputs);
 }
 
+namespace {
+
+/// A dim size: a whole number >= 0 and nothing else.
+bool parseSize(const std::string &text, int64_t &out) {
+  char *end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < 0 || errno == ERANGE)
+    return false;
+  out = v;
+  return true;
+}
+
+} // namespace
+
 Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string> &specs) {
   std::map<std::string, int64_t> out;
   for (const std::string &s : specs) {
     size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
       return invalidArgument("--dim '{}': expected NAME=SIZE", s);
-    char *end = nullptr;
-    std::string num = s.substr(eq + 1);
-    long long v = std::strtoll(num.c_str(), &end, 10);
-    if (num.empty() || *end != '\0' || v < 0)
+    int64_t v = 0;
+    if (!parseSize(s.substr(eq + 1), v))
       return invalidArgument("--dim '{}': SIZE must be a non-negative integer", s);
     out[s.substr(0, eq)] = v;
   }
   return out;
+}
+
+Expected<std::vector<rt::DimRange>> parseDimRanges(const std::vector<std::string> &specs) {
+  std::vector<rt::DimRange> ranges;
+  for (const std::string &spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalidArgument("--dim '{}': expected NAME=SIZE or NAME=MIN..MAX", spec);
+    rt::DimRange r;
+    r.name = spec.substr(0, eq);
+    const std::string value = spec.substr(eq + 1);
+    const size_t dots = value.find("..");
+    bool ok = dots == std::string::npos ? parseSize(value, r.min) && parseSize(value, r.max)
+                                        : parseSize(value.substr(0, dots), r.min) &&
+                                              parseSize(value.substr(dots + 2), r.max);
+    if (!ok)
+      return invalidArgument("--dim '{}': expected NAME=SIZE or NAME=MIN..MAX with sizes >= 0",
+                             spec);
+    if (r.min > r.max)
+      return invalidArgument("--dim '{}': the range is empty ({} > {})", spec, r.min, r.max);
+    for (const rt::DimRange &o : ranges)
+      if (o.name == r.name)
+        return invalidArgument("--dim: '{}' is given twice", r.name);
+    ranges.push_back(r);
+  }
+  return ranges;
 }
 
 int reportError(const Status &status) {
