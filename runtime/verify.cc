@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -27,7 +28,46 @@ double maxAbs(const Tensor &t) {
   return m;
 }
 
+// Float dtypes from least to most precise; 0 for the others.
+int precisionRank(DType d) {
+  switch (d) {
+  case DType::kBF16:
+    return 1;
+  case DType::kF16:
+    return 2;
+  case DType::kF32:
+    return 3;
+  case DType::kF64:
+    return 4;
+  default:
+    return 0;
+  }
+}
+
 } // namespace
+
+std::map<const Value *, DType> computedPrecision(const Graph &g) {
+  std::map<const Value *, DType> prec;
+  for (const Node *n : g.nodes()) {
+    // The least precise float dtype any computed input was computed in. Graph inputs and
+    // constants are exact on both sides, whatever their dtype.
+    std::optional<DType> worst;
+    for (const Value *in : n->inputs()) {
+      auto it = in ? prec.find(in) : prec.end();
+      if (it != prec.end() && (!worst || precisionRank(it->second) < precisionRank(*worst)))
+        worst = it->second;
+    }
+    for (const Value *v : n->outputs()) {
+      if (!v || !isFloat(v->dtype()))
+        continue;
+      DType d = v->dtype();
+      if (worst && precisionRank(*worst) < precisionRank(d))
+        d = *worst;
+      prec[v] = d;
+    }
+  }
+  return prec;
+}
 
 Tolerance verifyTolerance(DType dtype, double maxAbsValue) {
   // rel: relative to the largest magnitude; floor: a few units of the dtype's smallest
@@ -90,6 +130,9 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
   for (const auto &o : g->outputs())
     valueOfOutput[o.name] = o.value->name();
 
+  // A float32 value computed from float16 ones carries float16 error: use the tolerance of the
+  // least precise dtype on its way from the inputs (a Cast to float32 does not make it exact).
+  const std::map<const Value *, DType> precision = computedPrecision(*g);
   VerifyReport report;
   for (const Node *n : g->nodes()) {
     for (const Value *v : n->outputs()) {
@@ -107,7 +150,9 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
       if (gi == gpuOut.end() || ri == refByName.end())
         continue;
       ++report.compared;
-      Tolerance tol = verifyTolerance(v->dtype(), maxAbs(ri->second));
+      auto p = precision.find(v);
+      Tolerance tol =
+          verifyTolerance(p == precision.end() ? v->dtype() : p->second, maxAbs(ri->second));
       Comparison c = compareTensors(gi->second, ri->second, tol);
       if (!c.match) {
         report.divergence = fmt::format("{} on {}: output '{}' diverges from the reference "

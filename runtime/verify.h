@@ -25,6 +25,10 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
                                                  const std::map<std::string, Tensor> &inputs,
                                                  const SessionOptions &opts);
 
+/// For every float value of `g` that a node computes, the least precise float dtype on its way
+/// from the graph's inputs and constants: a float32 Cast of a float16 result maps to float16.
+std::map<const Value *, DType> computedPrecision(const Graph &g);
+
 /// The tolerance `--verify` uses for a dtype, given the largest |value| of the reference.
 Tolerance verifyTolerance(DType dtype, double maxAbs);
 
