@@ -23,8 +23,14 @@ std::optional<double> scalarConstant(const Value *v) {
   return v->constant().elementAsDouble(0);
 }
 
-bool near(std::optional<double> v, double want) {
-  return v && std::abs(*v - want) <= 1e-4 * std::abs(want);
+/// Whether `v` is a one-element constant equal to `want` up to the rounding of its dtype
+/// (float16 sqrt(2) is 1.4140625, 1.1e-4 below it).
+bool near(const Value *v, double want) {
+  const std::optional<double> c = scalarConstant(v);
+  if (!c)
+    return false;
+  const double rel = v->dtype() == DType::kF16 ? 1e-3 : v->dtype() == DType::kBF16 ? 8e-3 : 1e-4;
+  return std::abs(*c - want) <= rel * std::abs(want);
 }
 
 /// For a binary op: the operand that is not `v` (either order), or nullptr.
@@ -171,7 +177,7 @@ bool layerNorm(Rewriter &r, Node *div) {
   Value *x = sub->input(0);
   bool isSquare =
       square && ((square->op() == Op::kPow && square->input(0) == d &&
-                  near(scalarConstant(square->input(1)), 2.0)) ||
+                  near(square->input(1), 2.0)) ||
                  (square->op() == Op::kMul && square->input(0) == d && square->input(1) == d));
   if (!isSquare || mean->input(0) != x)
     return false;
@@ -241,30 +247,30 @@ bool gelu(Rewriter &r, Node *erf) {
   if (!scale)
     return false;
   Value *x = nullptr;
-  if (scale->op() == Op::kDiv && near(scalarConstant(scale->input(1)), std::sqrt(2.0)))
+  if (scale->op() == Op::kDiv && near(scale->input(1), std::sqrt(2.0)))
     x = scale->input(0);
   else if (scale->op() == Op::kMul)
     for (int i = 0; i < 2 && scale->numInputs() == 2; ++i)
-      if (near(scalarConstant(scale->input(1 - i)), std::sqrt(0.5)))
+      if (near(scale->input(1 - i), std::sqrt(0.5)))
         x = scale->input(i);
   Node *plus = soleUser(erf->output(0));
   if (!x || !plus || plus->op() != Op::kAdd ||
-      !near(scalarConstant(otherOperand(*plus, erf->output(0))), 1.0))
+      !near(otherOperand(*plus, erf->output(0)), 1.0))
     return false;
   Match m;
   m.nodes = {scale, erf, plus};
   Node *m1 = soleUser(plus->output(0));
   Value *o = m1 && m1->op() == Op::kMul ? otherOperand(*m1, plus->output(0)) : nullptr;
   Node *last = nullptr;
-  if (o == x || near(scalarConstant(o), 0.5)) { // (x * b) * 0.5 or (b * 0.5) * x
+  if (o == x || near(o, 0.5)) { // (x * b) * 0.5 or (b * 0.5) * x
     Node *m2 = soleUser(m1->output(0));
     Value *o2 = m2 && m2->op() == Op::kMul ? otherOperand(*m2, m1->output(0)) : nullptr;
-    if (o2 && (o == x ? near(scalarConstant(o2), 0.5) : o2 == x)) {
+    if (o2 && (o == x ? near(o2, 0.5) : o2 == x)) {
       m.nodes.insert(m.nodes.end(), {m1, m2});
       last = m2;
     }
   } else if (Node *half = o ? producer(o, Op::kMul) : nullptr) { // (x * 0.5) * b
-    if (otherOperand(*half, x) && near(scalarConstant(otherOperand(*half, x)), 0.5)) {
+    if (otherOperand(*half, x) && near(otherOperand(*half, x), 0.5)) {
       m.nodes.insert(m.nodes.end(), {half, m1});
       last = m1;
     }
