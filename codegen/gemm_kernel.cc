@@ -362,8 +362,37 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
 
 } // namespace
 
+bool heavyEpilogue(const FusedGroup &group) {
+  for (const Node *n : group.nodes) {
+    if (n == group.anchor)
+      continue;
+    switch (n->op()) {
+    case Op::kAbs:
+    case Op::kAdd:
+    case Op::kCast:
+    case Op::kClip:
+    case Op::kDiv:
+    case Op::kIdentity:
+    case Op::kLeakyRelu:
+    case Op::kMax:
+    case Op::kMin:
+    case Op::kMul:
+    case Op::kNeg:
+    case Op::kRelu:
+    case Op::kSub:
+    case Op::kWhere:
+      break;
+    default:
+      return true;
+    }
+  }
+  return false;
+}
+
 Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
-  w.line("auto dlc_ep = [&](float acc, {} oidx) {{", indexType(ctx));
+  // GNU attribute syntax on a lambda; NVRTC and nvcc accept it.
+  const char *attr = ctx.outlineEpilogue ? " __attribute__((noinline))" : "";
+  w.line("auto dlc_ep = [&](float acc, {} oidx){} {{", indexType(ctx), attr);
   w.indent();
   DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, "acc", "oidx", "e"));
   w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r);
@@ -371,7 +400,7 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
   w.line("}};");
   w.line("(void)dlc_ep;");
   if (ctx.outPairs) {
-    w.line("auto dlc_ep2 = [&](float acc0, float acc1, {} oidx) {{", indexType(ctx));
+    w.line("auto dlc_ep2 = [&](float acc0, float acc1, {} oidx){} {{", indexType(ctx), attr);
     w.indent();
     DLC_ASSIGN_OR_RETURN(std::string r0, writeEpilogueBody(w, ctx, "acc0", "oidx", "e"));
     DLC_ASSIGN_OR_RETURN(std::string r1, writeEpilogueBody(w, ctx, "acc1", "(oidx + 1)", "f"));
@@ -441,6 +470,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
   main.launch.grid[2] = ctx.gridZ;
   main.launch.block[0] = static_cast<uint32_t>(threadsOf(cfg));
   main.launch.sharedBytes = sharedBytes(spec, cfg);
+  ctx.outlineEpilogue = opts.outlineHeavyEpilogues && splits == 1 && heavyEpilogue(group);
   CodeWriter w;
   w.line("// {}: {} GEMM, batch {} of {} x {} x {}, tile {}", group.name, dtypeName(spec.dtype),
          spec.batch, spec.m, spec.n, spec.k, ctx.cfg.str());
@@ -457,6 +487,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
     red.params = params;
     red.launch = gridStrideLaunch(ctx.total, opts);
     CodeWriter r;
+    ctx.outlineEpilogue = false; // one call site in a loop: nothing to outline
     r.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", red.name, ctx.params);
     r.indent();
     DLC_RETURN_IF_ERROR(writeEpilogueLambdas(r, ctx));

@@ -25,7 +25,15 @@ struct KernelContext {
   bool narrow = false;   // every output offset fits in 32 bits: int index arithmetic
   int64_t tilesM = 0, tilesN = 0, kTiles = 0, kTilesPerSplit = 0;
   uint32_t gridZ = 1;
+  // The epilogue lambdas are compiled as calls, not inlined: set for a main kernel whose
+  // epilogue has transcendental math, which the fully unrolled accumulator loop would
+  // otherwise copy once per accumulator pair (64 copies of erf for a 64 x 64 warp tile: a
+  // cubin past the instruction cache).
+  bool outlineEpilogue = false;
 };
+
+/// Whether the group's epilogue (its nodes beside the anchor) does more than cheap arithmetic.
+bool heavyEpilogue(const FusedGroup &group);
 
 /// C expression of the output offset of column `col` (outSplit applied), in the index type.
 std::string outColOffset(const KernelContext &ctx, const std::string &col);

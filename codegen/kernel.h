@@ -83,6 +83,9 @@ struct EmitOptions {
   int numSms = 132;
   /// Allow TF32 tensor cores for fp32 GEMM/conv (`--allow-tf32`).
   bool allowTf32 = false;
+  /// GEMM/conv epilogues with transcendental math (erf, exp, tanh...) are called, not inlined,
+  /// from the unrolled accumulator loop (see gemm::KernelContext::outlineEpilogue).
+  bool outlineHeavyEpilogues = true;
 };
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).

@@ -12,10 +12,11 @@ dest=${2:-.devbin}
 rm -rf "$dest"
 mkdir -p "$dest/tools/dlc" "$dest/tests" "$dest/runtime"
 cp "$build/tools/dlc/dlc" "$dest/tools/dlc/"
+mkdir -p "$dest/tools/kbench" && cp "$build/tools/kbench/kbench" "$dest/tools/kbench/"
 cp "$build/tests/dlc_gpu_tests" "$build/tests/dlc_conformance_run" "$build/tests/dlc_host_app" \
   "$dest/tests/"
 cp -L "$build/runtime/libdlc.so.0" "$dest/runtime/" # by its soname, a file (no links)
-strip "$dest/tools/dlc/dlc" "$dest"/tests/* "$dest/runtime/libdlc.so.0"
+strip "$dest/tools/dlc/dlc" "$dest/tools/kbench/kbench" "$dest"/tests/* "$dest/runtime/libdlc.so.0"
 xz -T2 -6 -c "$build/runtime/libdlc.a" > "$dest/runtime/libdlc.a.xz"
 tar cf - -C "$build" onnx-node-tests | xz -T2 -6 > "$dest/onnx-node-tests.tar.xz"
 du -sh "$dest"

@@ -2,9 +2,10 @@
 //
 //   kbench matmul 4096 4096 4096 f16                  # C[M,N] = A[M,K] B[K,N]
 //   kbench mm 8x128x64 64x96 bf16 --relu              # numpy matmul of two shapes
-//   kbench gemm 512 256 128 f32 --ta --tb --alpha 0.5 --beta 2 --c row
-//   kbench conv 1 64 56 56 64 3 3 1 1 f16 [--group G] [--dil D] [--bias] [--relu] [--residual]
-//   kbench --file cases.txt                           # one case per line, compiled in parallel
+//   kbench matmul 1576 3072 768 f16 --addbias --gelu  # epilogues: --addbias --residual --relu
+//   --gelu kbench gemm 512 256 128 f32 --ta --tb --alpha 0.5 --beta 2 --c row kbench conv 1 64 56
+//   56 64 3 3 1 1 f16 [--group G] [--dil D] [--bias] [--relu] [--residual] kbench --file cases.txt
+//   # one case per line, compiled in parallel
 //
 // Per case: the group is built from a one-node graph (plus the epilogue asked for), emitted
 // with codegen::emitGroup (or with --tile CFG, e.g. 128x256x32/2x4s4k1, through the family's
@@ -236,6 +237,10 @@ bool prepare(Case &c, const codegen::EmitOptions &opts) {
     parts.body += "  %e3 = relu(" + last + ") : ?\n";
     last = "%e3";
   }
+  if (c.has("gelu")) {
+    parts.body += "  %e4 = gelu(" + last + ") : ?\n";
+    last = "%e4";
+  }
   const std::string text = assemble(parts.inputs, parts.body, last);
   auto g = parseGraph(text, "kbench");
   if (!g) {
@@ -355,6 +360,8 @@ double sampledReference(const Case &c, const std::vector<Tensor> &in, int64_t i)
     acc += elementOf(in[next++], i);
   if (c.has("relu"))
     acc = std::max(acc, 0.0);
+  if (c.has("gelu"))
+    acc = 0.5 * acc * (1.0 + std::erf(acc / std::sqrt(2.0)));
   return acc;
 }
 
@@ -594,6 +601,7 @@ int main(int argc, char **argv) {
         cases[i].flags["check"] = cli[j + 1];
     codegen::EmitOptions o = opts;
     o.allowTf32 = tf32 || cases[i].has("tf32");
+    o.outlineHeavyEpilogues = !cases[i].has("inline-epilogue");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());

@@ -119,6 +119,34 @@ TEST(GemmEmit, GemmAttributesAndEpiloguesCompile) {
   EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
 }
 
+TEST(GemmEmit, TranscendentalEpiloguesAreCalledNotInlined) {
+  const std::string gelu = "  %y1 = gelu(%y0) : ?\n", relu = "  %y1 = relu(%y0) : ?\n";
+  const std::string noinline = "__attribute__((noinline))";
+  auto source = [](Built &b, const EmitOptions &opts) {
+    auto set = emitGroup(b.group, opts);
+    EXPECT_TRUE(set) << set.status().message();
+    return set ? set->kernels[0].source : std::string();
+  };
+  std::vector<Built> gs;
+  gs.push_back(build(matmulGraph("f16[256,128]", "f16[128,256]", gelu), "gelu16"));
+  gs.push_back(build(matmulGraph("f32[256,16]", "f32[16,256]", gelu), "gelu32")); // no split-K
+  gs.push_back(build(matmulGraph("f16[256,128]", "f16[128,256]", relu), "relu16"));
+  EXPECT_NE(source(gs[0], {}).find(noinline), std::string::npos);
+  EXPECT_NE(source(gs[1], {}).find(noinline), std::string::npos);
+  EXPECT_EQ(source(gs[2], {}).find(noinline), std::string::npos);
+  EmitOptions inlined;
+  inlined.outlineHeavyEpilogues = false;
+  EXPECT_EQ(source(gs[0], inlined).find(noinline), std::string::npos);
+  // The attribute is accepted by NVRTC, and the outlined program is the smaller one.
+  auto cubinSize = [&](const EmitOptions &opts) {
+    auto mod = compileCuda(std::string(cudaPrelude()) + source(gs[0], opts), "gelu");
+    EXPECT_TRUE(mod) << mod.status().message();
+    return mod ? mod->cubin.size() : size_t{0};
+  };
+  EXPECT_LT(cubinSize({}), cubinSize(inlined));
+  compileAll(gs, {}, "epilogues");
+}
+
 TEST(GemmEmit, F32WithoutTf32UsesTheSimtKernel) {
   Built b = build(matmulGraph("f32[512,512]", "f32[512,512]"));
   auto set = emitGroup(b.group, {});
