@@ -223,8 +223,25 @@ Status benchmarkRuns(const Session &session, const std::map<std::string, Tensor>
   return Status::ok();
 }
 
+/// The kind of a profiled step: for a kernel, the op of the first node it came from ("MatMul",
+/// "Conv", "LayerNormalization"...; "MatMul split-K sum" for the second kernel of a split-K
+/// GEMM); for other steps, their kind ("copy", "host").
+std::string stepKind(const Session::StepProfile &s) {
+  if (s.kind != "kernel")
+    return s.kind;
+  const size_t open = s.origin.find("' (");
+  const size_t close = open == std::string::npos ? open : s.origin.find(')', open);
+  std::string kind =
+      close == std::string::npos ? s.name : s.origin.substr(open + 3, close - open - 3);
+  const std::string splitk = "_splitk";
+  if (s.name.size() > splitk.size() &&
+      s.name.compare(s.name.size() - splitk.size(), splitk.size(), splitk) == 0)
+    kind += " split-K sum";
+  return kind;
+}
+
 /// --profile: every step of the GPU program timed with events; the slowest steps and the time
-/// per kind of kernel (its name up to the first '_': "gemm", "conv", ...).
+/// per kind of step (stepKind).
 Status profileRuns(const Session &session, const std::map<std::string, Tensor> &inputs, int runs,
                    const std::string &jsonPath) {
   if (session.backend() != Backend::kGpu)
@@ -234,7 +251,7 @@ Status profileRuns(const Session &session, const std::map<std::string, Tensor> &
   std::map<std::string, std::pair<double, int>> byKind;
   for (const Session::StepProfile &s : steps) {
     total += s.ms;
-    std::string kind = s.kind == "kernel" ? s.name.substr(0, s.name.find('_')) : s.kind;
+    const std::string kind = stepKind(s);
     byKind[kind].first += s.ms;
     byKind[kind].second += 1;
   }
