@@ -72,7 +72,17 @@ for part in "${parts[@]}"; do
           for f in '$out'/\$m-out/*.npy; do
             '$build/tools/dlc/dlc' run '$root'/models/\$m.onnx --device cpu --input \$input='$out'/\$m-in/\$input.npy --compare \$(basename \$f .npy)=\$f --rtol 1e-3 --atol 1e-4 | grep compare
           done
-        done" ;;
+        done
+        # Arches: a library for sm_80 alone runs here from its PTX (driver JIT); one for a newer
+        # arch alone is refused with both arches named.
+        x='$out'/mlp-in/x.npy
+        '$build/tools/dlc/dlc' compile '$root'/models/mlp.onnx --dim N=8 --gpu-arch sm_80 -o '$out'/mlp80.so
+        '$build/tests/dlc_host_app' '$out'/mlp80.so --input x=\$x --device gpu --output-dir '$out'/mlp80-out
+        '$build/tools/dlc/dlc' run '$root'/models/mlp.onnx --device cpu --input x=\$x --compare probs='$out'/mlp80-out/probs.npy --rtol 1e-3 --atol 1e-4 | grep compare
+        '$build/tools/dlc/dlc' compile '$root'/models/mlp.onnx --dim N=8 --gpu-arch sm_100 -o '$out'/mlp100.so
+        if '$build/tests/dlc_host_app' '$out'/mlp100.so --input x=\$x --device gpu --output-dir '$out'/mlp100-out; then
+          echo 'UNEXPECTED: an sm_100-only library ran on this GPU'; exit 1
+        else echo 'refused as expected (above)'; fi" ;;
     bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" \
              --host-app "$build/tests/dlc_host_app" --out "$out" ;;
     *) echo "unknown part '$part'"; exit 2 ;;
