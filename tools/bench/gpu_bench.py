@@ -329,10 +329,41 @@ def bench_compile(args, results, workdir):
     log(json.dumps(row))
 
 
+def print_tables(results):
+    """The tables of a run (also `--table bench.json`, for a run stopped before its end)."""
+    log("\n| model | eager ms | compile ms | reduce-overhead ms | dlc ms | dlc / reduce-overhead "
+        "| rel err vs torch | within tol | verify | CPU steps |")
+    log("|---|---|---|---|---|---|---|---|---|---|")
+    for r in results.get("models", []):
+        ro = r.get("reduce_overhead_ms")
+        d = r.get("dlc_ms")
+        fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else "-"
+        fmte = lambda v: f"{v:.2e}" if isinstance(v, float) else "-"
+        log(f"| {r['model']} | {fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} | {fmt(ro)} "
+            f"| {fmt(d) if d else 'error'} | {fmt(d / ro) if d and ro else '-'} "
+            f"| {fmte(r.get('rel_err_vs_torch'))} | {r.get('within_tol', '-')}"
+            f"{'' if r.get('output_depends_on_input', True) else ' (output ignores the input)'} "
+            f"| {r.get('verify', '-')} | {r.get('host_steps', '-')} |")
+    libs = [r for r in results.get("models", []) if "library_MiB" in r or "library_error" in r]
+    if libs:
+        log("\n| model | library MiB | host app load to first result ms | rel err vs dlc run |")
+        log("|---|---|---|---|")
+        for r in libs:
+            if "library_error" in r:
+                log(f"| {r['model']} | error | - | - |")
+            else:
+                log(f"| {r['model']} | {r['library_MiB']:.1f} | {r['library_startup_ms']} "
+                    f"| {r['library_rel_err_vs_dlc_run']:.2e} |")
+    for r in results.get("micro", []):
+        log(json.dumps(r))
+    if "compile" in results:
+        log(json.dumps(results["compile"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dlc", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--dlc")
+    ap.add_argument("--out")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--quick", action="store_true", help="ResNet-50 batch 1 fp16 only")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
@@ -345,7 +376,15 @@ def main():
                     help="seconds one `dlc run --verify` may take (default 240)")
     ap.add_argument("--only", default="", help="comma-separated: models,micro,compile")
     ap.add_argument("--models", default="", help="comma-separated model names to keep")
+    ap.add_argument("--table", default="",
+                    help="only print the tables of an earlier run's bench.json")
     args = ap.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            print_tables(json.load(f))
+        return 0
+    if not args.dlc or not args.out:
+        ap.error("--dlc and --out are required (unless --table)")
     os.makedirs(args.out, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="dlc-bench-")
     # Same arithmetic on both sides: PyTorch would run fp32 convolutions on TF32 tensor cores
@@ -371,34 +410,7 @@ def main():
         bench_compile(args, results, workdir)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(results, f, indent=1)
-    # The table, last.
-    log("\n| model | eager ms | compile ms | reduce-overhead ms | dlc ms | dlc / reduce-overhead "
-        "| rel err vs torch | within tol | verify | CPU steps |")
-    log("|---|---|---|---|---|---|---|---|---|---|")
-    for r in results["models"]:
-        ro = r.get("reduce_overhead_ms")
-        d = r.get("dlc_ms")
-        fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else "-"
-        fmte = lambda v: f"{v:.2e}" if isinstance(v, float) else "-"
-        log(f"| {r['model']} | {fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} | {fmt(ro)} "
-            f"| {fmt(d) if d else 'error'} | {fmt(d / ro) if d and ro else '-'} "
-            f"| {fmte(r.get('rel_err_vs_torch'))} | {r.get('within_tol', '-')}"
-            f"{'' if r.get('output_depends_on_input', True) else ' (output ignores the input)'} "
-            f"| {r.get('verify', '-')} | {r.get('host_steps', '-')} |")
-    libs = [r for r in results["models"] if "library_MiB" in r or "library_error" in r]
-    if libs:
-        log("\n| model | library MiB | host app load to first result ms | rel err vs dlc run |")
-        log("|---|---|---|---|")
-        for r in libs:
-            if "library_error" in r:
-                log(f"| {r['model']} | error | - | - |")
-            else:
-                log(f"| {r['model']} | {r['library_MiB']:.1f} | {r['library_startup_ms']} "
-                    f"| {r['library_rel_err_vs_dlc_run']:.2e} |")
-    for r in results["micro"]:
-        log(json.dumps(r))
-    if "compile" in results:
-        log(json.dumps(results["compile"]))
+    print_tables(results)
     shutil.rmtree(workdir, ignore_errors=True)
 
 
