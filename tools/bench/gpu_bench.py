@@ -396,9 +396,9 @@ def main():
     parts = set(args.only.split(",")) if args.only else {"models", "micro", "compile"}
     configs = [("resnet50", 1, torch.float16)]
     if not args.quick:
-        configs += [("resnet50", 32, torch.float16), ("resnet50", 1, torch.float32),
-                    ("vit_b_16", 8, torch.float16), ("bert_base", 8, torch.float16),
-                    ("mobilenet_v2", 1, torch.float16)]
+        configs += [("bert_base", 8, torch.float16), ("vit_b_16", 8, torch.float16),
+                    ("mobilenet_v2", 1, torch.float16), ("resnet50", 32, torch.float16),
+                    ("resnet50", 1, torch.float32)]
     if args.models:
         configs = [c for c in configs if c[0] in args.models.split(",")]
     if "models" in parts:
