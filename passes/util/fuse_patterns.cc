@@ -176,9 +176,9 @@ bool layerNorm(Rewriter &r, Node *div) {
   Node *square = var->input(0) ? var->input(0)->producer() : nullptr;
   Value *x = sub->input(0);
   bool isSquare =
-      square && ((square->op() == Op::kPow && square->input(0) == d &&
-                  near(square->input(1), 2.0)) ||
-                 (square->op() == Op::kMul && square->input(0) == d && square->input(1) == d));
+      square &&
+      ((square->op() == Op::kPow && square->input(0) == d && near(square->input(1), 2.0)) ||
+       (square->op() == Op::kMul && square->input(0) == d && square->input(1) == d));
   if (!isSquare || mean->input(0) != x)
     return false;
   m.nodes = {mean, sub, square, var, addEps, sqrt, div};
@@ -254,8 +254,7 @@ bool gelu(Rewriter &r, Node *erf) {
       if (near(scale->input(1 - i), std::sqrt(0.5)))
         x = scale->input(i);
   Node *plus = soleUser(erf->output(0));
-  if (!x || !plus || plus->op() != Op::kAdd ||
-      !near(otherOperand(*plus, erf->output(0)), 1.0))
+  if (!x || !plus || plus->op() != Op::kAdd || !near(otherOperand(*plus, erf->output(0)), 1.0))
     return false;
   Match m;
   m.nodes = {scale, erf, plus};
