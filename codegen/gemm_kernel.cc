@@ -486,8 +486,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
     red.name = ctx.name + "_splitk";
     red.params = params;
     red.launch = gridStrideLaunch(ctx.total, opts);
-    CodeWriter r;
-    ctx.outlineEpilogue = false; // one call site in a loop: nothing to outline
+    CodeWriter r; // ctx.outlineEpilogue is false here (split-K): one call site, inlined
     r.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", red.name, ctx.params);
     r.indent();
     DLC_RETURN_IF_ERROR(writeEpilogueLambdas(r, ctx));

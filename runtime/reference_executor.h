@@ -62,15 +62,16 @@ private:
   std::vector<std::vector<const Value *>> freeAfter_;
 };
 
-/// Checks a tensor against a declared type: `what: expected dtype f32, got i64`,
-/// `what: expected rank 2 (f32[N,4]), got rank 3 ([2,3,4])`, `what: dim 1 expected 4, got 5
-/// (...)`. Symbolic dims found in `bindings` must match; new ones are added to it, with
-/// `what` recorded in `boundBy` (for `dim 0 is N = 3 (from input 'x'), got 4`).
 /// Sizes of the graph inputs' symbolic dims, read from the inputs' shapes (by name). Errors
 /// name the input: a missing or unknown one, a rank or fixed dim that differs, a symbol bound
 /// to two sizes.
 Expected<DimBindings> bindInputShapes(const Graph &graph,
                                       const std::map<std::string, std::vector<int64_t>> &shapes);
+
+/// Checks a tensor against a declared type: `what: expected dtype f32, got i64`,
+/// `what: expected rank 2 (f32[N,4]), got rank 3 ([2,3,4])`, `what: dim 1 expected 4, got 5
+/// (...)`. Symbolic dims found in `bindings` must match; new ones are added to it, with
+/// `what` recorded in `boundBy` (for `dim 0 is N = 3 (from input 'x'), got 4`).
 
 Status checkTensorType(const Tensor &t, const TensorType &expected, const std::string &what,
                        DimBindings &bindings, std::map<std::string, std::string> &boundBy);

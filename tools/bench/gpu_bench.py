@@ -334,11 +334,11 @@ def print_tables(results):
     log("\n| model | eager ms | compile ms | reduce-overhead ms | dlc ms | dlc / reduce-overhead "
         "| rel err vs torch | within tol | verify | CPU steps |")
     log("|---|---|---|---|---|---|---|---|---|---|")
+    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else "-"
+    fmte = lambda v: f"{v:.2e}" if isinstance(v, float) else "-"
     for r in results.get("models", []):
         ro = r.get("reduce_overhead_ms")
         d = r.get("dlc_ms")
-        fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else "-"
-        fmte = lambda v: f"{v:.2e}" if isinstance(v, float) else "-"
         log(f"| {r['model']} | {fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} | {fmt(ro)} "
             f"| {fmt(d) if d else 'error'} | {fmt(d / ro) if d and ro else '-'} "
             f"| {fmte(r.get('rel_err_vs_torch'))} | {r.get('within_tol', '-')}"

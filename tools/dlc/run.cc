@@ -225,7 +225,8 @@ Status benchmarkRuns(const Session &session, const std::map<std::string, Tensor>
 
 /// The kind of a profiled step: for a kernel, the op of the first node it came from ("MatMul",
 /// "Conv", "LayerNormalization"...; "MatMul split-K sum" for the second kernel of a split-K
-/// GEMM); for other steps, their kind ("copy", "host").
+/// GEMM); for other steps, their kind ("copy", "host"). The op is read from the origin text
+/// that codegen writes for each step (codegen/lower.cc `origin`: "node 'a' (MatMul) + ...").
 std::string stepKind(const Session::StepProfile &s) {
   if (s.kind != "kernel")
     return s.kind;
@@ -233,9 +234,7 @@ std::string stepKind(const Session::StepProfile &s) {
   const size_t close = open == std::string::npos ? open : s.origin.find(')', open);
   std::string kind =
       close == std::string::npos ? s.name : s.origin.substr(open + 3, close - open - 3);
-  const std::string splitk = "_splitk";
-  if (s.name.size() > splitk.size() &&
-      s.name.compare(s.name.size() - splitk.size(), splitk.size(), splitk) == 0)
+  if (s.name.ends_with("_splitk"))
     kind += " split-K sum";
   return kind;
 }

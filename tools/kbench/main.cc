@@ -2,10 +2,11 @@
 //
 //   kbench matmul 4096 4096 4096 f16                  # C[M,N] = A[M,K] B[K,N]
 //   kbench mm 8x128x64 64x96 bf16 --relu              # numpy matmul of two shapes
-//   kbench matmul 1576 3072 768 f16 --addbias --gelu  # epilogues: --addbias --residual --relu
-//   --gelu kbench gemm 512 256 128 f32 --ta --tb --alpha 0.5 --beta 2 --c row kbench conv 1 64 56
-//   56 64 3 3 1 1 f16 [--group G] [--dil D] [--bias] [--relu] [--residual] kbench --file cases.txt
-//   # one case per line, compiled in parallel
+//   kbench matmul 1576 3072 768 f16 --addbias --gelu  # --addbias --residual --relu --gelu
+//   kbench gemm 512 256 128 f32 --ta --tb --alpha 0.5 --beta 2 --c row
+//   kbench conv 1 64 56 56 64 3 3 1 1 f16 [--group G] [--dil D] [--bias] [--relu] [--residual]
+//   kbench --file cases.txt                           # one case per line, compiled in parallel
+//   (--inline-epilogue: keep a transcendental epilogue inlined, for comparison)
 //
 // Per case: the group is built from a one-node graph (plus the epilogue asked for), emitted
 // with codegen::emitGroup (or with --tile CFG, e.g. 128x256x32/2x4s4k1, through the family's
