@@ -2,10 +2,11 @@
 // movement, pooling): the kernel's parameter list, and the epilogue written for one element of
 // an anchor output followed by the stores of the group outputs.
 //
-// The fuse pass guarantees the shape of such groups (see kernel.h and GPU_CONTEXT): every
-// other node is elementwise, consumes (transitively) an anchor output, has that output's shape,
-// and reads everything else from group inputs, which broadcast against it. The helpers check
-// this and fail with the offending node's name instead of writing a wrong kernel.
+// The fuse pass guarantees the shape of such groups (see kernel.h and
+// ir/annotations/fusion_roles.h): every other node is elementwise, consumes (transitively) an
+// anchor output, has that output's shape, and reads everything else from group inputs, which
+// broadcast against it. The helpers check this and fail with the offending node's name instead of
+// writing a wrong kernel.
 #pragma once
 
 #include <map>

@@ -15,7 +15,7 @@
 #include "codegen/cuda_prelude.h"
 #include "codegen/elementwise_chain.h"
 #include "codegen/emitters.h"
-#include "passes/util/match.h"
+#include "ir/match.h"
 
 namespace dlc::codegen {
 namespace {
@@ -35,12 +35,12 @@ bool supports(const Node &node, std::string *why) {
     return false;
   }
   for (int i = 1; i < node.numOutputs(); ++i)
-    if (!passes::isUnused(node.output(i))) {
+    if (!isUnused(node.output(i))) {
       *why = fmt::format("output {} of '{}' is used (only output 0 has a GPU kernel)", i,
                          node.opName());
       return false;
     }
-  if (node.op() == Op::kDropout && node.hasInput(2) && !passes::isConstantFalse(node.input(2))) {
+  if (node.op() == Op::kDropout && node.hasInput(2) && !isConstantFalse(node.input(2))) {
     *why = "Dropout in training mode has no GPU kernel";
     return false;
   }

@@ -4,7 +4,7 @@
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/emitters.h"
-#include "passes/util/fusion_rules.h"
+#include "ir/annotations/fusion_roles.h"
 
 namespace dlc::codegen {
 
@@ -51,7 +51,7 @@ bool gpuSupports(const Node &node, std::string *why) {
     why = &ignored;
   if (!staticTypes(node, why))
     return false;
-  if (passes::isViewNode(node)) // lowering aliases the buffer: no kernel
+  if (isViewNode(node)) // lowering aliases the buffer: no kernel
     return true;
   const bool elementwise = node.def().cuda != nullptr;
   const Family *f = familyFor(elementwise ? nullptr : &node);

@@ -11,17 +11,17 @@
 #include <unordered_map>
 
 #include "codegen/cuda_prelude.h"
+#include "ir/annotations/fused_groups.h"
+#include "ir/annotations/fusion_roles.h"
+#include "ir/annotations/memory_plan.h"
 #include "ir/printer.h"
-#include "passes/plan_memory.h"
-#include "passes/util/fusion_rules.h"
-#include "passes/util/groups.h"
 
 namespace dlc::codegen {
 namespace {
 
-constexpr uint64_t kAlign = 256;
-
-uint64_t alignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+uint64_t alignUp(uint64_t n) {
+  return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
 
 uint64_t byteSize(const Value *v) {
   auto n = v->shape().numElements();
@@ -51,8 +51,8 @@ std::string groupName(const FusedGroup &g) {
 } // namespace
 
 Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
-  // The same order plan-memory's lifetimes use (passes/util/groups.h).
-  DLC_ASSIGN_OR_RETURN(std::vector<passes::NodeGroup> ordered, passes::orderedGroups(g));
+  // The same order plan-memory's lifetimes use (ir/annotations/fused_groups.h).
+  DLC_ASSIGN_OR_RETURN(std::vector<NodeGroup> ordered, orderedGroups(g));
   std::vector<FusedGroup> groups(ordered.size());
   std::unordered_map<const Node *, size_t> groupOf;
   for (size_t i = 0; i < ordered.size(); ++i)
@@ -68,7 +68,7 @@ Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
       if (onCpu(*n) != onCpu(*grp.nodes.front()))
         return invalidArgument("fused group of {} mixes devices: {} is on {}",
                                grp.nodes.front()->describe(), n->describe(), n->device().str());
-      if (!n->def().cuda) {
+      if (!isElementwiseOp(n->op())) {
         if (grp.anchor)
           return invalidArgument("fused group has two non-elementwise nodes: {} and {}",
                                  grp.anchor->describe(), n->describe());
@@ -101,38 +101,16 @@ Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
 
 namespace {
 
-/// Buffer assignment: the memory plan's arena slots (passes/plan_memory.h) for non-constant
-/// values, the constant pool for constants; without a plan every value gets a slot of its own.
-/// Scratch buffers of a group go above the plan's arena; groups run one at a time, so they
-/// share that region.
+/// Where values live: the arena offsets plan-memory annotated (ir/annotations/memory_plan.h),
+/// the constant pool for constants read by GPU code. Views alias their input. Scratch buffers
+/// of a group go above the planned arena; groups run one at a time, so they share that region.
 class Buffers {
 public:
-  Buffers(rt::Program &p, const MemoryPlan *plan) : p_(p), plan_(plan) {
-    if (plan)
-      p_.arenaBytes = plan->arenaBytes;
-    scratchBase_ = p_.arenaBytes;
+  Buffers(rt::Program &p, ArenaLayout layout) : p_(p), layout_(std::move(layout)) {
+    p_.arenaBytes = layout_.arenaBytes;
   }
 
-  rt::BufferRef constant(const Value *v) {
-    if (auto it = slots_.find(v); it != slots_.end())
-      return it->second;
-    const Tensor &t = v->constant();
-    rt::BufferRef ref{rt::Space::kConstants, p_.constants.size(), byteSize(v)};
-    const auto *bytes = static_cast<const uint8_t *>(t.raw());
-    p_.constants.insert(p_.constants.end(), bytes, bytes + ref.bytes);
-    p_.constants.resize(alignUp(p_.constants.size()));
-    slots_[v] = ref;
-    return ref;
-  }
-
-  /// A fresh arena slot of its own (no plan, or a value the plan does not place).
-  rt::BufferRef fresh(uint64_t bytes) {
-    const uint64_t top = std::max(p_.arenaBytes, scratchTop_);
-    rt::BufferRef ref{rt::Space::kArena, top, bytes};
-    p_.arenaBytes = top + alignUp(std::max<uint64_t>(bytes, 1));
-    scratchBase_ = scratchTop_ = p_.arenaBytes;
-    return ref;
-  }
+  const ArenaLayout &layout() const { return layout_; }
 
   /// Scratch for the group being lowered; call newGroup() between groups.
   rt::BufferRef scratch(uint64_t bytes) {
@@ -141,32 +119,29 @@ public:
     p_.arenaBytes = std::max(p_.arenaBytes, scratchTop_);
     return ref;
   }
-  void newGroup() { scratchTop_ = scratchBase_; }
+  void newGroup() { scratchTop_ = layout_.arenaBytes; }
 
   Expected<rt::BufferRef> of(const Value *v) {
     if (auto it = slots_.find(v); it != slots_.end())
       return it->second;
-    if (v->isConstant())
-      return constant(v);
-    rt::BufferRef ref;
-    if (plan_) {
-      auto it = plan_->slots.find(v);
-      if (it == plan_->slots.end() || (it->second.buffer < 0 && !it->second.aliasOf))
-        return internalError("the memory plan has no buffer for '{}'", v->name());
-      if (it->second.aliasOf) {
-        DLC_ASSIGN_OR_RETURN(ref, of(it->second.aliasOf));
-      } else {
-        const ArenaBuffer &b = plan_->buffers[static_cast<size_t>(it->second.buffer)];
-        ref = {rt::Space::kArena, b.offset, 0};
-      }
-      ref.bytes = byteSize(v);
+    rt::BufferRef ref{rt::Space::kArena, 0, byteSize(v)};
+    if (v->isConstant()) {
+      const auto *bytes = static_cast<const uint8_t *>(v->constant().raw());
+      ref = {rt::Space::kConstants, p_.constants.size(), byteSize(v)};
+      p_.constants.insert(p_.constants.end(), bytes, bytes + ref.bytes);
+      p_.constants.resize(alignUp(p_.constants.size()));
+    } else if (int64_t offset = layout_.offsetOf(v); offset >= 0) {
+      ref.offset = static_cast<uint64_t>(offset);
     } else {
-      ref = fresh(byteSize(v));
+      return internalError("the memory plan gives '{}' no place in the arena ({} = -1), but a "
+                           "step reads or writes it",
+                           v->name(), kMemOffsetAttr);
     }
     slots_[v] = ref;
     return ref;
   }
 
+  /// `v` takes the memory of `of` (a view).
   Status alias(const Value *v, const Value *of) {
     DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, this->of(of));
     ref.bytes = byteSize(v);
@@ -177,8 +152,8 @@ public:
 
 private:
   rt::Program &p_;
-  const MemoryPlan *plan_;
-  uint64_t scratchBase_ = 0, scratchTop_ = 0;
+  const ArenaLayout layout_;
+  uint64_t scratchTop_ = 0;
   std::unordered_map<const Value *, rt::BufferRef> slots_;
 };
 
@@ -221,61 +196,64 @@ std::string origin(const FusedGroup &g) {
   return s;
 }
 
-} // namespace
+/// One lowering: the steps of every group, then the outputs, then the modules.
+class Lowering {
+public:
+  Lowering(const Graph &g, const LowerOptions &opts, ArenaLayout layout)
+      : g_(g), opts_(opts), buffers_(p_, std::move(layout)) {}
 
-Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
-  for (const Value *v : g.inputs())
-    if (!v->shape().isStatic() || v->dtype() == DType::kUnknown)
-      return invalidArgument("graph input '{}' has type {}; the GPU backend needs static shapes",
-                             v->name(), v->type().str());
-  DLC_ASSIGN_OR_RETURN(std::vector<FusedGroup> groups, collectGroups(g));
-  rt::Program p;
-  std::optional<MemoryPlan> plan;
-  if (!opts.exposeIntermediates) { // exposed intermediates must all survive the run
-    DLC_ASSIGN_OR_RETURN(MemoryPlan mp, planMemory(g));
-    plan = std::move(mp);
-  }
-  Buffers buffers(p, plan ? &*plan : nullptr);
-
-  for (const Value *v : g.inputs()) {
-    DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(v));
-    p.inputs.push_back({v->name(), v->dtype(), v->shape().sizes(), ref});
-  }
-
-  std::vector<Kernel> kernels;
-  std::vector<size_t> kernelStep; // steps index of each kernel
-  for (const FusedGroup &grp : groups) {
-    buffers.newGroup();
-    if (grp.nodes.size() == 1 && passes::isViewNode(*grp.nodes[0]) && !onCpu(*grp.nodes[0])) {
-      DLC_RETURN_IF_ERROR(buffers.alias(grp.nodes[0]->output(0), grp.nodes[0]->input(0)));
-      continue;
+  Expected<rt::Program> run() {
+    DLC_ASSIGN_OR_RETURN(std::vector<FusedGroup> groups, collectGroups(g_));
+    for (const Value *v : g_.inputs()) {
+      DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
+      p_.inputs.push_back({v->name(), v->dtype(), v->shape().sizes(), ref});
     }
-    if (onCpu(*grp.nodes.front())) {
-      for (const Node *n : grp.nodes) {
-        rt::HostStep h;
-        h.graphText = hostStepGraph(*n);
-        for (const Value *v : n->inputs())
-          if (v && !v->isConstant()) { // constants are part of the step's graph text
-            DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(v));
-            h.inputs.push_back(ref);
-          }
-        for (const Value *v : n->outputs())
-          if (v) {
-            DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(v));
-            h.outputs.push_back(ref);
-          }
-        h.origin = n->describe();
-        p.steps.emplace_back(std::move(h));
-      }
-      continue;
+    for (const FusedGroup &grp : groups) {
+      buffers_.newGroup();
+      const Node &first = *grp.nodes.front();
+      if (grp.nodes.size() == 1 && isViewNode(first) && !onCpu(first))
+        DLC_RETURN_IF_ERROR(buffers_.alias(first.output(0), first.input(0)));
+      else if (onCpu(first))
+        DLC_RETURN_IF_ERROR(lowerHostGroup(grp));
+      else
+        DLC_RETURN_IF_ERROR(lowerKernelGroup(grp));
     }
-    auto set = emitGroup(grp, opts.emit);
-    if (!set)
-      return set.status();
+    DLC_RETURN_IF_ERROR(lowerOutputs());
+    if (opts_.exposeIntermediates)
+      DLC_RETURN_IF_ERROR(exposeIntermediates(groups));
+    DLC_RETURN_IF_ERROR(buildModules());
+    return std::move(p_);
+  }
+
+private:
+  /// Each node of a CPU group is a host step of its own.
+  Status lowerHostGroup(const FusedGroup &grp) {
+    for (const Node *n : grp.nodes) {
+      rt::HostStep h;
+      h.graphText = hostStepGraph(*n);
+      for (const Value *v : n->inputs())
+        if (v && !v->isConstant()) { // constants are part of the step's graph text
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
+          h.inputs.push_back(ref);
+        }
+      for (const Value *v : n->outputs())
+        if (v) {
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
+          h.outputs.push_back(ref);
+        }
+      h.origin = n->describe();
+      p_.steps.emplace_back(std::move(h));
+    }
+    return Status::ok();
+  }
+
+  /// The family emitter's kernels for a GPU group, one launch step each.
+  Status lowerKernelGroup(const FusedGroup &grp) {
+    DLC_ASSIGN_OR_RETURN(KernelSet set, emitGroup(grp, opts_.emit));
     std::vector<rt::BufferRef> scratch;
-    for (uint64_t bytes : set->scratchBytes)
-      scratch.push_back(buffers.scratch(bytes));
-    for (Kernel &k : set->kernels) {
+    for (uint64_t bytes : set.scratchBytes)
+      scratch.push_back(buffers_.scratch(bytes));
+    for (Kernel &k : set.kernels) {
       rt::LaunchStep step;
       step.kernel = k.name;
       std::copy(std::begin(k.launch.grid), std::end(k.launch.grid), step.grid);
@@ -283,98 +261,106 @@ Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
       step.sharedBytes = k.launch.sharedBytes;
       for (const KernelParam &param : k.params) {
         if (param.value) {
-          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(param.value));
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
           step.args.push_back(ref);
-        } else {
-          if (param.scratch < 0 || static_cast<size_t>(param.scratch) >= scratch.size())
-            return internalError("kernel '{}': scratch parameter {} out of range", k.name,
-                                 param.scratch);
-          step.args.push_back(scratch[static_cast<size_t>(param.scratch)]);
+          continue;
         }
+        if (param.scratch < 0 || static_cast<size_t>(param.scratch) >= scratch.size())
+          return internalError("kernel '{}': scratch parameter {} out of range", k.name,
+                               param.scratch);
+        step.args.push_back(scratch[static_cast<size_t>(param.scratch)]);
       }
       step.origin = origin(grp);
-      kernelStep.push_back(p.steps.size());
-      p.steps.emplace_back(std::move(step));
-      kernels.push_back(std::move(k));
+      kernelStep_.push_back(p_.steps.size());
+      p_.steps.emplace_back(std::move(step));
+      kernels_.push_back(std::move(k));
     }
+    return Status::ok();
   }
 
-  // Outputs. With a plan, the plan says where each ends up (and what to copy there); without
-  // one, a value that is a graph input, a constant or returned twice gets its own slot.
-  std::set<const Value *> returned;
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    const Graph::Output &o = g.outputs()[i];
-    const Value *v = o.value;
-    rt::BufferRef ref;
-    if (plan) {
-      const ArenaBuffer &b = plan->buffers.at(static_cast<size_t>(plan->outputBuffers.at(i)));
-      ref = {rt::Space::kArena, b.offset, byteSize(v)};
-      if (b.copyFrom) {
-        DLC_ASSIGN_OR_RETURN(rt::BufferRef src, buffers.of(b.copyFrom));
-        src.bytes = ref.bytes;
-        p.steps.emplace_back(rt::CopyStep{src, ref, fmt::format("output '{}'", o.name)});
-      }
-    } else {
-      DLC_ASSIGN_OR_RETURN(ref, buffers.of(v));
-      bool needsCopy = v->isInput() || v->isConstant() || returned.count(v);
-      for (const rt::ProgramTensor &in : p.inputs)
-        needsCopy = needsCopy || (in.buffer.space == ref.space && in.buffer.offset == ref.offset);
-      if (needsCopy) {
-        rt::BufferRef dst = buffers.fresh(ref.bytes);
-        p.steps.emplace_back(rt::CopyStep{ref, dst, fmt::format("output '{}'", o.name)});
-        ref = dst;
-      }
+  /// Each output ends where `mem.outputs` says; a value that lives elsewhere (a graph input, a
+  /// constant, a value returned twice) is copied there by a last step.
+  Status lowerOutputs() {
+    for (size_t i = 0; i < g_.outputs().size(); ++i) {
+      const Graph::Output &o = g_.outputs()[i];
+      const Value *v = o.value;
+      DLC_ASSIGN_OR_RETURN(rt::BufferRef src, buffers_.of(v));
+      rt::BufferRef dst{rt::Space::kArena, buffers_.layout().outputOffsets.at(i), byteSize(v)};
+      if (src.space != dst.space || src.offset != dst.offset)
+        p_.steps.emplace_back(rt::CopyStep{src, dst, fmt::format("output '{}'", o.name)});
+      returned_.insert(v);
+      p_.outputs.push_back({o.name, v->dtype(), v->shape().sizes(), dst});
     }
-    returned.insert(v);
-    p.outputs.push_back({o.name, v->dtype(), v->shape().sizes(), ref});
+    return Status::ok();
   }
 
-  if (opts.exposeIntermediates) {
+  /// `--verify`: every value a group writes is an output too (the plan gave each its own
+  /// memory: plan-memory{reuse=false}).
+  Status exposeIntermediates(const std::vector<FusedGroup> &groups) {
     for (const FusedGroup &grp : groups)
       for (const Value *v : grp.outputs)
-        if (!returned.count(v) && buffers.has(v)) {
-          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers.of(v));
-          p.outputs.push_back({v->name(), v->dtype(), v->shape().sizes(), ref});
+        if (!returned_.count(v) && buffers_.has(v)) {
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
+          p_.outputs.push_back({v->name(), v->dtype(), v->shape().sizes(), ref});
         }
+    return Status::ok();
   }
 
-  // Modules: kernels dealt round-robin into a few NVRTC programs, compiled in parallel.
-  for (const Kernel &k : kernels)
-    p.sources.emplace_back(k.name, k.source);
-  if (kernels.empty())
-    return p;
-  const int jobs = opts.jobs > 0
-                       ? opts.jobs
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const size_t numModules = std::min<size_t>(kernels.size(), static_cast<size_t>(jobs));
-  std::vector<std::string> moduleSources(numModules, std::string(cudaPrelude()));
-  p.modules.resize(numModules);
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const size_t m = i % numModules;
-    moduleSources[m] += "\n" + kernels[i].source;
-    p.modules[m].kernels.push_back(kernels[i].name);
-    std::get<rt::LaunchStep>(p.steps[kernelStep[i]]).module = static_cast<uint32_t>(m);
+  /// Kernels dealt round-robin into a few NVRTC programs, compiled in parallel.
+  Status buildModules() {
+    for (const Kernel &k : kernels_)
+      p_.sources.emplace_back(k.name, k.source);
+    if (kernels_.empty())
+      return Status::ok();
+    const int jobs = opts_.jobs > 0
+                         ? opts_.jobs
+                         : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    const size_t numModules = std::min<size_t>(kernels_.size(), static_cast<size_t>(jobs));
+    std::vector<std::string> moduleSources(numModules, std::string(cudaPrelude()));
+    p_.modules.resize(numModules);
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+      const size_t m = i % numModules;
+      moduleSources[m] += "\n" + kernels_[i].source;
+      p_.modules[m].kernels.push_back(kernels_[i].name);
+      std::get<rt::LaunchStep>(p_.steps[kernelStep_[i]]).module = static_cast<uint32_t>(m);
+    }
+    for (auto &m : p_.modules)
+      m.arch = fmt::format("sm_{}", opts_.nvrtc.smVersion);
+    if (!opts_.compile)
+      return Status::ok();
+    std::vector<std::string> names;
+    for (const rt::Module &m : p_.modules)
+      names.push_back(fmt::format("module {} ({})", names.size(), fmt::join(m.kernels, ", ")));
+    CompileStats stats;
+    DLC_ASSIGN_OR_RETURN(std::vector<CompiledModule> compiled,
+                         compileModules(moduleSources, names, opts_.nvrtc, jobs, &stats));
+    for (size_t m = 0; m < numModules; ++m) {
+      p_.modules[m].cubin = std::move(compiled[m].cubin);
+      p_.modules[m].ptx = std::move(compiled[m].ptx);
+    }
+    p_.compileSeconds = stats.seconds;
+    p_.cacheHits = stats.hits;
+    return Status::ok();
   }
-  for (auto &m : p.modules)
-    m.arch = fmt::format("sm_{}", opts.nvrtc.smVersion);
-  if (!opts.compile) {
-    for (size_t m = 0; m < numModules; ++m)
-      p.modules[m].ptx.clear();
-    return p;
-  }
-  std::vector<std::string> names;
-  for (size_t m = 0; m < numModules; ++m)
-    names.push_back(fmt::format("module {} ({})", m, fmt::join(p.modules[m].kernels, ", ")));
-  CompileStats stats;
-  DLC_ASSIGN_OR_RETURN(std::vector<CompiledModule> compiled,
-                       compileModules(moduleSources, names, opts.nvrtc, jobs, &stats));
-  for (size_t m = 0; m < numModules; ++m) {
-    p.modules[m].cubin = std::move(compiled[m].cubin);
-    p.modules[m].ptx = std::move(compiled[m].ptx);
-  }
-  p.compileSeconds = stats.seconds;
-  p.cacheHits = stats.hits;
-  return p;
+
+  const Graph &g_;
+  const LowerOptions &opts_;
+  rt::Program p_;
+  Buffers buffers_;
+  std::vector<Kernel> kernels_;
+  std::vector<size_t> kernelStep_; // the steps index of each kernel
+  std::set<const Value *> returned_;
+};
+
+} // namespace
+
+Expected<rt::Program> lowerToProgram(const Graph &g, const LowerOptions &opts) {
+  for (const Value *v : g.inputs())
+    if (!v->shape().isStatic() || v->dtype() == DType::kUnknown)
+      return invalidArgument("graph input '{}' has type {}; the GPU backend needs static shapes",
+                             v->name(), v->type().str());
+  DLC_ASSIGN_OR_RETURN(ArenaLayout layout, readArenaLayout(g));
+  return Lowering(g, opts, std::move(layout)).run();
 }
 
 std::string describeProgram(const rt::Program &p) {

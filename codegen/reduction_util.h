@@ -2,8 +2,8 @@
 // reduction_rows.cc: softmax and the normalisations): the parts of a fused reduction group, the
 // kernel's buffer names, and passes over rows of contiguous elements.
 //
-// A reduction group is [prologue] anchor [epilogue] (see GPU_CONTEXT.md): prologue nodes compute
-// the anchor's input 0 element by element, so the kernel evaluates them at every element it
+// A reduction group is [prologue] anchor [epilogue] (ir/annotations/fusion_roles.h): prologue nodes
+// compute the anchor's input 0 element by element, so the kernel evaluates them at every element it
 // loads (`element`); epilogue nodes run on each anchor result before it is stored (`store`).
 #pragma once
 

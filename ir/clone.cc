@@ -6,6 +6,8 @@ namespace dlc {
 
 std::unique_ptr<Graph> cloneGraph(const Graph &g) {
   auto out = std::make_unique<Graph>(g.name());
+  for (const auto &[name, a] : g.annotations())
+    out->setAnnotation(name, a);
   std::unordered_map<const Value *, Value *> map;
   for (Value *in : g.inputs())
     map[in] = out->addInput(in->name(), in->type());

@@ -101,6 +101,17 @@ void Node::removeAttr(std::string_view name) {
     attrs_.erase(it);
 }
 
+const Attribute *Graph::findAnnotation(std::string_view name) const {
+  auto it = annotations_.find(name);
+  return it == annotations_.end() ? nullptr : &it->second;
+}
+
+void Graph::removeAnnotation(std::string_view name) {
+  auto it = annotations_.find(name);
+  if (it != annotations_.end())
+    annotations_.erase(it);
+}
+
 const Attribute &Node::attrOrDefault(std::string_view name, AttrKind kind) const {
   if (const Attribute *a = findAttr(name)) {
     DLC_CHECK(a->kind() == kind, "{}: attribute '{}' is {}, not {}", describe(), name,
@@ -333,7 +344,8 @@ Status Graph::topologicalSort() {
 
 bool Graph::structurallyEqual(const Graph &o) const {
   if (inputs_.size() != o.inputs_.size() || constantOrder_.size() != o.constantOrder_.size() ||
-      nodes_.size() != o.nodes_.size() || outputs_.size() != o.outputs_.size())
+      nodes_.size() != o.nodes_.size() || outputs_.size() != o.outputs_.size() ||
+      annotations_ != o.annotations_)
     return false;
   std::unordered_map<const Value *, const Value *> map; // this graph's value -> o's
   for (size_t i = 0; i < inputs_.size(); ++i)

@@ -168,6 +168,16 @@ public:
   const std::string &name() const { return name_; }
   void setName(std::string n) { name_ = std::move(n); }
 
+  // --- Annotations ------------------------------------------------------------------------
+  /// What a pass leaves about the whole graph (`mem.arena`, `mem.inputs`): names with a `.`,
+  /// printed after the signature as `attributes {...}`. Node annotations live on the nodes.
+  const AttrMap &annotations() const { return annotations_; }
+  const Attribute *findAnnotation(std::string_view name) const;
+  void setAnnotation(std::string name, Attribute a) {
+    annotations_[std::move(name)] = std::move(a);
+  }
+  void removeAnnotation(std::string_view name);
+
   // --- Values without a producing node -------------------------------------------------
   /// A graph input. The name is made unique if taken.
   Value *addInput(std::string name, TensorType type);
@@ -221,8 +231,8 @@ public:
 
   // --- Comparison (copies: cloneGraph, ir/clone.h) ---------------------------------------
   /// The same computation: inputs, constants (by data), nodes (op, attributes, device, wiring,
-  /// which outputs are present) and returned values correspond one to one, in order. Value
-  /// names, types, node names and the graph's name are not compared.
+  /// which outputs are present), graph annotations and returned values correspond one to one,
+  /// in order. Value names, types, node names and the graph's name are not compared.
   bool structurallyEqual(const Graph &o) const;
 
 private:
@@ -232,6 +242,7 @@ private:
   const std::string &claimName(Value *v, std::string name);
 
   std::string name_;
+  AttrMap annotations_;
   std::vector<Value *> inputs_;
   std::vector<std::unique_ptr<Value>> ownedValues_; // inputs and constants
   std::vector<Value *> constantOrder_;

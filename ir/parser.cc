@@ -137,6 +137,21 @@ Status Parser::parseHeader() {
     outputs_.emplace_back(std::move(name), std::move(type));
   }
   DLC_RETURN_IF_ERROR(advance());
+  if (atWord("attributes")) {
+    DLC_RETURN_IF_ERROR(advance());
+    if (!at(Tok::kLBrace))
+      return expected("'{' and the graph's annotations");
+    Token at = tok_;
+    AttrMap annotations;
+    DLC_RETURN_IF_ERROR(parseAttrs(annotations));
+    for (auto &[name, a] : annotations) {
+      if (!isAnnotation(name))
+        return errorAt(at, fmt::format("graph attribute '{}' is not an annotation (a name with "
+                                       "a '.', such as 'mem.arena')",
+                                       name));
+      g_->setAnnotation(name, std::move(a));
+    }
+  }
   return expect(Tok::kLBrace, "'{'");
 }
 

@@ -64,6 +64,14 @@ std::string formatAttr(const Attribute &a, const PrintOptions &opts, const std::
   return "?";
 }
 
+/// `{name = value, ...}`, sorted by name.
+std::string formatAttrs(const AttrMap &attrs, const PrintOptions &opts, const std::string &indent) {
+  std::string s = "{";
+  for (const auto &[name, attr] : attrs)
+    s += (s.size() > 1 ? ", " : "") + formatName(name) + " = " + formatAttr(attr, opts, indent);
+  return s + '}';
+}
+
 /// `indent` is the indentation of the line the node starts on.
 std::string formatNode(const Node &n, const PrintOptions &opts, const std::string &indent) {
   std::string s;
@@ -75,15 +83,8 @@ std::string formatNode(const Node &n, const PrintOptions &opts, const std::strin
   for (int i = 0; i < n.numInputs(); ++i)
     s += (i ? ", " : "") + valueRef(n.input(i));
   s += ')';
-  if (!n.attrs().empty()) {
-    s += " {";
-    bool first = true;
-    for (const auto &[name, attr] : n.attrs()) {
-      s += (first ? "" : ", ") + formatName(name) + " = " + formatAttr(attr, opts, indent);
-      first = false;
-    }
-    s += '}';
-  }
+  if (!n.attrs().empty())
+    s += " " + formatAttrs(n.attrs(), opts, indent);
   for (int i = 0; i < n.numOutputs(); ++i) {
     s += i ? ", " : " : ";
     const Value *v = n.output(i);
@@ -111,7 +112,10 @@ void printGraphAt(const Graph &g, std::ostream &os, const PrintOptions &opts,
     const Graph::Output &o = g.outputs()[i];
     os << (i ? ", " : "") << formatName(o.name) << ": " << formatType(o.declared);
   }
-  os << ") {\n";
+  os << ')';
+  if (!g.annotations().empty())
+    os << " attributes " << formatAttrs(g.annotations(), opts, indent);
+  os << " {\n";
   for (const Value *c : g.constants())
     os << inner << valueRef(c) << " = constant " << text::formatTensor(c->constant(), opts) << '\n';
   for (const Node *n : g.nodes())

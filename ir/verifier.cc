@@ -54,6 +54,9 @@ public:
   Verifier(const Graph &g, const VerifyOptions &opts) : g_(g), opts_(opts) {}
 
   Status run() {
+    for (const auto &[name, a] : g_.annotations())
+      if (!isAnnotation(name))
+        return fail("graph attribute '{}' is not an annotation (a name with a '.')", name);
     DLC_RETURN_IF_ERROR(checkDefinitions());
     DLC_RETURN_IF_ERROR(checkOrder());
     DLC_RETURN_IF_ERROR(checkUses());

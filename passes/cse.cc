@@ -13,8 +13,8 @@
 // in the comparison.
 #include <unordered_map>
 
+#include "ir/match.h"
 #include "passes/registry.h"
-#include "passes/util/match.h"
 
 namespace dlc {
 
@@ -40,7 +40,7 @@ bool sameNode(const Node &a, const Node &b) {
 /// `keep` can stand in for `drop` if it has every output of `drop` that is used.
 bool coversOutputs(const Node &keep, const Node &drop) {
   for (int i = 0; i < drop.numOutputs(); ++i)
-    if (!keep.output(i) && !passes::isUnused(drop.output(i)))
+    if (!keep.output(i) && !isUnused(drop.output(i)))
       return false;
   return true;
 }
@@ -66,7 +66,7 @@ public:
         continue;
       }
       options.debugf("{}: merged into {}", n->describe(), twin->describe());
-      passes::replaceNode(g, n, twin->outputs());
+      replaceNode(g, n, twin->outputs());
       changed = true;
     }
     return changed;

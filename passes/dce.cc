@@ -10,8 +10,8 @@
 // inference, so random ops go like any other.
 #include <algorithm>
 
+#include "ir/match.h"
 #include "passes/registry.h"
-#include "passes/util/match.h"
 
 namespace dlc {
 
@@ -25,7 +25,7 @@ public:
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
       Node *n = *it;
       std::vector<Value *> outs = n->outputs();
-      if (!std::all_of(outs.begin(), outs.end(), passes::isUnused))
+      if (!std::all_of(outs.begin(), outs.end(), isUnused))
         continue;
       options.debugf("{}: removed: no output is used", n->describe());
       g.eraseNode(n);
@@ -33,7 +33,7 @@ public:
     }
     std::vector<Value *> constants = g.constants();
     for (Value *c : constants) {
-      if (!passes::isUnused(c))
+      if (!isUnused(c))
         continue;
       options.debugf("constant '{}': removed: not used", c->name());
       g.eraseConstant(c);

@@ -23,8 +23,8 @@
 // MatMul (its weights have no channel axis of their own).
 #include <cmath>
 
+#include "ir/match.h"
 #include "passes/registry.h"
-#include "passes/util/match.h"
 
 namespace dlc {
 
@@ -52,7 +52,7 @@ Expected<ChannelMap> channelMap(const Node &bn) {
   if (bn.getInt("training_mode") != 0)
     return invalidArgument("training_mode is not 0");
   for (int i = 1; i < bn.numOutputs(); ++i)
-    if (!passes::isUnused(bn.output(i)))
+    if (!isUnused(bn.output(i)))
       return invalidArgument("its running statistics output {} is used", i);
   const Value *x = bn.input(0);
   if (!x || !x->shape().isRanked() || x->shape().rank() == 0 || !isFloat(x->dtype()))
@@ -61,7 +61,7 @@ Expected<ChannelMap> channelMap(const Node &bn) {
   const char *names[] = {"", "scale", "B", "input_mean", "input_var"};
   std::vector<std::vector<double>> p(5);
   for (int i = 1; i <= 4; ++i) {
-    const Tensor *t = passes::constantInput(bn, i);
+    const Tensor *t = constantInput(bn, i);
     if (!t)
       return invalidArgument("{} is not a constant", names[i]);
     p[static_cast<size_t>(i)] = asDoubles(*t);
@@ -88,7 +88,7 @@ struct Folded {
 };
 
 Expected<Folded> foldConv(const Node &p, const ChannelMap &m) {
-  const Tensor &w = *passes::constantInput(p, 1);
+  const Tensor &w = *constantInput(p, 1);
   const size_t channels = m.scale.size();
   if (w.rank() < 2)
     return invalidArgument("its weight has rank {}", w.rank());
@@ -108,7 +108,7 @@ Expected<Folded> foldConv(const Node &p, const ChannelMap &m) {
         wv[static_cast<size_t>((i * w.shape()[1] + j) * inner + k)] *= s;
     }
   std::vector<double> bias(channels, 0.0);
-  if (const Tensor *b = passes::constantInput(p, 2))
+  if (const Tensor *b = constantInput(p, 2))
     bias = asDoubles(*b);
   if (bias.size() != channels)
     return invalidArgument("its bias has {} elements, not {}", bias.size(), channels);
@@ -119,7 +119,7 @@ Expected<Folded> foldConv(const Node &p, const ChannelMap &m) {
 }
 
 Expected<Folded> foldGemm(const Node &p, const ChannelMap &m) {
-  const Tensor &b = *passes::constantInput(p, 1);
+  const Tensor &b = *constantInput(p, 1);
   const bool transB = p.getInt("transB") != 0;
   const int64_t n = static_cast<int64_t>(m.scale.size());
   if (b.rank() != 2 || b.shape()[transB ? 0 : 1] != n)
@@ -129,7 +129,7 @@ Expected<Folded> foldGemm(const Node &p, const ChannelMap &m) {
     bv[static_cast<size_t>(i)] *= m.scale[static_cast<size_t>(transB ? i / b.shape()[1] : i % n)];
 
   // C' = beta * C * s + t, over [N] when C does not vary along M, else over [M, N].
-  const Tensor *c = passes::constantInput(p, 2);
+  const Tensor *c = constantInput(p, 2);
   const double beta = p.getFloat("beta");
   std::vector<int64_t> cShape = c ? c->shape() : std::vector<int64_t>{};
   bool alongM = cShape.size() == 2 && cShape[0] != 1;
@@ -170,9 +170,9 @@ std::string foldRefusal(const Node &bn, const Node *p) {
                        out->uses().size() + (bn.graph()->isOutput(out) ? 1 : 0));
   if (p->device() != bn.device())
     return fmt::format("{} is on another device", p->describe());
-  if (!passes::constantInput(*p, 1))
+  if (!constantInput(*p, 1))
     return fmt::format("the weight of {} is not a constant", p->describe());
-  if (p->hasInput(2) && !passes::constantInput(*p, 2))
+  if (p->hasInput(2) && !constantInput(*p, 2))
     return fmt::format("the bias of {} is not a constant", p->describe());
   return "";
 }
@@ -184,7 +184,7 @@ void replaceInput(Graph &g, Node &n, int i, Value *v) {
     n.appendInput(nullptr);
   Value *old = n.input(i);
   n.setInput(i, v);
-  if (old && old->isConstant() && passes::isUnused(old))
+  if (old && old->isConstant() && isUnused(old))
     g.eraseConstant(old);
 }
 
@@ -193,10 +193,10 @@ void replaceInput(Graph &g, Node &n, int i, Value *v) {
 void replaceBn(Graph &g, Node *bn, Value *to) {
   std::string name = bn->output(0)->name();
   std::vector<Value *> params(bn->inputs().begin() + 1, bn->inputs().end());
-  passes::replaceNode(g, bn, {to});
+  replaceNode(g, bn, {to});
   g.renameValue(to, name);
   for (Value *v : params)
-    if (v && v->isConstant() && passes::isUnused(v))
+    if (v && v->isConstant() && isUnused(v))
       g.eraseConstant(v);
 }
 

@@ -15,8 +15,8 @@
 // under --debug-only=fold-constants.
 #include <algorithm>
 
+#include "ir/match.h"
 #include "passes/registry.h"
-#include "passes/util/match.h"
 
 namespace dlc {
 
@@ -142,13 +142,13 @@ private:
     std::vector<Value *> replacements(static_cast<size_t>(n->numOutputs()), nullptr);
     for (int i = 0; i < n->numOutputs(); ++i) {
       Value *out = n->output(i);
-      if (passes::isUnused(out))
+      if (isUnused(out))
         continue;
       Value *c = g.addConstant(out->name(), results[static_cast<size_t>(i)]);
       replacements[static_cast<size_t>(i)] = c;
       renames.emplace_back(c, out->name());
     }
-    passes::replaceNode(g, n, replacements);
+    replaceNode(g, n, replacements);
     for (auto &[c, name] : renames)
       g.renameValue(c, name);
   }

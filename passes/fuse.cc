@@ -1,5 +1,5 @@
 // fuse: rewrites exporters' normalisation pieces into single ops, then groups nodes into the
-// fused groups that codegen turns into one kernel each (GPU_CONTEXT.md "Fused groups").
+// fused groups that codegen turns into one kernel each (ir/annotations/fusion_roles.h).
 //
 // Step 1, patterns (passes/util/fuse_patterns.h): LayerNormalization from
 // ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div (+ Mul gamma, Add beta), Gelu from Erf and its
@@ -42,18 +42,17 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/annotations/fused_groups.h"
+#include "ir/annotations/fusion_roles.h"
+#include "ir/match.h"
 #include "passes/registry.h"
 #include "passes/util/fuse_patterns.h"
-#include "passes/util/fusion_rules.h"
-#include "passes/util/groups.h"
-#include "passes/util/match.h"
 
 namespace dlc {
 
 namespace {
 
-using passes::FusionClass;
-using Role = passes::FusionRole;
+using Role = FusionRole;
 
 /// Where a node runs for fusion purposes: unplaced counts as gpu:0.
 Device placeOf(const Node &n) { return n.device().isSet() ? n.device() : Device::gpu(0); }
@@ -112,7 +111,7 @@ public:
   Grouping(Graph &g, const PassOptions &options) : g_(g), options_(options), spans_(g.numNodes()) {
     for (Node *n : g.nodes()) {
       pos_[n] = static_cast<int>(pos_.size());
-      kind_[n] = passes::classifyForFusion(*n);
+      kind_[n] = classifyForFusion(*n);
     }
   }
 
@@ -130,14 +129,14 @@ public:
   Status annotate() {
     for (Node *n : g_.nodes())
       if (auto it = groupOf_.find(n); it != groupOf_.end() && groups_[it->second].size() > 1)
-        n->setAttr(std::string(passes::kFuseGroupAttr), Attribute(int64_t{it->second}));
-    DLC_ASSIGN_OR_RETURN(std::vector<passes::NodeGroup> order, passes::orderedGroups(g_));
+        n->setAttr(std::string(kFuseGroupAttr), Attribute(int64_t{it->second}));
+    DLC_ASSIGN_OR_RETURN(std::vector<NodeGroup> order, orderedGroups(g_));
     int64_t next = 0;
-    for (const passes::NodeGroup &unit : order) {
+    for (const NodeGroup &unit : order) {
       for (Node *n : unit.nodes) {
         g_.moveNode(n, nullptr);
         if (unit.id)
-          n->setAttr(std::string(passes::kFuseGroupAttr), Attribute(next));
+          n->setAttr(std::string(kFuseGroupAttr), Attribute(next));
       }
       if (unit.id)
         logGroup(next++, unit.nodes);
@@ -467,7 +466,7 @@ private:
 std::vector<std::pair<const Node *, int64_t>> snapshot(const Graph &g) {
   std::vector<std::pair<const Node *, int64_t>> s;
   for (const Node *n : g.nodes())
-    s.emplace_back(n, passes::fuseGroupOf(*n).value_or(-1));
+    s.emplace_back(n, fuseGroupOf(*n).value_or(-1));
   return s;
 }
 
@@ -477,7 +476,7 @@ public:
     auto before = snapshot(g);
     int rewrites = passes::rewriteNormalizationPatterns(g, options);
     for (Node *n : g.nodes())
-      n->removeAttr(passes::kFuseGroupAttr);
+      n->removeAttr(kFuseGroupAttr);
     Grouping grouping(g, options);
     grouping.run();
     DLC_RETURN_IF_ERROR(grouping.annotate());

@@ -35,10 +35,6 @@ struct Pipeline {
 /// unknown options, ill-formed values, a missing `}`.
 Expected<Pipeline> parsePipeline(std::string_view text);
 
-/// The readable default pipeline for `-O<optLevel>`:
-/// O0 `infer-shapes`; O1 and up `infer-shapes,fold-constants,simplify,cse,dce,infer-shapes`.
-std::string defaultPipeline(int optLevel);
-
 struct PipelineOptions {
   /// After every pass, print `// -----// IR after <pass> (changed|unchanged) //----- //` and
   /// the IR to *out.

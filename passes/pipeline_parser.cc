@@ -121,10 +121,4 @@ bool Pipeline::contains(std::string_view name) const {
                      [&](const PipelineEntry &e) { return e.name == name; });
 }
 
-std::string defaultPipeline(int optLevel) {
-  if (optLevel <= 0)
-    return "infer-shapes";
-  return "infer-shapes,fold-constants,simplify,cse,dce,infer-shapes";
-}
-
 } // namespace dlc

@@ -1,14 +1,17 @@
 // plan-memory: plans one device arena for the graph and writes it into the IR.
 //
-// The planning rules are in passes/plan_memory.h (planMemory, which codegen's lowering calls).
-// The pass annotates every node with `mem.offset` (ints, one per output: the arena offset of
-// that output, its root's for a view, -1 for none) and logs under --debug-only=plan-memory one
+// The planning rules are in passes/plan_memory.h. The pass writes the plan as annotations
+// (ir/annotations/memory_plan.h): every node gets `mem.offset` (ints, one per output: the
+// arena offset of that output, its root's for a view, -1 for none) and the graph `mem.arena`,
+// `mem.inputs` and `mem.outputs`; codegen's lowering reads them. Option `reuse` (default true):
+// false gives every buffer memory of its own. It logs under --debug-only=plan-memory one
 // line per buffer, one per view, and last
 //     arena N bytes for M values (sum of intermediates S bytes, X% reuse)
 // where S is the arena that no reuse would need (every buffer side by side).
 //
 // Before: shapes static (after binding input shapes), fuse run if groups are wanted. After:
-// annotations only; the graph is otherwise unchanged.
+// annotations only; the graph is otherwise unchanged. A pass that changes the graph later
+// invalidates the plan; the GPU pipeline runs plan-memory last.
 // Not done here: separate host memory for cpu nodes (every value is planned in the one arena),
 // in-place reuse of an input by an elementwise kernel, scratch memory of kernels (the
 // emitters ask for it per group).
@@ -17,15 +20,13 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/annotations/fusion_roles.h"
+#include "ir/match.h"
 #include "passes/registry.h"
-#include "passes/util/fusion_rules.h"
-#include "passes/util/match.h"
 
 namespace dlc {
 
 namespace {
-
-constexpr std::string_view kMemOffsetAttr = "mem.offset";
 
 uint64_t aligned(uint64_t bytes) {
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
@@ -47,10 +48,10 @@ Expected<uint64_t> byteSize(const Value *v) {
 
 class Planner {
 public:
-  explicit Planner(const Graph &g) : g_(g) {}
+  Planner(const Graph &g, bool reuse) : g_(g), reuse_(reuse) {}
 
   Expected<MemoryPlan> plan() {
-    DLC_ASSIGN_OR_RETURN(plan_.steps, passes::orderedGroups(g_));
+    DLC_ASSIGN_OR_RETURN(plan_.steps, orderedGroups(g_));
     const int end = static_cast<int>(plan_.steps.size()); // the copy-out step
     for (int s = 0; s < end; ++s)
       for (const Node *n : plan_.steps[static_cast<size_t>(s)].nodes)
@@ -59,9 +60,9 @@ public:
     for (const Value *in : g_.inputs())
       DLC_RETURN_IF_ERROR(addBuffer(in, 0, end));
     for (int s = 0; s < end; ++s) {
-      const passes::NodeGroup &step = plan_.steps[static_cast<size_t>(s)];
+      const NodeGroup &step = plan_.steps[static_cast<size_t>(s)];
       for (const Node *n : step.nodes) {
-        if (step.nodes.size() == 1 && passes::isViewNode(*n)) {
+        if (step.nodes.size() == 1 && isViewNode(*n)) {
           plan_.slots[n->output(0)] = {-1, n->input(0)};
           continue;
         }
@@ -103,9 +104,9 @@ private:
   bool needsBuffer(const Value *v) const {
     if (g_.isOutput(v) || !v->hasUses())
       return true;
-    std::optional<int64_t> group = passes::fuseGroupOf(*v->producer());
+    std::optional<int64_t> group = fuseGroupOf(*v->producer());
     for (const Use &u : v->uses())
-      if (!group || passes::fuseGroupOf(*u.node) != group)
+      if (!group || fuseGroupOf(*u.node) != group)
         return true;
     return false;
   }
@@ -147,7 +148,7 @@ private:
       const uint64_t size = aligned(b.bytes);
       std::vector<std::pair<uint64_t, uint64_t>> busy; // [begin, end) of live neighbours
       for (size_t j : placed)
-        if (bufs[j].first <= b.last && b.first <= bufs[j].last)
+        if (!reuse_ || (bufs[j].first <= b.last && b.first <= bufs[j].last))
           busy.emplace_back(bufs[j].offset, bufs[j].offset + aligned(bufs[j].bytes));
       std::sort(busy.begin(), busy.end());
       uint64_t top = 0, bestGap = UINT64_MAX;
@@ -167,26 +168,22 @@ private:
   }
 
   const Graph &g_;
+  const bool reuse_;
   MemoryPlan plan_;
   std::unordered_map<const Node *, int> stepOf_;
 };
 
 class PlanMemory : public Pass {
 public:
+  std::vector<PassOptionSpec> options() const override {
+    return {{"reuse", PassOptionSpec::Kind::kBool,
+             "let buffers whose lifetimes do not overlap share memory (default true)"}};
+  }
+
   Expected<bool> run(Graph &g, const PassOptions &options) override {
-    DLC_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(g));
-    bool changed = false;
-    for (Node *n : g.nodes()) {
-      std::vector<int64_t> offsets;
-      for (const Value *out : n->outputs())
-        offsets.push_back(out ? plan.offsetOf(out) : -1);
-      Attribute a(offsets);
-      const Attribute *old = n->findAttr(kMemOffsetAttr);
-      if (!old || *old != a) {
-        n->setAttr(std::string(kMemOffsetAttr), std::move(a));
-        changed = true;
-      }
-    }
+    DLC_ASSIGN_OR_RETURN(bool reuse, options.getBool("reuse", true));
+    DLC_ASSIGN_OR_RETURN(MemoryPlan plan, planMemory(g, reuse));
+    bool changed = writeArenaLayout(g, plan.layout());
     if (options.debug)
       log(plan, options);
     return changed;
@@ -234,7 +231,18 @@ std::string MemoryPlan::summary() const {
                      arenaBytes, buffers.size(), unshared, reuse);
 }
 
-Expected<MemoryPlan> planMemory(const Graph &g) { return Planner(g).plan(); }
+ArenaLayout MemoryPlan::layout() const {
+  ArenaLayout layout;
+  layout.arenaBytes = arenaBytes;
+  for (const auto &[v, slot] : slots)
+    if (int64_t offset = offsetOf(v); offset >= 0)
+      layout.offsets[v] = static_cast<uint64_t>(offset);
+  for (int b : outputBuffers)
+    layout.outputOffsets.push_back(buffers[static_cast<size_t>(b)].offset);
+  return layout;
+}
+
+Expected<MemoryPlan> planMemory(const Graph &g, bool reuse) { return Planner(g, reuse).plan(); }
 
 std::unique_ptr<Pass> createPlanMemory() { return std::make_unique<PlanMemory>(); }
 

@@ -5,7 +5,8 @@
 // output, -1 for none) so that dumps show it.
 //
 // Rules:
-//  * Steps are the fused groups (passes/util/groups.h) in topological order; `steps` below is
+//  * Steps are the fused groups (ir/annotations/fused_groups.h) in topological order; `steps` below
+//  is
 //    that order, and kernels must run in it (after fuse the groups are contiguous and this is
 //    the node order).
 //  * A value gets a buffer when it is a graph input, a graph output, a node output used outside
@@ -22,7 +23,9 @@
 //    runtime copies it there at the end. Steps run 0..S-1; step S is that final copy-out.
 //  * Offsets are multiples of 256 bytes. Buffers are placed greedily, largest first, each in
 //    the smallest gap left by the buffers already placed whose lifetimes overlap its own
-//    (best fit), else above them.
+//    (best fit), else above them. Without reuse (`plan-memory{reuse=false}`, for
+//    `dlc run --verify`, which reads every intermediate after the run) each buffer goes above
+//    all the others.
 #pragma once
 
 #include <cstdint>
@@ -30,13 +33,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/annotations/fused_groups.h"
+#include "ir/annotations/memory_plan.h"
 #include "ir/graph.h"
 #include "ir/status.h"
-#include "passes/util/groups.h"
 
 namespace dlc {
-
-inline constexpr uint64_t kArenaAlignment = 256;
 
 /// One buffer in the arena.
 struct ArenaBuffer {
@@ -69,7 +71,7 @@ struct MemoryPlan {
   /// Per graph output (Graph::outputs() order): the buffer that holds it at the end.
   std::vector<int> outputBuffers;
   /// The order the groups run in; Buffer lifetimes index it.
-  std::vector<passes::NodeGroup> steps;
+  std::vector<NodeGroup> steps;
 
   /// The value's arena offset (a view's is its root's), or -1 when it has no place there.
   int64_t offsetOf(const Value *v) const;
@@ -77,10 +79,14 @@ struct MemoryPlan {
   uint64_t unsharedBytes() const;
   /// `arena N bytes for M values (sum of intermediates S bytes, X% reuse)`.
   std::string summary() const;
+
+  /// The plan as the annotations state it (ir/annotations/memory_plan.h).
+  ArenaLayout layout() const;
 };
 
-/// Plans the arena for `g`. Errors: a value that needs a buffer has no static type (naming it
-/// and its producer), or the fused groups are malformed (see orderedGroups).
-Expected<MemoryPlan> planMemory(const Graph &g);
+/// Plans the arena for `g` (`reuse`: let buffers whose lifetimes do not overlap share memory).
+/// Errors: a value that needs a buffer has no static type (naming it and its producer), or the
+/// fused groups are malformed (see orderedGroups).
+Expected<MemoryPlan> planMemory(const Graph &g, bool reuse = true);
 
 } // namespace dlc

@@ -24,20 +24,17 @@
 #include <set>
 #include <sstream>
 
+#include "ir/match.h"
 #include "passes/registry.h"
-#include "passes/util/match.h"
 
 namespace dlc {
 
 namespace {
 
-using passes::constantInts;
-using passes::isUnused;
-
 /// The node's output 0 is replaced by `v` everywhere; the node is erased.
 bool forward(Graph &g, Node *n, Value *v, const PassOptions &options, std::string_view why) {
   options.debugf("{}: removed: {}", n->describe(), why);
-  passes::replaceNode(g, n, {v});
+  replaceNode(g, n, {v});
   return true;
 }
 
@@ -51,7 +48,7 @@ bool sameStaticType(const Value *a, const Value *b) {
 
 /// The permutation a transpose applies: `perm`, or the reversal of its input's dims.
 std::optional<std::vector<int64_t>> transposePerm(const Node &n) {
-  std::optional<std::vector<int64_t>> perm = passes::intsAttr(n, "perm");
+  std::optional<std::vector<int64_t>> perm = intsAttr(n, "perm");
   if (!perm) {
     const Value *in = n.input(0);
     if (n.hasAttr("perm") || !in || !in->shape().isRanked())
@@ -77,7 +74,7 @@ bool isIdentityPerm(const std::vector<int64_t> &perm) {
 
 bool simplifyDropout(Graph &g, Node *n, const PassOptions &options) {
   const Value *mode = n->input(2);
-  if (mode && !passes::isConstantFalse(mode)) {
+  if (mode && !isConstantFalse(mode)) {
     options.debugf("{}: not removed: training_mode is not a constant false", n->describe());
     return false;
   }

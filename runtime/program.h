@@ -2,7 +2,7 @@
 //
 // A Program is self-contained: compiled modules (cubin and PTX), the launch list, the buffer
 // plan (one device arena, one constant pool), and the model's inputs and outputs with static
-// shapes. It never refers to the graph it came from, so it can be serialized (program.fbs,
+// shapes. It never refers to the graph it came from, so it can be serialized (package.fbs,
 // FlatBuffers) into a `model.so` and run without the compiler.
 //
 // Buffers: every tensor the program touches lives at a fixed offset in either the arena

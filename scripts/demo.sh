@@ -12,7 +12,9 @@ model="${1:-models/tiny_cnn.onnx}"
 shift || true
 dims=("$@")
 [ ${#dims[@]} -gt 0 ] || dims=(N=1)
-./scripts/build.sh release
+# Only what the demo runs: the dlc tool and libdlc (which `dlc compile -o` links and the host
+# app uses). scripts/test.sh builds the tests.
+./scripts/build.sh release dlc dlc_shared dlc_static
 dlc=build/release/tools/dlc/dlc
 demo=build/demo
 rm -rf "$demo"

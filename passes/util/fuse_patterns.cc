@@ -5,7 +5,7 @@
 #include <numeric>
 #include <set>
 
-#include "passes/util/match.h"
+#include "ir/match.h"
 
 namespace dlc::passes {
 

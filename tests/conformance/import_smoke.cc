@@ -23,6 +23,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/pass_manager.h"
+#include "runtime/jit/pipelines.h"
 
 namespace fs = std::filesystem;
 using namespace dlc;
@@ -91,7 +92,7 @@ Result runOne(const fs::path &model) {
   if (printGraph(**reparsed, full) != text)
     return {"roundtrip", "re-printed text differs from the first print"};
   // `dlc opt -O1` on the re-parsed graph, verifying after every pass.
-  auto pipeline = parsePipeline(defaultPipeline(1));
+  auto pipeline = parsePipeline(*jit::loadPipeline(1));
   PipelineOptions po;
   po.verifyEach = true;
   if (Status st = runPipeline(**reparsed, *pipeline, po); !st.isOk())

@@ -31,10 +31,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "codegen/jit.h"
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_file.h"
-#include "runtime/model.h"
+#include "runtime/jit/compile.h"
+#include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
 
 namespace fs = std::filesystem;
@@ -188,13 +188,13 @@ Result compileOne(const Model &model, const fs::path &test, const std::string &d
           dims.emplace(s[d].symbolName(), t.shape()[static_cast<size_t>(d)]);
     }
   }
-  codegen::JitOptions jo;
+  jit::JitOptions jo;
   jo.strictPlacement = true;
   jo.lower.jobs = 1;
   std::ostringstream sink;
   jo.pipeline.out = &sink;
   jo.pipeline.err = &sink;
-  auto program = codegen::compileForGpu(model.graph(), dims, jo);
+  auto program = jit::compileForGpu(model.graph(), dims, jo);
   if (!program) {
     Status st = program.takeStatus();
     return {st.code() == StatusCode::kUnimplemented ? "unsupported" : "error",

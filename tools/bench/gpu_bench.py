@@ -222,6 +222,8 @@ def bench_model(args, name, batch, dtype, results, workdir):
         row["within_tol"] = row["rel_err_vs_torch"] <= tol and row["output_depends_on_input"]
         if args.host_app:  # the model library, run from the host app
             row.update(run_library(args, path, workdir, out))
+        if args.baseline_dlc:
+            row.update(compare_baseline(args, path, x, workdir))
         if not args.no_verify:  # the reference backend on the CPU beside the GPU
             inp = os.path.join(workdir, "input.npy")
             t0 = time.time()
@@ -329,6 +331,35 @@ def bench_compile(args, results, workdir):
     log(json.dumps(row))
 
 
+def compare_baseline(args, onnx_path, x, workdir):
+    """The same model through an earlier dlc (`--baseline-dlc`), in this run: its time by the
+    same `dlc run --benchmark`, and what each compiles (kernel names, identical sources, the
+    program summary), so a restructuring shows whether kernels or speed moved."""
+    row = {}
+    try:
+        _, bench, _ = run_dlc(args.baseline_dlc, onnx_path, x, workdir, args.runs)
+        row["baseline_dlc_ms"] = bench["median_ms"]
+    except Exception as e:  # an older dlc may not run everything the new one does
+        row["baseline_error"] = str(e)[-1000:]
+        return row
+    emitted = {}
+    for tag, dlc in (("new", args.dlc), ("base", args.baseline_dlc)):
+        d = os.path.join(workdir, f"emit_{tag}")
+        shutil.rmtree(d, ignore_errors=True)
+        p = subprocess.run([dlc, "compile", onnx_path, "--emit", f"cuda={d}"],
+                           capture_output=True, text=True)
+        summary = [l for l in p.stdout.splitlines() if " kernels in " in l]
+        row[f"summary_{tag}"] = re.sub(r"\(\d+ from the cache, NVRTC [0-9.]+ s\), ", "",
+                                       summary[0].split(": ", 1)[-1]) if summary else p.stderr[-300:]
+        emitted[tag] = {f: open(os.path.join(d, f), "rb").read()
+                        for f in os.listdir(d) if f.endswith(".cu")} if os.path.isdir(d) else {}
+    new, base = emitted["new"], emitted["base"]
+    row["kernels_new"], row["kernels_base"] = len(new), len(base)
+    row["kernel_names_same"] = sorted(new) == sorted(base)
+    row["kernels_identical"] = sum(1 for k in new if base.get(k) == new[k])
+    return row
+
+
 def print_tables(results):
     """The tables of a run (also `--table bench.json`, for a run stopped before its end)."""
     log("\n| model | eager ms | compile ms | reduce-overhead ms | dlc ms | dlc / reduce-overhead "
@@ -354,6 +385,19 @@ def print_tables(results):
             else:
                 log(f"| {r['model']} | {r['library_MiB']:.1f} | {r['library_startup_ms']} "
                     f"| {r['library_rel_err_vs_dlc_run']:.2e} |")
+    base = [r for r in results.get("models", []) if "baseline_dlc_ms" in r or "baseline_error" in r]
+    if base:
+        log("\n| model | dlc ms | baseline dlc ms | dlc / baseline | kernels (base) | same names "
+            "| identical sources | program (new) | program (base) |")
+        log("|---|---|---|---|---|---|---|---|---|")
+        for r in base:
+            if "baseline_error" in r:
+                log(f"| {r['model']} | {fmt(r.get('dlc_ms'))} | error | - | - | - | - | - | - |")
+                continue
+            d, b = r.get("dlc_ms"), r["baseline_dlc_ms"]
+            log(f"| {r['model']} | {fmt(d)} | {fmt(b)} | {fmt(d / b) if d and b else '-'} "
+                f"| {r['kernels_new']} ({r['kernels_base']}) | {r['kernel_names_same']} "
+                f"| {r['kernels_identical']} | {r['summary_new']} | {r['summary_base']} |")
     for r in results.get("micro", []):
         log(json.dumps(r))
     if "compile" in results:
@@ -374,6 +418,8 @@ def main():
                     help="skip `dlc run --verify` (the reference backend on the CPU)")
     ap.add_argument("--verify-timeout", type=float, default=240,
                     help="seconds one `dlc run --verify` may take (default 240)")
+    ap.add_argument("--baseline-dlc", default="",
+                    help="an earlier dlc to compare with in the same run (time, kernels)")
     ap.add_argument("--only", default="", help="comma-separated: models,micro,compile")
     ap.add_argument("--models", default="", help="comma-separated model names to keep")
     ap.add_argument("--table", default="",

@@ -1,9 +1,10 @@
 // `dlc compile MODEL`: compile a model for the GPU ahead of time.
 //
-// Runs the default pipeline, specialises symbolic dims (`--dim N=8`, or a range `--dim
-// N=1..64`; every input dim must end up known), runs the GPU pipeline (codegen/jit.h) and
-// compiles every kernel with NVRTC for each `--gpu-arch` (default sm_90), using the kernel
-// cache ($DLC_CACHE_DIR). It prints what came out: kernels, modules, arena and constant sizes.
+// Runs the load pipeline, specialises symbolic dims (`--dim N=8`, or a range `--dim
+// N=1..64`; every input dim must end up known), runs the GPU pipeline (runtime/jit/compile.h,
+// runtime/jit/pipelines.h) and compiles every kernel with NVRTC for each `--gpu-arch` (default:
+// the GPU present, else sm_90), using the kernel cache ($DLC_CACHE_DIR). It prints what came out:
+// kernels, modules, arena and constant sizes.
 //   --emit cuda=DIR    writes each kernel as DIR/<kernel>.cu (the prelude as DIR/prelude.cuh)
 //   -o model.so        writes a model library: the package (runtime/package.h: the graph for
 //                      the reference backend, one GPU program per dim binding and arch) and
@@ -19,10 +20,11 @@
 #include <sstream>
 
 #include "codegen/cuda_prelude.h"
-#include "codegen/jit.h"
 #include "ir/clone.h"
 #include "runtime/cuda_driver.h"
-#include "runtime/model.h"
+#include "runtime/jit/compile.h"
+#include "runtime/jit/model.h"
+#include "runtime/jit/pipelines.h"
 #include "runtime/package.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/model_library.h"
@@ -168,14 +170,14 @@ Status compileModel(const CompileArgs &args) {
   if (!args.noGpu) {
     for (const auto &dims : bindings) {
       for (int sm : sms) {
-        codegen::JitOptions jo;
+        jit::JitOptions jo;
         jo.lower.nvrtc.smVersion = sm;
         jo.lower.emit.smVersion = sm;
         jo.lower.emit.allowTf32 = args.allowTf32;
         jo.strictPlacement = args.strict;
         jo.pipeline.printIrAfterAll = args.printIrAfterAll;
         jo.pipeline.debugOnly = args.debugOnly;
-        auto program = codegen::compileForGpu(model.graph(), dims, jo);
+        auto program = jit::compileForGpu(model.graph(), dims, jo);
         if (!program)
           return bindings.size() > 1 ? program.status().withContext(rt::dimBindingText(dims))
                                      : program.status();
@@ -245,8 +247,10 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--debug-only", args->debugOnly,
                   "Print the decision log of these passes (e.g. fuse, place-devices)")
       ->allow_extra_args(false);
-  cmd->add_option("-O", args->optLevel, "Level of the pipeline run before (0-3; default 1)")
-      ->check(CLI::Range(0, 3));
+  cmd->add_option("-O", args->optLevel,
+                  "Load pipeline level: 0 infer-shapes only, 1 (default) the cleanup "
+                  "(`dlc opt --print-pipeline`)")
+      ->check(CLI::Range(0, jit::kMaxOptLevel));
   cmd->callback([args, &exitCode] {
     Status st = compileModel(*args);
     std::cout.flush();

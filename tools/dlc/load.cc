@@ -1,7 +1,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "runtime/model.h"
+#include "runtime/jit/model.h"
 #include "tools/dlc/commands.h"
 
 namespace dlc::tool {

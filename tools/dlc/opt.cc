@@ -5,6 +5,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "runtime/jit/pipelines.h"
 #include "tools/dlc/commands.h"
 
 namespace dlc::tool {
@@ -27,6 +28,7 @@ struct OptArgs {
   bool printConstants = false;
   bool keepInitializersAsInputs = false;
   bool listPasses = false;
+  bool printPipeline = false;
 };
 
 #ifdef NDEBUG
@@ -49,13 +51,28 @@ int runOpt(const OptArgs &args) {
     }
     return 0;
   }
-  if (args.input.empty())
-    return reportError(invalidArgument("opt: an input model is required"));
   if (!args.pipeline.empty() && args.optLevel >= 0)
     return reportError(invalidArgument("opt: give either -p PIPELINE or -O LEVEL, not both"));
-  std::string pipelineText = !args.pipeline.empty()
-                                 ? args.pipeline
-                                 : defaultPipeline(args.optLevel < 0 ? 1 : args.optLevel);
+  const int level = args.optLevel < 0 ? 1 : args.optLevel;
+  if (args.printPipeline) {
+    if (!args.pipeline.empty()) {
+      auto p = parsePipeline(args.pipeline);
+      if (!p)
+        return reportError(p.status());
+      std::cout << "-p: " << p->str() << "   (this run)\n";
+    }
+    std::cout << jit::describePipelines(args.pipeline.empty() ? level : -1);
+    return 0;
+  }
+  if (args.input.empty())
+    return reportError(invalidArgument("opt: an input model is required"));
+  std::string pipelineText = args.pipeline;
+  if (pipelineText.empty()) {
+    auto load = jit::loadPipeline(level);
+    if (!load)
+      return reportError(load.status());
+    pipelineText = *load;
+  }
   auto pipelineOr = parsePipeline(pipelineText);
   if (!pipelineOr)
     return reportError(pipelineOr.status());
@@ -106,8 +123,10 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("-p,--pipeline", args->pipeline,
                   "Comma-separated passes, e.g. 'infer-shapes,fold-constants,simplify,cse,dce'; "
                   "options as name{key=value}");
-  cmd->add_option("-O", args->optLevel, "Use the default pipeline of this level (0-3; default 1)")
-      ->check(CLI::Range(0, 3));
+  cmd->add_option("-O", args->optLevel,
+                  "Run the load pipeline of this level: 0 infer-shapes only, 1 (default) the "
+                  "cleanup (see --print-pipeline)")
+      ->check(CLI::Range(0, jit::kMaxOptLevel));
   cmd->add_option("-o,--output", args->output,
                   "Write the final IR (with all constant data) to this .dlc file");
   cmd->add_flag("--print-ir-after-all", args->printIrAfterAll, "Print the IR after every pass");
@@ -130,6 +149,9 @@ void addOptCommand(CLI::App &app, int &exitCode) {
                 "Keep ONNX graph inputs that have initializers as inputs");
   cmd->add_flag("--list-passes", args->listPasses,
                 "List the available passes with their options and exit");
+  cmd->add_flag("--print-pipeline", args->printPipeline,
+                "Print every pipeline dlc runs (load at each -O level, CPU, GPU), marking the "
+                "one this command would run, and exit");
   cmd->callback([args, &exitCode] { exitCode = runOpt(*args); });
 }
 

@@ -21,11 +21,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/model.h"
+#include "runtime/jit/model.h"
+#include "runtime/jit/pipelines.h"
+#include "runtime/jit/verify.h"
 #include "runtime/random_tensor.h"
 #include "runtime/tensor_compare.h"
 #include "runtime/tensor_io.h"
-#include "runtime/verify.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/run_util.h"
 
@@ -445,8 +446,10 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--no-cpu-fallback", args->noCpuFallback,
                 "GPU: fail when a node has no GPU kernel instead of running it on the CPU");
   cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
-  cmd->add_option("-O", args->optLevel, "Level of the pipeline run before (0-3; default 1)")
-      ->check(CLI::Range(0, 3));
+  cmd->add_option("-O", args->optLevel,
+                  "Load pipeline level: 0 infer-shapes only, 1 (default) the cleanup "
+                  "(`dlc opt --print-pipeline`)")
+      ->check(CLI::Range(0, jit::kMaxOptLevel));
   cmd->callback([args, &exitCode] {
     Status st = runModel(*args);
     std::cout.flush(); // what was printed comes before the error

@@ -3,10 +3,10 @@
 // session of the same model. Skips without a GPU.
 #include <gtest/gtest.h>
 
-#include "codegen/jit.h"
 #include "dlc/dlc.h"
 #include "gpu_test_util.h"
 #include "ir/parser.h"
+#include "runtime/jit/compile.h"
 #include "runtime/package.h"
 
 namespace dlc {
@@ -37,11 +37,11 @@ std::vector<uint8_t> gpuPackage(int sm) {
   p.outputs.push_back({"y", (*g)->outputs()[0].value->type()});
   p.dimRanges = {{"N", 1, 4}};
   for (int64_t n : {2, 4}) {
-    codegen::JitOptions jo;
+    jit::JitOptions jo;
     jo.lower.nvrtc.smVersion = sm;
     jo.lower.emit.smVersion = sm;
     jo.strictPlacement = true;
-    auto program = codegen::compileForGpu(**g, {{"N", n}}, jo);
+    auto program = jit::compileForGpu(**g, {{"N", n}}, jo);
     EXPECT_TRUE(program) << program.status().message();
     p.programs.push_back({{{"N", n}}, std::make_shared<const rt::Program>(std::move(*program))});
   }

@@ -6,7 +6,7 @@
 
 #include "gpu_test_util.h"
 #include "ir/parser.h"
-#include "runtime/model.h"
+#include "runtime/jit/model.h"
 
 namespace dlc {
 namespace {

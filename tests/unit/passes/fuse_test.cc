@@ -1,14 +1,14 @@
 // fuse: the pattern rewrites compute what the pieces computed (reference executor, random
 // inputs), and on random graphs every group keeps the contract codegen relies on
-// (GPU_CONTEXT.md "Fused groups") and the graph of groups stays acyclic.
+// (ir/annotations/fusion_roles.h) and the graph of groups stays acyclic.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
+#include "ir/annotations/fused_groups.h"
 #include "numerics_util.h"
 #include "pass_test_util.h"
-#include "passes/util/groups.h"
 #include "random_graph.h"
 
 namespace dlc {
@@ -93,11 +93,11 @@ graph @twice(%x: f32[4,8], %w: f32[8,8]) -> (y: ?) {
   ASSERT_TRUE(second);
   EXPECT_FALSE(*second);
   for (const Node *n : g->nodes())
-    EXPECT_EQ(passes::fuseGroupOf(*n), 0) << n->describe();
+    EXPECT_EQ(fuseGroupOf(*n), 0) << n->describe();
 }
 
 /// Checks one group against the contract; `ids` maps nodes to their group.
-void checkGroup(const Graph &g, const passes::NodeGroup &group) {
+void checkGroup(const Graph &g, const NodeGroup &group) {
   std::set<const Node *> in(group.nodes.begin(), group.nodes.end());
   auto inside = [&](const Use &u) { return in.count(u.node) > 0; };
   const Node *anchor = nullptr;
@@ -157,13 +157,13 @@ TEST(FuseRandomGraphs, GroupsKeepTheContractAndStayAcyclic) {
     SCOPED_TRACE(seed);
     auto g = testing::randomGraph(seed);
     auto fused = testing::after(*g, "dce,fuse"); // dead nodes would make groups with no exit
-    auto groups = passes::orderedGroups(*fused);
+    auto groups = orderedGroups(*fused);
     ASSERT_TRUE(groups) << groups.status().message();
     // Contiguous and numbered 0, 1, ... in order.
     int64_t next = 0;
     std::vector<Node *> order = fused->nodes();
     size_t at = 0;
-    for (const passes::NodeGroup &group : *groups) {
+    for (const NodeGroup &group : *groups) {
       for (Node *n : group.nodes)
         ASSERT_EQ(order[at++], n) << "group nodes are not contiguous";
       if (!group.id)
@@ -193,7 +193,7 @@ TEST(FuseRandomGraphs, OrderedGroupsReportsACycle) {
   a->setAttr("fuse.group", Attribute(int64_t{0}));
   c->setAttr("fuse.group", Attribute(int64_t{0}));
   h.addOutput("y", c->output(0));
-  auto groups = passes::orderedGroups(h);
+  auto groups = orderedGroups(h);
   ASSERT_FALSE(groups);
   EXPECT_EQ(groups.status().message(),
             "fused groups depend on each other in a cycle: group 0 (node 'a' (Relu)) -> node "

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "passes/pass_manager.h"
+#include "runtime/jit/pipelines.h"
 
 namespace dlc {
 namespace {
@@ -112,14 +113,35 @@ TEST(PassOptions, DebugLogOnlyWhenEnabled) {
   EXPECT_EQ(log.str(), "[dce] second 2\n");
 }
 
-TEST(DefaultPipeline, PerOptLevel) {
-  EXPECT_EQ(defaultPipeline(0), "infer-shapes");
-  EXPECT_EQ(defaultPipeline(1), "infer-shapes,fold-constants,simplify,cse,dce,infer-shapes");
-  EXPECT_EQ(defaultPipeline(3), defaultPipeline(1));
-  for (int level : {0, 1, 2}) {
-    Expected<Pipeline> p = parsePipeline(defaultPipeline(level));
+TEST(Pipelines, LoadLevelsAreDistinctAndParse) {
+  EXPECT_EQ(*jit::loadPipeline(0), "infer-shapes");
+  EXPECT_EQ(*jit::loadPipeline(1), "infer-shapes,fold-constants,simplify,cse,dce,infer-shapes");
+  for (int level = 1; level <= jit::kMaxOptLevel; ++level)
+    EXPECT_NE(*jit::loadPipeline(level), *jit::loadPipeline(level - 1)) << "-O" << level;
+  for (int level = 0; level <= jit::kMaxOptLevel; ++level) {
+    Expected<Pipeline> p = parsePipeline(*jit::loadPipeline(level));
     EXPECT_TRUE(p) << p.status().message();
   }
+  Expected<std::string> none = jit::loadPipeline(jit::kMaxOptLevel + 1);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.status().message(), "optimization level 2 does not exist: dlc has -O0 (types "
+                                     "only) and -O1 (the default cleanup)");
+}
+
+TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
+  // Model::load runs the -O1 cleanup; the GPU pipeline must not repeat its simplify and cse.
+  Expected<Pipeline> gpu = parsePipeline(jit::gpuPipeline());
+  ASSERT_TRUE(gpu) << gpu.status().message();
+  for (const char *pass : {"simplify", "cse"})
+    EXPECT_FALSE(gpu->contains(pass)) << pass;
+  int dce = 0;
+  for (const PipelineEntry &e : gpu->passes)
+    dce += e.name == "dce";
+  EXPECT_EQ(dce, 1);
+  EXPECT_EQ(gpu->passes.back().name, "plan-memory");
+  EXPECT_EQ(jit::gpuPipeline({.strictPlacement = true, .reuseMemory = false}),
+            "infer-shapes,fold-batchnorm,fold-constants,dce,place-devices{gpu=true,strict=true},"
+            "fuse,plan-memory{reuse=false}");
 }
 
 TEST(Registry, EveryPassIsListedAndCreatable) {

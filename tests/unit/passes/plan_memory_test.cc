@@ -51,7 +51,7 @@ void checkPlan(const Graph &g, const MemoryPlan &plan) {
     }
   // Lifetimes cover every read and write, computed independently from the steps.
   for (int s = 0; s < end; ++s) {
-    const passes::NodeGroup &step = plan.steps[static_cast<size_t>(s)];
+    const NodeGroup &step = plan.steps[static_cast<size_t>(s)];
     std::set<const Node *> here(step.nodes.begin(), step.nodes.end());
     for (const Node *n : step.nodes) {
       for (const Value *in : n->inputs()) {
@@ -108,7 +108,7 @@ std::vector<Tensor> simulate(const Graph &g, const MemoryPlan &plan,
   std::map<const Value *, Tensor> outsideArena; // constants' views
   for (const Value *in : g.inputs())
     store(in, inputs.at(in->name()));
-  for (const passes::NodeGroup &step : plan.steps) {
+  for (const NodeGroup &step : plan.steps) {
     std::map<const Value *, Tensor> local;
     for (const Node *n : step.nodes) {
       std::vector<Tensor> args;

@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "runtime/model.h"
+#include "runtime/jit/model.h"
 #include "runtime_test_util.h"
 
 namespace dlc {
@@ -54,7 +54,8 @@ TEST(Model, OptLevelZeroOnlyInfersShapes) {
   EXPECT_EQ(model->graph().numNodes(), 3u);
   opts.optLevel = 7;
   EXPECT_EQ(Model::load(dir.file("m.dlc"), opts).status().message(),
-            "optimization level 7 is not in [0, 3]");
+            "optimization level 7 does not exist: dlc has -O0 (types only) and -O1 (the default "
+            "cleanup)");
 }
 
 TEST(Model, LoadsOnnxModels) {

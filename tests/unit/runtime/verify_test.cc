@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/parser.h"
-#include "runtime/verify.h"
+#include "runtime/jit/verify.h"
 
 namespace dlc {
 namespace {

@@ -1,10 +1,10 @@
-// Model::load: reading a model file. Kept apart from the rest of the runtime because the
-// ONNX importer brings protobuf; it is built into `dlc_model_load`, not `dlc_runtime`.
+// Model::load: reading a model file through the frontend that reads it (ONNX, or dlc's text
+// IR).
 #include <fstream>
 
 #include "frontend/onnx/importer.h"
 #include "ir/parser.h"
-#include "runtime/model.h"
+#include "runtime/jit/model.h"
 
 namespace dlc {
 

@@ -1,4 +1,4 @@
-#include "runtime/verify.h"
+#include "runtime/jit/verify.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "ir/clone.h"
-#include "runtime/gpu_jit.h"
 #include "runtime/gpu_session.h"
+#include "runtime/jit/gpu_jit.h"
 #include "runtime/tensor_compare.h"
 
 namespace dlc {
@@ -99,9 +99,9 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
   DLC_ASSIGN_OR_RETURN(rt::CudaDriver * driver, rt::CudaDriver::get());
   DLC_ASSIGN_OR_RETURN(auto dims, bindInputDims(model.graph(), inputs));
   std::ostringstream sink;
-  codegen::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
+  jit::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
   jo.lower.exposeIntermediates = true;
-  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, codegen::prepareForGpu(model.graph(), dims, jo));
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, jit::prepareForGpu(model.graph(), dims, jo));
   DLC_ASSIGN_OR_RETURN(rt::Program program, codegen::lowerToProgram(*g, jo.lower));
   DLC_ASSIGN_OR_RETURN(auto gpuProgram,
                        rt::GpuProgram::create(std::make_shared<const rt::Program>(program)));

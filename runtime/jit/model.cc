@@ -1,4 +1,4 @@
-#include "runtime/model.h"
+#include "runtime/jit/model.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,12 +6,13 @@
 #include <mutex>
 #include <sstream>
 
-#include "codegen/jit.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
 #include "runtime/cuda_driver.h"
-#include "runtime/gpu_jit.h"
 #include "runtime/gpu_session.h"
+#include "runtime/jit/compile.h"
+#include "runtime/jit/gpu_jit.h"
+#include "runtime/jit/pipelines.h"
 
 namespace dlc {
 
@@ -28,9 +29,9 @@ bindInputDims(const Graph &graph, const std::map<std::string, Tensor> &inputs) {
   return bindInputShapes(graph, shapes);
 }
 
-codegen::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions &opts,
-                                  std::ostream &sink) {
-  codegen::JitOptions jo;
+jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions &opts,
+                              std::ostream &sink) {
+  jit::JitOptions jo;
   jo.lower.nvrtc.smVersion = device.smVersion();
   jo.lower.emit.smVersion = device.smVersion();
   jo.lower.emit.numSms = device.smCount;
@@ -69,8 +70,8 @@ struct Session::GpuState {
     Entry &e = programs[key];
     if (!e.program) {
       std::ostringstream sink;
-      codegen::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
-      auto program = codegen::compileForGpu(*graph, dims, jo);
+      jit::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
+      auto program = jit::compileForGpu(*graph, dims, jo);
       if (!program) {
         programs.erase(key);
         return program.status();
@@ -118,16 +119,13 @@ Model::Model(std::shared_ptr<const Graph> graph) : graph_(std::move(graph)) {
 
 Expected<Model> Model::fromGraph(std::unique_ptr<Graph> graph, const ModelOptions &opts,
                                  const std::string &displayName) {
-  if (opts.optLevel < 0 || opts.optLevel > 3)
-    return invalidArgument("optimization level {} is not in [0, 3]", opts.optLevel);
-  auto pipeline = parsePipeline(defaultPipeline(opts.optLevel));
-  if (!pipeline)
-    return pipeline.status();
+  DLC_ASSIGN_OR_RETURN(std::string text, jit::loadPipeline(opts.optLevel));
+  DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(text));
   std::ostringstream sink; // the default options print nothing; keep stray output off stdout
   PipelineOptions po;
   po.out = &sink;
   po.err = &sink;
-  Status st = runPipeline(*graph, *pipeline, po);
+  Status st = runPipeline(*graph, pipeline, po);
   if (st.isOk()) // the executor relies on what the verifier checks (topological order, arity)
     st = verifyGraph(*graph);
   if (!st.isOk())

@@ -1,16 +1,10 @@
-#include "codegen/jit.h"
+#include "runtime/jit/compile.h"
 
-#include <fmt/format.h>
-
+#include "codegen/kernel.h"
 #include "ir/clone.h"
+#include "runtime/jit/pipelines.h"
 
-namespace dlc::codegen {
-
-std::string gpuPipeline(bool strictPlacement) {
-  return fmt::format("infer-shapes,fold-constants,simplify,cse,dce,infer-shapes,fold-batchnorm,"
-                     "fold-constants,dce,place-devices{{gpu=true,strict={}}},fuse,plan-memory",
-                     strictPlacement ? "true" : "false");
-}
+namespace dlc::jit {
 
 Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
                                                  const std::map<std::string, int64_t> &dims) {
@@ -42,10 +36,13 @@ Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
                                                const std::map<std::string, int64_t> &dims,
                                                const JitOptions &opts) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
-  DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(opts.strictPlacement)));
+  GpuPipelineOptions gpo;
+  gpo.strictPlacement = opts.strictPlacement;
+  gpo.reuseMemory = !opts.lower.exposeIntermediates;
+  DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(gpo)));
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)
-    po.gpuSupport = [](const Node &n, std::string *why) { return gpuSupports(n, why); };
+    po.gpuSupport = [](const Node &n, std::string *why) { return codegen::gpuSupports(n, why); };
   DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, po));
   for (const Node *n : g->nodes())
     for (const Value *v : n->outputs())
@@ -59,7 +56,7 @@ Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
 Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
                                     const JitOptions &opts) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepareForGpu(model, dims, opts));
-  return lowerToProgram(*g, opts.lower);
+  return codegen::lowerToProgram(*g, opts.lower);
 }
 
-} // namespace dlc::codegen
+} // namespace dlc::jit

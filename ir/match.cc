@@ -1,6 +1,6 @@
-#include "passes/util/match.h"
+#include "ir/match.h"
 
-namespace dlc::passes {
+namespace dlc {
 
 bool isUnused(const Value *v) { return !v || (!v->hasUses() && !v->graph()->isOutput(v)); }
 
@@ -42,4 +42,4 @@ void replaceNode(Graph &g, Node *n, const std::vector<Value *> &replacements) {
   g.eraseNode(n);
 }
 
-} // namespace dlc::passes
+} // namespace dlc

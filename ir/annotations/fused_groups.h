@@ -13,7 +13,7 @@
 #include "ir/graph.h"
 #include "ir/status.h"
 
-namespace dlc::passes {
+namespace dlc {
 
 /// The annotation that names a node's fused group.
 inline constexpr std::string_view kFuseGroupAttr = "fuse.group";
@@ -36,4 +36,4 @@ struct NodeGroup {
 /// node), groups that depend on each other in a cycle (naming two nodes on it).
 Expected<std::vector<NodeGroup>> orderedGroups(const Graph &g);
 
-} // namespace dlc::passes
+} // namespace dlc

@@ -1,12 +1,13 @@
-// From a model graph (symbolic dims allowed) to a GPU Program for concrete input shapes.
+// From a model graph (symbolic dims allowed) to a GPU Program for concrete input shapes: the
+// compiler driver of every GPU path (`dlc run`, Model/Session on the GPU, `dlc compile`,
+// `--verify`).
 //
-//   1. cloneGraph, then every graph input's symbolic dims take the bound sizes;
-//   2. the GPU pipeline (gpuPipeline()): shape inference with the sizes bound, folding of the
-//      shape arithmetic that became constant, simplification, BatchNormalization folding,
-//      placement (nodes without a GPU kernel fall back to the CPU with a warning, unless
-//      strict), fusion, memory planning;
-//   3. lowerToProgram.
-// `dlc run`, Model/Session on the GPU and `dlc compile` all go through here.
+//   1. specializeGraph: a clone whose graph inputs' symbolic dims take the bound sizes;
+//   2. the GPU pipeline (runtime/jit/pipelines.h): shape inference with the sizes bound,
+//      BatchNormalization folding, folding of what became constant, placement (nodes without
+//      a GPU kernel fall back to the CPU with a warning, unless strict), fusion, memory
+//      planning;
+//   3. codegen::lowerToProgram, which reads the groups and the memory plan the passes left.
 #pragma once
 
 #include <map>
@@ -17,18 +18,16 @@
 #include "passes/pass_manager.h"
 #include "runtime/program.h"
 
-namespace dlc::codegen {
+namespace dlc::jit {
 
 struct JitOptions {
-  LowerOptions lower;
+  /// Lowering options; `lower.exposeIntermediates` (--verify) also turns off memory reuse.
+  codegen::LowerOptions lower;
   /// Refuse CPU fallback: a node without a GPU kernel is an error naming it.
   bool strictPlacement = false;
   /// Instrumentation of the GPU pipeline (print IR after passes, debug logs, ...).
   PipelineOptions pipeline;
 };
-
-/// The pipeline text compileForGpu runs.
-std::string gpuPipeline(bool strictPlacement);
 
 /// Binds `dims` (symbol -> size) into the inputs of a clone of `model` and specialises it.
 /// Every input dim must end up known: the error names the input and the unbound symbol.
@@ -44,4 +43,4 @@ Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
 Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
                                     const JitOptions &opts);
 
-} // namespace dlc::codegen
+} // namespace dlc::jit

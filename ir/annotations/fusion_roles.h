@@ -1,15 +1,21 @@
-// What role a node can play in a fused group (GPU_CONTEXT.md "Fused groups"), shared by the
-// fuse pass, plan-memory and anyone who needs to read groups back.
+// What role a node can play in a fused group: part of the `fuse.group` contract
+// (fused_groups.h) between the fuse pass, which forms groups, and those who read them back
+// (plan-memory, codegen's lowering).
+//
+// A fused group is one kernel: at most one anchor (a GEMM, convolution, reduction, pooling or
+// data-movement node that decides the kernel's shape) and any number of elementwise members
+// before it (a prologue, reductions only) or after it (an epilogue), or only elementwise
+// members (a chain). Views (reshape & co.) and opaque nodes are groups of one.
 #pragma once
 
 #include <string>
 
 #include "ir/graph.h"
 
-namespace dlc::passes {
+namespace dlc {
 
 enum class FusionRole : uint8_t {
-  kElementwise, // its op has a CUDA expression (OpDef::cuda)
+  kElementwise, // an elementwise or broadcast op (isElementwiseOp)
   kAnchor,      // a group may be built around it
   kOpaque,      // always a group of one
 };
@@ -27,6 +33,10 @@ struct FusionClass {
 /// except views, and Resize. A node with a used output past the first is opaque whatever its op.
 FusionClass classifyForFusion(const Node &n);
 
+/// The table's elementwise and broadcast ops: a fused group takes them as members, and the GPU
+/// backend has an expression for each (codegen checks that it has one for every such op).
+bool isElementwiseOp(Op op);
+
 /// Reshape, Flatten, Squeeze, Unsqueeze, Identity: ops whose output is their input 0's data.
 bool isViewOp(Op op);
 
@@ -36,4 +46,4 @@ bool isViewOp(Op op);
 /// launches nothing).
 bool isViewNode(const Node &n);
 
-} // namespace dlc::passes
+} // namespace dlc

@@ -1,4 +1,5 @@
-// Small questions passes ask about values and nodes, shared by several passes.
+// Small questions about values and nodes that passes and codegen ask (is this output used,
+// is that input a constant), and replaceNode, the one rewrite several passes share.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +8,7 @@
 
 #include "ir/graph.h"
 
-namespace dlc::passes {
+namespace dlc {
 
 /// Neither an input of any node nor a graph output (true for an absent value, nullptr).
 bool isUnused(const Value *v);
@@ -28,4 +29,4 @@ std::optional<std::vector<int64_t>> intsAttr(const Node &n, std::string_view nam
 /// output; nullptr for an output that must be unused) and erases `n`.
 void replaceNode(Graph &g, Node *n, const std::vector<Value *> &replacements);
 
-} // namespace dlc::passes
+} // namespace dlc

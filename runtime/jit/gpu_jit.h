@@ -6,9 +6,9 @@
 #include <ostream>
 #include <string>
 
-#include "codegen/jit.h"
 #include "runtime/cuda_driver.h"
-#include "runtime/model.h"
+#include "runtime/jit/compile.h"
+#include "runtime/jit/model.h"
 
 namespace dlc {
 
@@ -19,7 +19,7 @@ Expected<std::map<std::string, int64_t>> bindInputDims(const Graph &graph,
 /// (From the inputs' shapes alone: bindInputShapes in runtime/reference_executor.h.)
 
 /// JIT options for `device` and the session's options; the GPU pipeline prints to `sink`.
-codegen::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions &opts,
-                                  std::ostream &sink);
+jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions &opts,
+                              std::ostream &sink);
 
 } // namespace dlc

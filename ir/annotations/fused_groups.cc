@@ -1,4 +1,4 @@
-#include "passes/util/groups.h"
+#include "ir/annotations/fused_groups.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 #include <set>
 #include <unordered_map>
 
-namespace dlc::passes {
+namespace dlc {
 
 std::optional<int64_t> fuseGroupOf(const Node &n) {
   const Attribute *a = n.findAttr(kFuseGroupAttr);
@@ -104,4 +104,4 @@ Expected<std::vector<NodeGroup>> orderedGroups(const Graph &g) {
   return ordered;
 }
 
-} // namespace dlc::passes
+} // namespace dlc

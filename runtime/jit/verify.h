@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "runtime/model.h"
+#include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
 
 namespace dlc {

@@ -1,8 +1,13 @@
-#include "passes/util/fusion_rules.h"
+#include "ir/annotations/fusion_roles.h"
 
-#include "passes/util/match.h"
+#include "ir/match.h"
 
-namespace dlc::passes {
+namespace dlc {
+
+bool isElementwiseOp(Op op) {
+  FusionKind k = opDef(op).fusion;
+  return k == FusionKind::kElementwise || k == FusionKind::kBroadcast;
+}
 
 bool isViewOp(Op op) {
   return op == Op::kReshape || op == Op::kFlatten || op == Op::kSqueeze || op == Op::kUnsqueeze ||
@@ -20,7 +25,7 @@ FusionClass classifyForFusion(const Node &n) {
   for (int i = 1; i < n.numOutputs(); ++i)
     if (!isUnused(n.output(i)))
       return {R::kOpaque, false, fmt::format("its output {} is used", i)};
-  if (n.def().cuda)
+  if (isElementwiseOp(n.op()))
     return {R::kElementwise, false, ""};
   if (isViewOp(n.op()))
     return {R::kOpaque, false, fmt::format("a view: {}", n.opName())};
@@ -54,4 +59,4 @@ FusionClass classifyForFusion(const Node &n) {
   }
 }
 
-} // namespace dlc::passes
+} // namespace dlc

@@ -5,12 +5,12 @@
 //     auto session = model->createSession();               // Expected<Session>
 //     auto outputs = session->run({{"x", x}});             // Expected<map<name, Tensor>>
 //
-// A Model holds the imported graph after the default pipeline (`defaultPipeline(optLevel)`),
-// immutable and shared by its sessions. Sessions are independent and keep no state between
-// runs, so any number of them, on any threads, may run at once (so may one session).
-// A session runs on the GPU (when asked, or by default when a GPU and driver are present) or on
-// the CPU reference backend. On the GPU, the first run with a given set of input shapes
-// compiles the model for those shapes (codegen/jit.h; kernels cached on disk) and keeps the
+// A Model holds the imported graph after the load pipeline of its -O level
+// (runtime/jit/pipelines.h), immutable and shared by its sessions. Sessions are independent and
+// keep no state between runs, so any number of them, on any threads, may run at once (so may one
+// session). A session runs on the GPU (when asked, or by default when a GPU and driver are present)
+// or on the CPU reference backend. On the GPU, the first run with a given set of input shapes
+// compiles the model for those shapes (runtime/jit/compile.h; kernels cached on disk) and keeps the
 // program for later runs with the same shapes.
 #pragma once
 
@@ -37,12 +37,13 @@ std::string gpuUnavailableReason();
 
 /// Reads a model file into a graph, by file type: `.onnx`/`.pb` through the ONNX importer,
 /// `.dlc` (or any text starting with `graph` or a `//` comment) through the text parser. No
-/// passes run. Defined in `dlc_model_load`, like Model::load.
+/// passes run.
 Expected<std::unique_ptr<Graph>> loadGraphFile(const std::string &path,
                                                bool keepInitializersAsInputs = false);
 
 struct ModelOptions {
-  /// The level of the default pipeline run after loading (0: infer-shapes only).
+  /// The -O level of the load pipeline run after loading (runtime/jit/pipelines.h): 0 runs
+  /// infer-shapes only, 1 the cleanup.
   int optLevel = 1;
 };
 
@@ -78,8 +79,7 @@ struct TensorInfo {
 class Model {
 public:
   /// Loads `.onnx`/`.pb` (ONNX) or `.dlc` (text IR; also any file that starts with `graph` or
-  /// a `//` comment) and runs the default pipeline. Defined in the `dlc_model_load` library,
-  /// which links the ONNX importer (protobuf); `dlc_runtime` alone stays protobuf-free.
+  /// a `//` comment) and runs the load pipeline of `opts.optLevel`.
   static Expected<Model> load(const std::string &path, const ModelOptions &opts = {});
   /// A model over a graph built or loaded by the caller; runs the default pipeline on it.
   /// `displayName` prefixes pipeline errors.

@@ -1,0 +1,46 @@
+#include "runtime/jit/pipelines.h"
+
+#include <fmt/format.h>
+
+namespace dlc::jit {
+
+namespace {
+
+/// What each -O level adds to the one below it.
+constexpr const char *kLoadLevels[kMaxOptLevel + 1] = {
+    "infer-shapes",                                 // -O0: types only, the graph as imported
+    "fold-constants,simplify,cse,dce,infer-shapes", // -O1: the import cleanup
+};
+
+} // namespace
+
+Expected<std::string> loadPipeline(int optLevel) {
+  if (optLevel < 0 || optLevel > kMaxOptLevel)
+    return invalidArgument("optimization level {} does not exist: dlc has -O0 (types only) and "
+                           "-O1 (the default cleanup)",
+                           optLevel);
+  std::string text;
+  for (int level = 0; level <= optLevel; ++level)
+    text += (level ? "," : "") + std::string(kLoadLevels[level]);
+  return text;
+}
+
+std::string gpuPipeline(const GpuPipelineOptions &opts) {
+  return fmt::format("infer-shapes,fold-batchnorm,fold-constants,dce,"
+                     "place-devices{{gpu=true,strict={}}},fuse,plan-memory{{reuse={}}}",
+                     opts.strictPlacement, opts.reuseMemory);
+}
+
+std::string describePipelines(int optLevel) {
+  std::string out;
+  for (int level = 0; level <= kMaxOptLevel; ++level)
+    out += fmt::format("load -O{}: {}{}\n", level, *loadPipeline(level),
+                       level == optLevel ? "   (this run)" : "");
+  out += "cpu: (none: the reference backend runs the loaded graph)\n";
+  out += fmt::format("gpu: {}\n", gpuPipeline());
+  out += fmt::format("gpu --verify: {}\n", gpuPipeline({.reuseMemory = false}));
+  out += fmt::format("gpu --no-cpu-fallback: {}\n", gpuPipeline({.strictPlacement = true}));
+  return out;
+}
+
+} // namespace dlc::jit

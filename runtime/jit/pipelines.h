@@ -1,0 +1,43 @@
+// Every pass pipeline dlc runs, defined once (pipelines.cc) and printed by
+// `dlc opt --print-pipeline`.
+//
+//   load  Every model, when it is loaded (Model::load, Model::fromGraph, `dlc opt -O N`):
+//           -O0  infer-shapes
+//           -O1  infer-shapes,fold-constants,simplify,cse,dce,infer-shapes   (the default)
+//   cpu   A CPU session runs the loaded graph on the reference backend: no further pass.
+//   gpu   Per set of input shapes, after the symbolic input dims are bound (specializeGraph):
+//           infer-shapes,fold-batchnorm,fold-constants,dce,
+//           place-devices{gpu=true,strict=S},fuse,plan-memory{reuse=R}
+//         Binding the dims makes the shape arithmetic constant (fold-constants folds it with
+//         the batch norms' weights); simplify, cse and dce already ran at load and are not
+//         repeated. `dlc run --verify` plans without reuse, so that every value survives.
+#pragma once
+
+#include <string>
+
+#include "ir/status.h"
+
+namespace dlc::jit {
+
+/// The highest `-O` level. Levels differ in what they run; there are no aliases.
+inline constexpr int kMaxOptLevel = 1;
+
+/// The load pipeline of `-O optLevel`; an error for a level that does not exist.
+Expected<std::string> loadPipeline(int optLevel);
+
+struct GpuPipelineOptions {
+  /// A node without a GPU kernel is an error naming it, instead of running on the CPU.
+  bool strictPlacement = false;
+  /// Let buffers share memory; off for `--verify`, which reads every intermediate.
+  bool reuseMemory = true;
+};
+
+/// The GPU pipeline (see above).
+std::string gpuPipeline(const GpuPipelineOptions &opts = {});
+
+/// Every pipeline, one per line, for `dlc opt --print-pipeline`: the load pipeline of
+/// `optLevel` (marked as what `dlc opt -O optLevel` runs) and of the other levels, and the CPU
+/// and GPU pipelines.
+std::string describePipelines(int optLevel);
+
+} // namespace dlc::jit

@@ -1,0 +1,200 @@
+// Lowering uses the memory plan the `plan-memory` pass printed: the offsets a dump shows are
+// the offsets the program uses, and editing them in the text moves the program's buffers
+// (runs everywhere: no NVRTC, no GPU).
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "codegen/lower.h"
+#include "ir/annotations/memory_plan.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "runtime/jit/compile.h"
+
+namespace dlc {
+namespace {
+
+// Two groups (matmul+relu, then cumsum alone), an output that returns an input (a copy), and
+// a value returned twice.
+std::unique_ptr<Graph> model() {
+  std::string w;
+  for (int i = 0; i < 64; ++i)
+    w += (i ? ", " : "") + std::to_string(0.25 * (i % 7) - 0.5);
+  std::string text = R"(graph @g(%x: f32[4,8]) -> (y: ?, z: ?, again: ?, same: ?) {
+  %w = constant f32[8,8] dense<[)" +
+                     w + R"(]>
+  %axis = constant i64[] dense<[1]>
+  %h = matmul(%x, %w) : f32[4,8]
+  %y = relu(%h) : f32[4,8]
+  %z = cumsum(%y, %axis) : f32[4,8]
+  return %y, %z, %y, %x
+})";
+  auto g = parseGraph(text, "model.dlc");
+  EXPECT_TRUE(g) << g.status().message();
+  return std::move(*g);
+}
+
+/// The GPU pipeline's output, printed with its data, as `dlc compile --print-ir-after-all`
+/// would show it.
+std::string plannedText() {
+  std::ostringstream sink;
+  jit::JitOptions jo;
+  jo.pipeline.out = &sink;
+  jo.pipeline.err = &sink;
+  auto g = jit::prepareForGpu(*model(), {}, jo);
+  EXPECT_TRUE(g) << g.status().message();
+  PrintOptions full;
+  full.printConstants = true;
+  return printGraph(**g, full);
+}
+
+rt::Program lower(const std::string &text) {
+  auto g = parseGraph(text, "planned.dlc");
+  EXPECT_TRUE(g) << g.status().message();
+  codegen::LowerOptions lo;
+  lo.compile = false;
+  auto p = codegen::lowerToProgram(**g, lo);
+  EXPECT_TRUE(p) << p.status().message();
+  return std::move(*p);
+}
+
+/// Every arena offset the program's steps and tensors use.
+std::vector<uint64_t> arenaOffsets(const rt::Program &p) {
+  std::vector<uint64_t> out;
+  auto add = [&](const rt::BufferRef &r) {
+    if (r.space == rt::Space::kArena)
+      out.push_back(r.offset);
+  };
+  for (const rt::ProgramTensor &t : p.inputs)
+    add(t.buffer);
+  for (const rt::ProgramTensor &t : p.outputs)
+    add(t.buffer);
+  for (const rt::Step &s : p.steps) {
+    if (const auto *l = std::get_if<rt::LaunchStep>(&s))
+      for (const rt::BufferRef &a : l->args)
+        add(a);
+    if (const auto *c = std::get_if<rt::CopyStep>(&s)) {
+      add(c->src);
+      add(c->dst);
+    }
+    if (const auto *h = std::get_if<rt::HostStep>(&s)) {
+      for (const rt::BufferRef &a : h->inputs)
+        add(a);
+      for (const rt::BufferRef &a : h->outputs)
+        add(a);
+    }
+  }
+  return out;
+}
+
+/// The integers of annotation `name` in `text` (all occurrences, in order).
+std::vector<int64_t> annotated(const std::string &text, const std::string &name) {
+  std::vector<int64_t> out;
+  std::regex re(name + R"( = (?:\[([-0-9, ]*)\]|(-?[0-9]+)))");
+  for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it) {
+    std::stringstream ss((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
+    for (std::string item; std::getline(ss, item, ',');)
+      out.push_back(std::stoll(item));
+  }
+  return out;
+}
+
+/// Adds `delta` to every non-negative offset of the plan's annotations and to the arena.
+std::string shifted(const std::string &text, int64_t delta) {
+  std::regex re(R"((mem\.(?:offset|inputs|outputs|arena) = )(\[[-0-9, ]*\]|[0-9]+))");
+  std::string out;
+  auto last = text.cbegin();
+  for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it) {
+    out.append(last, (*it)[0].first);
+    std::string list = (*it)[2].str();
+    std::string edited;
+    std::regex num(R"(-?[0-9]+)");
+    auto from = list.cbegin();
+    for (std::sregex_iterator n(list.begin(), list.end(), num), e; n != e; ++n) {
+      edited.append(from, (*n)[0].first);
+      int64_t v = std::stoll((*n)[0].str());
+      edited += std::to_string(v < 0 ? v : v + delta);
+      from = (*n)[0].second;
+    }
+    edited.append(from, list.cend());
+    out += (*it)[1].str() + edited;
+    last = (*it)[0].second;
+  }
+  out.append(last, text.cend());
+  return out;
+}
+
+TEST(LowerPlan, TheProgramUsesTheOffsetsTheDumpShows) {
+  const std::string text = plannedText();
+  ASSERT_NE(text.find("attributes {mem.arena = "), std::string::npos) << text;
+  rt::Program p = lower(text);
+
+  const std::vector<int64_t> inputs = annotated(text, "mem.inputs");
+  ASSERT_EQ(inputs.size(), p.inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_EQ(p.inputs[i].buffer.offset, static_cast<uint64_t>(inputs[i])) << p.inputs[i].name;
+  const std::vector<int64_t> outputs = annotated(text, "mem.outputs");
+  ASSERT_EQ(outputs.size(), p.outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    EXPECT_EQ(p.outputs[i].buffer.offset, static_cast<uint64_t>(outputs[i])) << p.outputs[i].name;
+  // Returning the input %x needs a copy into the output's own place; %y returned twice is
+  // one buffer.
+  int copies = 0;
+  for (const rt::Step &s : p.steps)
+    copies += std::holds_alternative<rt::CopyStep>(s);
+  EXPECT_EQ(copies, 1);
+  EXPECT_EQ(p.outputs[0].buffer.offset, p.outputs[2].buffer.offset);
+
+  // Every place a step reads or writes is one the dump printed.
+  std::vector<int64_t> printed = annotated(text, "mem.offset");
+  printed.insert(printed.end(), inputs.begin(), inputs.end());
+  printed.insert(printed.end(), outputs.begin(), outputs.end());
+  for (uint64_t offset : arenaOffsets(p))
+    EXPECT_NE(std::find(printed.begin(), printed.end(), static_cast<int64_t>(offset)),
+              printed.end())
+        << "offset " << offset << " is not in the dump:\n"
+        << text;
+  ASSERT_EQ(annotated(text, "mem.arena").size(), 1u);
+  EXPECT_EQ(p.arenaBytes, static_cast<uint64_t>(annotated(text, "mem.arena")[0]));
+}
+
+TEST(LowerPlan, EditingThePrintedPlanMovesTheProgramsBuffers) {
+  const std::string text = plannedText();
+  const std::string moved = shifted(text, 1024);
+  ASSERT_NE(moved, text);
+  rt::Program a = lower(text);
+  rt::Program b = lower(moved);
+  std::vector<uint64_t> before = arenaOffsets(a), after = arenaOffsets(b);
+  ASSERT_EQ(before.size(), after.size());
+  ASSERT_FALSE(before.empty());
+  for (size_t i = 0; i < before.size(); ++i)
+    EXPECT_EQ(after[i], before[i] + 1024) << i;
+  EXPECT_EQ(b.arenaBytes, a.arenaBytes + 1024);
+}
+
+TEST(LowerPlan, MissingOrBrokenPlansAreRefused) {
+  const std::string text = plannedText();
+  codegen::LowerOptions lo;
+  lo.compile = false;
+
+  auto noPlan =
+      parseGraph(std::regex_replace(text, std::regex(R"( attributes \{[^}]*\})"), ""), "x.dlc");
+  ASSERT_TRUE(noPlan) << noPlan.status().message();
+  auto p = codegen::lowerToProgram(**noPlan, lo);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.status().message(), "graph 'g' has no 'mem.arena' annotation: run plan-memory first");
+
+  auto small = parseGraph(
+      std::regex_replace(text, std::regex(R"(mem\.arena = [0-9]+)"), "mem.arena = 256"), "x.dlc");
+  ASSERT_TRUE(small) << small.status().message();
+  p = codegen::lowerToProgram(**small, lo);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.status().message().find("is not a 256-byte aligned place inside the arena of 256 "
+                                      "bytes"),
+            std::string::npos)
+      << p.status().message();
+}
+
+} // namespace
+} // namespace dlc
