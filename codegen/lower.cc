@@ -68,7 +68,7 @@ Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
       if (onCpu(*n) != onCpu(*grp.nodes.front()))
         return invalidArgument("fused group of {} mixes devices: {} is on {}",
                                grp.nodes.front()->describe(), n->describe(), n->device().str());
-      if (!n->def().cuda) {
+      if (!elementwiseExpr(n->op())) {
         if (grp.anchor)
           return invalidArgument("fused group has two non-elementwise nodes: {} and {}",
                                  grp.anchor->describe(), n->describe());

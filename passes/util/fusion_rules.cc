@@ -20,7 +20,7 @@ FusionClass classifyForFusion(const Node &n) {
   for (int i = 1; i < n.numOutputs(); ++i)
     if (!isUnused(n.output(i)))
       return {R::kOpaque, false, fmt::format("its output {} is used", i)};
-  if (n.def().cuda)
+  if (n.def().fusion == FusionKind::kElementwise || n.def().fusion == FusionKind::kBroadcast)
     return {R::kElementwise, false, ""};
   if (isViewOp(n.op()))
     return {R::kOpaque, false, fmt::format("a view: {}", n.opName())};

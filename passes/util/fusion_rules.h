@@ -9,7 +9,7 @@
 namespace dlc::passes {
 
 enum class FusionRole : uint8_t {
-  kElementwise, // its op has a CUDA expression (OpDef::cuda)
+  kElementwise, // its fusion kind is elementwise or broadcast: codegen has its CUDA expression
   kAnchor,      // a group may be built around it
   kOpaque,      // always a group of one
 };
