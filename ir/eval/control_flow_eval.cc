@@ -147,8 +147,6 @@ Expected<Tensor> stackOutput(const Node &node, int outIndex, int k,
   return t;
 }
 
-} // namespace
-
 Expected<std::vector<Tensor>> evalIf(const Node &node, const std::vector<Tensor> &in) {
   DLC_ASSIGN_OR_RETURN(bool cond, truth(in[0], "input cond"));
   const char *name = cond ? "then_branch" : "else_branch";
@@ -239,6 +237,8 @@ Expected<std::vector<Tensor>> evalScan(const Node &node, const std::vector<Tenso
   }
   return results;
 }
+
+} // namespace
 
 std::vector<EvalRow> controlFlowEvals() {
   return {
