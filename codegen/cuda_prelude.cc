@@ -1,6 +1,6 @@
 #include "codegen/cuda_prelude.h"
 
-#include "ir/ops/families.h"
+#include "codegen/elementwise_expr.h"
 
 namespace dlc::codegen {
 
@@ -267,12 +267,8 @@ std::string cudaStorageType(DType t) {
   case DType::kBF16:
     return "__nv_bfloat16";
   default:
-    return ops::cudaComputeType(t);
+    return cudaComputeType(t);
   }
 }
-
-std::string cudaComputeType(DType t) { return ops::cudaComputeType(t); }
-
-std::string cudaLiteral(double v, DType t) { return ops::cudaLiteral(v, t); }
 
 } // namespace dlc::codegen

@@ -1,5 +1,5 @@
 // Index plans of the data-movement ops (see data_movement_plan.h). The rules follow the
-// reference evaluation in ir/ops/tensor_eval*.cc, whose helpers (slice bounds, transpose
+// reference evaluation in ir/eval/tensor_eval*.cc, whose helpers (slice bounds, transpose
 // permutation) are reused so that both agree by construction. Shapes are static; parameters
 // the plan bakes in (Slice starts, Pad pads) must be constants. Indices read at run time are
 // wrapped when negative and clamped into range: a kernel cannot report an error.

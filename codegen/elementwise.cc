@@ -30,7 +30,7 @@ int64_t count(const std::vector<int64_t> &dims) {
 bool claims(const Node *anchor) { return anchor == nullptr; }
 
 bool supports(const Node &node, std::string *why) {
-  if (!node.def().cuda) {
+  if (!elementwiseExpr(node.op())) {
     *why = fmt::format("op '{}' has no CUDA expression", node.opName());
     return false;
   }

@@ -10,8 +10,8 @@ Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &node
                             const LoadFn &load, std::string_view prefix) {
   int counter = 0;
   for (const Node *n : nodes) {
-    const OpDef &def = n->def();
-    if (!def.cuda)
+    const CudaExprFn cuda = elementwiseExpr(n->op());
+    if (!cuda)
       return invalidArgument("{}: op '{}' has no CUDA expression", n->describe(), n->opName());
     std::vector<std::string> args;
     for (const Value *in : n->inputs()) {
@@ -26,7 +26,7 @@ Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &node
       }
       args.push_back(it->second);
     }
-    auto expr = def.cuda(*n, args);
+    auto expr = cuda(*n, args);
     if (!expr)
       return expr.status().withContext(n->describe());
     const Value *out = n->output(0);

@@ -3,7 +3,7 @@
 // A fused kernel computes its anchor (a GEMM accumulator, a reduction result, a loaded input
 // element, ...) and then runs the group's elementwise nodes on it: the epilogue. The emitter
 // binds the values it already has to C expressions in `env`, and this writes one statement per
-// node with the op table's CUDA expression (OpDef::cuda), fetching any other operand through
+// node with its CUDA expression (elementwise_expr.h), fetching any other operand through
 // the emitter's `load` callback (which knows the element's coordinates and does broadcasting).
 #pragma once
 

@@ -53,7 +53,7 @@ bool gpuSupports(const Node &node, std::string *why) {
     return false;
   if (isViewNode(node)) // lowering aliases the buffer: no kernel
     return true;
-  const bool elementwise = node.def().cuda != nullptr;
+  const bool elementwise = elementwiseExpr(node.op()) != nullptr;
   const Family *f = familyFor(elementwise ? nullptr : &node);
   if (!f) {
     *why = fmt::format("op '{}' has no GPU kernel", node.opName());

@@ -4,7 +4,7 @@
 //
 // Windowed pools: one thread per output element walks its window (loops over the kernel
 // offsets, taps in the padding skipped) in the compute type (float for f16/bf16). Semantics are
-// the reference's (ir/ops/pool_eval.cc): MaxPool propagates NaN and yields -inf for a window
+// the reference's (ir/eval/pool_eval.cc): MaxPool propagates NaN and yields -inf for a window
 // wholly in the padding; AveragePool divides by the taps inside the input, or with
 // count_include_pad by the taps inside the padded extent. MaxPool's Indices output is refused.
 //

@@ -204,24 +204,4 @@ Status inferNode(InferContext &ctx) {
   return def.infer(ctx).withContext(ctx.node().describe());
 }
 
-Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs) {
-  const OpDef &def = node.def();
-  if (!def.eval)
-    return unimplemented("{}: no reference evaluation for op '{}'", node.describe(),
-                         opName(def.op));
-  if (static_cast<int>(inputs.size()) != node.numInputs())
-    return internalError("{}: {} inputs given for {} node inputs", node.describe(), inputs.size(),
-                         node.numInputs());
-  // The same schema check as inferNode: evaluation may index inputs and read attributes.
-  std::vector<TensorType> types;
-  for (const Tensor &t : inputs)
-    types.push_back(t.empty() ? TensorType() : t.type());
-  InferContext ctx(node, std::move(types), {}, {});
-  DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(node.describe()));
-  auto result = def.eval(node, inputs);
-  if (!result)
-    return result.status().withContext(node.describe());
-  return result;
-}
-
 } // namespace dlc

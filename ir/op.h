@@ -2,8 +2,9 @@
 //
 // The list of ops is ir/ops.def. Each op has exactly one OpDef row, in its family file under
 // ir/ops/ (elementwise.cc, nn.cc, ...): arity, attribute schema with defaults, fusion kind,
-// shape inference and (where implemented) reference evaluation. Passes ask the table about
-// properties; they never switch on op names to rediscover them.
+// structural checks and shape inference. Passes ask the table about properties; they never
+// switch on op names to rediscover them. What an op computes is kept apart, keyed by op: its
+// reference (CPU) kernel in ir/eval/eval.h, its CUDA spelling in codegen/.
 #pragma once
 
 #include <cstdint>
@@ -58,14 +59,6 @@ using InferFn = Status (*)(InferContext &);
 /// Structural checks of one node beyond arity and attribute kinds, needing no types (a body's
 /// signature against the node's inputs and outputs). Errors do not name the node.
 using VerifyFn = Status (*)(const Node &);
-/// Reference evaluation: inputs in order (an absent optional input is an empty Tensor).
-using EvalFn = Expected<std::vector<Tensor>> (*)(const Node &, const std::vector<Tensor> &);
-/// The CUDA expression of an elementwise op at one element: `args` are C expressions of the
-/// operands in their compute type (see ops/README.md: f16/bf16 compute in float, other dtypes in
-/// their own C type); the result is an expression in the compute type of output 0. The names it
-/// uses are CUDA built-ins or the `dlc_*` helpers of codegen's prelude (codegen/cuda_prelude.cc).
-using CudaExprFn = Expected<std::string> (*)(const Node &, const std::vector<std::string> &args);
-
 struct OpDef {
   Op op;
   int minInputs = 1;
@@ -75,9 +68,6 @@ struct OpDef {
   FusionKind fusion = FusionKind::kOpaque;
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
-  EvalFn eval = nullptr; // nullptr until the reference backend implements it
-  /// Elementwise and broadcast ops: the CUDA expression (ops/elementwise_cuda.cc).
-  CudaExprFn cuda = nullptr;
   /// Two evaluations may differ (random ops): never folded, never merged by cse.
   bool random = false;
   /// Run by the verifier, and before every inference and evaluation (see checkSchema).
@@ -95,7 +85,8 @@ std::optional<Op> opFromOnnx(std::string_view onnxType);
 const OpDef &opDef(Op op);
 
 /// For tests: while alive, opDef(def.op) answers `def` instead of the table's row, so a pass
-/// can be tested with made-up inference or evaluation. Not thread-safe; scopes may nest.
+/// can be tested with made-up inference (eval::ScopedEvalOverride does it for evaluation). Not
+/// thread-safe; scopes may nest.
 class ScopedOpDefOverride {
 public:
   explicit ScopedOpDefOverride(OpDef def);
@@ -171,9 +162,5 @@ private:
 /// Runs the op's shape inference for `node` with the given context; errors are prefixed with
 /// the node's description.
 Status inferNode(InferContext &ctx);
-
-/// Runs the op's reference evaluation on `inputs` (one per node input; an absent optional
-/// input is an empty Tensor); errors are prefixed with the node's description.
-Expected<std::vector<Tensor>> evalNode(const Node &node, const std::vector<Tensor> &inputs);
 
 } // namespace dlc

@@ -1,7 +1,7 @@
 // fold-constants: evaluates nodes whose inputs are all constants.
 //
 // A node whose present inputs are all constants and whose op has a reference evaluation
-// (OpDef::eval) is run on the host; each used output becomes a new constant that keeps the
+// (ir/eval/eval.h) is run on the host; each used output becomes a new constant that keeps the
 // output's name, and the node is erased. Nodes are visited in order, so a chain of constant
 // nodes folds in one run. Shape and Size are folded without evaluating anything when their
 // input's type is static, since their result depends only on that type.
@@ -15,6 +15,7 @@
 // under --debug-only=fold-constants.
 #include <algorithm>
 
+#include "ir/eval/eval.h"
 #include "ir/match.h"
 #include "passes/registry.h"
 
@@ -92,7 +93,8 @@ private:
     }
     if (opDef(n.op()).random)
       return refuse(n, options, "op is random");
-    if (!n.def().eval)
+    const eval::EvalFn kernel = eval::findEval(n.op());
+    if (!kernel)
       return refuse(n, options, fmt::format("op '{}' has no reference evaluation", n.opName()));
     for (Value *out : n.outputs()) {
       if (!out)
@@ -106,7 +108,7 @@ private:
         return refuse(n, options,
                       fmt::format("output has {} elements > size-limit {}", *count, limit_));
     }
-    Expected<std::vector<Tensor>> results = n.def().eval(n, inputs);
+    Expected<std::vector<Tensor>> results = kernel(n, inputs);
     if (!results) {
       if (results.status().code() == StatusCode::kUnimplemented)
         return refuse(n, options, results.status().message());

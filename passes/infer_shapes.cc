@@ -27,6 +27,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "ir/eval/eval.h"
 #include "passes/registry.h"
 
 namespace dlc {
@@ -142,7 +143,7 @@ private:
   void evaluateShapeValues(const Node &n) {
     constexpr int64_t kMaxElements = 64;
     const OpDef &def = n.def();
-    if (!def.eval || def.random)
+    if (!eval::hasEval(n.op()) || def.random)
       return;
     bool wanted = false;
     for (int i = 0; i < n.numOutputs(); ++i) {
@@ -167,7 +168,7 @@ private:
         return;
       inputs.push_back(std::move(*data));
     }
-    Expected<std::vector<Tensor>> results = evalNode(n, inputs);
+    Expected<std::vector<Tensor>> results = eval::evaluate(n, inputs);
     if (!results)
       return; // inference already accepted the node; an evaluation error surfaces at run time
     for (int i = 0; i < n.numOutputs() && i < static_cast<int>(results->size()); ++i) {

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ir/eval/eval.h"
 #include "ir/graph.h"
 
 namespace dlc::rt {
@@ -422,7 +423,7 @@ Status GpuSession::runHostStep(size_t index) {
       nodeInputs.push_back(graphInputs.at(k)); // validated: node inputs are graph inputs
     }
   }
-  auto results = evalNode(*hs.node, nodeInputs);
+  auto results = eval::evaluate(*hs.node, nodeInputs);
   if (!results)
     return results.status().withContext(what);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "ir/eval/eval.h"
+
 namespace dlc {
 
 namespace {
@@ -81,7 +83,7 @@ Expected<ReferenceExecutor> ReferenceExecutor::create(const Graph &graph) {
   ex.nodes_ = graph.nodes();
   std::vector<Node *> noEval;
   for (Node *n : ex.nodes_)
-    if (!n->def().eval)
+    if (!eval::hasEval(n->op()))
       noEval.push_back(n);
   if (!noEval.empty())
     return missingEvalError(noEval);
@@ -167,7 +169,7 @@ ReferenceExecutor::run(const std::map<std::string, Tensor> &inputs) const {
                              node.describe(), in->name());
       args.push_back(it->second);
     }
-    DLC_ASSIGN_OR_RETURN(std::vector<Tensor> results, evalNode(node, args));
+    DLC_ASSIGN_OR_RETURN(std::vector<Tensor> results, eval::evaluate(node, args));
     if (static_cast<int>(results.size()) > node.numOutputs())
       return internalError("{}: reference evaluation returned {} outputs for {}", node.describe(),
                            results.size(), node.numOutputs());

@@ -1,5 +1,5 @@
 // The reference backend's execution path: a shape-inferred Graph run node by node on host
-// tensors with each op's reference evaluation (evalNode), the correctness oracle of DESIGN.md.
+// tensors with each op's reference kernel (eval::evaluate), the correctness oracle of DESIGN.md.
 //
 // Before: the graph verifies and its types are inferred (symbolic dims such as `N` allowed);
 // the executor never mutates it, so one graph serves any number of executors and threads.

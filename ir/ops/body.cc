@@ -73,43 +73,4 @@ inferBodyOutputs(const Graph &body, const std::vector<TensorType> &inputTypes,
   return out;
 }
 
-Expected<std::vector<Tensor>> evalBody(const Graph &body, const std::vector<Tensor> &inputs) {
-  if (inputs.size() != body.inputs().size())
-    return internalError("{} inputs given for a body of {} inputs", inputs.size(),
-                         body.inputs().size());
-  std::unordered_map<const Value *, Tensor> env;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    env[body.inputs()[i]] = inputs[i];
-  for (const Value *c : body.constants())
-    env[c] = c->constant();
-  std::vector<Tensor> args;
-  for (const Node *n : body.nodes()) {
-    args.clear();
-    for (const Value *in : n->inputs()) {
-      auto it = in ? env.find(in) : env.end();
-      if (in && it == env.end())
-        return internalError("{}: input '{}' has no value", n->describe(), in->name());
-      args.push_back(in ? it->second : Tensor());
-    }
-    DLC_ASSIGN_OR_RETURN(std::vector<Tensor> results, evalNode(*n, args));
-    for (int i = 0; i < n->numOutputs(); ++i) {
-      const Value *out = n->output(i);
-      if (!out)
-        continue;
-      if (static_cast<size_t>(i) >= results.size() || results[static_cast<size_t>(i)].empty())
-        return internalError("{}: reference evaluation produced no value for output {} ('{}')",
-                             n->describe(), i, out->name());
-      env[out] = std::move(results[static_cast<size_t>(i)]);
-    }
-  }
-  std::vector<Tensor> out;
-  for (const Graph::Output &o : body.outputs()) {
-    auto it = env.find(o.value);
-    if (it == env.end())
-      return internalError("body output '{}' was never computed", o.name);
-    out.push_back(it->second);
-  }
-  return out;
-}
-
 } // namespace dlc::ops

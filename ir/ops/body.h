@@ -1,7 +1,7 @@
 // Body graphs (the graph attributes of If, Loop and Scan) seen from the op that owns them:
-// their types for given input types, and their reference evaluation. Bodies are closed graphs
-// (every value they use is theirs: captured outer values are explicit inputs), so both walk the
-// body alone, node by node, with the op table's inferNode and evalNode.
+// their types for given input types. Bodies are closed graphs (every value they use is theirs:
+// captured outer values are explicit inputs), so inference walks the body alone, node by node,
+// with the op table's inferNode (their reference evaluation is ir/eval/control_flow_eval.cc).
 #pragma once
 
 #include <string>
@@ -22,9 +22,5 @@ const Graph &bodyOf(const Node &node, std::string_view name);
 Expected<std::vector<TensorType>>
 inferBodyOutputs(const Graph &body, const std::vector<TensorType> &inputTypes,
                  const std::vector<const Tensor *> &inputConstants);
-
-/// Runs a body on `inputs` (one per body input) with each node's reference evaluation and
-/// returns the tensors it returns. Errors name the body's node.
-Expected<std::vector<Tensor>> evalBody(const Graph &body, const std::vector<Tensor> &inputs);
 
 } // namespace dlc::ops

@@ -416,7 +416,6 @@ std::vector<OpDef> controlFlowOps() {
                  .attrs = {requiredAttr("then_branch", AttrKind::kGraph),
                            requiredAttr("else_branch", AttrKind::kGraph)},
                  .infer = inferIf,
-                 .eval = evalIf,
                  .verify = verifyIf});
   ops.push_back({.op = Op::kLoop,
                  .minInputs = 0,
@@ -425,7 +424,6 @@ std::vector<OpDef> controlFlowOps() {
                  .maxOutputs = kVar,
                  .attrs = {requiredAttr("body", AttrKind::kGraph), intAttr("num_captures", 0)},
                  .infer = inferLoop,
-                 .eval = evalLoop,
                  .verify = verifyLoop});
   ops.push_back(
       {.op = Op::kScan,
@@ -440,7 +438,6 @@ std::vector<OpDef> controlFlowOps() {
                  optionalAttr("scan_input_axes", AttrKind::kInts),
                  optionalAttr("scan_output_axes", AttrKind::kInts), intAttr("num_captures", 0)},
        .infer = inferScan,
-       .eval = evalScan,
        .verify = verifyScan});
   return ops;
 }

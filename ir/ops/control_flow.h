@@ -1,5 +1,5 @@
-// Shared pieces of the control-flow family (rows and inference in control_flow.cc,
-// evaluation in control_flow_eval.cc): how a node's inputs and outputs split into the parts
+// Shared pieces of the control-flow family (rows and inference in control_flow.cc, reference
+// evaluation in ir/eval/control_flow_eval.cc): how a node's inputs and outputs split into the parts
 // its body sees.
 #pragma once
 
@@ -30,9 +30,5 @@ ScanParts scanParts(const Node &n);
 
 /// Attribute `name` (ints) of length `count`, or `count` zeros when absent.
 std::vector<int64_t> intsOrZeros(const Node &n, const char *name, int count);
-
-Expected<std::vector<Tensor>> evalIf(const Node &node, const std::vector<Tensor> &in);
-Expected<std::vector<Tensor>> evalLoop(const Node &node, const std::vector<Tensor> &in);
-Expected<std::vector<Tensor>> evalScan(const Node &node, const std::vector<Tensor> &in);
 
 } // namespace dlc::ops::control_flow

@@ -1,6 +1,5 @@
 // Convolutions: Conv, ConvInteger, ConvTranspose. The window arithmetic is in conv_util.h.
 #include "ir/ops/conv_util.h"
-#include "ir/ops/nn_eval_util.h"
 #include "ir/ops/nn_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -169,23 +168,20 @@ std::vector<OpDef> convOps() {
        .maxInputs = 3,
        .fusion = FusionKind::kOutFusable,
        .attrs = convAttrs(),
-       .infer = inferConv,
-       .eval = evalConv},
+       .infer = inferConv},
       // (x, w, x_zero_point?, w_zero_point?) -> i32
       {.op = Op::kConvInteger,
        .minInputs = 2,
        .maxInputs = 4,
        .fusion = FusionKind::kOutFusable,
        .attrs = convAttrs(),
-       .infer = inferConvInteger,
-       .eval = evalConvInteger},
+       .infer = inferConvInteger},
       {.op = Op::kConvTranspose,
        .minInputs = 2,
        .maxInputs = 3,
        .fusion = FusionKind::kOutFusable,
        .attrs = std::move(transposeAttrs),
-       .infer = inferConvTranspose,
-       .eval = evalConvTranspose},
+       .infer = inferConvTranspose},
   };
 }
 

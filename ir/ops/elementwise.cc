@@ -6,7 +6,6 @@
 // resolve during infer-shapes.
 #include <optional>
 
-#include "ir/ops/elementwise_eval.h"
 #include "ir/ops/families.h"
 #include "ir/ops/infer_checks.h"
 #include "ir/ops/util.h"
@@ -200,19 +199,16 @@ Status inferCastLike(InferContext &ctx) {
 
 // --- Rows -------------------------------------------------------------------------------------
 
-OpDef unary(Op op, InferFn infer, std::vector<AttrSpec> attrs = {}, EvalFn eval = nullptr) {
+OpDef unary(Op op, InferFn infer, std::vector<AttrSpec> attrs = {}) {
   OpDef d;
   d.op = op;
   d.fusion = FusionKind::kElementwise;
   d.attrs = std::move(attrs);
   d.infer = infer;
-  d.eval = eval;
-  d.cuda = elementwiseCudaExpr(op);
   return d;
 }
 
-OpDef nary(Op op, int minIn, int maxIn, InferFn infer, std::vector<AttrSpec> attrs = {},
-           EvalFn eval = nullptr) {
+OpDef nary(Op op, int minIn, int maxIn, InferFn infer, std::vector<AttrSpec> attrs = {}) {
   OpDef d;
   d.op = op;
   d.minInputs = minIn;
@@ -220,14 +216,10 @@ OpDef nary(Op op, int minIn, int maxIn, InferFn infer, std::vector<AttrSpec> att
   d.fusion = FusionKind::kBroadcast;
   d.attrs = std::move(attrs);
   d.infer = infer;
-  d.eval = eval;
-  d.cuda = elementwiseCudaExpr(op);
   return d;
 }
 
-OpDef binary(Op op, InferFn infer, EvalFn eval = nullptr) {
-  return nary(op, 2, 2, infer, {}, eval);
-}
+OpDef binary(Op op, InferFn infer) { return nary(op, 2, 2, infer); }
 
 } // namespace
 
@@ -242,81 +234,77 @@ std::vector<OpDef> elementwiseOps() {
   constexpr auto kFloatN = inferBroadcast<TC::kFloat, Out::kSame>;
   const auto alpha = [](float v) { return std::vector<AttrSpec>{floatAttr("alpha", v)}; };
   return {
-      unary(Op::kAbs, kNumeric, {}, evalAbs),
-      unary(Op::kAcos, kFloat, {}, evalAcos),
-      unary(Op::kAcosh, kFloat, {}, evalAcosh),
-      binary(Op::kAdd, inferArith<Arith::kAdd>, evalAdd),
-      binary(Op::kAnd, kLogic, evalAnd),
-      unary(Op::kAsin, kFloat, {}, evalAsin),
-      unary(Op::kAsinh, kFloat, {}, evalAsinh),
-      unary(Op::kAtan, kFloat, {}, evalAtan),
-      unary(Op::kAtanh, kFloat, {}, evalAtanh),
-      nary(Op::kBitShift, 2, 2, inferBitShift, {requiredAttr("direction", AttrKind::kString)},
-           evalBitShift),
-      binary(Op::kBitwiseAnd, kBitwise, evalBitwiseAnd),
-      unary(Op::kBitwiseNot, inferUnary<TC::kInteger>, {}, evalBitwiseNot),
-      binary(Op::kBitwiseOr, kBitwise, evalBitwiseOr),
-      binary(Op::kBitwiseXor, kBitwise, evalBitwiseXor),
-      unary(Op::kCast, inferCast, {requiredAttr("to", AttrKind::kDType), intAttr("saturate", 1)},
-            evalCast),
-      nary(Op::kCastLike, 2, 2, inferCastLike, {intAttr("saturate", 1)}, evalCastLike),
-      unary(Op::kCeil, kFloat, {}, evalCeil),
-      unary(Op::kCelu, kFloat, alpha(1.0f), evalCelu),
-      nary(Op::kClip, 1, 3, inferClip, {}, evalClip),
-      unary(Op::kCos, kFloat, {}, evalCos),
-      unary(Op::kCosh, kFloat, {}, evalCosh),
-      binary(Op::kDiv, inferArith<Arith::kDiv>, evalDiv),
-      unary(Op::kElu, kFloat, alpha(1.0f), evalElu),
-      binary(Op::kEqual, inferBroadcast<TC::kAny, Out::kBool>, evalEqual),
-      unary(Op::kErf, kNumeric, {}, evalErf),
-      unary(Op::kExp, kFloat, {}, evalExp),
-      unary(Op::kFloor, kFloat, {}, evalFloor),
-      unary(Op::kGelu, inferGelu, {stringAttr("approximate", "none")}, evalGelu),
-      binary(Op::kGreater, kCompare, evalGreater),
-      binary(Op::kGreaterOrEqual, kCompare, evalGreaterOrEqual),
-      unary(Op::kHardSigmoid, kFloat, {floatAttr("alpha", 0.2f), floatAttr("beta", 0.5f)},
-            evalHardSigmoid),
-      unary(Op::kHardSwish, kFloat, {}, evalHardSwish),
+      unary(Op::kAbs, kNumeric, {}),
+      unary(Op::kAcos, kFloat, {}),
+      unary(Op::kAcosh, kFloat, {}),
+      binary(Op::kAdd, inferArith<Arith::kAdd>),
+      binary(Op::kAnd, kLogic),
+      unary(Op::kAsin, kFloat, {}),
+      unary(Op::kAsinh, kFloat, {}),
+      unary(Op::kAtan, kFloat, {}),
+      unary(Op::kAtanh, kFloat, {}),
+      nary(Op::kBitShift, 2, 2, inferBitShift, {requiredAttr("direction", AttrKind::kString)}),
+      binary(Op::kBitwiseAnd, kBitwise),
+      unary(Op::kBitwiseNot, inferUnary<TC::kInteger>, {}),
+      binary(Op::kBitwiseOr, kBitwise),
+      binary(Op::kBitwiseXor, kBitwise),
+      unary(Op::kCast, inferCast, {requiredAttr("to", AttrKind::kDType), intAttr("saturate", 1)}),
+      nary(Op::kCastLike, 2, 2, inferCastLike, {intAttr("saturate", 1)}),
+      unary(Op::kCeil, kFloat, {}),
+      unary(Op::kCelu, kFloat, alpha(1.0f)),
+      nary(Op::kClip, 1, 3, inferClip, {}),
+      unary(Op::kCos, kFloat, {}),
+      unary(Op::kCosh, kFloat, {}),
+      binary(Op::kDiv, inferArith<Arith::kDiv>),
+      unary(Op::kElu, kFloat, alpha(1.0f)),
+      binary(Op::kEqual, inferBroadcast<TC::kAny, Out::kBool>),
+      unary(Op::kErf, kNumeric, {}),
+      unary(Op::kExp, kFloat, {}),
+      unary(Op::kFloor, kFloat, {}),
+      unary(Op::kGelu, inferGelu, {stringAttr("approximate", "none")}),
+      binary(Op::kGreater, kCompare),
+      binary(Op::kGreaterOrEqual, kCompare),
+      unary(Op::kHardSigmoid, kFloat, {floatAttr("alpha", 0.2f), floatAttr("beta", 0.5f)}),
+      unary(Op::kHardSwish, kFloat, {}),
       unary(Op::kIsInf, inferPredicate<TC::kFloat>,
-            {intAttr("detect_negative", 1), intAttr("detect_positive", 1)}, evalIsInf),
-      unary(Op::kIsNaN, inferPredicate<TC::kFloat>, {}, evalIsNaN),
-      unary(Op::kLeakyRelu, kFloat, alpha(0.01f), evalLeakyRelu),
-      binary(Op::kLess, kCompare, evalLess),
-      binary(Op::kLessOrEqual, kCompare, evalLessOrEqual),
-      unary(Op::kLog, kFloat, {}, evalLog),
-      nary(Op::kMax, 1, -1, kArithmetic, {}, evalMax),
-      nary(Op::kMean, 1, -1, kFloatN, {}, evalMean),
-      nary(Op::kMin, 1, -1, kArithmetic, {}, evalMin),
-      unary(Op::kMish, kFloat, {}, evalMish),
-      nary(Op::kMod, 2, 2, inferMod, {intAttr("fmod", 0)}, evalMod),
-      binary(Op::kMul, inferArith<Arith::kMul>, evalMul),
-      unary(Op::kNeg, kSigned, {}, evalNeg),
-      unary(Op::kNot, inferPredicate<TC::kBool>, {}, evalNot),
-      binary(Op::kOr, kLogic, evalOr),
-      binary(Op::kPRelu, inferPRelu, evalPRelu),
-      binary(Op::kPow, inferPow, evalPow),
-      unary(Op::kReciprocal, kFloat, {}, evalReciprocal),
-      unary(Op::kRelu, kSigned, {}, evalRelu),
-      unary(Op::kRound, kFloat, {}, evalRound),
+            {intAttr("detect_negative", 1), intAttr("detect_positive", 1)}),
+      unary(Op::kIsNaN, inferPredicate<TC::kFloat>, {}),
+      unary(Op::kLeakyRelu, kFloat, alpha(0.01f)),
+      binary(Op::kLess, kCompare),
+      binary(Op::kLessOrEqual, kCompare),
+      unary(Op::kLog, kFloat, {}),
+      nary(Op::kMax, 1, -1, kArithmetic, {}),
+      nary(Op::kMean, 1, -1, kFloatN, {}),
+      nary(Op::kMin, 1, -1, kArithmetic, {}),
+      unary(Op::kMish, kFloat, {}),
+      nary(Op::kMod, 2, 2, inferMod, {intAttr("fmod", 0)}),
+      binary(Op::kMul, inferArith<Arith::kMul>),
+      unary(Op::kNeg, kSigned, {}),
+      unary(Op::kNot, inferPredicate<TC::kBool>, {}),
+      binary(Op::kOr, kLogic),
+      binary(Op::kPRelu, inferPRelu),
+      binary(Op::kPow, inferPow),
+      unary(Op::kReciprocal, kFloat, {}),
+      unary(Op::kRelu, kSigned, {}),
+      unary(Op::kRound, kFloat, {}),
       unary(Op::kSelu, kFloat,
             {floatAttr("alpha", 1.67326319217681884765625f),
-             floatAttr("gamma", 1.05070102214813232421875f)},
-            evalSelu),
-      unary(Op::kShrink, kNumeric, {floatAttr("bias", 0.0f), floatAttr("lambd", 0.5f)}, evalShrink),
-      unary(Op::kSigmoid, kFloat, {}, evalSigmoid),
-      unary(Op::kSign, kNumeric, {}, evalSign),
-      unary(Op::kSin, kFloat, {}, evalSin),
-      unary(Op::kSinh, kFloat, {}, evalSinh),
-      unary(Op::kSoftplus, kFloat, {}, evalSoftplus),
-      unary(Op::kSoftsign, kFloat, {}, evalSoftsign),
-      unary(Op::kSqrt, kFloat, {}, evalSqrt),
-      binary(Op::kSub, inferArith<Arith::kSub>, evalSub),
-      nary(Op::kSum, 1, -1, kFloatN, {}, evalSum),
-      unary(Op::kTan, kFloat, {}, evalTan),
-      unary(Op::kTanh, kFloat, {}, evalTanh),
-      unary(Op::kThresholdedRelu, kFloat, alpha(1.0f), evalThresholdedRelu),
-      nary(Op::kWhere, 3, 3, inferWhere, {}, evalWhere),
-      binary(Op::kXor, kLogic, evalXor),
+             floatAttr("gamma", 1.05070102214813232421875f)}),
+      unary(Op::kShrink, kNumeric, {floatAttr("bias", 0.0f), floatAttr("lambd", 0.5f)}),
+      unary(Op::kSigmoid, kFloat, {}),
+      unary(Op::kSign, kNumeric, {}),
+      unary(Op::kSin, kFloat, {}),
+      unary(Op::kSinh, kFloat, {}),
+      unary(Op::kSoftplus, kFloat, {}),
+      unary(Op::kSoftsign, kFloat, {}),
+      unary(Op::kSqrt, kFloat, {}),
+      binary(Op::kSub, inferArith<Arith::kSub>),
+      nary(Op::kSum, 1, -1, kFloatN, {}),
+      unary(Op::kTan, kFloat, {}),
+      unary(Op::kTanh, kFloat, {}),
+      unary(Op::kThresholdedRelu, kFloat, alpha(1.0f)),
+      nary(Op::kWhere, 3, 3, inferWhere, {}),
+      binary(Op::kXor, kLogic),
   };
 }
 

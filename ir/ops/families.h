@@ -2,7 +2,6 @@
 // into the table and checks that every op in ir/ops.def has exactly one row.
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "ir/op.h"
@@ -17,12 +16,5 @@ std::vector<OpDef> tensorOps();      // shape and data-movement ops
 std::vector<OpDef> quantOps();       // Quantize/Dequantize, DynamicQuantizeLinear
 std::vector<OpDef> miscOps();        // RNNs, random, signal, detection, others
 std::vector<OpDef> controlFlowOps(); // If, Loop, Scan: ops with body graphs
-
-/// The CUDA expression of an elementwise/broadcast op (elementwise_cuda.cc); nullptr for others.
-CudaExprFn elementwiseCudaExpr(Op op);
-/// The C type elements of `t` are computed in on the GPU ("float" for f16/bf16).
-std::string cudaComputeType(DType t);
-/// A C literal of `v` in the compute type of `t` (exact for floats; inf/nan as bit casts).
-std::string cudaLiteral(double v, DType t);
 
 } // namespace dlc::ops

@@ -3,7 +3,6 @@
 #include "ir/ops/einsum.h"
 #include "ir/ops/families.h"
 #include "ir/ops/infer_checks.h"
-#include "ir/ops/linalg_eval.h"
 #include "ir/ops/util.h"
 
 namespace dlc::ops {
@@ -139,7 +138,7 @@ Status inferDet(InferContext &ctx) {
   return Status::ok();
 }
 
-OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer, EvalFn eval,
+OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer,
           std::vector<AttrSpec> attrs = {}) {
   OpDef d;
   d.op = op;
@@ -148,7 +147,6 @@ OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer, EvalFn 
   d.fusion = fusion;
   d.attrs = std::move(attrs);
   d.infer = infer;
-  d.eval = eval;
   return d;
 }
 
@@ -156,15 +154,15 @@ OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer, EvalFn 
 
 std::vector<OpDef> linalgOps() {
   return {
-      row(Op::kMatMul, 2, 2, FusionKind::kOutFusable, inferMatMul, evalMatMul),
-      row(Op::kMatMulInteger, 2, 4, FusionKind::kOutFusable, inferMatMulInteger, evalMatMulInteger),
-      row(Op::kGemm, 2, 3, FusionKind::kOutFusable, inferGemm, evalGemm,
+      row(Op::kMatMul, 2, 2, FusionKind::kOutFusable, inferMatMul),
+      row(Op::kMatMulInteger, 2, 4, FusionKind::kOutFusable, inferMatMulInteger),
+      row(Op::kGemm, 2, 3, FusionKind::kOutFusable, inferGemm,
           {floatAttr("alpha", 1.0f), floatAttr("beta", 1.0f), intAttr("transA", 0),
            intAttr("transB", 0)}),
-      row(Op::kEinsum, 1, -1, FusionKind::kOpaque, inferEinsum, evalEinsum,
+      row(Op::kEinsum, 1, -1, FusionKind::kOpaque, inferEinsum,
           {requiredAttr("equation", AttrKind::kString)}),
-      row(Op::kDet, 1, 1, FusionKind::kOpaque, inferDet, evalDet),
-      row(Op::kQLinearMatMul, 8, 8, FusionKind::kOpaque, inferQLinearMatMul, evalQLinearMatMul),
+      row(Op::kDet, 1, 1, FusionKind::kOpaque, inferDet),
+      row(Op::kQLinearMatMul, 8, 8, FusionKind::kOpaque, inferQLinearMatMul),
   };
 }
 

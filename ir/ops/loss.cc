@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "ir/ops/nn_eval_util.h"
 #include "ir/ops/nn_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -93,21 +92,20 @@ Status inferLoss(InferContext &ctx) {
 } // namespace
 
 std::vector<OpDef> lossOps() {
-  auto row = [](Op op, int maxOutputs, EvalFn eval) {
+  auto row = [](Op op, int maxOutputs) {
     return OpDef{
         .op = op,
         .minInputs = 2,
         .maxInputs = 3,
         .maxOutputs = maxOutputs,
         .attrs = {optionalAttr("ignore_index", AttrKind::kInt), stringAttr("reduction", "mean")},
-        .infer = inferLoss,
-        .eval = eval};
+        .infer = inferLoss};
   };
   return {
       // (input, target, weight?) -> loss
-      row(Op::kNegativeLogLikelihoodLoss, 1, evalNegativeLogLikelihoodLoss),
+      row(Op::kNegativeLogLikelihoodLoss, 1),
       // (scores, labels, weights?) -> (output, log_prob?)
-      row(Op::kSoftmaxCrossEntropyLoss, 2, evalSoftmaxCrossEntropyLoss),
+      row(Op::kSoftmaxCrossEntropyLoss, 2),
   };
 }
 

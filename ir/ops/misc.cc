@@ -1,7 +1,6 @@
 // The misc family: RNNs, random generators and signal ops (one file each, see misc_parts.h)
 // and NonMaxSuppression, which lives here.
 #include "ir/ops/families.h"
-#include "ir/ops/misc_eval.h"
 #include "ir/ops/misc_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -38,8 +37,7 @@ std::vector<OpDef> miscOps() {
                  .minInputs = 2,
                  .maxInputs = 5,
                  .attrs = {intAttr("center_point_box", 0)},
-                 .infer = inferNonMaxSuppression,
-                 .eval = evalNonMaxSuppression});
+                 .infer = inferNonMaxSuppression});
   return all;
 }
 

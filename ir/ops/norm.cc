@@ -1,7 +1,6 @@
 // Normalisations (BatchNormalization, InstanceNormalization, GroupNormalization,
 // LayerNormalization, LRN, LpNormalization, MeanVarianceNormalization) and Dropout.
 #include "ir/ops/families.h"
-#include "ir/ops/nn_eval_util.h"
 #include "ir/ops/nn_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -130,51 +129,42 @@ std::vector<OpDef> normOps() {
        .maxOutputs = 3,
        .attrs = {floatAttr("epsilon", 1e-5f), floatAttr("momentum", 0.9f),
                  intAttr("training_mode", 0)},
-       .infer = inferBatchNorm,
-       .eval = evalBatchNormalization},
+       .infer = inferBatchNorm},
       {.op = Op::kInstanceNormalization,
        .minInputs = 3,
        .maxInputs = 3,
        .attrs = {floatAttr("epsilon", 1e-5f)},
-       .infer = inferInstanceNorm,
-       .eval = evalInstanceNormalization},
+       .infer = inferInstanceNorm},
       {.op = Op::kGroupNormalization,
        .minInputs = 3,
        .maxInputs = 3,
        .attrs = {floatAttr("epsilon", 1e-5f), requiredAttr("num_groups", AttrKind::kInt),
                  intAttr("stash_type", 1)},
-       .infer = inferGroupNorm,
-       .eval = evalGroupNormalization},
+       .infer = inferGroupNorm},
       // (X, Scale, B?) -> (Y, Mean?, InvStdDev?)
       {.op = Op::kLayerNormalization,
        .minInputs = 2,
        .maxInputs = 3,
        .maxOutputs = 3,
        .attrs = {intAttr("axis", -1), floatAttr("epsilon", 1e-5f), intAttr("stash_type", 1)},
-       .infer = inferLayerNorm,
-       .eval = evalLayerNormalization},
+       .infer = inferLayerNorm},
       {.op = Op::kLRN,
        .attrs = {floatAttr("alpha", 1e-4f), floatAttr("beta", 0.75f), floatAttr("bias", 1.0f),
                  requiredAttr("size", AttrKind::kInt)},
-       .infer = inferLrn,
-       .eval = evalLRN},
+       .infer = inferLrn},
       {.op = Op::kLpNormalization,
        .attrs = {intAttr("axis", -1), intAttr("p", 2)},
-       .infer = inferLpNorm,
-       .eval = evalLpNormalization},
+       .infer = inferLpNorm},
       {.op = Op::kMeanVarianceNormalization,
        .attrs = {intsAttr("axes", {0, 2, 3})},
-       .infer = inferSameAsInput,
-       .eval = evalMeanVarianceNormalization},
+       .infer = inferSameAsInput},
       // (data, ratio?, training_mode?) -> (output, mask?)
       {.op = Op::kDropout,
        .maxInputs = 3,
        .maxOutputs = 2,
        .fusion = FusionKind::kElementwise,
        .attrs = {optionalAttr("seed", AttrKind::kInt)},
-       .infer = inferDropout,
-       .eval = evalDropout,
-       .cuda = elementwiseCudaExpr(Op::kDropout)},
+       .infer = inferDropout},
   };
 }
 

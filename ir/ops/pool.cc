@@ -1,7 +1,6 @@
 // Pooling: windowed (AveragePool, MaxPool, LpPool), global, MaxUnpool and RoI pooling
 // (MaxRoiPool, RoiAlign). The window arithmetic is in conv_util.h.
 #include "ir/ops/conv_util.h"
-#include "ir/ops/nn_eval_util.h"
 #include "ir/ops/nn_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -155,41 +154,26 @@ std::vector<OpDef> poolOps() {
   std::vector<AttrSpec> lpAttrs = poolAttrs();
   lpAttrs.push_back(intAttr("p", 2));
   return {
-      {.op = Op::kAveragePool,
-       .attrs = std::move(avgAttrs),
-       .infer = inferPool,
-       .eval = evalAveragePool},
+      {.op = Op::kAveragePool, .attrs = std::move(avgAttrs), .infer = inferPool},
       // (X) -> (Y, Indices?)
-      {.op = Op::kMaxPool,
-       .maxOutputs = 2,
-       .attrs = std::move(maxAttrs),
-       .infer = inferPool,
-       .eval = evalMaxPool},
-      {.op = Op::kLpPool, .attrs = std::move(lpAttrs), .infer = inferPool, .eval = evalLpPool},
-      {.op = Op::kGlobalAveragePool,
-       .attrs = {},
-       .infer = inferGlobalPool,
-       .eval = evalGlobalAveragePool},
-      {.op = Op::kGlobalMaxPool, .attrs = {}, .infer = inferGlobalPool, .eval = evalGlobalMaxPool},
-      {.op = Op::kGlobalLpPool,
-       .attrs = {intAttr("p", 2)},
-       .infer = inferGlobalPool,
-       .eval = evalGlobalLpPool},
+      {.op = Op::kMaxPool, .maxOutputs = 2, .attrs = std::move(maxAttrs), .infer = inferPool},
+      {.op = Op::kLpPool, .attrs = std::move(lpAttrs), .infer = inferPool},
+      {.op = Op::kGlobalAveragePool, .attrs = {}, .infer = inferGlobalPool},
+      {.op = Op::kGlobalMaxPool, .attrs = {}, .infer = inferGlobalPool},
+      {.op = Op::kGlobalLpPool, .attrs = {intAttr("p", 2)}, .infer = inferGlobalPool},
       // (X, I, output_shape?)
       {.op = Op::kMaxUnpool,
        .minInputs = 2,
        .maxInputs = 3,
        .attrs = {requiredAttr("kernel_shape", AttrKind::kInts),
                  optionalAttr("pads", AttrKind::kInts), optionalAttr("strides", AttrKind::kInts)},
-       .infer = inferMaxUnpool,
-       .eval = evalMaxUnpool},
+       .infer = inferMaxUnpool},
       // (X, rois)
       {.op = Op::kMaxRoiPool,
        .minInputs = 2,
        .maxInputs = 2,
        .attrs = {requiredAttr("pooled_shape", AttrKind::kInts), floatAttr("spatial_scale", 1.0f)},
-       .infer = inferMaxRoiPool,
-       .eval = evalMaxRoiPool},
+       .infer = inferMaxRoiPool},
       // (X, rois, batch_indices)
       {.op = Op::kRoiAlign,
        .minInputs = 3,
@@ -197,8 +181,7 @@ std::vector<OpDef> poolOps() {
        .attrs = {stringAttr("coordinate_transformation_mode", "half_pixel"),
                  stringAttr("mode", "avg"), intAttr("output_height", 1), intAttr("output_width", 1),
                  intAttr("sampling_ratio", 0), floatAttr("spatial_scale", 1.0f)},
-       .infer = inferRoiAlign,
-       .eval = evalRoiAlign},
+       .infer = inferRoiAlign},
   };
 }
 

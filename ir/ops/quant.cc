@@ -3,7 +3,6 @@
 // its zero point (QuantizeLinear: else `output_dtype`, else u8).
 #include "ir/ops/families.h"
 #include "ir/ops/infer_checks.h"
-#include "ir/ops/quant_eval.h"
 #include "ir/ops/util.h"
 
 namespace dlc::ops {
@@ -177,7 +176,7 @@ Status inferQLinearConv(InferContext &ctx) {
   return Status::ok();
 }
 
-OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer, EvalFn eval,
+OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer,
           std::vector<AttrSpec> attrs = {}) {
   OpDef d;
   d.op = op;
@@ -187,7 +186,6 @@ OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer, EvalFn eval,
   d.fusion = FusionKind::kOpaque;
   d.attrs = std::move(attrs);
   d.infer = infer;
-  d.eval = eval;
   return d;
 }
 
@@ -195,13 +193,13 @@ OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer, EvalFn eval,
 
 std::vector<OpDef> quantOps() {
   return {
-      row(Op::kQuantizeLinear, 2, 3, 1, inferQuantize, evalQuantizeLinear,
+      row(Op::kQuantizeLinear, 2, 3, 1, inferQuantize,
           {intAttr("axis", 1), intAttr("block_size", 0),
            optionalAttr("output_dtype", AttrKind::kDType), intAttr("saturate", 1)}),
-      row(Op::kDequantizeLinear, 2, 3, 1, inferDequantize, evalDequantizeLinear,
+      row(Op::kDequantizeLinear, 2, 3, 1, inferDequantize,
           {intAttr("axis", 1), intAttr("block_size", 0)}),
-      row(Op::kDynamicQuantizeLinear, 1, 1, 3, inferDynamicQuantize, evalDynamicQuantizeLinear),
-      row(Op::kQLinearConv, 8, 9, 1, inferQLinearConv, evalQLinearConv,
+      row(Op::kDynamicQuantizeLinear, 1, 1, 3, inferDynamicQuantize),
+      row(Op::kQLinearConv, 8, 9, 1, inferQLinearConv,
           {stringAttr("auto_pad", "NOTSET"), optionalAttr("dilations", AttrKind::kInts),
            intAttr("group", 1), optionalAttr("kernel_shape", AttrKind::kInts),
            optionalAttr("pads", AttrKind::kInts), optionalAttr("strides", AttrKind::kInts)}),

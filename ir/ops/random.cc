@@ -1,7 +1,6 @@
 // Random generators: RandomNormal, RandomUniform (shape from an attribute), their *Like
 // forms and Bernoulli (shape of the input), Multinomial ([batch, sample_size]). Element types
 // are `dtype` attributes (AttrKind::kDType).
-#include "ir/ops/misc_eval.h"
 #include "ir/ops/misc_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -59,7 +58,6 @@ std::vector<OpDef> randomOps() {
        .attrs = {dtypeAttr("dtype", DType::kF32), floatAttr("mean", 0.0f), floatAttr("scale", 1.0f),
                  seed, requiredAttr("shape", AttrKind::kInts)},
        .infer = inferRandomFromShape,
-       .eval = evalRandomNormal,
        .random = true},
       {.op = Op::kRandomUniform,
        .minInputs = 0,
@@ -67,27 +65,19 @@ std::vector<OpDef> randomOps() {
        .attrs = {dtypeAttr("dtype", DType::kF32), floatAttr("high", 1.0f), floatAttr("low", 0.0f),
                  seed, requiredAttr("shape", AttrKind::kInts)},
        .infer = inferRandomFromShape,
-       .eval = evalRandomUniform,
        .random = true},
       {.op = Op::kRandomNormalLike,
        .attrs = {likeDType, floatAttr("mean", 0.0f), floatAttr("scale", 1.0f), seed},
        .infer = inferRandomLike,
-       .eval = evalRandomNormal,
        .random = true},
       {.op = Op::kRandomUniformLike,
        .attrs = {likeDType, floatAttr("high", 1.0f), floatAttr("low", 0.0f), seed},
        .infer = inferRandomLike,
-       .eval = evalRandomUniform,
        .random = true},
-      {.op = Op::kBernoulli,
-       .attrs = {likeDType, seed},
-       .infer = inferRandomLike,
-       .eval = evalBernoulli,
-       .random = true},
+      {.op = Op::kBernoulli, .attrs = {likeDType, seed}, .infer = inferRandomLike, .random = true},
       {.op = Op::kMultinomial,
        .attrs = {dtypeAttr("dtype", DType::kI32), intAttr("sample_size", 1), seed},
        .infer = inferMultinomial,
-       .eval = evalMultinomial,
        .random = true},
   };
 }

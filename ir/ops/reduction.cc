@@ -9,7 +9,6 @@
 
 #include "ir/ops/families.h"
 #include "ir/ops/infer_checks.h"
-#include "ir/ops/reduction_eval.h"
 #include "ir/ops/util.h"
 
 namespace dlc::ops {
@@ -166,7 +165,7 @@ Status inferCumSum(InferContext &ctx) {
 // --- Rows -------------------------------------------------------------------------------------
 
 OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer,
-          std::vector<AttrSpec> attrs, EvalFn eval, int numOutputs = 1) {
+          std::vector<AttrSpec> attrs, int numOutputs = 1) {
   OpDef d;
   d.op = op;
   d.minInputs = minIn;
@@ -175,22 +174,21 @@ OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer,
   d.fusion = fusion;
   d.attrs = std::move(attrs);
   d.infer = infer;
-  d.eval = eval;
   return d;
 }
 
-OpDef reduce(Op op, InferFn infer, EvalFn eval) {
+OpDef reduce(Op op, InferFn infer) {
   return row(op, 1, 2, FusionKind::kReduction, infer,
-             {intAttr("keepdims", 1), intAttr("noop_with_empty_axes", 0)}, eval);
+             {intAttr("keepdims", 1), intAttr("noop_with_empty_axes", 0)});
 }
 
-OpDef argReduce(Op op, EvalFn eval) {
+OpDef argReduce(Op op) {
   return row(op, 1, 1, FusionKind::kReduction, inferArgReduce,
-             {intAttr("axis", 0), intAttr("keepdims", 1), intAttr("select_last_index", 0)}, eval);
+             {intAttr("axis", 0), intAttr("keepdims", 1), intAttr("select_last_index", 0)});
 }
 
-OpDef softmaxLike(Op op, EvalFn eval) {
-  return row(op, 1, 1, FusionKind::kReduction, inferSoftmax, {intAttr("axis", -1)}, eval);
+OpDef softmaxLike(Op op) {
+  return row(op, 1, 1, FusionKind::kReduction, inferSoftmax, {intAttr("axis", -1)});
 }
 
 } // namespace
@@ -199,25 +197,25 @@ std::vector<OpDef> reductionOps() {
   constexpr auto kNumeric = inferReduce<TC::kNumeric>;
   constexpr auto kAny = inferReduce<TC::kAny>; // ReduceMax/Min also take bool
   return {
-      argReduce(Op::kArgMax, evalArgMax),
-      argReduce(Op::kArgMin, evalArgMin),
-      reduce(Op::kReduceL1, kNumeric, evalReduceL1),
-      reduce(Op::kReduceL2, kNumeric, evalReduceL2),
-      reduce(Op::kReduceLogSum, kNumeric, evalReduceLogSum),
-      reduce(Op::kReduceLogSumExp, kNumeric, evalReduceLogSumExp),
-      reduce(Op::kReduceMax, kAny, evalReduceMax),
-      reduce(Op::kReduceMean, kNumeric, evalReduceMean),
-      reduce(Op::kReduceMin, kAny, evalReduceMin),
-      reduce(Op::kReduceProd, kNumeric, evalReduceProd),
-      reduce(Op::kReduceSum, kNumeric, evalReduceSum),
-      reduce(Op::kReduceSumSquare, kNumeric, evalReduceSumSquare),
-      softmaxLike(Op::kSoftmax, evalSoftmax),
-      softmaxLike(Op::kLogSoftmax, evalLogSoftmax),
-      softmaxLike(Op::kHardmax, evalHardmax),
+      argReduce(Op::kArgMax),
+      argReduce(Op::kArgMin),
+      reduce(Op::kReduceL1, kNumeric),
+      reduce(Op::kReduceL2, kNumeric),
+      reduce(Op::kReduceLogSum, kNumeric),
+      reduce(Op::kReduceLogSumExp, kNumeric),
+      reduce(Op::kReduceMax, kAny),
+      reduce(Op::kReduceMean, kNumeric),
+      reduce(Op::kReduceMin, kAny),
+      reduce(Op::kReduceProd, kNumeric),
+      reduce(Op::kReduceSum, kNumeric),
+      reduce(Op::kReduceSumSquare, kNumeric),
+      softmaxLike(Op::kSoftmax),
+      softmaxLike(Op::kLogSoftmax),
+      softmaxLike(Op::kHardmax),
       row(Op::kTopK, 2, 2, FusionKind::kOpaque, inferTopK,
-          {intAttr("axis", -1), intAttr("largest", 1), intAttr("sorted", 1)}, evalTopK, 2),
+          {intAttr("axis", -1), intAttr("largest", 1), intAttr("sorted", 1)}, 2),
       row(Op::kCumSum, 2, 2, FusionKind::kOpaque, inferCumSum,
-          {intAttr("exclusive", 0), intAttr("reverse", 0)}, evalCumSum),
+          {intAttr("exclusive", 0), intAttr("reverse", 0)}),
   };
 }
 

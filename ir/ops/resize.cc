@@ -4,7 +4,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "ir/ops/nn_eval_util.h"
 #include "ir/ops/nn_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -267,24 +266,21 @@ std::vector<OpDef> samplingOps() {
                  floatAttr("extrapolation_value", 0.0f),
                  stringAttr("keep_aspect_ratio_policy", "stretch"), stringAttr("mode", "nearest"),
                  stringAttr("nearest_mode", "round_prefer_floor")},
-       .infer = inferResize,
-       .eval = evalResize},
+       .infer = inferResize},
       // (X, grid)
       {.op = Op::kGridSample,
        .minInputs = 2,
        .maxInputs = 2,
        .attrs = {intAttr("align_corners", 0), stringAttr("mode", "linear"),
                  stringAttr("padding_mode", "zeros")},
-       .infer = inferGridSample,
-       .eval = evalGridSample},
+       .infer = inferGridSample},
       // (input, image_shape, block_shape)
       {.op = Op::kCol2Im,
        .minInputs = 3,
        .maxInputs = 3,
        .attrs = {optionalAttr("dilations", AttrKind::kInts), optionalAttr("pads", AttrKind::kInts),
                  optionalAttr("strides", AttrKind::kInts)},
-       .infer = inferCol2Im,
-       .eval = evalCol2Im},
+       .infer = inferCol2Im},
   };
 }
 

@@ -1,4 +1,4 @@
-// Resize's sampling plan, shared by the reference evaluation (resize_eval.cc) and the GPU
+// Resize's sampling plan, shared by the reference evaluation (ir/eval/resize_eval.cc) and the GPU
 // kernel (codegen/data_movement.cc) so that both take the same taps with the same weights.
 #pragma once
 

@@ -3,7 +3,6 @@
 // Outputs (all optional): Y [seq, dirs, batch, hidden] (layout 0) or [batch, seq, dirs,
 // hidden] (layout 1); Y_h and (LSTM) Y_c [dirs, batch, hidden] or [batch, dirs, hidden].
 // hidden_size comes from the attribute, else from R [dirs, gates * hidden, hidden].
-#include "ir/ops/misc_eval.h"
 #include "ir/ops/misc_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -103,16 +102,14 @@ std::vector<OpDef> rnnOps() {
        .minOutputs = 0,
        .maxOutputs = 2,
        .attrs = recurrentAttrs(stringsAttr("activations", {"Tanh", "Tanh"})),
-       .infer = inferRnn,
-       .eval = evalRnn},
+       .infer = inferRnn},
       {.op = Op::kGRU,
        .minInputs = 3,
        .maxInputs = 6,
        .minOutputs = 0,
        .maxOutputs = 2,
        .attrs = std::move(gru),
-       .infer = inferGru,
-       .eval = evalGru},
+       .infer = inferGru},
       // (X, W, R, B?, sequence_lens?, initial_h?, initial_c?, P?) -> (Y?, Y_h?, Y_c?)
       {.op = Op::kLSTM,
        .minInputs = 3,
@@ -120,8 +117,7 @@ std::vector<OpDef> rnnOps() {
        .minOutputs = 0,
        .maxOutputs = 3,
        .attrs = std::move(lstm),
-       .infer = inferLstm,
-       .eval = evalLstm},
+       .infer = inferLstm},
   };
 }
 

@@ -1,7 +1,6 @@
 // Signal processing: BlackmanWindow, HammingWindow, HannWindow, DFT (opset-20 form: axis is
 // an input), STFT, MelWeightMatrix. Output element types of the generators are
 // `output_datatype` attributes (AttrKind::kDType).
-#include "ir/ops/misc_eval.h"
 #include "ir/ops/misc_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -123,35 +122,26 @@ std::vector<OpDef> signalOps() {
   std::vector<AttrSpec> windowAttrs{dtypeAttr("output_datatype", DType::kF32),
                                     intAttr("periodic", 1)};
   return {
-      {.op = Op::kBlackmanWindow,
-       .attrs = windowAttrs,
-       .infer = inferWindow,
-       .eval = evalBlackmanWindow},
-      {.op = Op::kHammingWindow,
-       .attrs = windowAttrs,
-       .infer = inferWindow,
-       .eval = evalHammingWindow},
-      {.op = Op::kHannWindow, .attrs = windowAttrs, .infer = inferWindow, .eval = evalHannWindow},
+      {.op = Op::kBlackmanWindow, .attrs = windowAttrs, .infer = inferWindow},
+      {.op = Op::kHammingWindow, .attrs = windowAttrs, .infer = inferWindow},
+      {.op = Op::kHannWindow, .attrs = windowAttrs, .infer = inferWindow},
       // (input, dft_length?, axis?)
       {.op = Op::kDFT,
        .maxInputs = 3,
        .attrs = {intAttr("inverse", 0), intAttr("onesided", 0)},
-       .infer = inferDft,
-       .eval = evalDft},
+       .infer = inferDft},
       // (signal, frame_step, window?, frame_length?)
       {.op = Op::kSTFT,
        .minInputs = 2,
        .maxInputs = 4,
        .attrs = {intAttr("onesided", 1)},
-       .infer = inferStft,
-       .eval = evalStft},
+       .infer = inferStft},
       // (num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz)
       {.op = Op::kMelWeightMatrix,
        .minInputs = 5,
        .maxInputs = 5,
        .attrs = {dtypeAttr("output_datatype", DType::kF32)},
-       .infer = inferMelWeightMatrix,
-       .eval = evalMelWeightMatrix},
+       .infer = inferMelWeightMatrix},
   };
 }
 

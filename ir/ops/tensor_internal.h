@@ -1,6 +1,6 @@
 // Shared pieces of the tensor family (ir/ops/tensor*.cc): shape-value helpers, dim
-// arithmetic, the shape rules that inference and reference evaluation both use, and the
-// declarations of each op's infer and eval functions (rows are in tensor.cc).
+// arithmetic, the shape rules that inference and reference evaluation (ir/eval/tensor_eval.h)
+// both use, and the declarations of each op's infer function (rows are in tensor.cc).
 //
 // Shape values (see shapeValueDim in ir/op.h) keep Shape -> Gather -> Concat -> Reshape chains
 // known with symbolic batch sizes.
@@ -79,24 +79,9 @@ Expected<std::vector<Dim>> splitSizes(const Node &node, const Dim &dim,
 /// Range's element count, max(ceil((limit - start) / delta), 0), from scalar tensors.
 Expected<int64_t> rangeCount(const Tensor &start, const Tensor &limit, const Tensor &delta);
 
-// --- Evaluation helpers -----------------------------------------------------------------------
-/// Output types from running the op's inference on constant inputs (its errors are the
-/// evaluation's errors); data-dependent dims may stay unknown.
-Expected<std::vector<TensorType>> constantOutputTypes(const Node &node,
-                                                      const std::vector<Tensor> &inputs);
-/// Output types from running the op's inference on constant inputs; each must be static.
-Expected<std::vector<TensorType>> staticOutputTypes(const Node &node,
-                                                    const std::vector<Tensor> &inputs);
-/// A zero-filled tensor; error when the size overflows or exceeds the reference backend's
-/// per-tensor limit.
-Expected<Tensor> newTensor(DType dtype, const std::vector<int64_t> &shape);
-/// Index `v` into an axis of size `dim` (negative counts from the end); an out-of-range error
-/// naming the index and the axis otherwise.
-Expected<int64_t> normalizeIndex(int64_t v, int64_t dim, int64_t axis);
+// --- Element strides ------------------------------------------------------------------------
 /// Row-major element strides of `shape`.
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape);
-/// out[idx] = in[base + sum(idx[d] * strides[d])] for every index of out (element units).
-void stridedCopy(const Tensor &in, Tensor &out, int64_t base, const std::vector<int64_t> &strides);
 
 // --- Inference (one per op) -------------------------------------------------------------------
 Status inferCompress(InferContext &ctx);
@@ -130,39 +115,5 @@ Status inferTrilu(InferContext &ctx);
 Status inferUnique(InferContext &ctx);
 Status inferUnsqueeze(InferContext &ctx);
 Status inferCenterCropPad(InferContext &ctx);
-
-// --- Reference evaluation ---------------------------------------------------------------------
-using Tensors = std::vector<Tensor>;
-Expected<Tensors> evalShape(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalSize(const Node &node, const Tensors &inputs);
-/// Reshape, Squeeze, Unsqueeze, Flatten, Identity: same bytes, inferred shape.
-Expected<Tensors> evalReshapeLike(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalConstantOfShape(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalRange(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalExpand(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalTile(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalGather(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalConcat(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalSlice(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalTranspose(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalSplit(const Node &node, const Tensors &inputs);
-// tensor_eval_index.cc
-Expected<Tensors> evalGatherElements(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalGatherND(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalScatterElements(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalScatterND(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalOneHot(const Node &node, const Tensors &inputs);
-// tensor_eval_layout.cc
-Expected<Tensors> evalPad(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalCenterCropPad(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalDepthToSpace(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalSpaceToDepth(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalTrilu(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalEyeLike(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalReverseSequence(const Node &node, const Tensors &inputs);
-// tensor_eval_select.cc
-Expected<Tensors> evalCompress(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalNonZero(const Node &node, const Tensors &inputs);
-Expected<Tensors> evalUnique(const Node &node, const Tensors &inputs);
 
 } // namespace dlc::ops::tensor

@@ -1,8 +1,6 @@
-// Helpers of the tensor family: shape values, dim arithmetic, checks, and the evaluation
-// plumbing (output types from inference, guarded allocation, strided copies).
+// Helpers of the tensor family: shape values, dim arithmetic, checks and element strides.
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 
 #include "ir/ops/tensor_internal.h"
 
@@ -11,8 +9,6 @@ namespace dlc::ops::tensor {
 namespace {
 /// Larger integer constants are not turned into shape values (they are data, not shapes).
 constexpr int64_t kMaxShapeValueElements = 1024;
-/// The reference backend refuses to allocate a single tensor above this size.
-constexpr int64_t kMaxEvalBytes = int64_t{1} << 32;
 } // namespace
 
 // --- Shape values -----------------------------------------------------------------------------
@@ -135,115 +131,13 @@ Expected<std::vector<int64_t>> normalizeAxes(const std::vector<int64_t> &axes, i
   return out;
 }
 
-// --- Evaluation helpers -----------------------------------------------------------------------
-
-Expected<std::vector<TensorType>> constantOutputTypes(const Node &node, const Tensors &inputs) {
-  if (static_cast<int>(inputs.size()) != node.numInputs())
-    return internalError("{} inputs given for {} node inputs", inputs.size(), node.numInputs());
-  std::vector<TensorType> types;
-  std::vector<const Tensor *> constants;
-  for (int i = 0; i < node.numInputs(); ++i) {
-    const Tensor &t = inputs[static_cast<size_t>(i)];
-    if (node.hasInput(i) && t.empty())
-      return internalError("input {} is present but has no data", i);
-    types.push_back(t.empty() ? TensorType() : t.type());
-    constants.push_back(t.empty() ? nullptr : &t);
-  }
-  InferContext ctx(node, std::move(types), std::move(constants), {});
-  DLC_RETURN_IF_ERROR(node.def().infer(ctx));
-  std::vector<TensorType> out;
-  for (int i = 0; i < ctx.numOutputs(); ++i)
-    out.push_back(ctx.outputType(i));
-  return out;
-}
-
-Expected<std::vector<TensorType>> staticOutputTypes(const Node &node, const Tensors &inputs) {
-  DLC_ASSIGN_OR_RETURN(auto out, constantOutputTypes(node, inputs));
-  for (size_t i = 0; i < out.size(); ++i) {
-    const TensorType &t = out[i];
-    if (node.output(static_cast<int>(i)) && (!t.isKnown() || !t.shape.isStatic()))
-      return invalidArgument("cannot evaluate: output {} has no static type ({})", i, t.str());
-  }
-  return out;
-}
-
-Expected<Tensor> newTensor(DType dtype, const std::vector<int64_t> &shape) {
-  DLC_ASSIGN_OR_RETURN(int64_t n, checkedNumElements(shape, "tensor"));
-  int64_t bytes;
-  if (__builtin_mul_overflow(n, dtypeSize(dtype), &bytes) || bytes > kMaxEvalBytes)
-    return outOfRange("a {} tensor of {} elements exceeds the reference backend's limit of {} "
-                      "bytes per tensor",
-                      dtypeName(dtype), n, kMaxEvalBytes);
-  return Tensor::zeros(dtype, shape);
-}
+// --- Element strides -------------------------------------------------------------------------
 
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;)
     s[i - 1] = s[i] * shape[i];
   return s;
-}
-
-namespace {
-template <typename T>
-void copyRowAs(uint8_t *dst, const uint8_t *src, int64_t off, int64_t stride, int64_t n) {
-  T *d = reinterpret_cast<T *>(dst);
-  const T *s = reinterpret_cast<const T *>(src);
-  for (int64_t i = 0; i < n; ++i)
-    std::memcpy(d + i, s + off + i * stride, sizeof(T));
-}
-
-void copyRow(uint8_t *dst, const uint8_t *src, int64_t off, int64_t stride, int64_t n, size_t es) {
-  if (stride == 1) {
-    std::memcpy(dst, src + off * static_cast<int64_t>(es), static_cast<size_t>(n) * es);
-    return;
-  }
-  switch (es) {
-  case 1:
-    copyRowAs<uint8_t>(dst, src, off, stride, n);
-    return;
-  case 2:
-    copyRowAs<uint16_t>(dst, src, off, stride, n);
-    return;
-  case 4:
-    copyRowAs<uint32_t>(dst, src, off, stride, n);
-    return;
-  case 8:
-    copyRowAs<uint64_t>(dst, src, off, stride, n);
-    return;
-  default:
-    for (int64_t i = 0; i < n; ++i)
-      std::memcpy(dst + static_cast<size_t>(i) * es, src + (off + i * stride) * es, es);
-  }
-}
-} // namespace
-
-void stridedCopy(const Tensor &in, Tensor &out, int64_t base, const std::vector<int64_t> &strides) {
-  const int64_t n = out.numElements();
-  if (n == 0)
-    return;
-  const size_t es = static_cast<size_t>(dtypeSize(out.dtype()));
-  const auto *src = static_cast<const uint8_t *>(in.raw());
-  auto *dst = static_cast<uint8_t *>(out.mutableRaw());
-  const std::vector<int64_t> &shape = out.shape();
-  if (shape.empty()) {
-    std::memcpy(dst, src + base * static_cast<int64_t>(es), es);
-    return;
-  }
-  const size_t rank = shape.size();
-  const int64_t inner = shape[rank - 1];
-  std::vector<int64_t> idx(rank, 0);
-  int64_t off = base;
-  for (int64_t o = 0; o < n; o += inner) {
-    copyRow(dst + static_cast<size_t>(o) * es, src, off, strides[rank - 1], inner, es);
-    for (size_t d = rank - 1; d-- > 0;) {
-      off += strides[d];
-      if (++idx[d] < shape[d])
-        break;
-      off -= strides[d] * shape[d];
-      idx[d] = 0;
-    }
-  }
 }
 
 } // namespace dlc::ops::tensor

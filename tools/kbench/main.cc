@@ -29,6 +29,7 @@
 #include "codegen/emitters.h"
 #include "codegen/gemm_kernel.h"
 #include "codegen/nvrtc.h"
+#include "ir/eval/eval.h"
 #include "ir/op.h"
 #include "ir/parser.h"
 #include "passes/pass_manager.h"
@@ -454,7 +455,7 @@ bool run(Case &c, int runs, double *medianMs, std::string *check) {
       std::vector<Tensor> args;
       for (const Value *v : n->inputs())
         args.push_back(v ? env.at(v) : Tensor());
-      auto r = evalNode(*n, args);
+      auto r = eval::evaluate(*n, args);
       if (!r) {
         c.error = "reference: " + r.status().message();
         return false;

@@ -12,6 +12,7 @@
 #include "codegen/index_expr.h"
 #include "emit_test_util.h"
 #include "host_check.h"
+#include "ir/eval/eval.h"
 #include "ir/ops/resize_plan.h"
 
 namespace dlc::codegen {
@@ -33,7 +34,7 @@ void checkPlan(const std::string &text, const std::map<std::string, Tensor> &giv
   const Node *n = anchorOf(*g);
   ASSERT_NE(n, nullptr);
   std::vector<Tensor> in = nodeInputs(*n, given);
-  auto ref = evalNode(*n, in);
+  auto ref = eval::evaluate(*n, in);
   ASSERT_TRUE(ref) << ref.status().message();
   auto plan = planMove(*n);
   ASSERT_TRUE(plan) << plan.status().message();
@@ -194,7 +195,7 @@ TEST(DataMovementPlan, SplitCoversEveryOutputOnce) {
   ASSERT_TRUE(g);
   const Node *n = anchorOf(*g);
   std::vector<Tensor> in = nodeInputs(*n, {});
-  auto ref = evalNode(*n, in);
+  auto ref = eval::evaluate(*n, in);
   ASSERT_TRUE(ref) << ref.status().message();
   auto plan = planSplit(*n);
   ASSERT_TRUE(plan) << plan.status().message();
@@ -224,7 +225,7 @@ void checkResize(const std::string &attrs, const std::string &shape, const std::
   ASSERT_TRUE(g);
   const Node *n = anchorOf(*g);
   std::vector<Tensor> in = nodeInputs(*n, {});
-  auto ref = evalNode(*n, in);
+  auto ref = eval::evaluate(*n, in);
   ASSERT_TRUE(ref) << ref.status().message();
   const std::vector<int64_t> xs = in[0].shape(), ys = (*ref)[0].shape();
   auto plan = ops::planResize(*n, xs, ys, in);

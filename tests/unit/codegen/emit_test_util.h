@@ -31,7 +31,7 @@ inline std::unique_ptr<Graph> parseInfer(const std::string &text) {
 /// The graph's first node whose op is not elementwise (nullptr if none).
 inline const Node *anchorOf(const Graph &g) {
   for (const Node *n : g.nodes())
-    if (!n->def().cuda)
+    if (!elementwiseExpr(n->op()))
       return n;
   return nullptr;
 }

@@ -10,6 +10,7 @@
 
 #include "emit_test_util.h"
 #include "host_emulator.h"
+#include "ir/eval/eval.h"
 
 namespace dlc::codegen::testing {
 
@@ -33,7 +34,7 @@ inline std::map<const Value *, Tensor> evalGraph(const Graph &g,
     std::vector<Tensor> in;
     for (const Value *v : n->inputs())
       in.push_back(v ? values.at(v) : Tensor());
-    auto out = evalNode(*n, in);
+    auto out = eval::evaluate(*n, in);
     EXPECT_TRUE(out) << out.status().message();
     if (!out)
       return values;

@@ -12,6 +12,7 @@
 #include "codegen/pool_plan.h"
 #include "emit_test_util.h"
 #include "host_check.h"
+#include "ir/eval/eval.h"
 
 namespace dlc::codegen {
 namespace {
@@ -37,7 +38,7 @@ void checkWindows(const std::string &text) {
   for (int64_t i = 0; i < x.numElements(); ++i)
     x.mutableData<double>()[i] = std::sin(static_cast<double>(i) * 1.7) * 10;
   in[0] = x.castTo(in[0].dtype());
-  auto ref = evalNode(*n, in);
+  auto ref = eval::evaluate(*n, in);
   ASSERT_TRUE(ref) << ref.status().message();
   auto axes = poolAxes(*n);
   ASSERT_TRUE(axes) << axes.status().message();

@@ -34,7 +34,7 @@ FusedGroup wholeGraph(const Graph &g, const std::string &name) {
   grp.name = name;
   for (const Node *n : g.nodes()) {
     grp.nodes.push_back(n);
-    if (!n->def().cuda)
+    if (!elementwiseExpr(n->op()))
       grp.anchor = n;
   }
   for (const Node *n : g.nodes())

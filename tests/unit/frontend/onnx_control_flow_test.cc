@@ -1,5 +1,6 @@
 // If, Loop and Scan: ONNX graph attributes become closed dlc bodies, the values of enclosing
 // graphs they use becoming explicit inputs (captures) of the node and of the body.
+#include "ir/eval/eval.h"
 #include "onnx_test_util.h"
 
 namespace dlc::onnx {
@@ -108,8 +109,8 @@ TEST(OnnxControlFlow, CapturesBecomeExplicitInputs) {
             (std::vector<std::string>{"step", "scale", "acc"}));
 
   Tensor acc0 = Tensor::fromVector<float>(DType::kF32, {2}, {1.0f, -1.0f});
-  auto r = evalNode(*loop, {Tensor::scalarI64(3), Tensor(), acc0, Tensor::scalarF32(0.25f),
-                            Tensor::scalarF32(2.0f)});
+  auto r = eval::evaluate(*loop, {Tensor::scalarI64(3), Tensor(), acc0, Tensor::scalarF32(0.25f),
+                                  Tensor::scalarF32(2.0f)});
   ASSERT_TRUE(r) << r.status().message();
   const float *acc = (*r)[0].data<float>();
   EXPECT_EQ(acc[0], 2.0f); // two of the three iterations add 0.25 * 2
@@ -206,8 +207,9 @@ TEST(OnnxControlFlow, Scan8BecomesAScanOverTheBatch) {
   std::vector<float> xs(24);
   for (size_t i = 0; i < xs.size(); ++i)
     xs[i] = static_cast<float>(i + 1);
-  auto r = evalNode(*outer, {Tensor::fromVector<float>(DType::kF32, {2, 3}, {0, 0, 0, 10, 10, 10}),
-                             Tensor::fromVector<float>(DType::kF32, {2, 4, 3}, xs)});
+  auto r =
+      eval::evaluate(*outer, {Tensor::fromVector<float>(DType::kF32, {2, 3}, {0, 0, 0, 10, 10, 10}),
+                              Tensor::fromVector<float>(DType::kF32, {2, 4, 3}, xs)});
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_EQ((*r)[0].toInt64Vector(), (std::vector<int64_t>{22, 26, 30, 80, 84, 88}));
   EXPECT_EQ((*r)[1].shape(), (std::vector<int64_t>{2, 4, 3}));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/clone.h"
+#include "ir/eval/eval.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -295,7 +296,7 @@ TEST(ControlFlowInfer, ScanSlicesAndStacksAlongTheirAxes) {
 
 Expected<std::vector<Tensor>> evalNamed(const Graph &g, const std::string &name,
                                         std::vector<Tensor> inputs) {
-  return evalNode(*nodeNamed(g, name), inputs);
+  return eval::evaluate(*nodeNamed(g, name), inputs);
 }
 
 TEST(ControlFlowEval, IfRunsTheTakenBranchOnItsCaptures) {

@@ -1,4 +1,4 @@
-// Helpers for the nn family's reference-evaluation tests: run one node through evalNode,
+// Helpers for the nn family's reference-evaluation tests: run one node through eval::evaluate,
 // make random tensors with fixed seeds, read results as doubles, compare with tolerances.
 #pragma once
 
@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/eval/eval.h"
 #include "ir/graph.h"
 #include "ir/op.h"
 
@@ -28,7 +29,7 @@ protected:
     Node *n = g.createNode(op, values, numOutputs, "n");
     for (auto &[k, a] : attrs)
       n->setAttr(k, a);
-    return evalNode(*n, inputs);
+    return eval::evaluate(*n, inputs);
   }
   /// Output 0 of a successful eval (a test failure otherwise).
   Tensor eval1(Op op, const std::vector<Tensor> &inputs, AttrMap attrs = {}) {

@@ -9,7 +9,7 @@
 namespace dlc::evaltest {
 namespace {
 
-/// The stream documented in ir/ops/random_eval.cc, written out independently.
+/// The stream documented in ir/eval/random_eval.cc, written out independently.
 double documentedUniform(float seed, uint64_t n) {
   uint64_t z =
       static_cast<uint64_t>(std::bit_cast<uint32_t>(seed)) + (n + 1) * 0x9E3779B97F4A7C15ull;

@@ -1,4 +1,4 @@
-// Test helpers for reference evaluation (OpDef::eval): a fixture that evaluates a fresh node,
+// Test helpers for reference evaluation (ir/eval/eval.h): a fixture that evaluates a fresh node,
 // tensor builders and readers, seeded random inputs (never all zeros) and a plain
 // broadcasting index for writing expectations by hand.
 #pragma once
@@ -8,13 +8,14 @@
 #include <random>
 #include <vector>
 
+#include "ir/eval/eval.h"
 #include "tests/unit/ir/op_infer_test_util.h"
 
 namespace dlc::optest {
 
 class EvalTest : public OpTest {
 protected:
-  /// Evaluates, through evalNode, a fresh node of `op` named "e" whose inputs are constants
+  /// Evaluates, through eval::evaluate, a fresh node of `op` named "e" whose inputs are constants
   /// holding `inputs` (an empty tensor is an absent input). Errors read
   /// "node 'e' (Type): ...".
   Expected<std::vector<Tensor>> eval(Op op, std::vector<Tensor> inputs, AttrMap attrs = {},
@@ -25,8 +26,8 @@ protected:
     Node *n = node(op, operands, "e", numOutputs);
     for (auto &[k, a] : attrs)
       n->setAttr(k, a);
-    EXPECT_NE(opDef(op).eval, nullptr) << opName(op);
-    return evalNode(*n, inputs);
+    EXPECT_TRUE(eval::hasEval(op)) << opName(op);
+    return eval::evaluate(*n, inputs);
   }
   /// Output `index` of a successful eval (an empty tensor, and a test failure, otherwise).
   Tensor eval1(Op op, std::vector<Tensor> inputs, AttrMap attrs = {}, int index = 0,

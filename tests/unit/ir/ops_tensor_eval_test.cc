@@ -1,6 +1,7 @@
 // Reference evaluation of the tensor family: numeric results for every implemented eval.
 #include <limits>
 
+#include "ir/eval/eval.h"
 #include "ops_tensor_test_util.h"
 
 namespace dlc::tensortest {
@@ -234,9 +235,7 @@ TEST(TensorEval, Split) {
 }
 
 TEST(TensorEval, OpWithoutEvalIsUnimplemented) {
-  OpDef def = opDef(Op::kNonZero);
-  def.eval = nullptr;
-  ScopedOpDefOverride noEval(def);
+  eval::ScopedEvalOverride noEval(Op::kNonZero, nullptr);
   Graph g;
   auto r = evalConstants(g.createNode(Op::kNonZero, {f32(g, {2}, {0, 1})}, 1, "nz"));
   ASSERT_FALSE(r.hasValue());

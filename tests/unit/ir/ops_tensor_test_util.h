@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/eval/eval.h"
 #include "ir/graph.h"
 
 namespace dlc::tensortest {
@@ -73,7 +74,7 @@ inline Expected<std::vector<Tensor>> evalConstants(const Node *n) {
   std::vector<Tensor> inputs;
   for (Value *v : n->inputs())
     inputs.push_back(v ? v->constant() : Tensor());
-  return evalNode(*n, inputs);
+  return eval::evaluate(*n, inputs);
 }
 
 template <typename T> std::vector<T> values(const Tensor &t) {

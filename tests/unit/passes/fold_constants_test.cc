@@ -9,7 +9,7 @@ namespace {
 
 using testing::f32;
 using testing::f32Constant;
-using testing::fakeDef;
+using testing::FakeOp;
 using testing::floats;
 using testing::runPass;
 
@@ -36,12 +36,12 @@ Expected<std::vector<Tensor>> evalWrongShape(const Node &, const std::vector<Ten
 
 class FoldConstantsTest : public ::testing::Test {
 protected:
-  ScopedOpDefOverride add_{fakeDef(Op::kAdd, ops::inferSameAsInput, evalAdd)};
-  ScopedOpDefOverride sub_{fakeDef(Op::kSub, ops::inferSameAsInput, evalUnimplemented)};
-  ScopedOpDefOverride div_{fakeDef(Op::kDiv, ops::inferSameAsInput, evalBadInput)};
-  ScopedOpDefOverride mul_{fakeDef(Op::kMul, ops::inferSameAsInput, evalWrongShape)};
-  ScopedOpDefOverride max_{fakeDef(Op::kMax, ops::inferSameAsInput)};
-  ScopedOpDefOverride random_{fakeDef(Op::kRandomUniformLike, ops::inferSameAsInput, evalAdd)};
+  FakeOp add_{Op::kAdd, ops::inferSameAsInput, evalAdd};
+  FakeOp sub_{Op::kSub, ops::inferSameAsInput, evalUnimplemented};
+  FakeOp div_{Op::kDiv, ops::inferSameAsInput, evalBadInput};
+  FakeOp mul_{Op::kMul, ops::inferSameAsInput, evalWrongShape};
+  FakeOp max_{Op::kMax, ops::inferSameAsInput};
+  FakeOp random_{Op::kRandomUniformLike, ops::inferSameAsInput, evalAdd};
   Graph g{"g"};
 
   /// Runs infer-shapes then fold-constants; returns fold-constants' result.

@@ -8,7 +8,7 @@ namespace dlc {
 namespace {
 
 using testing::f32;
-using testing::fakeDef;
+using testing::FakeOp;
 using testing::runPass;
 
 /// shape(x): i64[rank], whose value is x's dims.
@@ -34,11 +34,11 @@ Status inferFails(InferContext &ctx) { return ctx.error("input rank {} is too sm
 
 class InferShapesTest : public ::testing::Test {
 protected:
-  ScopedOpDefOverride relu_{fakeDef(Op::kRelu, ops::inferSameAsInput)};
-  ScopedOpDefOverride shape_{fakeDef(Op::kShape, inferShape)};
-  ScopedOpDefOverride reshape_{fakeDef(Op::kReshape, inferReshape)};
-  ScopedOpDefOverride gru_{fakeDef(Op::kGRU, nullptr)};
-  ScopedOpDefOverride floor_{fakeDef(Op::kFloor, inferFails)};
+  FakeOp relu_{Op::kRelu, ops::inferSameAsInput};
+  FakeOp shape_{Op::kShape, inferShape};
+  FakeOp reshape_{Op::kReshape, inferReshape};
+  FakeOp gru_{Op::kGRU, nullptr};
+  FakeOp floor_{Op::kFloor, inferFails};
   Graph g{"g"};
 };
 

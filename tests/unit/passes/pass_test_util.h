@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/eval/eval.h"
 #include "ir/graph.h"
 #include "passes/registry.h"
 
@@ -27,9 +28,9 @@ inline Expected<bool> runPass(Graph &g, std::string_view name,
   return info->create()->run(g, options);
 }
 
-/// A row that accepts any arity, with the given inference and evaluation; it keeps the real
-/// row's `random` property.
-inline OpDef fakeDef(Op op, InferFn infer, EvalFn eval = nullptr) {
+/// A row that accepts any arity, with the given inference; it keeps the real row's `random`
+/// property.
+inline OpDef fakeDef(Op op, InferFn infer) {
   OpDef d;
   d.op = op;
   d.minInputs = 0;
@@ -37,10 +38,21 @@ inline OpDef fakeDef(Op op, InferFn infer, EvalFn eval = nullptr) {
   d.minOutputs = 0;
   d.maxOutputs = -1;
   d.infer = infer;
-  d.eval = eval;
   d.random = opDef(op).random;
   return d;
 }
+
+/// While alive, `op` has a fakeDef row with `infer` and the reference kernel `eval` (nullptr:
+/// none).
+class FakeOp {
+public:
+  FakeOp(Op op, InferFn infer, eval::EvalFn eval = nullptr)
+      : def_(fakeDef(op, infer)), eval_(op, eval) {}
+
+private:
+  ScopedOpDefOverride def_;
+  eval::ScopedEvalOverride eval_;
+};
 
 inline TensorType f32(std::vector<Dim> dims) { return TensorType(DType::kF32, Shape(dims)); }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "ir/eval/eval.h"
 #include "numerics_util.h"
 #include "pass_test_util.h"
 #include "passes/plan_memory.h"
@@ -124,7 +125,7 @@ std::vector<Tensor> simulate(const Graph &g, const MemoryPlan &plan,
         else
           args.push_back(load(in, static_cast<uint64_t>(plan.offsetOf(in))));
       }
-      auto results = evalNode(*n, args);
+      auto results = eval::evaluate(*n, args);
       EXPECT_TRUE(results) << results.status().message();
       if (!results)
         return {};

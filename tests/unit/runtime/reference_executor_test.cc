@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "ir/eval/eval.h"
 #include "runtime/reference_executor.h"
 #include "runtime_test_util.h"
 
@@ -150,9 +151,7 @@ graph @g(%x: f32[*], %y: f32[?]) -> (y: ?) {
 }
 
 TEST(ReferenceExecutor, OpWithoutEvaluationIsNamed) {
-  OpDef noEval = opDef(Op::kMul);
-  noEval.eval = nullptr;
-  ScopedOpDefOverride override(noEval);
+  eval::ScopedEvalOverride noEval(Op::kMul, nullptr);
   auto g = inferredGraph(R"(
 graph @g(%x: f32[2]) -> (y: f32[2]) {
   %y = mul(%x, %x) : f32[2] loc("scale")
@@ -166,10 +165,7 @@ graph @g(%x: f32[2]) -> (y: f32[2]) {
 }
 
 TEST(ReferenceExecutor, EveryOpWithoutEvaluationIsListedAtOnce) {
-  OpDef mul = opDef(Op::kMul), sub = opDef(Op::kSub);
-  mul.eval = nullptr;
-  sub.eval = nullptr;
-  ScopedOpDefOverride o1(mul), o2(sub);
+  eval::ScopedEvalOverride o1(Op::kMul, nullptr), o2(Op::kSub, nullptr);
   auto g = inferredGraph(R"(
 graph @g(%x: f32[2]) -> (y: f32[2]) {
   %a = mul(%x, %x) : f32[2] loc("m1")
@@ -191,9 +187,7 @@ Expected<std::vector<Tensor>> failingEval(const Node &, const std::vector<Tensor
 }
 
 TEST(ReferenceExecutor, EvalErrorsCarryTheNode) {
-  OpDef failing = opDef(Op::kNeg);
-  failing.eval = failingEval;
-  ScopedOpDefOverride override(failing);
+  eval::ScopedEvalOverride failing(Op::kNeg, failingEval);
   auto g = inferredGraph(R"(
 graph @g(%x: f32[2]) -> (y: f32[2]) {
   %y = neg(%x) : f32[2] loc("negate")
@@ -209,9 +203,7 @@ Expected<std::vector<Tensor>> wrongShapeEval(const Node &, const std::vector<Ten
 }
 
 TEST(ReferenceExecutor, ResultsAreCheckedAgainstShapeInference) {
-  OpDef wrong = opDef(Op::kNeg);
-  wrong.eval = wrongShapeEval;
-  ScopedOpDefOverride override(wrong);
+  eval::ScopedEvalOverride wrong(Op::kNeg, wrongShapeEval);
   auto g = inferredGraph(R"(
 graph @g(%x: f32[N]) -> (y: f32[N]) {
   %y = neg(%x) : f32[N] loc("negate")
@@ -243,9 +235,7 @@ Expected<std::vector<Tensor>> recordingNeg(const Node &node, const std::vector<T
 }
 
 TEST(ReferenceExecutor, IntermediatesAreFreedAfterTheirLastUse) {
-  OpDef rec = opDef(Op::kNeg);
-  rec.eval = recordingNeg;
-  ScopedOpDefOverride override(rec);
+  eval::ScopedEvalOverride rec(Op::kNeg, recordingNeg);
   gProduced.clear();
   gAliveAtCall.clear();
   // a is used by b and c (freed after c); b only by c; c and d are outputs.
