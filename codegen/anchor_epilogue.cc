@@ -43,8 +43,19 @@ bool ParamList::allSmall() const {
 std::string indexType(const ParamList &params) { return params.allSmall() ? "int" : "long long"; }
 
 std::string kernelSignature(const std::string &name, const ParamList &params, int threads) {
-  return fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", threads, name,
+  return fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({})", threads, name,
                      params.decls());
+}
+
+void finishKernel(Kernel &k, const ParamList &params, int threads, const CodeWriter &body) {
+  CodeWriter w;
+  {
+    auto fn = w.block("{}", kernelSignature(k.name, params, threads));
+    w.embed(body);
+  }
+  k.source = w.str();
+  k.prelude = w.requirements();
+  k.params = params.params();
 }
 
 namespace {

@@ -61,7 +61,12 @@ Status checkAllStored(const FusedGroup &group, const std::vector<const Value *> 
 /// "int" when every buffer of the kernel has fewer than 2^31 elements, else "long long".
 std::string indexType(const ParamList &params);
 
-/// The kernel's first line: `extern "C" __global__ void __launch_bounds__(T) name(params) {`.
+/// The kernel's head, `extern "C" __global__ void __launch_bounds__(T) name(params)` (for
+/// CodeWriter::block).
 std::string kernelSignature(const std::string &name, const ParamList &params, int threads);
+
+/// Completes `k` from a body written before its parameters were known: its source is `body`
+/// inside kernelSignature(k.name, params, threads), and its prelude and parameters follow.
+void finishKernel(Kernel &k, const ParamList &params, int threads, const CodeWriter &body);
 
 } // namespace dlc::codegen

@@ -128,45 +128,37 @@ Expected<KernelSet> emitDepthwise(const FusedGroup &group, const ConvShape &cs,
   const int64_t mult = cs.outChannels / cs.group;
   CodeWriter cw;
   cw.line("// {}: depthwise conv, {} x {} window, {} outputs", group.name, g.kh, g.kw, total);
-  cw.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", k.name,
-          fmt::join(decls, ", "));
-  cw.indent();
-  DLC_RETURN_IF_ERROR(gemm::writeEpilogueLambdas(cw, ctx));
-  cw.line(
-      "for (long long i = blockIdx.x * 256LL + threadIdx.x; i < {}LL; i += (long long)gridDim.x "
-      "* 256) {{",
-      total);
-  cw.indent();
-  cw.line("const int ow = (int)(i % {}), oh = (int)((i / {}) % {});", g.ow, g.ow, g.oh);
-  cw.line("const long long t = i / {};", g.oh * g.ow);
-  cw.line("const int co = (int)(t % {});", cs.outChannels);
-  cw.line("const long long img = t / {};", cs.outChannels);
-  cw.line("const {0} *xp = {1} + (img * {2} + co / {3}) * {4}LL;", cudaStorageType(spec.dtype), x,
-          g.channels, mult, g.h * g.w);
-  cw.line("const {0} *wp = {1} + co * {2};", cudaStorageType(spec.dtype), w, g.kh * g.kw);
-  cw.line("float acc = 0.f;");
-  cw.line("#pragma unroll");
-  cw.line("for (int kh = 0; kh < {}; ++kh) {{", g.kh);
-  cw.indent();
-  cw.line("const int ih = oh * {} - {} + kh * {};", g.strideH, g.padH, g.dilationH);
-  cw.line("if ((unsigned)ih >= {}u) continue;", g.h);
-  cw.line("#pragma unroll");
-  cw.line("for (int kw = 0; kw < {}; ++kw) {{", g.kw);
-  cw.indent();
-  cw.line("const int iw = ow * {} - {} + kw * {};", g.strideW, g.padW, g.dilationW);
-  cw.line("if ((unsigned)iw < {}u)", g.w);
-  cw.line("  acc = fmaf(dlc_load(xp[ih * {} + iw]), dlc_load(__ldg(wp + kh * {} + kw)), acc);", g.w,
-          g.kw);
-  cw.dedent();
-  cw.line("}}");
-  cw.dedent();
-  cw.line("}}");
-  cw.line("dlc_ep(acc, i);");
-  cw.dedent();
-  cw.line("}}");
-  cw.dedent();
-  cw.line("}}");
+  {
+    auto fn = cw.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", k.name,
+                       fmt::join(decls, ", "));
+    DLC_RETURN_IF_ERROR(gemm::writeEpilogueLambdas(cw, ctx));
+    auto loop = cw.block("for (long long i = blockIdx.x * 256LL + threadIdx.x; i < {}LL; i += "
+                         "(long long)gridDim.x * 256)",
+                         total);
+    cw.line("const int ow = (int)(i % {}), oh = (int)((i / {}) % {});", g.ow, g.ow, g.oh);
+    cw.line("const long long t = i / {};", g.oh * g.ow);
+    cw.line("const int co = (int)(t % {});", cs.outChannels);
+    cw.line("const long long img = t / {};", cs.outChannels);
+    cw.line("const {0} *xp = {1} + (img * {2} + co / {3}) * {4}LL;", cudaStorageType(spec.dtype), x,
+            g.channels, mult, g.h * g.w);
+    cw.line("const {0} *wp = {1} + co * {2};", cudaStorageType(spec.dtype), w, g.kh * g.kw);
+    cw.line("float acc = 0.f;");
+    cw.line("#pragma unroll");
+    {
+      auto rows = cw.block("for (int kh = 0; kh < {}; ++kh)", g.kh);
+      cw.line("const int ih = oh * {} - {} + kh * {};", g.strideH, g.padH, g.dilationH);
+      cw.line("if ((unsigned)ih >= {}u) continue;", g.h);
+      cw.line("#pragma unroll");
+      auto cols = cw.block("for (int kw = 0; kw < {}; ++kw)", g.kw);
+      cw.line("const int iw = ow * {} - {} + kw * {};", g.strideW, g.padW, g.dilationW);
+      cw.line("if ((unsigned)iw < {}u)", g.w);
+      cw.line("  acc = fmaf(dlc_load(xp[ih * {} + iw]), dlc_load(__ldg(wp + kh * {} + kw)), acc);",
+              g.w, g.kw);
+    }
+    cw.line("dlc_ep(acc, i);");
+  }
   k.source = cw.str();
+  k.prelude = cw.requirements();
   k.launch = gridStrideLaunch(total, opts);
   KernelSet set;
   set.kernels.push_back(std::move(k));

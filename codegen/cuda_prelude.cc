@@ -1,14 +1,38 @@
 #include "codegen/cuda_prelude.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <unordered_map>
+
 #include "codegen/elementwise_expr.h"
+#include "ir/status.h"
 
 namespace dlc::codegen {
 
 namespace {
 
-constexpr std::string_view kPrelude = R"cuda(// dlc prelude
+/// The prelude's opening: the fp16/bf16 headers every kernel's storage types need.
+constexpr std::string_view kHeader = R"cuda(// dlc prelude
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+)cuda";
+
+/// One helper of the prelude (a function, or a few overloads or related definitions).
+struct HelperDef {
+  /// The `dlc_*` identifiers it defines, separated by spaces; the first one names the helper.
+  std::string_view names;
+  /// The helpers its text uses (by name); each comes earlier in the table.
+  std::string_view deps;
+  /// Its source, after the one newline that opens the raw string.
+  std::string_view text;
+};
+
+// Helpers in the order a prelude emits them (a helper's dependencies first).
+constexpr HelperDef kHelpers[] = {
+    {"dlc_load dlc_store dlc_store_impl", "", R"cuda(
 
 // --- Load/store conversions between storage and compute types ------------------------------
 __device__ __forceinline__ float dlc_load(__half x) { return __half2float(x); }
@@ -34,6 +58,8 @@ template <> struct dlc_store_impl<bool> {
 template <class S, class C> __device__ __forceinline__ S dlc_store(C x) {
   return dlc_store_impl<S>::conv(x);
 }
+)cuda"},
+    {"dlc_abs", "", R"cuda(
 
 // --- Helpers named by the op table's CUDA expressions ---------------------------------------
 template <class T> __device__ __forceinline__ T dlc_abs(T x) { return x < T(0) ? T(-x) : x; }
@@ -44,59 +70,95 @@ __device__ __forceinline__ unsigned short dlc_abs(unsigned short x) { return x; 
 __device__ __forceinline__ unsigned int dlc_abs(unsigned int x) { return x; }
 __device__ __forceinline__ unsigned long long dlc_abs(unsigned long long x) { return x; }
 
+)cuda"},
+    {"dlc_relu", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_relu(T x) { return x < T(0) ? T(0) : x; }
+)cuda"},
+    {"dlc_sign", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_sign(T x) {
   return x != x ? x : T((x > T(0)) - (x < T(0)));
 }
+)cuda"},
+    {"dlc_sigmoid", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_sigmoid(T x) {
   return T(1) / (T(1) + exp(-x));
 }
+)cuda"},
+    {"dlc_softplus", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_softplus(T x) { return log(exp(x) + T(1)); }
+)cuda"},
+    {"dlc_softsign", "dlc_abs", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_softsign(T x) {
   return x / (T(1) + dlc_abs(x));
 }
+)cuda"},
+    {"dlc_mish", "dlc_softplus", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_mish(T x) {
   return x * tanh(dlc_softplus(x));
 }
+)cuda"},
+    {"dlc_hard_swish", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_hard_swish(T x) {
   T y = x / T(6) + T(0.5);
   y = y < T(0) ? T(0) : (y > T(1) ? T(1) : y);
   return x * y;
 }
+)cuda"},
+    {"dlc_hard_sigmoid", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_hard_sigmoid(T x, T alpha, T beta) {
   T y = alpha * x + beta;
   return y < T(0) ? T(0) : (y > T(1) ? T(1) : y);
 }
+)cuda"},
+    {"dlc_celu", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_celu(T x, T alpha) {
   return (x > T(0) ? x : T(0)) + (alpha * (exp(x / alpha) - T(1)) < T(0)
                                       ? alpha * (exp(x / alpha) - T(1))
                                       : T(0));
 }
+)cuda"},
+    {"dlc_elu", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_elu(T x, T alpha) {
   return x < T(0) ? alpha * (exp(x) - T(1)) : x;
 }
+)cuda"},
+    {"dlc_leaky_relu", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_leaky_relu(T x, T alpha) {
   return x < T(0) ? x * alpha : x;
 }
+)cuda"},
+    {"dlc_thresholded_relu", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_thresholded_relu(T x, T alpha) {
   return x > alpha ? x : T(0);
 }
+)cuda"},
+    {"dlc_selu", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_selu(T x, T alpha, T gamma) {
   return x <= T(0) ? gamma * (alpha * exp(x) - alpha) : gamma * x;
 }
+)cuda"},
+    {"dlc_shrink", "", R"cuda(
 template <class T, class L> __device__ __forceinline__ T dlc_shrink(T x, L lambd, L bias) {
   return x < -lambd ? T(x + bias) : (x > lambd ? T(x - bias) : T(0));
 }
+)cuda"},
+    {"dlc_gelu", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_gelu(T x) {
   return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
 }
+)cuda"},
+    {"dlc_gelu_tanh", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_gelu_tanh(T x) {
   return T(0.5) * x *
          (T(1) + tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
 }
+)cuda"},
+    {"dlc_isinf", "", R"cuda(
 template <class T> __device__ __forceinline__ bool dlc_isinf(T x, bool pos, bool neg) {
   return isinf(x) && (x > T(0) ? pos : neg);
 }
+)cuda"},
+    {"dlc_max dlc_min", "", R"cuda(
 // Min/Max propagate NaN (numpy maximum/minimum semantics).
 template <class T> __device__ __forceinline__ T dlc_max(T a, T b) {
   return a != a ? a : (b != b ? b : (a < b ? b : a));
@@ -104,17 +166,25 @@ template <class T> __device__ __forceinline__ T dlc_max(T a, T b) {
 template <class T> __device__ __forceinline__ T dlc_min(T a, T b) {
   return a != a ? a : (b != b ? b : (b < a ? b : a));
 }
+)cuda"},
+    {"dlc_add", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_add(T a, T b) { return a + b; }
+)cuda"},
+    {"dlc_clip_lo dlc_clip_hi", "", R"cuda(
 template <class T, class B> __device__ __forceinline__ T dlc_clip_lo(T x, B lo) {
   return x < T(lo) ? T(lo) : x;
 }
 template <class T, class B> __device__ __forceinline__ T dlc_clip_hi(T x, B hi) {
   return x > T(hi) ? T(hi) : x;
 }
+)cuda"},
+    {"dlc_idiv", "", R"cuda(
 // Integer division truncates toward zero; division by zero gives 0 (a kernel cannot fail).
 template <class T> __device__ __forceinline__ T dlc_idiv(T a, T b) {
   return b == T(0) ? T(0) : T(a / b);
 }
+)cuda"},
+    {"dlc_imod_trunc dlc_imod_floor", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_imod_trunc(T a, T b) {
   return b == T(0) ? T(0) : T(a % b);
 }
@@ -124,7 +194,11 @@ template <class T> __device__ __forceinline__ T dlc_imod_floor(T a, T b) {
   T r = T(a % b);
   return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? T(r + b) : r;
 }
+)cuda"},
+    {"dlc_powf", "", R"cuda(
 __device__ __forceinline__ float dlc_powf(float a, float b) { return powf(a, b); }
+)cuda"},
+    {"dlc_ipow", "", R"cuda(
 __device__ __forceinline__ long long dlc_ipow(long long a, double e) {
   double r = pow((double)a, e);
   if (r != r)
@@ -135,11 +209,15 @@ __device__ __forceinline__ long long dlc_ipow(long long a, double e) {
     return (long long)(-9.2233720368547758e18);
   return (long long)r;
 }
+)cuda"},
+    {"dlc_shift", "", R"cuda(
 template <bool Left, class T, class U> __device__ __forceinline__ T dlc_shift(T a, U b) {
   if ((unsigned long long)b >= sizeof(T) * 8)
     return T(0);
   return Left ? T(a << b) : T(a >> b);
 }
+)cuda"},
+    {"dlc_limits", "", R"cuda(
 template <class T> struct dlc_limits;
 #define DLC_LIMITS(T, LO, HI)                                                                      \
   template <> struct dlc_limits<T> {                                                               \
@@ -157,6 +235,8 @@ DLC_LIMITS(unsigned short, 0, 65535)
 DLC_LIMITS(unsigned int, 0, 4294967295u)
 DLC_LIMITS(unsigned long long, 0, 18446744073709551615ull)
 #undef DLC_LIMITS
+)cuda"},
+    {"dlc_float_to_int", "dlc_limits", R"cuda(
 // Float to integer: truncation toward zero, saturating, NaN -> 0 (the reference's Cast).
 template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
   double v = (double)x;
@@ -168,11 +248,15 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
     return dlc_limits<I>::max();
   return (I)v;
 }
+)cuda"},
+    {"dlc_vec", "", R"cuda(
 
 // --- Vectorised access: N elements of T moved as one aligned load or store ---------------------
 template <class T, int N> struct alignas(sizeof(T) * N) dlc_vec {
   T v[N];
 };
+)cuda"},
+    {"dlc_imin dlc_imax", "", R"cuda(
 
 // --- Index arithmetic of data-movement kernels (codegen/index_expr.h) -------------------------
 template <class A, class B>
@@ -183,11 +267,15 @@ template <class A, class B>
 __device__ __forceinline__ auto dlc_imax(A a, B b) -> decltype(a + b) {
   return a < b ? b : a;
 }
+)cuda"},
+    {"dlc_smem_u32", "", R"cuda(
 
 // --- Tensor-core and tiling helpers (gemm.cc, conv.cc) --------------------------------------
 __device__ __forceinline__ unsigned dlc_smem_u32(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
 }
+)cuda"},
+    {"dlc_cp_async16 dlc_cp_async_commit dlc_cp_async_wait", "", R"cuda(
 // Asynchronous global->shared copies; `pred` false zero-fills the destination (no read).
 __device__ __forceinline__ void dlc_cp_async16(unsigned dst, const void *src, bool pred) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
@@ -197,6 +285,8 @@ __device__ __forceinline__ void dlc_cp_async_commit() { asm volatile("cp.async.c
 template <int N> __device__ __forceinline__ void dlc_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
+)cuda"},
+    {"dlc_ldmatrix_x4 dlc_ldmatrix_x4_trans", "", R"cuda(
 __device__ __forceinline__ void dlc_ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -207,6 +297,8 @@ __device__ __forceinline__ void dlc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
 }
+)cuda"},
+    {"dlc_mma_f16 dlc_mma_bf16 dlc_mma_tf32", "", R"cuda(
 // D = A * B + D, m16n8k16 (f16 or bf16 inputs) or m16n8k8 (tf32), f32 accumulators.
 __device__ __forceinline__ void dlc_mma_f16(float (&d)[4], const unsigned (&a)[4],
                                             unsigned b0, unsigned b1) {
@@ -229,16 +321,22 @@ __device__ __forceinline__ void dlc_mma_tf32(float (&d)[4], const unsigned (&a)[
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+)cuda"},
+    {"dlc_to_tf32", "", R"cuda(
 __device__ __forceinline__ unsigned dlc_to_tf32(float x) {
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
   return r;
 }
+)cuda"},
+    {"dlc_bits16", "", R"cuda(
 // Raw 16-bit patterns of a stored element (for packing shared-memory tiles).
 __device__ __forceinline__ unsigned short dlc_bits16(__half x) { return __half_as_ushort(x); }
 __device__ __forceinline__ unsigned short dlc_bits16(__nv_bfloat16 x) {
   return __bfloat16_as_ushort(x);
 }
+)cuda"},
+    {"dlc_store2", "dlc_load", R"cuda(
 // Two adjacent elements stored at once (`p` aligned to two elements).
 template <class S> __device__ __forceinline__ void dlc_store2(S *p, float a, float b) {
   p[0] = dlc_store<S>(a);
@@ -254,11 +352,111 @@ __device__ __forceinline__ void dlc_store2<__nv_bfloat16>(__nv_bfloat16 *p, floa
 template <> __device__ __forceinline__ void dlc_store2<float>(float *p, float a, float b) {
   *reinterpret_cast<float2 *>(p) = make_float2(a, b);
 }
-)cuda";
+)cuda"},
+};
+
+constexpr size_t kNumHelpers = std::size(kHelpers);
+static_assert(kNumHelpers <= 64, "HelperSet holds 64 helpers");
+
+/// The first name of `names` (space-separated).
+std::string_view firstName(std::string_view names) { return names.substr(0, names.find(' ')); }
+
+/// The helpers by index: each `dlc_*` identifier -> its helper, and each helper's text and
+/// dependencies (as a bit set, closed: a dependency's own dependencies are included).
+struct HelperTable {
+  std::unordered_map<std::string_view, size_t> byName;
+  std::bitset<64> deps[kNumHelpers];
+  std::string_view text[kNumHelpers];
+
+  HelperTable() {
+    for (size_t i = 0; i < kNumHelpers; ++i) {
+      const HelperDef &h = kHelpers[i];
+      text[i] = h.text.substr(1); // the newline after R"cuda(
+      forEachWord(h.names, [&](std::string_view n) {
+        DLC_CHECK(byName.emplace(n, i).second, "prelude helper name {} defined twice", n);
+      });
+      forEachWord(h.deps, [&](std::string_view d) {
+        auto it = byName.find(d);
+        DLC_CHECK(it != byName.end(), "prelude helper {} uses {}, which comes later or is unknown",
+                  firstName(h.names), d);
+        deps[i].set(it->second);
+        deps[i] |= deps[it->second];
+      });
+    }
+  }
+
+  template <typename F> static void forEachWord(std::string_view s, F f) {
+    while (!s.empty()) {
+      const size_t end = std::min(s.find(' '), s.size());
+      if (end > 0)
+        f(s.substr(0, end));
+      s.remove_prefix(std::min(end + 1, s.size()));
+    }
+  }
+
+  static const HelperTable &get() {
+    static const HelperTable t;
+    return t;
+  }
+};
+
+bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 } // namespace
 
-std::string_view cudaPrelude() { return kPrelude; }
+void HelperSet::add(std::string_view name) {
+  const HelperTable &t = HelperTable::get();
+  auto it = t.byName.find(name);
+  DLC_CHECK(it != t.byName.end(), "no prelude helper named {}", name);
+  bits_.set(it->second);
+  bits_ |= t.deps[it->second];
+}
+
+std::string HelperSet::str() const {
+  std::string s;
+  for (size_t i = 0; i < kNumHelpers; ++i)
+    if (bits_[i])
+      s += fmt::format("{}{}", s.empty() ? "" : " ", firstName(kHelpers[i].names));
+  return s;
+}
+
+HelperSet helpersNamedIn(std::string_view code) {
+  const HelperTable &t = HelperTable::get();
+  HelperSet set;
+  for (size_t at = code.find("dlc_"); at != std::string_view::npos;
+       at = code.find("dlc_", at + 1)) {
+    if (at > 0 && identChar(code[at - 1]))
+      continue;
+    size_t end = at;
+    while (end < code.size() && identChar(code[end]))
+      ++end;
+    auto it = t.byName.find(code.substr(at, end - at));
+    if (it == t.byName.end())
+      continue; // a kernel's own name (dlc_smem, dlc_ep, ...)
+    set.bits_.set(it->second);
+    set.bits_ |= t.deps[it->second];
+  }
+  return set;
+}
+
+std::string cudaPrelude(const HelperSet &helpers) {
+  const HelperTable &t = HelperTable::get();
+  std::string s(kHeader);
+  for (size_t i = 0; i < kNumHelpers; ++i)
+    if (helpers.bits_[i])
+      s += t.text[i];
+  return s;
+}
+
+std::string_view cudaPrelude() {
+  static const std::string all = [] {
+    HelperSet every;
+    for (const HelperDef &h : kHelpers)
+      every.add(firstName(h.names));
+    return cudaPrelude(every);
+  }();
+  return all;
+}
 
 std::string cudaStorageType(DType t) {
   switch (t) {

@@ -14,6 +14,7 @@
 // Where and Cast, which are elementwise.
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 
 #include "codegen/anchor_epilogue.h"
@@ -72,7 +73,7 @@ void emitDecode(CodeWriter &w, const std::vector<int64_t> &iter, const std::set<
 
 std::string gridStrideLoop(std::string_view idxType, int64_t n) {
   return fmt::format("for ({0} i = blockIdx.x * ({0})blockDim.x + threadIdx.x; i < {1}; i += "
-                     "({0})gridDim.x * blockDim.x) {{",
+                     "({0})gridDim.x * blockDim.x)",
                      idxType, n);
 }
 
@@ -147,12 +148,7 @@ bool supports(const Node &node, std::string *why) {
 
 Expected<KernelSet> finish(Kernel k, CodeWriter &body, const ParamList &params, int64_t n,
                            const EmitOptions &opts) {
-  CodeWriter w;
-  w.line("{}", kernelSignature(k.name, params, 256));
-  w.raw(body.str());
-  w.line("}}");
-  k.source = w.str();
-  k.params = params.params();
+  finishKernel(k, params, 256, body);
   k.launch = gridStrideLaunch(n, opts);
   KernelSet set;
   set.kernels.push_back(std::move(k));
@@ -183,9 +179,7 @@ Expected<KernelSet> emitMove(const FusedGroup &group, const EmitOptions &opts) {
   const int64_t n = count(out);
 
   CodeWriter body;
-  body.indent();
-  body.line("{}", gridStrideLoop(idx, n));
-  body.indent();
+  auto loop = body.block("{}", gridStrideLoop(idx, n));
   std::set<std::string> used;
   for (const auto &[name, e] : plan.lets)
     e.collectVars(used);
@@ -225,8 +219,7 @@ Expected<KernelSet> emitMove(const FusedGroup &group, const EmitOptions &opts) {
   std::vector<const Value *> stored;
   DLC_RETURN_IF_ERROR(emitEpilogue(body, group, out, {"e", true}, "i", params, "v", stored));
   DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  body.dedent();
-  body.line("}}");
+  loop.close();
   Kernel k;
   k.name = group.name;
   return finish(std::move(k), body, params, n, opts);
@@ -244,9 +237,7 @@ Expected<KernelSet> emitSplit(const FusedGroup &group, const EmitOptions &opts) 
   const int64_t n = count(node.input(0));
 
   CodeWriter body;
-  body.indent();
-  body.line("{}", gridStrideLoop(idx, n));
-  body.indent();
+  auto loop = body.block("{}", gridStrideLoop(idx, n));
   std::set<std::string> used;
   for (const SplitTarget &t : plan.targets) {
     t.when.collectVars(used);
@@ -255,25 +246,22 @@ Expected<KernelSet> emitSplit(const FusedGroup &group, const EmitOptions &opts) 
   emitDecode(body, plan.iter, used, idx);
   body.line("const {} e = in0[i];", cudaStorageType(node.input(0)->dtype()));
   std::vector<const Value *> stored;
+  std::optional<CodeWriter::Scope> branch; // if / else if / else over the outputs
   for (size_t k = 0; k < plan.targets.size(); ++k) {
     const SplitTarget &t = plan.targets[k];
     if (k == 0)
-      body.line("if ({}) {{", t.when.str());
+      branch.emplace(body.block("if ({})", t.when.str()));
     else if (k + 1 < plan.targets.size())
-      body.line("}} else if ({}) {{", t.when.str());
+      branch->chain("else if ({})", t.when.str());
     else
-      body.line("}} else {{");
-    body.indent();
+      branch->chain("else");
     body.line("const {} o = {};", idx, t.offset.str());
     DLC_RETURN_IF_ERROR(emitEpilogue(body, group, t.output, {"e", true}, "o", params,
                                      fmt::format("v{}_", k), stored));
-    body.dedent();
   }
-  if (!plan.targets.empty())
-    body.line("}}");
+  branch.reset();
   DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  body.dedent();
-  body.line("}}");
+  loop.close();
   Kernel k;
   k.name = group.name;
   return finish(std::move(k), body, params, n, opts);
@@ -288,6 +276,39 @@ void emitTable(CodeWriter &w, std::string_view type, const std::string &name,
     items.push_back(format(v));
   w.line("static __device__ const {} {}[{}] = {{{}}};", type, name, values.size(),
          fmt::join(items, ", "));
+}
+
+/// Adds to `e` (zero, unless every resized axis's tap lies inside; `tables` says which axes may
+/// extrapolate) the weighted sum of the input elements over the taps of every resized axis,
+/// from the tables <name>_b (first tap), _i (offsets), _w (weights) and _x (outside flags).
+void writeInterpolation(CodeWriter &body, const std::string &name, const std::string &tables,
+                        const std::vector<size_t> &resized, const MovePlan &coords,
+                        const std::string &idx, const std::string &acc) {
+  std::vector<std::string> outside;
+  for (size_t a : resized)
+    if (tables.find(fmt::format("{}_x{}[", name, a)) != std::string::npos)
+      outside.push_back(fmt::format("{}_x{}[{}]", name, a, coords.coord(a).str()));
+  auto inside =
+      body.block("{}", outside.empty() ? std::string()
+                                       : fmt::format("if (!({}))", fmt::join(outside, " || ")));
+  body.line("e = 0;");
+  std::vector<CodeWriter::Scope> taps; // one loop per resized axis, innermost last
+  std::string prevOff = "base", prevW;
+  for (size_t k = 0; k < resized.size(); ++k) {
+    const size_t a = resized[k];
+    const std::string c = coords.coord(a).str();
+    taps.push_back(body.block("for (int t{0} = {1}_b{2}[{3}]; t{0} < {1}_b{2}[{3} + 1]; ++t{0})", k,
+                              name, a, c));
+    body.line("const {} o{} = {} + {}_i{}[t{}];", idx, k, prevOff, name, a, k);
+    const std::string wk = prevW.empty() ? fmt::format("{}_w{}[t{}]", name, a, k)
+                                         : fmt::format("{} * {}_w{}[t{}]", prevW, name, a, k);
+    body.line("const {} w{} = {};", acc, k, wk);
+    prevOff = fmt::format("o{}", k);
+    prevW = fmt::format("w{}", k);
+  }
+  body.line("e += {} * ({})dlc_load(in0[{}]);", prevW, acc, prevOff);
+  while (!taps.empty()) // innermost first
+    taps.pop_back();
 }
 
 Expected<KernelSet> emitResize(const FusedGroup &group, const EmitOptions &opts) {
@@ -339,9 +360,7 @@ Expected<KernelSet> emitResize(const FusedGroup &group, const EmitOptions &opts)
     }
   }
 
-  body.indent();
-  body.line("{}", gridStrideLoop(idx, n));
-  body.indent();
+  auto loop = body.block("{}", gridStrideLoop(idx, n));
   std::set<std::string> used;
   for (size_t d = 0; d < ys.size(); ++d)
     if (ys[d] > 1)
@@ -360,49 +379,20 @@ Expected<KernelSet> emitResize(const FusedGroup &group, const EmitOptions &opts)
       off += fmt::format(" + {}_i{}[{}]", name, a, coords.coord(a).str());
     body.line("const {} e = in0[{}];", cudaStorageType(x->dtype()), off);
   } else {
-    std::vector<std::string> outside;
-    for (size_t a : resized)
-      if (tables.str().find(fmt::format("{}_x{}[", name, a)) != std::string::npos)
-        outside.push_back(fmt::format("{}_x{}[{}]", name, a, coords.coord(a).str()));
     body.line("{} e = {};", acc, cudaLiteral(plan.extrapolation, dbl ? DType::kF64 : DType::kF32));
-    if (!outside.empty())
-      body.line("if (!({})) {{", fmt::join(outside, " || "));
-    else
-      body.line("{{");
-    body.indent();
-    body.line("e = 0;");
-    std::string prevOff = "base", prevW;
-    for (size_t k = 0; k < resized.size(); ++k) {
-      const size_t a = resized[k];
-      const std::string c = coords.coord(a).str();
-      body.line("for (int t{0} = {1}_b{2}[{3}]; t{0} < {1}_b{2}[{3} + 1]; ++t{0}) {{", k, name, a,
-                c);
-      body.indent();
-      body.line("const {} o{} = {} + {}_i{}[t{}];", idx, k, prevOff, name, a, k);
-      const std::string wk = prevW.empty() ? fmt::format("{}_w{}[t{}]", name, a, k)
-                                           : fmt::format("{} * {}_w{}[t{}]", prevW, name, a, k);
-      body.line("const {} w{} = {};", acc, k, wk);
-      prevOff = fmt::format("o{}", k);
-      prevW = fmt::format("w{}", k);
-    }
-    body.line("e += {} * ({})dlc_load(in0[{}]);", prevW, acc, prevOff);
-    for (size_t k = 0; k < resized.size(); ++k) {
-      body.dedent();
-      body.line("}}");
-    }
-    body.dedent();
-    body.line("}}");
+    writeInterpolation(body, name, tables.str(), resized, coords, idx, acc);
   }
   std::vector<const Value *> stored;
   DLC_RETURN_IF_ERROR(emitEpilogue(body, group, out, {"e", nearest}, "i", params, "v", stored));
   DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  body.dedent();
-  body.line("}}");
+  loop.close();
   Kernel k;
   k.name = name;
   auto set = finish(std::move(k), body, params, n, opts);
-  if (set)
+  if (set) {
     set->kernels[0].source = tables.str() + set->kernels[0].source;
+    set->kernels[0].prelude.merge(tables.requirements());
+  }
   return set;
 }
 
@@ -416,9 +406,7 @@ Expected<KernelSet> emitRange(const FusedGroup &group, const EmitOptions &opts) 
   const int64_t n = count(out);
   const DType t = out->dtype();
   CodeWriter body;
-  body.indent();
-  body.line("{}", gridStrideLoop(idx, n));
-  body.indent();
+  auto loop = body.block("{}", gridStrideLoop(idx, n));
   // As the reference: start + i * delta in double (floats) or 64-bit integers.
   const std::string wide = isFloat(t) ? "double" : "long long";
   body.line("const {0} e = ({0})(({1})dlc_load({2}[0]) + ({1})i * ({1})dlc_load({3}[0]));",
@@ -426,8 +414,7 @@ Expected<KernelSet> emitRange(const FusedGroup &group, const EmitOptions &opts) 
   std::vector<const Value *> stored;
   DLC_RETURN_IF_ERROR(emitEpilogue(body, group, out, {"e", false}, "i", params, "v", stored));
   DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  body.dedent();
-  body.line("}}");
+  loop.close();
   Kernel k;
   k.name = group.name;
   return finish(std::move(k), body, params, n, opts);

@@ -20,7 +20,8 @@ std::string storageLiteral(const Tensor &scalar);
 void emitDecode(CodeWriter &w, const std::vector<int64_t> &iter, const std::set<std::string> &used,
                 std::string_view idxType);
 
-/// `for (T i = ...; i < n; i += ...) {`: a grid-stride loop over n elements.
+/// `for (T i = ...; i < n; i += ...)`: the head of a grid-stride loop over n elements (for
+/// CodeWriter::block).
 std::string gridStrideLoop(std::string_view idxType, int64_t n);
 
 /// A transpose that moves the innermost axis, through 32x32 shared-memory tiles so that both

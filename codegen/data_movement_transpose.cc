@@ -57,7 +57,6 @@ std::optional<Expected<KernelSet>> emitTiledTranspose(const FusedGroup &group,
   const std::string idx = n < (int64_t{1} << 31) ? "int" : "long long";
   const std::string st = cudaStorageType(x->dtype());
   CodeWriter body;
-  body.indent();
   body.line("__shared__ {} tile[{}][{}];", st, kTile, kTile + 1);
   body.line("{} blk = blockIdx.x;", idx);
   body.line("const {} a0 = (blk % {}) * {};", idx, tilesA, kTile);
@@ -76,37 +75,29 @@ std::optional<Expected<KernelSet>> emitTiledTranspose(const FusedGroup &group,
   body.line("const {} inBase = {};", idx, inBase);
   body.line("const {} outBase = {};", idx, outBase);
   body.line("const int tx = threadIdx.x, ty = threadIdx.y;");
-  body.line("for (int j = 0; j < {}; j += {}) {{", kTile, kRows);
-  body.line("  const {} a = a0 + tx, b = b0 + ty + j;", idx);
-  body.line("  if (a < {} && b < {})", dims[axisA], dims[axisB]);
-  body.line("    tile[ty + j][tx] = in0[inBase + a + b * {}];", is[axisB]);
-  body.line("}}");
+  {
+    auto load = body.block("for (int j = 0; j < {}; j += {})", kTile, kRows);
+    body.line("const {} a = a0 + tx, b = b0 + ty + j;", idx);
+    body.line("if (a < {} && b < {})", dims[axisA], dims[axisB]);
+    body.line("  tile[ty + j][tx] = in0[inBase + a + b * {}];", is[axisB]);
+  }
   body.line("__syncthreads();");
-  body.line("for (int j = 0; j < {}; j += {}) {{", kTile, kRows);
-  body.indent();
-  body.line("const {} b = b0 + tx, a = a0 + ty + j;", idx);
-  body.line("if (a < {} && b < {}) {{", dims[axisA], dims[axisB]);
-  body.indent();
-  body.line("const {} o = outBase + a * {} + b;", idx, os[axisA]);
-  body.line("const {} e = tile[tx][ty + j];", st);
-  std::vector<const Value *> stored;
-  if (Status s = emitEpilogue(body, group, out, {"e", true}, "o", params, "v", stored); !s.isOk())
-    return Expected<KernelSet>(s);
-  if (Status s = checkAllStored(group, stored); !s.isOk())
-    return Expected<KernelSet>(s);
-  body.dedent();
-  body.line("}}");
-  body.dedent();
-  body.line("}}");
+  {
+    auto store = body.block("for (int j = 0; j < {}; j += {})", kTile, kRows);
+    body.line("const {} b = b0 + tx, a = a0 + ty + j;", idx);
+    auto inside = body.block("if (a < {} && b < {})", dims[axisA], dims[axisB]);
+    body.line("const {} o = outBase + a * {} + b;", idx, os[axisA]);
+    body.line("const {} e = tile[tx][ty + j];", st);
+    std::vector<const Value *> stored;
+    if (Status s = emitEpilogue(body, group, out, {"e", true}, "o", params, "v", stored); !s.isOk())
+      return Expected<KernelSet>(s);
+    if (Status s = checkAllStored(group, stored); !s.isOk())
+      return Expected<KernelSet>(s);
+  }
 
   Kernel k;
   k.name = group.name;
-  CodeWriter w;
-  w.line("{}", kernelSignature(k.name, params, static_cast<int>(kTile * kRows)));
-  w.raw(body.str());
-  w.line("}}");
-  k.source = w.str();
-  k.params = params.params();
+  finishKernel(k, params, static_cast<int>(kTile * kRows), body);
   k.launch.grid[0] = static_cast<uint32_t>(blocks);
   k.launch.block[0] = static_cast<uint32_t>(kTile);
   k.launch.block[1] = static_cast<uint32_t>(kRows);

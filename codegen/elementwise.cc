@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/elementwise_chain.h"
@@ -69,133 +70,140 @@ bool readsBroadcast(const FusedGroup &group, int64_t n) {
   return false;
 }
 
-Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
-  if (group.outputs.empty())
-    return invalidArgument("the group has no outputs");
-  // The iteration space: the largest output.
+/// What the kernel's loops share: the group, its iteration space and the operands' names.
+struct Loops {
+  explicit Loops(const FusedGroup &g) : group(g) {}
+  const FusedGroup &group;
   std::vector<int64_t> iter;
-  for (const Value *v : group.outputs) {
-    auto s = staticSizes(v);
-    if (count(s) > count(iter) || iter.empty())
-      iter = s;
-  }
-  for (const Value *v : group.outputs)
-    if (staticSizes(v) != iter)
-      return invalidArgument("output '{}' has shape {}, not the group's iteration shape [{}]",
-                             v->name(), v->shape().str(), fmt::join(iter, ","));
-  const int64_t n = count(iter);
-  const bool wide = n >= (int64_t{1} << 31);
-  const int vec = vectorWidth(group, n);
-
-  Kernel k;
-  k.name = group.name;
-  std::vector<std::string> decls;
+  int64_t n = 0;
+  int vec = 1;
+  const char *idxType = "int";
   std::map<const Value *, std::string> names;
   // Operands with as many elements as the iteration space are read at the flat index itself
   // (broadcasting cannot reorder them); in the vector loop they come in 16-byte vectors.
   std::vector<const Value *> full;
+};
+
+using ElementFn = std::function<std::string(const Value *)>;
+using StoreFn = std::function<std::string(size_t, const std::string &)>;
+
+/// The body for element i: `elem(v)` is the expression of a full-shape operand's element,
+/// `store(i, e)` the statement storing output i.
+Status writeBody(CodeWriter &w, const Loops &l, const ElementFn &elem, const StoreFn &store) {
+  ValueEnv env;
+  LoadFn load = [&](const Value *v) -> Expected<std::string> {
+    auto it = l.names.find(v);
+    if (it == l.names.end())
+      return invalidArgument("value '{}' is neither a group input nor computed in the group",
+                             v->name());
+    if (count(staticSizes(v)) == l.n)
+      return elem(v);
+    return loadExpr(it->second, broadcastOffset(staticSizes(v), l.iter, "i"));
+  };
+  DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, l.group.nodes, env, load, "v"));
+  for (size_t i = 0; i < l.group.outputs.size(); ++i) {
+    const Value *out = l.group.outputs[i];
+    auto it = env.find(out);
+    if (it == env.end())
+      return invalidArgument("output '{}' is not computed by the group", out->name());
+    w.line("{}",
+           store(i, fmt::format("dlc_store<{}>({})", cudaStorageType(out->dtype()), it->second)));
+  }
+  return Status::ok();
+}
+
+/// The vector loop, run when every full-shape buffer is aligned to its vector size (else all
+/// of it runs scalar): vec elements per step, full-shape operands moved as dlc_vec.
+Status writeVectorLoop(CodeWriter &w, const Loops &l) {
+  const int64_t nv = l.n / l.vec;
+  std::vector<std::string> checks;
+  auto aligned = [&](const Value *v) {
+    checks.push_back(fmt::format("((unsigned long long){} & {}) == 0", l.names.at(v),
+                                 dtypeSize(v->dtype()) * l.vec - 1));
+  };
+  for (const Value *v : l.full)
+    aligned(v);
+  for (const Value *v : l.group.outputs)
+    aligned(v);
+  w.line("const bool aligned = {};", fmt::join(checks, " && "));
+  auto ifAligned = w.block("if (aligned)");
+  auto loop = w.block("for ({0} t = blockIdx.x * ({0})blockDim.x + threadIdx.x; t < {1}; t += "
+                      "({0})gridDim.x * blockDim.x)",
+                      l.idxType, nv);
+  for (const Value *v : l.full)
+    w.line("const dlc_vec<{0}, {1}> {2}v = *reinterpret_cast<const dlc_vec<{0}, {1}> *>({2} + t "
+           "* {1});",
+           cudaStorageType(v->dtype()), l.vec, l.names.at(v));
+  for (size_t i = 0; i < l.group.outputs.size(); ++i)
+    w.line("dlc_vec<{}, {}> out{}v;", cudaStorageType(l.group.outputs[i]->dtype()), l.vec, i);
+  w.line("#pragma unroll");
+  {
+    auto lanes = w.block("for (int j = 0; j < {}; ++j)", l.vec);
+    if (readsBroadcast(l.group, l.n)) // broadcast operands index with i
+      w.line("const {} i = t * {} + j;", l.idxType, l.vec);
+    DLC_RETURN_IF_ERROR(writeBody(
+        w, l, [&](const Value *v) { return fmt::format("dlc_load({}v.v[j])", l.names.at(v)); },
+        [&](size_t i, const std::string &e) { return fmt::format("out{}v.v[j] = {};", i, e); }));
+  }
+  for (size_t i = 0; i < l.group.outputs.size(); ++i)
+    w.line("*reinterpret_cast<dlc_vec<{0}, {1}> *>(out{2} + t * {1}) = out{2}v;",
+           cudaStorageType(l.group.outputs[i]->dtype()), l.vec, i);
+  return Status::ok();
+}
+
+Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
+  if (group.outputs.empty())
+    return invalidArgument("the group has no outputs");
+  Loops l(group);
+  // The iteration space: the largest output.
+  for (const Value *v : group.outputs) {
+    auto s = staticSizes(v);
+    if (count(s) > count(l.iter) || l.iter.empty())
+      l.iter = s;
+  }
+  for (const Value *v : group.outputs)
+    if (staticSizes(v) != l.iter)
+      return invalidArgument("output '{}' has shape {}, not the group's iteration shape [{}]",
+                             v->name(), v->shape().str(), fmt::join(l.iter, ","));
+  l.n = count(l.iter);
+  l.idxType = l.n >= (int64_t{1} << 31) ? "long long" : "int";
+  l.vec = vectorWidth(group, l.n);
+
+  Kernel k;
+  k.name = group.name;
+  std::vector<std::string> decls;
   for (size_t i = 0; i < group.inputs.size(); ++i) {
-    names[group.inputs[i]] = fmt::format("in{}", i);
-    decls.push_back(paramDecl(group.inputs[i], names[group.inputs[i]], false));
+    l.names[group.inputs[i]] = fmt::format("in{}", i);
+    decls.push_back(paramDecl(group.inputs[i], l.names[group.inputs[i]], false));
     k.params.push_back({group.inputs[i], -1, false});
-    if (count(staticSizes(group.inputs[i])) == n)
-      full.push_back(group.inputs[i]);
+    if (count(staticSizes(group.inputs[i])) == l.n)
+      l.full.push_back(group.inputs[i]);
   }
   for (size_t i = 0; i < group.outputs.size(); ++i) {
-    names[group.outputs[i]] = fmt::format("out{}", i);
-    decls.push_back(paramDecl(group.outputs[i], names[group.outputs[i]], true));
+    l.names[group.outputs[i]] = fmt::format("out{}", i);
+    decls.push_back(paramDecl(group.outputs[i], l.names[group.outputs[i]], true));
     k.params.push_back({group.outputs[i], -1, true});
   }
-  const char *idxType = wide ? "long long" : "int";
   CodeWriter w;
-  w.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", k.name,
-         fmt::join(decls, ", "));
-  w.indent();
-
-  // The body for element i: `elem(v)` is the expression of a full-shape operand's element.
-  auto body = [&](const std::function<std::string(const Value *)> &elem,
-                  const std::function<std::string(size_t, const std::string &)> &store) -> Status {
-    ValueEnv env;
-    LoadFn load = [&](const Value *v) -> Expected<std::string> {
-      auto it = names.find(v);
-      if (it == names.end())
-        return invalidArgument("value '{}' is neither a group input nor computed in the group",
-                               v->name());
-      if (count(staticSizes(v)) == n)
-        return elem(v);
-      return loadExpr(it->second, broadcastOffset(staticSizes(v), iter, "i"));
-    };
-    DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, group.nodes, env, load, "v"));
-    for (size_t i = 0; i < group.outputs.size(); ++i) {
-      const Value *out = group.outputs[i];
-      auto it = env.find(out);
-      if (it == env.end())
-        return invalidArgument("output '{}' is not computed by the group", out->name());
-      w.line("{}",
-             store(i, fmt::format("dlc_store<{}>({})", cudaStorageType(out->dtype()), it->second)));
+  {
+    auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", k.name,
+                      fmt::join(decls, ", "));
+    std::string scalarStart = "0";
+    if (l.vec > 1) {
+      DLC_RETURN_IF_ERROR(writeVectorLoop(w, l));
+      // The tail (and everything when a buffer is misaligned) runs one element per step.
+      scalarStart = fmt::format("(aligned ? {} : 0)", l.n / l.vec * l.vec);
     }
-    return Status::ok();
-  };
-
-  std::string scalarStart = "0";
-  if (vec > 1) {
-    const int64_t nv = n / vec;
-    // Every full-shape buffer must be aligned to its vector size; else all of it runs scalar.
-    std::vector<std::string> checks;
-    auto aligned = [&](const Value *v) {
-      checks.push_back(fmt::format("((unsigned long long){} & {}) == 0", names[v],
-                                   dtypeSize(v->dtype()) * vec - 1));
-    };
-    for (const Value *v : full)
-      aligned(v);
-    for (const Value *v : group.outputs)
-      aligned(v);
-    w.line("const bool aligned = {};", fmt::join(checks, " && "));
-    w.line("if (aligned) {{");
-    w.indent();
-    w.line("for ({0} t = blockIdx.x * ({0})blockDim.x + threadIdx.x; t < {1}; t += ({0})gridDim.x "
-           "* blockDim.x) {{",
-           idxType, nv);
-    w.indent();
-    for (const Value *v : full)
-      w.line("const dlc_vec<{0}, {1}> {2}v = *reinterpret_cast<const dlc_vec<{0}, {1}> *>({2} + t "
-             "* {1});",
-             cudaStorageType(v->dtype()), vec, names[v]);
-    for (size_t i = 0; i < group.outputs.size(); ++i)
-      w.line("dlc_vec<{}, {}> out{}v;", cudaStorageType(group.outputs[i]->dtype()), vec, i);
-    w.line("#pragma unroll");
-    w.line("for (int j = 0; j < {}; ++j) {{", vec);
-    w.indent();
-    if (readsBroadcast(group, n)) // broadcast operands index with i
-      w.line("const {} i = t * {} + j;", idxType, vec);
-    DLC_RETURN_IF_ERROR(body(
-        [&](const Value *v) { return fmt::format("dlc_load({}v.v[j])", names[v]); },
-        [&](size_t i, const std::string &e) { return fmt::format("out{}v.v[j] = {};", i, e); }));
-    w.dedent();
-    w.line("}}");
-    for (size_t i = 0; i < group.outputs.size(); ++i)
-      w.line("*reinterpret_cast<dlc_vec<{0}, {1}> *>(out{2} + t * {1}) = out{2}v;",
-             cudaStorageType(group.outputs[i]->dtype()), vec, i);
-    w.dedent();
-    w.line("}}");
-    w.dedent();
-    w.line("}}");
-    // The tail (and everything when a buffer is misaligned) runs one element per step.
-    scalarStart = fmt::format("(aligned ? {} : 0)", nv * vec);
+    auto loop = w.block("for ({0} i = {1} + blockIdx.x * ({0})blockDim.x + threadIdx.x; i < {2}; "
+                        "i += ({0})gridDim.x * blockDim.x)",
+                        l.idxType, scalarStart, l.n);
+    DLC_RETURN_IF_ERROR(writeBody(
+        w, l, [&](const Value *v) { return loadExpr(l.names.at(v), "i"); },
+        [&](size_t i, const std::string &e) { return fmt::format("out{}[i] = {};", i, e); }));
   }
-  w.line("for ({0} i = {1} + blockIdx.x * ({0})blockDim.x + threadIdx.x; i < {2}; i += "
-         "({0})gridDim.x * blockDim.x) {{",
-         idxType, scalarStart, n);
-  w.indent();
-  DLC_RETURN_IF_ERROR(
-      body([&](const Value *v) { return loadExpr(names[v], "i"); },
-           [&](size_t i, const std::string &e) { return fmt::format("out{}[i] = {};", i, e); }));
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
   k.source = w.str();
-  k.launch = gridStrideLaunch(vec > 1 ? n / vec : n, opts);
+  k.prelude = w.requirements();
+  k.launch = gridStrideLaunch(l.vec > 1 ? l.n / l.vec : l.n, opts);
   KernelSet set;
   set.kernels.push_back(std::move(k));
   return set;

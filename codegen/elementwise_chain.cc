@@ -8,7 +8,6 @@ namespace dlc::codegen {
 
 Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &nodes, ValueEnv &env,
                             const LoadFn &load, std::string_view prefix) {
-  int counter = 0;
   for (const Node *n : nodes) {
     const CudaExprFn cuda = elementwiseExpr(n->op());
     if (!cuda)
@@ -30,7 +29,7 @@ Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &node
     if (!expr)
       return expr.status().withContext(n->describe());
     const Value *out = n->output(0);
-    std::string var = fmt::format("{}{}", prefix, counter++);
+    std::string var = w.fresh(prefix);
     w.line("const {} {} = {};", cudaComputeType(out->dtype()), var, *expr);
     env[out] = var;
   }

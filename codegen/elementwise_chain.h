@@ -22,10 +22,10 @@ namespace dlc::codegen {
 using ValueEnv = std::map<const Value *, std::string>;
 using LoadFn = std::function<Expected<std::string>(const Value *)>;
 
-/// Writes `const <compute type> <prefix>N = <expr>;` for each output of each node (elementwise
-/// or broadcast, in topological order) and binds it in `env`. Operands missing from `env` are
-/// fetched with `load` once and bound. Fails, naming the node, when an op has no CUDA
-/// expression.
+/// Writes `const <compute type> <prefix>N = <expr>;` (names from CodeWriter::fresh) for each
+/// output of each node (elementwise or broadcast, in topological order) and binds it in `env`.
+/// Operands missing from `env` are fetched with `load` once and bound. Fails, naming the node,
+/// when an op has no CUDA expression.
 Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &nodes, ValueEnv &env,
                             const LoadFn &load, std::string_view prefix);
 

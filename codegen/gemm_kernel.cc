@@ -269,8 +269,7 @@ void writeOpaqueOrigin(CodeWriter &w) {
 
 void writeRaster(CodeWriter &w, const KernelContext &ctx) {
   w.line("int tm, tn;");
-  w.line("{{");
-  w.indent();
+  auto raster = w.block("");
   if (ctx.tilesM <= 8 || ctx.tilesN == 1) {
     w.line("tm = blockIdx.x % {};", ctx.tilesM);
     w.line("tn = blockIdx.x / {};", ctx.tilesM);
@@ -282,16 +281,13 @@ void writeRaster(CodeWriter &w, const KernelContext &ctx) {
     w.line("tm = first + (pid % width) % gs;");
     w.line("tn = (pid % width) / gs;");
   }
-  w.dedent();
-  w.line("}}");
 }
 
 void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &row,
                    const std::string &col, const std::string &v0, const std::string &v1) {
   const GemmSpec &s = ctx.spec;
   const bool split = ctx.cfg.splitK > 1;
-  w.line("if ({} < {}) {{", row, s.m);
-  w.indent();
+  auto inRows = w.block("if ({} < {})", row, s.m);
   w.line("const {0} ob = ({0})b * {1} + ({0})({2}) * {3};", indexType(ctx), s.outBatchStride, row,
          s.outRowStride);
   const std::string c0 = outColOffset(ctx, col), c1 = outColOffset(ctx, col + " + 1");
@@ -313,8 +309,6 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
     w.line("if ({} < {}) dlc_ep({}, ob + {});", col, s.n, v0, c0);
     w.line("if ({} + 1 < {}) dlc_ep({}, ob + {});", col, s.n, v1, c1);
   }
-  w.dedent();
-  w.line("}}");
 }
 
 namespace {
@@ -392,21 +386,18 @@ bool heavyEpilogue(const FusedGroup &group) {
 Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
   // GNU attribute syntax on a lambda; NVRTC and nvcc accept it.
   const char *attr = ctx.outlineEpilogue ? " __attribute__((noinline))" : "";
-  w.line("auto dlc_ep = [&](float acc, {} oidx){} {{", indexType(ctx), attr);
-  w.indent();
-  DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, "acc", "oidx", "e"));
-  w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r);
-  w.dedent();
-  w.line("}};");
+  {
+    auto ep = w.blockSemi("auto dlc_ep = [&](float acc, {} oidx){}", indexType(ctx), attr);
+    DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, "acc", "oidx", "e"));
+    w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r);
+  }
   w.line("(void)dlc_ep;");
   if (ctx.outPairs) {
-    w.line("auto dlc_ep2 = [&](float acc0, float acc1, {} oidx){} {{", indexType(ctx), attr);
-    w.indent();
+    auto ep2 =
+        w.blockSemi("auto dlc_ep2 = [&](float acc0, float acc1, {} oidx){}", indexType(ctx), attr);
     DLC_ASSIGN_OR_RETURN(std::string r0, writeEpilogueBody(w, ctx, "acc0", "oidx", "e"));
     DLC_ASSIGN_OR_RETURN(std::string r1, writeEpilogueBody(w, ctx, "acc1", "(oidx + 1)", "f"));
     w.line("dlc_store2<{}>(out0 + oidx, {}, {});", ctx.outStorage, r0, r1);
-    w.dedent();
-    w.line("}};");
   }
   return Status::ok();
 }
@@ -479,6 +470,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
   else
     DLC_RETURN_IF_ERROR(writeTcKernel(w, ctx));
   main.source = w.str();
+  main.prelude = w.requirements();
   set.kernels.push_back(std::move(main));
 
   if (splits > 1) {
@@ -487,24 +479,21 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
     red.params = params;
     red.launch = gridStrideLaunch(ctx.total, opts);
     CodeWriter r; // ctx.outlineEpilogue is false here (split-K): one call site, inlined
-    r.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", red.name, ctx.params);
-    r.indent();
-    DLC_RETURN_IF_ERROR(writeEpilogueLambdas(r, ctx));
-    r.line(
-        "for (long long i = blockIdx.x * 256LL + threadIdx.x; i < {0}LL; i += (long long)gridDim.x "
-        "* 256) {{",
-        ctx.total);
-    r.indent();
-    r.line("float v = 0.f;");
-    r.line("#pragma unroll 4");
-    r.line("for (int s = 0; s < {}; ++s)", splits);
-    r.line("  v += ws[s * {}LL + i];", ctx.total);
-    r.line("dlc_ep(v, ({})i);", indexType(ctx));
-    r.dedent();
-    r.line("}}");
-    r.dedent();
-    r.line("}}");
+    {
+      auto fn = r.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", red.name,
+                        ctx.params);
+      DLC_RETURN_IF_ERROR(writeEpilogueLambdas(r, ctx));
+      auto loop = r.block("for (long long i = blockIdx.x * 256LL + threadIdx.x; i < {0}LL; i += "
+                          "(long long)gridDim.x * 256)",
+                          ctx.total);
+      r.line("float v = 0.f;");
+      r.line("#pragma unroll 4");
+      r.line("for (int s = 0; s < {}; ++s)", splits);
+      r.line("  v += ws[s * {}LL + i];", ctx.total);
+      r.line("dlc_ep(v, ({})i);", indexType(ctx));
+    }
     red.source = r.str();
+    red.prelude = r.requirements();
     set.kernels.push_back(std::move(red));
   }
   return set;

@@ -49,6 +49,157 @@ std::string bitsOf(DType t, const std::string &e) {
                           : fmt::format("(unsigned)dlc_bits16({})", e);
 }
 
+/// Where chunk j of a thread lies, as C expressions in `j` (and the tile's K start `k`): its
+/// free index (first element), K offset within the tile, global pointer and shared offset.
+struct ChunkExprs {
+  std::string iOf, kOf, src, smem;
+};
+
+/// The chunk layout of a strided operand's tile (see writeStridedLoader).
+struct ChunkLayout {
+  int ce = 0, eb = 0, nt = 0; // elements and bytes per chunk element, threads
+  int pitch = 0, cpr = 0, chunks = 0, cpt = 0;
+  bool affine = false;
+  int rs = 0; // rows between a thread's chunks (affine)
+};
+
+ChunkLayout chunkLayout(const KernelContext &ctx, const Operand &op, int freeTile) {
+  ChunkLayout l;
+  l.ce = chunkElems(ctx.spec.dtype);
+  l.eb = elemBytes(ctx.spec.dtype);
+  l.nt = 32 * ctx.cfg.warpsM * ctx.cfg.warpsN;
+  l.pitch = pitchOf(ctx.spec, ctx.cfg, op, freeTile);
+  l.cpr = op.kContig ? ctx.cfg.bk / l.ce : freeTile / l.ce;
+  l.chunks = op.kContig ? freeTile * l.cpr : ctx.cfg.bk * l.cpr;
+  l.cpt = (l.chunks + l.nt - 1) / l.nt;
+  l.affine = l.nt % l.cpr == 0 && l.chunks % l.nt == 0;
+  l.rs = l.affine ? l.nt / l.cpr : 0;
+  return l;
+}
+
+/// Writes the per-thread chunk setup of operand `x` and returns the expressions of chunk j.
+ChunkExprs writeChunkSetup(CodeWriter &w, const KernelContext &ctx, const Operand &op,
+                           const std::string &x, const ChunkLayout &l, int64_t freeExtent,
+                           const std::string &i0) {
+  const std::string ptr = ctx.names.at(op.value);
+  const std::string boff = op.batchOffset == "0" ? "0" : "(" + op.batchOffset + ")";
+  auto splitOff = [&](const std::string &i) {
+    return op.split ? fmt::format("((long long)({0} / {1}) * {2}LL + {0} % {1})", i, op.split,
+                                  op.splitStride)
+                    : fmt::format("(long long)({})", i);
+  };
+  ChunkExprs e;
+  if (l.affine) {
+    w.line("const int {0}r0 = tid / {1}, {0}c0 = (tid % {1}) * {2};", x, l.cpr, l.ce);
+    w.line("const int {0}o = {0}r0 * {1} + {0}c0;", x, l.pitch);
+    if (op.kContig) {
+      w.line("const int {0}i = {1} + {0}r0;", x, i0);
+      w.line("const {0} *{1}g = {2} + {3} + (long long){1}i * {4}LL + {1}c0;", ctx.storage, x, ptr,
+             boff, op.ld);
+      e.iOf = fmt::format("({}i + j * {})", x, l.rs);
+      e.kOf = fmt::format("{}c0", x);
+      e.src = fmt::format("{}g + (long long)j * {}LL + k", x, int64_t{l.rs} * op.ld);
+    } else {
+      w.line("const int {0}i = {1} + {0}c0;", x, i0);
+      w.line("const {0} *{1}g = {2} + {3} + {4} + (long long){1}r0 * {5}LL;", ctx.storage, x, ptr,
+             boff, splitOff(fmt::format("({0}i < {1} ? {0}i : 0)", x, freeExtent)), op.ld);
+      e.iOf = fmt::format("{}i", x);
+      e.kOf = fmt::format("({}r0 + j * {})", x, l.rs);
+      e.src = fmt::format("{}g + ((long long)k + j * {}) * {}LL", x, l.rs, op.ld);
+    }
+    e.smem = fmt::format("{}o + j * {}", x, l.rs * l.pitch);
+    return e;
+  }
+  w.line("const {0} *{1}g[{2}];", ctx.storage, x, l.cpt);
+  w.line("int {0}o[{1}], {0}k[{1}], {0}i[{1}];", x, l.cpt);
+  w.line("#pragma unroll");
+  {
+    auto loop = w.block("for (int j = 0; j < {}; ++j)", l.cpt);
+    w.line("const int c = tid + j * {};", l.nt);
+    if (op.kContig) {
+      w.line("const int r = c / {0}, kc = (c % {0}) * {1};", l.cpr, l.ce);
+      w.line("const int i = {} + r;", i0);
+      w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, l.chunks);
+      w.line("{}k[j] = kc;", x);
+      w.line("{}o[j] = r * {} + kc;", x, l.pitch);
+      w.line("{0}g[j] = {1} + {2} + (long long)({0}i[j] < {3} ? i : 0) * {4}LL + kc;", x, ptr, boff,
+             freeExtent, op.ld);
+      e.src = fmt::format("{}g[j] + k", x);
+    } else {
+      w.line("const int kr = c / {0}, ic = (c % {0}) * {1};", l.cpr, l.ce);
+      w.line("const int i = {} + ic;", i0);
+      w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, l.chunks);
+      w.line("{}k[j] = kr;", x);
+      w.line("{}o[j] = kr * {} + ic;", x, l.pitch);
+      w.line("{0}g[j] = {1} + {2} + {3} + (long long)kr * {4}LL;", x, ptr, boff,
+             splitOff(fmt::format("({}i[j] < {} ? i : 0)", x, freeExtent)), op.ld);
+      e.src = fmt::format("{}g[j] + (long long)k * {}LL", x, op.ld);
+    }
+  }
+  e.iOf = fmt::format("{}i[j]", x);
+  e.kOf = fmt::format("{}k[j]", x);
+  e.smem = fmt::format("{}o[j]", x);
+  return e;
+}
+
+/// X_load as cp.async 16-byte copies straight into the stage (X_store does nothing).
+void writeAsyncLoad(CodeWriter &w, const KernelContext &ctx, const Operand &op,
+                    const std::string &x, const ChunkLayout &l, const ChunkExprs &e,
+                    int64_t freeExtent, const std::string &guard) {
+  w.line("const unsigned {0}u = dlc_smem_u32(s{0});", x);
+  {
+    auto load = w.blockSemi("auto {}_load = [&](int stage, int kt)", x);
+    w.line("const int k = kt * BK;");
+    w.line("#pragma unroll");
+    auto loop = w.block("for (int j = 0; j < {}; ++j)", l.cpt);
+    if (!guard.empty())
+      w.line("{}", guard);
+    w.line("const bool p = {} < {} && k + {} < K;", e.iOf, freeExtent, e.kOf);
+    w.line("dlc_cp_async16({0}u + (unsigned)(stage * {0}_STAGE + {1}) * {2}u, p ? (const void "
+           "*)({3}) : (const void *){4}, p);",
+           x, e.smem, l.eb, e.src, ctx.names.at(op.value));
+  }
+  w.line("auto {}_store = [&](int) {{}};", x);
+}
+
+/// X_load fetching element by element into registers (packed as uint4 per chunk), X_store
+/// writing them to the stage.
+void writeRegisterLoad(CodeWriter &w, const KernelContext &ctx, const Operand &op,
+                       const std::string &x, const ChunkLayout &l, const ChunkExprs &e,
+                       int64_t freeExtent, const std::string &guard) {
+  const DType dt = ctx.spec.dtype;
+  w.line("uint4 {}r[{}];", x, l.cpt);
+  {
+    auto load = w.blockSemi("auto {}_load = [&](int, int kt)", x);
+    w.line("const int k = kt * BK;");
+    w.line("#pragma unroll");
+    auto chunk = w.block("for (int j = 0; j < {}; ++j)", l.cpt);
+    w.line("const {} *q = {};", ctx.storage, e.src);
+    w.line("unsigned v[{}];", l.ce);
+    w.line("#pragma unroll");
+    {
+      auto elem = w.block("for (int e = 0; e < {}; ++e)", l.ce);
+      if (op.kContig)
+        w.line("const bool p = {} < {} && k + {} + e < K;", e.iOf, freeExtent, e.kOf);
+      else
+        w.line("const bool p = {} + e < {} && k + {} < K;", e.iOf, freeExtent, e.kOf);
+      w.line("v[e] = p ? {} : 0u;", bitsOf(dt, "q[e]"));
+    }
+    if (l.eb == 2)
+      w.line("{}r[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16), "
+             "v[6] | (v[7] << 16));",
+             x);
+    else
+      w.line("{}r[j] = make_uint4(v[0], v[1], v[2], v[3]);", x);
+  }
+  auto store = w.blockSemi("auto {}_store = [&](int stage)", x);
+  w.line("#pragma unroll");
+  auto loop = w.block("for (int j = 0; j < {}; ++j)", l.cpt);
+  if (!guard.empty())
+    w.line("{}", guard);
+  w.line("*reinterpret_cast<uint4 *>(s{0} + stage * {0}_STAGE + {1}) = {0}r[j];", x, e.smem);
+}
+
 /// Writes the loader of strided operand `op` ("A" or "B"): per-thread chunk setup, and the
 /// lambdas X_load(stage, kt) (cp.async, or a fetch into registers) and X_store(stage). Chunk j
 /// of a thread is chunk tid + j * NT of the tile; when NT is a multiple of the chunks per row,
@@ -57,145 +208,18 @@ std::string bitsOf(DType t, const std::string &e) {
 void writeStridedLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op,
                         const std::string &x, int freeTile, int64_t freeExtent,
                         const std::string &i0) {
-  const GemmSpec &s = ctx.spec;
-  const int ce = chunkElems(s.dtype), eb = elemBytes(s.dtype),
-            nt = 32 * ctx.cfg.warpsM * ctx.cfg.warpsN;
-  const bool vec = vectorizable(s, op, freeExtent);
-  const std::string ptr = ctx.names.at(op.value);
-  const std::string boff = op.batchOffset == "0" ? "0" : "(" + op.batchOffset + ")";
-  const int pitch = pitchOf(s, ctx.cfg, op, freeTile);
-  const int cpr = op.kContig ? ctx.cfg.bk / ce : freeTile / ce;
-  const int chunks = op.kContig ? freeTile * cpr : ctx.cfg.bk * cpr;
-  const int cpt = (chunks + nt - 1) / nt;
-  const bool affine = nt % cpr == 0 && chunks % nt == 0;
-  const int rs = affine ? nt / cpr : 0; // rows between a thread's chunks
-  auto splitOff = [&](const std::string &i) {
-    return op.split ? fmt::format("((long long)({0} / {1}) * {2}LL + {0} % {1})", i, op.split,
-                                  op.splitStride)
-                    : fmt::format("(long long)({})", i);
-  };
+  const bool vec = vectorizable(ctx.spec, op, freeExtent);
+  const ChunkLayout l = chunkLayout(ctx, op, freeTile);
   w.line("// {}: {} tile, {} loads", x, op.kContig ? "K-contiguous" : "K-strided",
          vec ? "cp.async 16-byte" : "register-staged element");
-  // Expressions of chunk j: its free index (first element), K offset within the tile,
-  // global pointer at K tile start `k` and shared-memory offset.
-  std::string iOf, kOf, src, smem;
-  if (affine) {
-    w.line("const int {0}r0 = tid / {1}, {0}c0 = (tid % {1}) * {2};", x, cpr, ce);
-    w.line("const int {0}o = {0}r0 * {1} + {0}c0;", x, pitch);
-    if (op.kContig) {
-      w.line("const int {0}i = {1} + {0}r0;", x, i0);
-      w.line("const {0} *{1}g = {2} + {3} + (long long){1}i * {4}LL + {1}c0;", ctx.storage, x, ptr,
-             boff, op.ld);
-      iOf = fmt::format("({}i + j * {})", x, rs);
-      kOf = fmt::format("{}c0", x);
-      src = fmt::format("{}g + (long long)j * {}LL + k", x, int64_t{rs} * op.ld);
-    } else {
-      w.line("const int {0}i = {1} + {0}c0;", x, i0);
-      w.line("const {0} *{1}g = {2} + {3} + {4} + (long long){1}r0 * {5}LL;", ctx.storage, x, ptr,
-             boff, splitOff(fmt::format("({0}i < {1} ? {0}i : 0)", x, freeExtent)), op.ld);
-      iOf = fmt::format("{}i", x);
-      kOf = fmt::format("({}r0 + j * {})", x, rs);
-      src = fmt::format("{}g + ((long long)k + j * {}) * {}LL", x, rs, op.ld);
-    }
-    smem = fmt::format("{}o + j * {}", x, rs * pitch);
-  } else {
-    w.line("const {0} *{1}g[{2}];", ctx.storage, x, cpt);
-    w.line("int {0}o[{1}], {0}k[{1}], {0}i[{1}];", x, cpt);
-    w.line("#pragma unroll");
-    w.line("for (int j = 0; j < {}; ++j) {{", cpt);
-    w.indent();
-    w.line("const int c = tid + j * {};", nt);
-    if (op.kContig) {
-      w.line("const int r = c / {0}, kc = (c % {0}) * {1};", cpr, ce);
-      w.line("const int i = {} + r;", i0);
-      w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, chunks);
-      w.line("{}k[j] = kc;", x);
-      w.line("{}o[j] = r * {} + kc;", x, pitch);
-      w.line("{0}g[j] = {1} + {2} + (long long)({0}i[j] < {3} ? i : 0) * {4}LL + kc;", x, ptr, boff,
-             freeExtent, op.ld);
-      src = fmt::format("{}g[j] + k", x);
-    } else {
-      w.line("const int kr = c / {0}, ic = (c % {0}) * {1};", cpr, ce);
-      w.line("const int i = {} + ic;", i0);
-      w.line("{0}i[j] = c < {1} ? i : 0x3fffffff;", x, chunks);
-      w.line("{}k[j] = kr;", x);
-      w.line("{}o[j] = kr * {} + ic;", x, pitch);
-      w.line("{0}g[j] = {1} + {2} + {3} + (long long)kr * {4}LL;", x, ptr, boff,
-             splitOff(fmt::format("({}i[j] < {} ? i : 0)", x, freeExtent)), op.ld);
-      src = fmt::format("{}g[j] + (long long)k * {}LL", x, op.ld);
-    }
-    w.dedent();
-    w.line("}}");
-    iOf = fmt::format("{}i[j]", x);
-    kOf = fmt::format("{}k[j]", x);
-    smem = fmt::format("{}o[j]", x);
-  }
-  const std::string guard = affine || chunks % nt == 0
+  const ChunkExprs e = writeChunkSetup(w, ctx, op, x, l, freeExtent, i0);
+  const std::string guard = l.affine || l.chunks % l.nt == 0
                                 ? ""
-                                : fmt::format("if (tid + j * {} >= {}) continue;", nt, chunks);
-  const std::string stage = fmt::format("s{}", x);
-  if (vec) {
-    w.line("const unsigned {0}u = dlc_smem_u32({1});", x, stage);
-    w.line("auto {}_load = [&](int stage, int kt) {{", x);
-    w.indent();
-    w.line("const int k = kt * BK;");
-    w.line("#pragma unroll");
-    w.line("for (int j = 0; j < {}; ++j) {{", cpt);
-    w.indent();
-    if (!guard.empty())
-      w.line("{}", guard);
-    w.line("const bool p = {} < {} && k + {} < K;", iOf, freeExtent, kOf);
-    w.line("dlc_cp_async16({0}u + (unsigned)(stage * {0}_STAGE + {1}) * {2}u, p ? (const void "
-           "*)({3}) : (const void *){4}, p);",
-           x, smem, eb, src, ptr);
-    w.dedent();
-    w.line("}}");
-    w.dedent();
-    w.line("}};");
-    w.line("auto {}_store = [&](int) {{}};", x);
-    return;
-  }
-  w.line("uint4 {}r[{}];", x, cpt);
-  w.line("auto {}_load = [&](int, int kt) {{", x);
-  w.indent();
-  w.line("const int k = kt * BK;");
-  w.line("#pragma unroll");
-  w.line("for (int j = 0; j < {}; ++j) {{", cpt);
-  w.indent();
-  w.line("const {} *q = {};", ctx.storage, src);
-  w.line("unsigned v[{}];", ce);
-  w.line("#pragma unroll");
-  w.line("for (int e = 0; e < {}; ++e) {{", ce);
-  w.indent();
-  if (op.kContig) {
-    w.line("const bool p = {} < {} && k + {} + e < K;", iOf, freeExtent, kOf);
-    w.line("v[e] = p ? {} : 0u;", bitsOf(s.dtype, "q[e]"));
-  } else {
-    w.line("const bool p = {} + e < {} && k + {} < K;", iOf, freeExtent, kOf);
-    w.line("v[e] = p ? {} : 0u;", bitsOf(s.dtype, "q[e]"));
-  }
-  w.dedent();
-  w.line("}}");
-  if (eb == 2)
-    w.line("{}r[j] = make_uint4(v[0] | (v[1] << 16), v[2] | (v[3] << 16), v[4] | (v[5] << 16), "
-           "v[6] | (v[7] << 16));",
-           x);
+                                : fmt::format("if (tid + j * {} >= {}) continue;", l.nt, l.chunks);
+  if (vec)
+    writeAsyncLoad(w, ctx, op, x, l, e, freeExtent, guard);
   else
-    w.line("{}r[j] = make_uint4(v[0], v[1], v[2], v[3]);", x);
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}};");
-  w.line("auto {}_store = [&](int stage) {{", x);
-  w.indent();
-  w.line("#pragma unroll");
-  w.line("for (int j = 0; j < {}; ++j) {{", cpt);
-  if (!guard.empty())
-    w.line("  {}", guard);
-  w.line("  *reinterpret_cast<uint4 *>({} + stage * {}_STAGE + {}) = {}r[j];", stage, x, smem, x);
-  w.line("}}");
-  w.dedent();
-  w.line("}};");
+    writeRegisterLoad(w, ctx, op, x, l, e, freeExtent, guard);
 }
 
 /// Conv's im2col operand B: each thread owns two adjacent columns (output pixels) and every
@@ -216,70 +240,54 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
   w.line("{} gb[2];", off);
   w.line("int gih[2], giw[2];");
   w.line("#pragma unroll");
-  w.line("for (int q = 0; q < 2; ++q) {{");
-  w.indent();
-  w.line("const int n = n0 + 2 * gp + q;");
-  w.line("const int img = n / {}, pix = n % {};", ohw, ohw);
-  w.line("const int oh = pix / {}, ow = pix % {};", g.ow, g.ow);
-  w.line("gih[q] = n < N ? oh * {} - {} : -0x3fffffff;", g.strideH, g.padH);
-  w.line("giw[q] = ow * {} - {};", g.strideW, g.padW);
-  w.line("gb[q] = n < N ? ({0})img * {1} + ({0})b * {2} + gih[q] * {3} + giw[q] : 0;", off,
-         g.channels * hw, g.groupChannels * hw, g.w);
-  w.dedent();
-  w.line("}}");
+  {
+    auto cols = w.block("for (int q = 0; q < 2; ++q)");
+    w.line("const int n = n0 + 2 * gp + q;");
+    w.line("const int img = n / {}, pix = n % {};", ohw, ohw);
+    w.line("const int oh = pix / {}, ow = pix % {};", g.ow, g.ow);
+    w.line("gih[q] = n < N ? oh * {} - {} : -0x3fffffff;", g.strideH, g.padH);
+    w.line("giw[q] = ow * {} - {};", g.strideW, g.padW);
+    w.line("gb[q] = n < N ? ({0})img * {1} + ({0})b * {2} + gih[q] * {3} + giw[q] : 0;", off,
+           g.channels * hw, g.groupChannels * hw, g.w);
+  }
   w.line("{} gr[{}];", f32 ? "uint2" : "unsigned", rpt);
-  w.line("auto B_load = [&](int, int kt) {{");
-  w.indent();
-  w.line("#pragma unroll");
-  w.line("for (int r = 0; r < {}; ++r) {{", rpt);
-  w.indent();
-  w.line("const int k = kt * BK + gk + r * {};", rg);
-  w.line("const int c = k / {0}, rr = k % {0};", g.kh * g.kw);
-  w.line("const int kh = rr / {0}, kw = rr % {0};", g.kw);
-  w.line("const {} off = ({})c * {} + kh * {} + kw * {};", off, off, hw, g.dilationH * g.w,
-         g.dilationW);
-  w.line("unsigned v[2];");
-  w.line("#pragma unroll");
-  w.line("for (int q = 0; q < 2; ++q) {{");
-  w.indent();
-  w.line("const int ih = gih[q] + kh * {}, iw = giw[q] + kw * {};", g.dilationH, g.dilationW);
-  w.line("const bool p = k < K && (unsigned)ih < {}u && (unsigned)iw < {}u;", g.h, g.w);
-  w.line("v[q] = p ? {} : 0u;", bitsOf(s.dtype, fmt::format("{}[gb[q] + off]", ptr)));
-  w.dedent();
-  w.line("}}");
-  if (f32)
-    w.line("gr[r] = make_uint2(v[0], v[1]);");
-  else
-    w.line("gr[r] = v[0] | (v[1] << 16);");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}};");
-  w.line("auto B_store = [&](int stage) {{");
-  w.indent();
+  {
+    auto load = w.blockSemi("auto B_load = [&](int, int kt)");
+    w.line("#pragma unroll");
+    auto rows = w.block("for (int r = 0; r < {}; ++r)", rpt);
+    w.line("const int k = kt * BK + gk + r * {};", rg);
+    w.line("const int c = k / {0}, rr = k % {0};", g.kh * g.kw);
+    w.line("const int kh = rr / {0}, kw = rr % {0};", g.kw);
+    w.line("const {} off = ({})c * {} + kh * {} + kw * {};", off, off, hw, g.dilationH * g.w,
+           g.dilationW);
+    w.line("unsigned v[2];");
+    w.line("#pragma unroll");
+    {
+      auto cols = w.block("for (int q = 0; q < 2; ++q)");
+      w.line("const int ih = gih[q] + kh * {}, iw = giw[q] + kw * {};", g.dilationH, g.dilationW);
+      w.line("const bool p = k < K && (unsigned)ih < {}u && (unsigned)iw < {}u;", g.h, g.w);
+      w.line("v[q] = p ? {} : 0u;", bitsOf(s.dtype, fmt::format("{}[gb[q] + off]", ptr)));
+    }
+    if (f32)
+      w.line("gr[r] = make_uint2(v[0], v[1]);");
+    else
+      w.line("gr[r] = v[0] | (v[1] << 16);");
+  }
+  auto store = w.blockSemi("auto B_store = [&](int stage)");
   w.line("#pragma unroll");
   w.line("for (int r = 0; r < {}; ++r)", rpt);
-  w.line("  *reinterpret_cast<{} *>(sB + stage * B_STAGE + (gk + r * {}) * B_PITCH + 2 * gp) = "
+  auto body = w.indented();
+  w.line("*reinterpret_cast<{} *>(sB + stage * B_STAGE + (gk + r * {}) * B_PITCH + 2 * gp) = "
          "gr[r];",
          f32 ? "uint2" : "unsigned", rg);
-  w.dedent();
-  w.line("}};");
 }
 
-/// Lambdas `frag(stage, ks, af, bf)`: the warp's A and B fragments of one MMA K step from a
-/// shared-memory stage, and `mma(af, bf)`: the warp tile's MMAs on them.
-void writeFragments(CodeWriter &w, const KernelContext &ctx) {
-  const GemmSpec &s = ctx.spec;
-  const bool aK = s.a.kContig && !s.a.gather, bK = s.b.kContig && !s.b.gather;
-  w.line("auto frag = [&](int stage, int ks, unsigned (&af)[MI][4], unsigned (&bf)[NI][2]) {{");
-  w.indent();
-  w.line("const {0} *As = sA + stage * A_STAGE;", ctx.storage);
-  w.line("const {0} *Bs = sB + stage * B_STAGE;", ctx.storage);
-  if (s.dtype != DType::kF32) {
-    w.line("const unsigned aBase = dlc_smem_u32(As), bBase = dlc_smem_u32(Bs);");
-    w.line("#pragma unroll");
-    w.line("for (int mi = 0; mi < MI; ++mi) {{");
-    w.indent();
+/// The body of `frag` for f16/bf16: ldmatrix (transposed for a K-strided tile).
+void writeLdmatrixFragments(CodeWriter &w, bool aK, bool bK) {
+  w.line("const unsigned aBase = dlc_smem_u32(As), bBase = dlc_smem_u32(Bs);");
+  w.line("#pragma unroll");
+  {
+    auto rows = w.block("for (int mi = 0; mi < MI; ++mi)");
     if (aK) {
       w.line("const int r = wm * WM + mi * 16 + (lane & 15), c = ks + ((lane >> 4) << 3);");
       w.line("dlc_ldmatrix_x4(af[mi], aBase + (unsigned)(r * A_PITCH + c) * 2u);");
@@ -288,32 +296,31 @@ void writeFragments(CodeWriter &w, const KernelContext &ctx) {
       w.line("const int r = wm * WM + mi * 16 + (((lane >> 3) & 1) << 3);");
       w.line("dlc_ldmatrix_x4_trans(af[mi], aBase + (unsigned)(kk * A_PITCH + r) * 2u);");
     }
-    w.dedent();
-    w.line("}}");
-    w.line("#pragma unroll");
-    w.line("for (int nj = 0; nj < NI / 2; ++nj) {{");
-    w.indent();
-    w.line("unsigned r4[4];");
-    if (bK) {
-      w.line("const int nn = wn * WN + nj * 16 + (lane & 7) + ((lane >> 4) << 3);");
-      w.line("const int kk = ks + (((lane >> 3) & 1) << 3);");
-      w.line("dlc_ldmatrix_x4(r4, bBase + (unsigned)(nn * B_PITCH + kk) * 2u);");
-    } else {
-      w.line("const int kk = ks + (lane & 7) + (((lane >> 3) & 1) << 3);");
-      w.line("const int nn = wn * WN + nj * 16 + ((lane >> 4) << 3);");
-      w.line("dlc_ldmatrix_x4_trans(r4, bBase + (unsigned)(kk * B_PITCH + nn) * 2u);");
-    }
-    w.line("bf[2 * nj][0] = r4[0];");
-    w.line("bf[2 * nj][1] = r4[1];");
-    w.line("bf[2 * nj + 1][0] = r4[2];");
-    w.line("bf[2 * nj + 1][1] = r4[3];");
-    w.dedent();
-    w.line("}}");
+  }
+  w.line("#pragma unroll");
+  auto cols = w.block("for (int nj = 0; nj < NI / 2; ++nj)");
+  w.line("unsigned r4[4];");
+  if (bK) {
+    w.line("const int nn = wn * WN + nj * 16 + (lane & 7) + ((lane >> 4) << 3);");
+    w.line("const int kk = ks + (((lane >> 3) & 1) << 3);");
+    w.line("dlc_ldmatrix_x4(r4, bBase + (unsigned)(nn * B_PITCH + kk) * 2u);");
   } else {
-    w.line("const int g = lane >> 2, t = lane & 3;");
-    w.line("#pragma unroll");
-    w.line("for (int mi = 0; mi < MI; ++mi) {{");
-    w.indent();
+    w.line("const int kk = ks + (lane & 7) + (((lane >> 3) & 1) << 3);");
+    w.line("const int nn = wn * WN + nj * 16 + ((lane >> 4) << 3);");
+    w.line("dlc_ldmatrix_x4_trans(r4, bBase + (unsigned)(kk * B_PITCH + nn) * 2u);");
+  }
+  w.line("bf[2 * nj][0] = r4[0];");
+  w.line("bf[2 * nj][1] = r4[1];");
+  w.line("bf[2 * nj + 1][0] = r4[2];");
+  w.line("bf[2 * nj + 1][1] = r4[3];");
+}
+
+/// The body of `frag` for f32: TF32 fragments read element by element.
+void writeTf32Fragments(CodeWriter &w, bool aK, bool bK) {
+  w.line("const int g = lane >> 2, t = lane & 3;");
+  w.line("#pragma unroll");
+  {
+    auto rows = w.block("for (int mi = 0; mi < MI; ++mi)");
     w.line("const int r = wm * WM + mi * 16 + g;");
     auto a = [&](const char *row, const char *k) {
       return aK ? fmt::format("dlc_to_tf32(As[({}) * A_PITCH + {}])", row, k)
@@ -323,33 +330,95 @@ void writeFragments(CodeWriter &w, const KernelContext &ctx) {
     w.line("af[mi][1] = {};", a("r + 8", "ks + t"));
     w.line("af[mi][2] = {};", a("r", "ks + t + 4"));
     w.line("af[mi][3] = {};", a("r + 8", "ks + t + 4"));
-    w.dedent();
-    w.line("}}");
-    w.line("#pragma unroll");
-    w.line("for (int ni = 0; ni < NI; ++ni) {{");
-    w.indent();
-    w.line("const int nn = wn * WN + ni * 8 + g;");
-    auto b = [&](const char *k) {
-      return bK ? fmt::format("dlc_to_tf32(Bs[nn * B_PITCH + {}])", k)
-                : fmt::format("dlc_to_tf32(Bs[({}) * B_PITCH + nn])", k);
-    };
-    w.line("bf[ni][0] = {};", b("ks + t"));
-    w.line("bf[ni][1] = {};", b("ks + t + 4"));
-    w.dedent();
-    w.line("}}");
   }
-  w.dedent();
-  w.line("}};");
+  w.line("#pragma unroll");
+  auto cols = w.block("for (int ni = 0; ni < NI; ++ni)");
+  w.line("const int nn = wn * WN + ni * 8 + g;");
+  auto b = [&](const char *k) {
+    return bK ? fmt::format("dlc_to_tf32(Bs[nn * B_PITCH + {}])", k)
+              : fmt::format("dlc_to_tf32(Bs[({}) * B_PITCH + nn])", k);
+  };
+  w.line("bf[ni][0] = {};", b("ks + t"));
+  w.line("bf[ni][1] = {};", b("ks + t + 4"));
+}
+
+/// Lambdas `frag(stage, ks, af, bf)`: the warp's A and B fragments of one MMA K step from a
+/// shared-memory stage, and `mma(af, bf)`: the warp tile's MMAs on them.
+void writeFragments(CodeWriter &w, const KernelContext &ctx) {
+  const GemmSpec &s = ctx.spec;
+  const bool aK = s.a.kContig && !s.a.gather, bK = s.b.kContig && !s.b.gather;
+  {
+    auto frag = w.blockSemi(
+        "auto frag = [&](int stage, int ks, unsigned (&af)[MI][4], unsigned (&bf)[NI][2])");
+    w.line("const {0} *As = sA + stage * A_STAGE;", ctx.storage);
+    w.line("const {0} *Bs = sB + stage * B_STAGE;", ctx.storage);
+    if (s.dtype != DType::kF32)
+      writeLdmatrixFragments(w, aK, bK);
+    else
+      writeTf32Fragments(w, aK, bK);
+  }
   const char *mma = s.dtype == DType::kF32    ? "dlc_mma_tf32"
                     : s.dtype == DType::kBF16 ? "dlc_mma_bf16"
                                               : "dlc_mma_f16";
-  w.line("auto mma = [&](const unsigned (&af)[MI][4], const unsigned (&bf)[NI][2]) {{");
+  auto fn = w.blockSemi("auto mma = [&](const unsigned (&af)[MI][4], const unsigned (&bf)[NI][2])");
   w.line("#pragma unroll");
-  w.line("  for (int mi = 0; mi < MI; ++mi)");
+  w.line("for (int mi = 0; mi < MI; ++mi)");
+  auto mi = w.indented();
   w.line("#pragma unroll");
-  w.line("    for (int ni = 0; ni < NI; ++ni)");
-  w.line("      {}(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);", mma);
-  w.line("}};");
+  w.line("for (int ni = 0; ni < NI; ++ni)");
+  auto ni = w.indented();
+  w.line("{}(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);", mma);
+}
+
+/// The software pipeline over the K tiles: the first STAGES - 1 tiles in flight, then per
+/// tile its MMAs while the next tiles load. Fragments are double-buffered across K steps; the
+/// last step of a tile waits for the next tile (one barrier per tile) and loads that tile's
+/// first fragments before its own MMAs.
+void writeMainLoop(CodeWriter &w) {
+  w.line("#pragma unroll");
+  {
+    auto prologue = w.block("for (int st = 0; st < STAGES - 1; ++st)");
+    {
+      auto inRange = w.block("if (st < ktn)");
+      w.line("A_load(st, kt0 + st);");
+      w.line("B_load(st, kt0 + st);");
+      w.line("A_store(st);");
+      w.line("B_store(st);");
+    }
+    w.line("dlc_cp_async_commit();");
+  }
+  w.line("dlc_cp_async_wait<STAGES - 2>();");
+  w.line("__syncthreads();");
+  w.line("unsigned af[2][MI][4], bf[2][NI][2];");
+  w.line("frag(0, 0, af[0], bf[0]);");
+  auto tiles = w.block("for (int i = 0; i < ktn; ++i)");
+  w.line("const int cur = i % STAGES, nx = i + STAGES - 1, ns = nx % STAGES;");
+  {
+    auto next = w.block("if (nx < ktn)");
+    w.line("A_load(ns, kt0 + nx);");
+    w.line("B_load(ns, kt0 + nx);");
+  }
+  w.line("dlc_cp_async_commit();");
+  w.line("#pragma unroll");
+  auto steps = w.block("for (int s = 0; s < KSTEPS; ++s)");
+  {
+    auto last = w.block("if (s == KSTEPS - 1)");
+    {
+      auto next = w.block("if (nx < ktn)");
+      w.line("A_store(ns);");
+      w.line("B_store(ns);");
+    }
+    w.line("dlc_cp_async_wait<STAGES - 2>();");
+    w.line("__syncthreads();");
+    w.line("if (i + 1 < ktn)");
+    {
+      auto then = w.indented();
+      w.line("frag((i + 1) % STAGES, 0, af[(s + 1) & 1], bf[(s + 1) & 1]);");
+    }
+    last.chain("else");
+    w.line("frag(cur, (s + 1) * KSTEP, af[(s + 1) & 1], bf[(s + 1) & 1]);");
+  }
+  w.line("mma(af[s & 1], bf[s & 1]);");
 }
 
 } // namespace
@@ -367,8 +436,8 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   const TileConfig &c = ctx.cfg;
   const int nt = 32 * c.warpsM * c.warpsN;
   const int pa = pitchOf(s, c, s.a, c.bm), pb = pitchOf(s, c, s.b, c.bn);
-  w.line("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", nt, ctx.name, ctx.params);
-  w.indent();
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__({}) {}({})", nt, ctx.name,
+                    ctx.params);
   w.line("constexpr int BM = {}, BN = {}, BK = {}, STAGES = {};", c.bm, c.bn, c.bk, c.stages);
   w.line("constexpr int WM = {}, WN = {}, WARPS_M = {};", c.bm / c.warpsM, c.bn / c.warpsN,
          c.warpsM);
@@ -390,8 +459,7 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("const int ktn = min({} - kt0, {});", ctx.kTiles, ctx.kTilesPerSplit);
   if (c.splitK == 1)
     DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
-  w.line("for (long long b = blockIdx.z; b < {}LL; b += gridDim.z) {{", s.batch);
-  w.indent();
+  auto batch = w.block("for (long long b = blockIdx.z; b < {}LL; b += gridDim.z)", s.batch);
   writeStridedLoader(w, ctx, s.a, "A", c.bm, s.m, "m0");
   if (s.b.gather)
     writeGatherLoader(w, ctx, s.b);
@@ -406,75 +474,19 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("    for (int q = 0; q < 4; ++q)");
   w.line("      acc[mi][ni][q] = 0.f;");
   writeFragments(w, ctx);
-  // Fragments are double-buffered across K steps; the last step of a tile waits for the next
-  // tile (one barrier per tile) and loads that tile's first fragments before its own MMAs.
-  w.line("#pragma unroll");
-  w.line("for (int st = 0; st < STAGES - 1; ++st) {{");
-  w.line("  if (st < ktn) {{");
-  w.line("    A_load(st, kt0 + st);");
-  w.line("    B_load(st, kt0 + st);");
-  w.line("    A_store(st);");
-  w.line("    B_store(st);");
-  w.line("  }}");
-  w.line("  dlc_cp_async_commit();");
-  w.line("}}");
-  w.line("dlc_cp_async_wait<STAGES - 2>();");
-  w.line("__syncthreads();");
-  w.line("unsigned af[2][MI][4], bf[2][NI][2];");
-  w.line("frag(0, 0, af[0], bf[0]);");
-  w.line("for (int i = 0; i < ktn; ++i) {{");
-  w.indent();
-  w.line("const int cur = i % STAGES, nx = i + STAGES - 1, ns = nx % STAGES;");
-  w.line("if (nx < ktn) {{");
-  w.line("  A_load(ns, kt0 + nx);");
-  w.line("  B_load(ns, kt0 + nx);");
-  w.line("}}");
-  w.line("dlc_cp_async_commit();");
-  w.line("#pragma unroll");
-  w.line("for (int s = 0; s < KSTEPS; ++s) {{");
-  w.indent();
-  w.line("if (s == KSTEPS - 1) {{");
-  w.line("  if (nx < ktn) {{");
-  w.line("    A_store(ns);");
-  w.line("    B_store(ns);");
-  w.line("  }}");
-  w.line("  dlc_cp_async_wait<STAGES - 2>();");
-  w.line("  __syncthreads();");
-  w.line("  if (i + 1 < ktn)");
-  w.line("    frag((i + 1) % STAGES, 0, af[(s + 1) & 1], bf[(s + 1) & 1]);");
-  w.line("}} else {{");
-  w.line("  frag(cur, (s + 1) * KSTEP, af[(s + 1) & 1], bf[(s + 1) & 1]);");
-  w.line("}}");
-  w.line("mma(af[s & 1], bf[s & 1]);");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
+  writeMainLoop(w);
   w.line("dlc_cp_async_wait<0>();");
   w.line("__syncthreads();");
   writeOpaqueOrigin(w);
   w.line("#pragma unroll");
-  w.line("for (int mi = 0; mi < MI; ++mi) {{");
-  w.indent();
+  auto rows = w.block("for (int mi = 0; mi < MI; ++mi)");
   w.line("#pragma unroll");
-  w.line("for (int ni = 0; ni < NI; ++ni) {{");
-  w.indent();
+  auto cols = w.block("for (int ni = 0; ni < NI; ++ni)");
   w.line("#pragma unroll");
-  w.line("for (int h = 0; h < 2; ++h) {{");
-  w.indent();
+  auto half = w.block("for (int h = 0; h < 2; ++h)");
   w.line("const int row = m0e + wm * WM + mi * 16 + (lane >> 2) + h * 8;");
   w.line("const int col = n0e + wn * WN + ni * 8 + (lane & 3) * 2;");
   writeAccStore(w, ctx, "row", "col", "acc[mi][ni][2 * h]", "acc[mi][ni][2 * h + 1]");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
   return Status::ok();
 }
 

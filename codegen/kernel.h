@@ -15,7 +15,8 @@
 //    (`const T* __restrict__` for values read, `T* __restrict__` for values written, with T
 //    the storage type: float, __half, __nv_bfloat16, double, long long, ... see cuda_prelude.h).
 //  * Sources may use everything in the prelude (cuda_prelude.h): dtype typedefs, load/store
-//    conversions, the dlc_* math helpers the op table's CUDA expressions name.
+//    conversions, the dlc_* math helpers the op table's CUDA expressions name. `Kernel::prelude`
+//    lists the helpers a source uses (the CodeWriter that wrote it records them).
 //  * No float atomics (results are deterministic); no dynamic allocation; 64-bit indices where
 //    an element count can pass 2^31.
 #pragma once
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cuda_prelude.h"
 #include "ir/graph.h"
 #include "ir/status.h"
 
@@ -65,6 +67,9 @@ struct LaunchDims {
 struct Kernel {
   std::string name;
   std::string source;
+  /// The prelude helpers `source` uses (CodeWriter::requirements()); a program holding the
+  /// kernel starts with cudaPrelude(prelude), or a superset.
+  HelperSet prelude;
   LaunchDims launch;
   std::vector<KernelParam> params;
 };

@@ -179,9 +179,7 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   const bool includePad = average && node.getInt("count_include_pad") != 0;
 
   CodeWriter body;
-  body.indent();
-  body.line("{}", gridStrideLoop(idx, yCount));
-  body.indent();
+  auto loop = body.block("{}", gridStrideLoop(idx, yCount));
   body.line("{} r = i;", idx);
   std::vector<IndexExpr> o(n, 0);
   for (size_t d = n; d-- > 0;) {
@@ -196,12 +194,12 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   if (average && !includePad)
     body.line("int cnt = 0;");
   std::string offset;
+  std::vector<CodeWriter::Scope> taps; // one loop per axis, innermost last
   for (size_t d = 0; d < n; ++d) {
     const PoolAxis &a = axes[d];
     // A loop even for one tap: `continue` must skip to the next tap, not the next element.
     const IndexExpr k = a.kernel == 1 ? IndexExpr(0) : IndexExpr::var(fmt::format("k{}", d));
-    body.line("for (int k{0} = 0; k{0} < {1}; ++k{0}) {{", d, a.kernel);
-    body.indent();
+    taps.push_back(body.block("for (int k{0} = 0; k{0} < {1}; ++k{0})", d, a.kernel));
     body.line("const {} t{} = {};", idx, d, a.tap(o[d], k).str());
     body.line("if (t{0} < 0 || t{0} >= {1})", d, a.in);
     body.line("  continue;");
@@ -215,10 +213,8 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   body.line("{}", accumulate(node, "v"));
   if (average && !includePad)
     body.line("++cnt;");
-  for (size_t d = 0; d < n; ++d) {
-    body.dedent();
-    body.line("}}");
-  }
+  while (!taps.empty())
+    taps.pop_back();
   std::string divisor = "cnt";
   if (includePad) {
     IndexExpr c = 1;
@@ -230,17 +226,11 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   std::vector<const Value *> stored;
   DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
   DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  body.dedent();
-  body.line("}}");
+  loop.close();
 
   Kernel k;
   k.name = group.name;
-  CodeWriter w;
-  w.line("{}", kernelSignature(k.name, params, 256));
-  w.raw(body.str());
-  w.line("}}");
-  k.source = w.str();
-  k.params = params.params();
+  finishKernel(k, params, 256, body);
   k.launch = gridStrideLaunch(yCount, opts);
   return single(std::move(k));
 }
@@ -248,14 +238,13 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
 /// Combines the shares of a warp: `acc` of every lane ends up holding the whole.
 void warpReduce(CodeWriter &w, const Node &node) {
   const bool max = node.op() == Op::kGlobalMaxPool;
-  w.line("for (int s = 16; s > 0; s >>= 1) {{");
-  w.line("  const {} other = __shfl_xor_sync(0xffffffffu, acc, s);",
+  auto loop = w.block("for (int s = 16; s > 0; s >>= 1)");
+  w.line("const {} other = __shfl_xor_sync(0xffffffffu, acc, s);",
          cudaComputeType(node.input(0)->dtype()));
   if (max)
-    w.line("  acc = dlc_max(acc, other);");
+    w.line("acc = dlc_max(acc, other);");
   else
-    w.line("  acc += other;");
-  w.line("}}");
+    w.line("acc += other;");
 }
 
 Expected<KernelSet> emitGlobal(const FusedGroup &group, const EmitOptions &opts) {
@@ -274,18 +263,17 @@ Expected<KernelSet> emitGlobal(const FusedGroup &group, const EmitOptions &opts)
   params.read(x);
 
   CodeWriter body;
-  body.indent();
   if (perWarp) {
     body.line("const int lane = threadIdx.x & 31;");
-    body.line("for ({0} p = ({0})blockIdx.x * 8 + (threadIdx.x >> 5); p < {1}; p += ({0})gridDim.x "
-              "* 8) {{",
-              idx, planes);
   } else {
     body.line("__shared__ {} part[8];", ct);
     body.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
-    body.line("for ({0} p = blockIdx.x; p < {1}; p += gridDim.x) {{", idx, planes);
   }
-  body.indent();
+  auto loop = perWarp
+                  ? body.block("for ({0} p = ({0})blockIdx.x * 8 + (threadIdx.x >> 5); p < {1}; "
+                               "p += ({0})gridDim.x * 8)",
+                               idx, planes)
+                  : body.block("for ({0} p = blockIdx.x; p < {1}; p += gridDim.x)", idx, planes);
   body.line("const {} *__restrict__ x = in0 + p * {};", cudaStorageType(t), plane);
   body.line("{} acc = {};", ct, initValue(node));
   body.line("for (int j = {}; j < {}; j += {})", perWarp ? "lane" : "threadIdx.x", plane,
@@ -299,28 +287,19 @@ Expected<KernelSet> emitGlobal(const FusedGroup &group, const EmitOptions &opts)
     body.line("acc = lane < 8 ? part[lane] : {};", initValue(node));
     warpReduce(body, node);
     body.line("__syncthreads();");
-    body.line("if (threadIdx.x == 0) {{");
-  } else {
-    body.line("if (lane == 0) {{");
   }
-  body.indent();
-  body.line("const {} y = {};", ct, finalValue(node, "acc", fmt::format("{}", plane)));
-  std::vector<const Value *> stored;
-  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "p", params, "v", stored));
-  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  body.dedent();
-  body.line("}}");
-  body.dedent();
-  body.line("}}");
+  {
+    auto first = body.block("if ({} == 0)", perWarp ? "lane" : "threadIdx.x");
+    body.line("const {} y = {};", ct, finalValue(node, "acc", fmt::format("{}", plane)));
+    std::vector<const Value *> stored;
+    DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "p", params, "v", stored));
+    DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  }
+  loop.close();
 
   Kernel k;
   k.name = group.name;
-  CodeWriter w;
-  w.line("{}", kernelSignature(k.name, params, 256));
-  w.raw(body.str());
-  w.line("}}");
-  k.source = w.str();
-  k.params = params.params();
+  finishKernel(k, params, 256, body);
   k.launch.block[0] = 256;
   const int64_t blocks = perWarp ? (planes + 7) / 8 : planes;
   k.launch.grid[0] = static_cast<uint32_t>(

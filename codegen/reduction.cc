@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "codegen/cuda_prelude.h"
@@ -209,11 +210,24 @@ std::string offsetExpr(const std::vector<AxisRun> &runs, const std::string &idx,
 
 // --- Accumulators -----------------------------------------------------------------------------
 
+/// Writes statements of an accumulator's member function.
+using Statements = std::function<void(CodeWriter &)>;
+
+/// Statements that are `text`, one line each (a brace-less body indents itself).
+Statements lines(std::vector<std::string> text) {
+  return [text = std::move(text)](CodeWriter &w) {
+    for (const std::string &l : text)
+      w.line("{}", l);
+  };
+}
+
 struct Accumulator {
   std::string type;   // field type
   bool pair = false;  // LogSumExp: (max v, scaled sum s)
   bool index = false; // ArgMax/ArgMin: (value v, index i)
-  std::string init, add, merge;
+  std::string init;
+  Statements add;     // the body of add(x, j) (beats(x, j) for index accumulators)
+  Statements merge;   // the body of merge(o)
   std::string result; // C expression of the result from accumulator `a`
   uint64_t bytes() const {
     const uint64_t t = type == "float" || type == "int" ? 4 : 8;
@@ -224,35 +238,40 @@ struct Accumulator {
 std::string source(const Accumulator &acc, const std::string &name, DType in) {
   const std::string c = cudaComputeType(in);
   CodeWriter w;
-  w.line("struct {} {{", name);
-  w.line("  {} v;", acc.type);
+  auto def = w.blockSemi("struct {}", name);
+  w.line("{} v;", acc.type);
   if (acc.pair)
-    w.line("  {} s;", acc.type);
+    w.line("{} s;", acc.type);
   if (acc.index)
-    w.line("  long long i;");
-  w.line("  static __device__ __forceinline__ {} init() {{ return {{{}}}; }}", name, acc.init);
+    w.line("long long i;");
+  w.line("static __device__ __forceinline__ {} init() {{ return {{{}}}; }}", name, acc.init);
   if (acc.index) {
-    w.line("  __device__ __forceinline__ bool beats({} x, long long j) const {{", acc.type);
-    w.raw(acc.add);
-    w.line("  }}");
-    w.line("  __device__ __forceinline__ void add({} x, long long j) {{", c);
-    w.line("    if (beats(x, j)) {{ v = x; i = j; }}");
-    w.line("  }}");
+    {
+      auto beats =
+          w.block("__device__ __forceinline__ bool beats({} x, long long j) const", acc.type);
+      if (acc.add)
+        acc.add(w);
+    }
+    auto add = w.block("__device__ __forceinline__ void add({} x, long long j)", c);
+    w.line("if (beats(x, j)) {{ v = x; i = j; }}");
   } else {
-    w.line("  __device__ __forceinline__ void add({} x, long long) {{", c);
-    w.raw(acc.add);
-    w.line("  }}");
+    auto add = w.block("__device__ __forceinline__ void add({} x, long long)", c);
+    if (acc.add)
+      acc.add(w);
   }
-  w.line("  __device__ __forceinline__ void merge(const {} &o) {{", name);
-  w.raw(acc.merge);
-  w.line("  }}");
-  w.line("  __device__ __forceinline__ {} shfl(int off) const {{", name);
-  w.line("    return {{__shfl_xor_sync(0xffffffffu, v, off){}}};",
-         acc.pair    ? ", __shfl_xor_sync(0xffffffffu, s, off)"
-         : acc.index ? ", __shfl_xor_sync(0xffffffffu, i, off)"
-                     : "");
-  w.line("  }}");
-  w.line("}};");
+  {
+    auto merge = w.block("__device__ __forceinline__ void merge(const {} &o)", name);
+    if (acc.merge)
+      acc.merge(w);
+  }
+  {
+    auto shfl = w.block("__device__ __forceinline__ {} shfl(int off) const", name);
+    w.line("return {{__shfl_xor_sync(0xffffffffu, v, off){}}};",
+           acc.pair    ? ", __shfl_xor_sync(0xffffffffu, s, off)"
+           : acc.index ? ", __shfl_xor_sync(0xffffffffu, i, off)"
+                       : "");
+  }
+  def.close();
   return w.str();
 }
 
@@ -266,12 +285,14 @@ Accumulator argAccumulator(const Node &n) {
   const char *cmp = n.op() == Op::kArgMax ? ">" : "<";
   const char *order = n.getInt("select_last_index") != 0 ? ">" : "<";
   // Like the reference: NaN ranks above every number; equal values go by index.
-  a.add = fmt::format("    if (i < 0)\n      return true;\n"
-                      "    if (x != x)\n      return v == v || j {1} i;\n"
-                      "    if (v != v)\n      return false;\n"
-                      "    return x {0} v || (x == v && j {1} i);\n",
-                      cmp, order);
-  a.merge = "    if (o.i >= 0 && beats(o.v, o.i)) {\n      v = o.v;\n      i = o.i;\n    }\n";
+  a.add = lines({"if (i < 0)", "  return true;", "if (x != x)",
+                 fmt::format("  return v == v || j {} i;", order), "if (v != v)", "  return false;",
+                 fmt::format("return x {0} v || (x == v && j {1} i);", cmp, order)});
+  a.merge = [](CodeWriter &w) {
+    auto won = w.block("if (o.i >= 0 && beats(o.v, o.i))");
+    w.line("v = o.v;");
+    w.line("i = o.i;");
+  };
   a.result = "a.i";
   return a;
 }
@@ -301,25 +322,25 @@ Accumulator reduceAccumulator(const Node &n, int64_t len) {
                       : fmt::format("dlc_float_to_int<{}>({})", c, e);
   };
   a.init = "0";
-  a.merge = "    v += o.v;\n";
+  a.merge = lines({"v += o.v;"});
   a.result = fmt::format("({})(a.v)", c);
   switch (op) {
   case Op::kReduceSum:
   case Op::kReduceMean:
   case Op::kReduceLogSum:
-    a.add = fmt::format("    v += ({})x;\n", a.type);
+    a.add = lines({fmt::format("v += ({})x;", a.type)});
     break;
   case Op::kReduceSumSquare:
   case Op::kReduceL2:
-    a.add = fmt::format("    const {0} y = ({0})x;\n    v += y * y;\n", a.type);
+    a.add = lines({fmt::format("const {0} y = ({0})x;", a.type), "v += y * y;"});
     break;
   case Op::kReduceL1:
-    a.add = fmt::format("    v += ({})dlc_abs(x);\n", a.type);
+    a.add = lines({fmt::format("v += ({})dlc_abs(x);", a.type)});
     break;
   case Op::kReduceProd:
     a.init = "1";
-    a.add = fmt::format("    v *= ({})x;\n", a.type);
-    a.merge = "    v *= o.v;\n";
+    a.add = lines({fmt::format("v *= ({})x;", a.type)});
+    a.merge = lines({"v *= o.v;"});
     break;
   case Op::kReduceMax:
   case Op::kReduceMin: {
@@ -331,8 +352,8 @@ Accumulator reduceAccumulator(const Node &n, int64_t len) {
     else
       a.init = fmt::format("({})dlc_limits<{}>::{}()", a.type, c, isMax ? "min" : "max");
     const char *f = isMax ? "dlc_max" : "dlc_min";
-    a.add = fmt::format("    v = {}(v, ({})x);\n", f, a.type);
-    a.merge = fmt::format("    v = {}(v, o.v);\n", f);
+    a.add = lines({fmt::format("v = {}(v, ({})x);", f, a.type)});
+    a.merge = lines({fmt::format("v = {}(v, o.v);", f)});
     break;
   }
   case Op::kReduceLogSumExp: {
@@ -340,19 +361,17 @@ Accumulator reduceAccumulator(const Node &n, int64_t len) {
     const std::string ninf = cudaLiteral(-inf, accFloat);
     a.init = ninf + ", 0";
     // v is the largest element so far (NaN sticks), s the sum of exp(element - v).
-    a.add = fmt::format("    const {0} y = ({0})x;\n"
-                        "    if (y > v || y != y) {{\n"
-                        "      s = s * exp(v - y) + 1;\n"
-                        "      v = y;\n"
-                        "    }} else if (y != {1}) {{\n"
-                        "      s += exp(y - v);\n"
-                        "    }}\n",
-                        a.type, ninf);
-    a.merge = fmt::format("    const {} m = dlc_max(v, o.v);\n"
-                          "    s = (v == m ? s : s * exp(v - m)) + (o.v == m ? o.s : o.s * "
-                          "exp(o.v - m));\n"
-                          "    v = m;\n",
-                          a.type);
+    a.add = [type = a.type, ninf](CodeWriter &w) {
+      w.line("const {0} y = ({0})x;", type);
+      auto larger = w.block("if (y > v || y != y)");
+      w.line("s = s * exp(v - y) + 1;");
+      w.line("v = y;");
+      larger.chain("else if (y != {})", ninf);
+      w.line("s += exp(y - v);");
+    };
+    a.merge = lines({fmt::format("const {} m = dlc_max(v, o.v);", a.type),
+                     "s = (v == m ? s : s * exp(v - m)) + (o.v == m ? o.s : o.s * exp(o.v - m));",
+                     "v = m;"});
     a.result = finish("isinf(a.v) || isnan(a.v) ? a.v : a.v + log(a.s)");
     break;
   }
@@ -458,13 +477,10 @@ private:
 
 Status ReduceEmitter::stridedLoop(CodeWriter &w, const std::string &first, const std::string &end,
                                   int64_t step) const {
-  w.line("for ({0} r = {1}; r < {2}; r += {3}) {{", idx_, first, end, step);
-  w.indent();
+  auto loop = w.block("for ({0} r = {1}; r < {2}; r += {3})", idx_, first, end, step);
   w.line("const {} idx = base + {};", idx_, offsetExpr(v_.reduced, "r", v_.wide));
   DLC_ASSIGN_OR_RETURN(std::string x, parts_.element(w, "idx", "p"));
   w.line("a.add({}, r);", x);
-  w.dedent();
-  w.line("}}");
   return Status::ok();
 }
 
@@ -483,16 +499,10 @@ Status ReduceEmitter::rowLoop(CodeWriter &w, int threads, const std::string &beg
   };
   if (vec == 1)
     return pass(1);
-  w.line("if (aligned) {{");
-  w.indent();
+  auto aligned = w.block("if (aligned)");
   DLC_RETURN_IF_ERROR(pass(vec));
-  w.dedent();
-  w.line("}} else {{");
-  w.indent();
-  DLC_RETURN_IF_ERROR(pass(1));
-  w.dedent();
-  w.line("}}");
-  return Status::ok();
+  aligned.chain("else");
+  return pass(1);
 }
 
 Expected<Kernel> ReduceEmitter::threadKernel() {
@@ -501,21 +511,18 @@ Expected<Kernel> ReduceEmitter::threadKernel() {
   CodeWriter w;
   header(w, false);
   const std::string params = parts_.declareParams(kern);
-  w.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", k(), params);
-  w.indent();
-  w.line("for ({0} o = blockIdx.x * ({0})blockDim.x + threadIdx.x; o < {1}; o += ({0})gridDim.x "
-         "* blockDim.x) {{",
-         idx_, v_.outputs);
-  w.indent();
-  w.line("const {} base = {};", idx_, base());
-  w.line("{0} a = {0}::init();", acc());
-  DLC_RETURN_IF_ERROR(stridedLoop(w, "0", std::to_string(v_.len), 1));
-  DLC_RETURN_IF_ERROR(finishOutput(w));
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
+  {
+    auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", k(), params);
+    auto loop = w.block("for ({0} o = blockIdx.x * ({0})blockDim.x + threadIdx.x; o < {1}; o += "
+                        "({0})gridDim.x * blockDim.x)",
+                        idx_, v_.outputs);
+    w.line("const {} base = {};", idx_, base());
+    w.line("{0} a = {0}::init();", acc());
+    DLC_RETURN_IF_ERROR(stridedLoop(w, "0", std::to_string(v_.len), 1));
+    DLC_RETURN_IF_ERROR(finishOutput(w));
+  }
   kern.source = w.str();
+  kern.prelude = w.requirements();
   kern.launch = gridStrideLaunch(v_.outputs, opts_);
   return kern;
 }
@@ -531,9 +538,8 @@ Expected<Kernel> ReduceEmitter::rowKernel(bool partial) {
   CodeWriter w;
   header(w, vec > 1);
   const std::string params = parts_.declareParams(kern, partial, true);
-  w.line("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", plan_.threads, k(),
-         params);
-  w.indent();
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__({}) {}({})", plan_.threads, k(),
+                    params);
   w.line("const int lane = threadIdx.x{};", warp ? " & 31" : "");
   if (vec > 1)
     w.line("const bool aligned = {};", parts_.alignedCondition(vec, false));
@@ -544,16 +550,14 @@ Expected<Kernel> ReduceEmitter::rowKernel(bool partial) {
     w.line("const {0} c1 = min(c0 + {1}, ({0}){2});", idx_, plan_.chunkLen, v_.len);
     begin = "c0";
     end = "c1";
-    w.line("{{");
-  } else if (warp) {
-    const int perBlock = plan_.threads / 32;
-    w.line("for ({0} o = ({0})blockIdx.x * {1} + (threadIdx.x >> 5); o < {2}; o += "
-           "({0})gridDim.x * {1}) {{",
-           idx_, perBlock, v_.outputs);
-  } else {
-    w.line("for ({0} o = blockIdx.x; o < {1}; o += gridDim.x) {{", idx_, v_.outputs);
   }
-  w.indent();
+  const int perBlock = plan_.threads / 32;
+  auto outputs =
+      partial ? w.block("")
+      : warp  ? w.block("for ({0} o = ({0})blockIdx.x * {1} + (threadIdx.x >> 5); o < {2}; o += "
+                         "({0})gridDim.x * {1})",
+                        idx_, perBlock, v_.outputs)
+              : w.block("for ({0} o = blockIdx.x; o < {1}; o += gridDim.x)", idx_, v_.outputs);
   w.line("const {} base = {};", idx_, base());
   w.line("{0} a = {0}::init();", acc());
   if (v_.contiguous) {
@@ -562,19 +566,17 @@ Expected<Kernel> ReduceEmitter::rowKernel(bool partial) {
     DLC_RETURN_IF_ERROR(stridedLoop(w, begin + " + lane", end, threads));
   }
   w.line("a = {}(a);", RowShape{0, threads, 1, false}.collective(k()));
-  w.line("if (lane == 0) {{");
-  w.indent();
-  if (partial)
-    w.line("reinterpret_cast<{} *>(scratch)[blockIdx.x] = a;", acc());
-  else
-    DLC_RETURN_IF_ERROR(finishOutput(w));
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
+  {
+    auto first = w.block("if (lane == 0)");
+    if (partial)
+      w.line("reinterpret_cast<{} *>(scratch)[blockIdx.x] = a;", acc());
+    else
+      DLC_RETURN_IF_ERROR(finishOutput(w));
+  }
+  outputs.close();
+  fn.close();
   kern.source = w.str();
+  kern.prelude = w.requirements();
   kern.launch.block[0] = static_cast<uint32_t>(plan_.threads);
   const int64_t blocks = partial ? v_.outputs * plan_.chunks
                          : warp  ? (v_.outputs + plan_.threads / 32 - 1) / (plan_.threads / 32)
@@ -590,8 +592,7 @@ Expected<Kernel> ReduceEmitter::columnKernel(bool partial) {
   CodeWriter w;
   header(w, false);
   const std::string params = parts_.declareParams(kern, partial, true);
-  w.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", k(), params);
-  w.indent();
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", k(), params);
   w.line("__shared__ {} sh[8][32];", acc());
   std::string first = "threadIdx.y", end = std::to_string(v_.len);
   if (partial) {
@@ -600,36 +601,33 @@ Expected<Kernel> ReduceEmitter::columnKernel(bool partial) {
     first = "r0 + threadIdx.y";
     end = "r1";
   }
-  w.line("for ({0} ob = ({0})blockIdx.x * 32; ob < {1}; ob += ({0})gridDim.x * 32) {{", idx_,
-         v_.outputs);
-  w.indent();
-  w.line("const {} o = ob + threadIdx.x;", idx_);
-  w.line("{0} a = {0}::init();", acc());
-  w.line("if (o < {}) {{", v_.outputs);
-  w.indent();
-  w.line("const {} base = {};", idx_, base());
-  DLC_RETURN_IF_ERROR(stridedLoop(w, first, end, 8));
-  w.dedent();
-  w.line("}}");
-  w.line("sh[threadIdx.y][threadIdx.x] = a;");
-  w.line("__syncthreads();");
-  w.line("if (threadIdx.y == 0 && o < {}) {{", v_.outputs);
-  w.indent();
-  w.line("#pragma unroll");
-  w.line("for (int y = 1; y < 8; ++y)");
-  w.line("  a.merge(sh[y][threadIdx.x]);");
-  if (partial)
-    w.line("reinterpret_cast<{} *>(scratch)[blockIdx.y * {}LL + o] = a;", acc(), v_.outputs);
-  else
-    DLC_RETURN_IF_ERROR(finishOutput(w));
-  w.dedent();
-  w.line("}}");
-  w.line("__syncthreads();");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
+  {
+    auto loop = w.block("for ({0} ob = ({0})blockIdx.x * 32; ob < {1}; ob += ({0})gridDim.x * 32)",
+                        idx_, v_.outputs);
+    w.line("const {} o = ob + threadIdx.x;", idx_);
+    w.line("{0} a = {0}::init();", acc());
+    {
+      auto inRange = w.block("if (o < {})", v_.outputs);
+      w.line("const {} base = {};", idx_, base());
+      DLC_RETURN_IF_ERROR(stridedLoop(w, first, end, 8));
+    }
+    w.line("sh[threadIdx.y][threadIdx.x] = a;");
+    w.line("__syncthreads();");
+    {
+      auto merge = w.block("if (threadIdx.y == 0 && o < {})", v_.outputs);
+      w.line("#pragma unroll");
+      w.line("for (int y = 1; y < 8; ++y)");
+      w.line("  a.merge(sh[y][threadIdx.x]);");
+      if (partial)
+        w.line("reinterpret_cast<{} *>(scratch)[blockIdx.y * {}LL + o] = a;", acc(), v_.outputs);
+      else
+        DLC_RETURN_IF_ERROR(finishOutput(w));
+    }
+    w.line("__syncthreads();");
+  }
+  fn.close();
   kern.source = w.str();
+  kern.prelude = w.requirements();
   kern.launch.block[0] = 32;
   kern.launch.block[1] = 8;
   kern.launch.grid[0] = static_cast<uint32_t>(
@@ -646,40 +644,33 @@ Expected<Kernel> ReduceEmitter::finishKernel(bool rows) {
   CodeWriter w;
   header(w, false);
   const std::string params = parts_.declareParams(kern, true, false);
-  w.line("extern \"C\" __global__ void __launch_bounds__(256) {}({}) {{", k(), params);
-  w.indent();
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", k(), params);
   w.line("const {0} *partials = reinterpret_cast<const {0} *>(scratch);", acc());
-  if (rows) {
+  if (rows)
     w.line("const int lane = threadIdx.x & 31;");
-    w.line("for ({0} o = ({0})blockIdx.x * 8 + (threadIdx.x >> 5); o < {1}; o += ({0})gridDim.x "
-           "* 8) {{",
-           idx_, v_.outputs);
-    w.indent();
-    w.line("{0} a = {0}::init();", acc());
+  auto loop = rows ? w.block("for ({0} o = ({0})blockIdx.x * 8 + (threadIdx.x >> 5); o < {1}; o += "
+                             "({0})gridDim.x * 8)",
+                             idx_, v_.outputs)
+                   : w.block("for ({0} o = blockIdx.x * ({0})blockDim.x + threadIdx.x; o < {1}; "
+                             "o += ({0})gridDim.x * blockDim.x)",
+                             idx_, v_.outputs);
+  w.line("{0} a = {0}::init();", acc());
+  if (rows) {
     w.line("for (int c = lane; c < {0}; c += 32)", plan_.chunks);
     w.line("  a.merge(partials[o * {} + c]);", plan_.chunks);
     w.line("a = {}_warp(a);", k());
-    w.line("if (lane == 0) {{");
-    w.indent();
   } else {
-    w.line("for ({0} o = blockIdx.x * ({0})blockDim.x + threadIdx.x; o < {1}; o += "
-           "({0})gridDim.x * blockDim.x) {{",
-           idx_, v_.outputs);
-    w.indent();
-    w.line("{0} a = {0}::init();", acc());
     w.line("for (int c = 0; c < {}; ++c)", plan_.chunks);
     w.line("  a.merge(partials[c * {}LL + o]);", v_.outputs);
-    w.line("{{");
-    w.indent();
   }
-  DLC_RETURN_IF_ERROR(finishOutput(w));
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
+  {
+    auto store = w.block("{}", rows ? "if (lane == 0)" : "");
+    DLC_RETURN_IF_ERROR(finishOutput(w));
+  }
+  loop.close();
+  fn.close();
   kern.source = w.str();
+  kern.prelude = w.requirements();
   kern.launch =
       rows ? gridStrideLaunch(v_.outputs * 32, opts_) : gridStrideLaunch(v_.outputs, opts_);
   return kern;

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <optional>
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/elementwise_chain.h"
@@ -111,50 +112,54 @@ void RowEmitter::structs(CodeWriter &w) const {
   // Softmax's peak ignores NaN like the reference's std::max; NaN still poisons the sum.
   w.raw(scalarAccumulator(k_ + "_max", c_, ninf, "v = v < x ? x : v;", "v = v < o.v ? o.v : v;"));
   // (peak v, sum s of exp(x - v)); exp(x - x) is NaN for x = +inf, as exp(peak - peak) is.
-  w.line("struct {}_online {{", k_);
-  w.line("  {} v, s;", c_);
-  w.line("  static __device__ __forceinline__ {}_online init() {{ return {{{}, 0}}; }}", k_, ninf);
-  w.line("  __device__ __forceinline__ void add({} x) {{", c_);
-  w.line("    if (x > v) {{");
-  w.line("      s = s * exp(v - x) + exp(x - x);");
-  w.line("      v = x;");
-  w.line("    }} else if (x != {}) {{", ninf);
-  w.line("      s += exp(x - v);");
-  w.line("    }}");
-  w.line("  }}");
-  w.line("  __device__ __forceinline__ void merge(const {}_online &o) {{", k_);
-  w.line("    const {} m = v < o.v ? o.v : v;", c_);
-  w.line("    s = (v == m ? s : s * exp(v - m)) + (o.v == m ? o.s : o.s * exp(o.v - m));");
-  w.line("    v = m;");
-  w.line("  }}");
-  w.line("  __device__ __forceinline__ {}_online shfl(int off) const {{", k_);
-  w.line("    return {{__shfl_xor_sync(0xffffffffu, v, off), __shfl_xor_sync(0xffffffffu, s, "
-         "off)}};");
-  w.line("  }}");
-  w.line("}};");
+  {
+    auto online = w.blockSemi("struct {}_online", k_);
+    w.line("{} v, s;", c_);
+    w.line("static __device__ __forceinline__ {}_online init() {{ return {{{}, 0}}; }}", k_, ninf);
+    {
+      auto add = w.block("__device__ __forceinline__ void add({} x)", c_);
+      auto above = w.block("if (x > v)");
+      w.line("s = s * exp(v - x) + exp(x - x);");
+      w.line("v = x;");
+      above.chain("else if (x != {})", ninf);
+      w.line("s += exp(x - v);");
+    }
+    {
+      auto merge = w.block("__device__ __forceinline__ void merge(const {}_online &o)", k_);
+      w.line("const {} m = v < o.v ? o.v : v;", c_);
+      w.line("s = (v == m ? s : s * exp(v - m)) + (o.v == m ? o.s : o.s * exp(o.v - m));");
+      w.line("v = m;");
+    }
+    auto shfl = w.block("__device__ __forceinline__ {}_online shfl(int off) const", k_);
+    w.line(
+        "return {{__shfl_xor_sync(0xffffffffu, v, off), __shfl_xor_sync(0xffffffffu, s, off)}};");
+  }
   // Hardmax: the first largest element; NaN ranks above every number.
-  w.line("struct {}_arg {{", k_);
-  w.line("  {} v;", c_);
-  w.line("  long long i;");
-  w.line("  static __device__ __forceinline__ {}_arg init() {{ return {{0, -1LL}}; }}", k_);
-  w.line("  __device__ __forceinline__ bool beats({} x, long long j) const {{", c_);
-  w.line("    if (i < 0)");
-  w.line("      return true;");
-  w.line("    if (x != x)");
-  w.line("      return v == v || j < i;");
-  w.line("    return v == v && (x > v || (x == v && j < i));");
-  w.line("  }}");
-  w.line("  __device__ __forceinline__ void add({} x, long long j) {{", c_);
-  w.line("    if (beats(x, j)) {{ v = x; i = j; }}");
-  w.line("  }}");
-  w.line("  __device__ __forceinline__ void merge(const {}_arg &o) {{", k_);
-  w.line("    if (o.i >= 0 && beats(o.v, o.i)) {{ v = o.v; i = o.i; }}");
-  w.line("  }}");
-  w.line("  __device__ __forceinline__ {}_arg shfl(int off) const {{", k_);
-  w.line("    return {{__shfl_xor_sync(0xffffffffu, v, off), __shfl_xor_sync(0xffffffffu, i, "
-         "off)}};");
-  w.line("  }}");
-  w.line("}};");
+  {
+    auto arg = w.blockSemi("struct {}_arg", k_);
+    w.line("{} v;", c_);
+    w.line("long long i;");
+    w.line("static __device__ __forceinline__ {}_arg init() {{ return {{0, -1LL}}; }}", k_);
+    {
+      auto beats = w.block("__device__ __forceinline__ bool beats({} x, long long j) const", c_);
+      w.line("if (i < 0)");
+      w.line("  return true;");
+      w.line("if (x != x)");
+      w.line("  return v == v || j < i;");
+      w.line("return v == v && (x > v || (x == v && j < i));");
+    }
+    {
+      auto add = w.block("__device__ __forceinline__ void add({} x, long long j)", c_);
+      w.line("if (beats(x, j)) {{ v = x; i = j; }}");
+    }
+    {
+      auto merge = w.block("__device__ __forceinline__ void merge(const {}_arg &o)", k_);
+      w.line("if (o.i >= 0 && beats(o.v, o.i)) {{ v = o.v; i = o.i; }}");
+    }
+    auto shfl = w.block("__device__ __forceinline__ {}_arg shfl(int off) const", k_);
+    w.line(
+        "return {{__shfl_xor_sync(0xffffffffu, v, off), __shfl_xor_sync(0xffffffffu, i, off)}};");
+  }
   emitCollectives(w, k_);
 }
 
@@ -271,10 +276,11 @@ Status RowEmitter::rowBody(CodeWriter &w, const RowShape &s, bool cached) const 
     if (cached) {
       w.line("{0}_online st = {{{0}_max::init().v, 0}};", k_);
       DLC_RETURN_IF_ERROR(pass(add("st.v = st.v < {x} ? {x} : st.v;")));
-      w.line("{{");
-      w.line("  {0}_max m = {{st.v}};", k_);
-      w.line("  st.v = {}.v;", coll.empty() ? "m" : coll + "(m)");
-      w.line("}}");
+      {
+        auto peak = w.block("");
+        w.line("{0}_max m = {{st.v}};", k_);
+        w.line("st.v = {}.v;", coll.empty() ? "m" : coll + "(m)");
+      }
       w.line("{0}_sum total = {0}_sum::init();", k_);
       DLC_RETURN_IF_ERROR(pass(add("total.add(exp({x} - st.v));")));
       reduceAll("total");
@@ -318,13 +324,9 @@ Status RowEmitter::rowBody(CodeWriter &w, const RowShape &s, bool cached) const 
 /// One (outer, inner) column per thread: a statistics loop and a write loop over the axis.
 Status RowEmitter::columnBody(CodeWriter &w) const {
   auto loop = [&](auto &&body) -> Status {
-    w.line("for (int k = 0; k < {}; ++k) {{", l_.len);
-    w.indent();
+    auto axis = w.block("for (int k = 0; k < {}; ++k)", l_.len);
     w.line("const {} idx = base + ({})k * {};", idx_, idx_, l_.inner);
-    DLC_RETURN_IF_ERROR(body());
-    w.dedent();
-    w.line("}}");
-    return Status::ok();
+    return body();
   };
   auto load = [&]() -> Expected<std::string> {
     DLC_ASSIGN_OR_RETURN(std::string x, parts_.element(w, "idx", "p"));
@@ -378,29 +380,28 @@ Expected<KernelSet> RowEmitter::emit() {
   if (vec > 1)
     parts_.emitVectorType(w);
   const std::string params = parts_.declareParams(kern);
-  w.line("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{", block, k_, params);
-  w.indent();
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__({}) {}({})", block, k_, params);
   const int64_t rows = column ? l_.rows * l_.inner : l_.rows;
+  std::optional<CodeWriter::Scope> loop;
   if (column || s.threads == 1) {
-    w.line("for ({0} row = blockIdx.x * ({0})blockDim.x + threadIdx.x; row < {1}; row += "
-           "({0})gridDim.x * blockDim.x) {{",
-           idx_, rows);
+    loop.emplace(w.block("for ({0} row = blockIdx.x * ({0})blockDim.x + threadIdx.x; row < {1}; "
+                         "row += ({0})gridDim.x * blockDim.x)",
+                         idx_, rows));
     kern.launch = gridStrideLaunch(rows, opts_);
   } else if (s.threads == 32) {
     w.line("const int lane = threadIdx.x & 31;");
-    w.line("for ({0} row = ({0})blockIdx.x * 8 + (threadIdx.x >> 5); row < {1}; row += "
-           "({0})gridDim.x * 8) {{",
-           idx_, rows);
+    loop.emplace(w.block("for ({0} row = ({0})blockIdx.x * 8 + (threadIdx.x >> 5); row < {1}; "
+                         "row += ({0})gridDim.x * 8)",
+                         idx_, rows));
     kern.launch.grid[0] =
         static_cast<uint32_t>(std::clamp<int64_t>((rows + 7) / 8, 1, int64_t{opts_.numSms} * 32));
   } else {
     w.line("const int lane = threadIdx.x;");
-    w.line("for ({0} row = blockIdx.x; row < {1}; row += gridDim.x) {{", idx_, rows);
+    loop.emplace(w.block("for ({0} row = blockIdx.x; row < {1}; row += gridDim.x)", idx_, rows));
     kern.launch.grid[0] =
         static_cast<uint32_t>(std::clamp<int64_t>(rows, 1, int64_t{opts_.numSms} * 32));
   }
   kern.launch.block[0] = static_cast<uint32_t>(block);
-  w.indent();
   if (column) {
     w.line("const {0} base = (row / {1}) * {2} + row % {1};", idx_, l_.inner, l_.len * l_.inner);
     DLC_RETURN_IF_ERROR(columnBody(w));
@@ -408,26 +409,20 @@ Expected<KernelSet> RowEmitter::emit() {
     w.line("const {} base = row * {}{};", idx_, l_.len, wide_ ? "LL" : "");
     DLC_RETURN_IF_ERROR(rowSetup(w));
     if (vec > 1) {
-      w.line("if ({}) {{", parts_.alignedCondition(vec, true));
-      w.indent();
+      auto aligned = w.block("if ({})", parts_.alignedCondition(vec, true));
       RowShape sv = s;
       sv.vec = vec;
       DLC_RETURN_IF_ERROR(rowBody(w, sv, cached));
-      w.dedent();
-      w.line("}} else {{");
-      w.indent();
+      aligned.chain("else");
       DLC_RETURN_IF_ERROR(rowBody(w, s, cached));
-      w.dedent();
-      w.line("}}");
     } else {
       DLC_RETURN_IF_ERROR(rowBody(w, s, cached));
     }
   }
-  w.dedent();
-  w.line("}}");
-  w.dedent();
-  w.line("}}");
+  loop.reset();
+  fn.close();
   kern.source = w.str();
+  kern.prelude = w.requirements();
   KernelSet set;
   set.kernels.push_back(std::move(kern));
   return set;

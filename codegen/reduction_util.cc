@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/elementwise_chain.h"
@@ -177,9 +178,9 @@ std::string GroupParts::alignedCondition(int vec, bool outputs) const {
 }
 
 void GroupParts::emitVectorType(CodeWriter &w) const {
-  w.line("template <class T, int N> struct alignas(sizeof(T) * N) {}_vec {{", kernel_);
-  w.line("  T v[N];");
-  w.line("}};");
+  auto type =
+      w.blockSemi("template <class T, int N> struct alignas(sizeof(T) * N) {}_vec", kernel_);
+  w.line("T v[N];");
 }
 
 Expected<std::map<const Value *, std::string>>
@@ -208,22 +209,22 @@ void GroupParts::flushOutputVectors(CodeWriter &w, std::string_view idx, int vec
 }
 
 void emitCollectives(CodeWriter &w, const std::string &k) {
-  w.line("template <class A> static __device__ __forceinline__ A {}_warp(A a) {{", k);
-  w.line("#pragma unroll");
-  w.line("  for (int off = 16; off > 0; off >>= 1)");
-  w.line("    a.merge(a.shfl(off));");
-  w.line("  return a;");
-  w.line("}}");
-  w.line("template <class A> static __device__ __forceinline__ A {}_block(A a) {{", k);
-  w.line("  __shared__ A sh[32];");
-  w.line("  a = {}_warp(a);", k);
-  w.line("  __syncthreads(); // sh may still be read by a previous call");
-  w.line("  if ((threadIdx.x & 31) == 0)");
-  w.line("    sh[threadIdx.x >> 5] = a;");
-  w.line("  __syncthreads();");
-  w.line("  a = (threadIdx.x & 31) < (blockDim.x >> 5) ? sh[threadIdx.x & 31] : A::init();");
-  w.line("  return {}_warp(a);", k);
-  w.line("}}");
+  {
+    auto warp = w.block("template <class A> static __device__ __forceinline__ A {}_warp(A a)", k);
+    w.line("#pragma unroll");
+    w.line("for (int off = 16; off > 0; off >>= 1)");
+    w.line("  a.merge(a.shfl(off));");
+    w.line("return a;");
+  }
+  auto block = w.block("template <class A> static __device__ __forceinline__ A {}_block(A a)", k);
+  w.line("__shared__ A sh[32];");
+  w.line("a = {}_warp(a);", k);
+  w.line("__syncthreads(); // sh may still be read by a previous call");
+  w.line("if ((threadIdx.x & 31) == 0)");
+  w.line("  sh[threadIdx.x >> 5] = a;");
+  w.line("__syncthreads();");
+  w.line("a = (threadIdx.x & 31) < (blockDim.x >> 5) ? sh[threadIdx.x & 31] : A::init();");
+  w.line("return {}_warp(a);", k);
 }
 
 int64_t RowShape::slots() const {
@@ -239,32 +240,27 @@ std::string RowShape::collective(const std::string &kernel) const {
 
 namespace {
 
-/// Opens the loop over this thread's vectors of a row; returns the number of braces opened.
-int openRowLoop(CodeWriter &w, const RowShape &s, const std::string &lane, bool cached,
-                const std::string &begin, const std::string &end) {
+/// The loop over this thread's vectors of a row, and the bounds check of a cached row whose
+/// last slot is partly past the end; open until destroyed (the check closes first).
+struct RowLoop {
+  CodeWriter::Scope loop;
+  std::optional<CodeWriter::Scope> inRow;
+};
+
+RowLoop openRowLoop(CodeWriter &w, const RowShape &s, const std::string &lane, bool cached,
+                    const std::string &begin, const std::string &end) {
   const char *col = indexType(s.len);
   if (cached) {
     w.line("#pragma unroll");
-    w.line("for (int k = 0; k < {}; ++k) {{", s.slots());
-    w.indent();
+    RowLoop r{w.block("for (int k = 0; k < {}; ++k)", s.slots()), std::nullopt};
     w.line("[[maybe_unused]] const {} c = ({} + k * {}) * {};", col, lane, s.threads, s.vec);
-    if (s.slots() * s.threads * s.vec == s.len)
-      return 1;
-    w.line("if (c < {}) {{", s.len);
-    w.indent();
-    return 2;
+    if (s.slots() * s.threads * s.vec != s.len)
+      r.inRow.emplace(w.block("if (c < {})", s.len));
+    return r;
   }
-  w.line("for ({0} c = {1} + {2} * {3}; c < {4}; c += {5}) {{", col, begin, lane, s.vec,
-         end.empty() ? std::to_string(s.len) : end, int64_t{s.threads} * s.vec);
-  w.indent();
-  return 1;
-}
-
-void closeBraces(CodeWriter &w, int n) {
-  for (int i = 0; i < n; ++i) {
-    w.dedent();
-    w.line("}}");
-  }
+  return {w.block("for ({0} c = {1} + {2} * {3}; c < {4}; c += {5})", col, begin, lane, s.vec,
+                  end.empty() ? std::to_string(s.len) : end, int64_t{s.threads} * s.vec),
+          std::nullopt};
 }
 
 } // namespace
@@ -272,7 +268,7 @@ void closeBraces(CodeWriter &w, int n) {
 Status emitLoadPass(CodeWriter &w, const GroupParts &parts, const RowShape &s,
                     const std::string &base, const std::string &lane, const std::string &cache,
                     const RowHooks &hooks, const std::string &begin, const std::string &end) {
-  const int open = openRowLoop(w, s, lane, !cache.empty(), begin, end);
+  RowLoop loop = openRowLoop(w, s, lane, !cache.empty(), begin, end);
   if (hooks.pre)
     DLC_RETURN_IF_ERROR(hooks.pre(w));
   std::map<const Value *, std::string> pre;
@@ -280,40 +276,36 @@ Status emitLoadPass(CodeWriter &w, const GroupParts &parts, const RowShape &s,
     DLC_ASSIGN_OR_RETURN(pre, parts.loadVectors(w, fmt::format("{} + c", base), s.vec));
   }
   w.line("#pragma unroll");
-  w.line("for (int j = 0; j < {}; ++j) {{", s.vec);
-  w.indent();
-  w.line("[[maybe_unused]] const {} idx = {} + c + j;", s.wide ? "long long" : "int", base);
-  DLC_ASSIGN_OR_RETURN(std::string x, parts.element(w, "idx", "p", pre));
-  w.line("const {} x = {};", cudaComputeType(parts.data()->dtype()), x);
-  std::string slot;
-  if (!cache.empty()) {
-    slot = fmt::format("{}[k * {} + j]", cache, s.vec);
-    w.line("{} = x;", slot);
+  {
+    auto elems = w.block("for (int j = 0; j < {}; ++j)", s.vec);
+    w.line("[[maybe_unused]] const {} idx = {} + c + j;", s.wide ? "long long" : "int", base);
+    DLC_ASSIGN_OR_RETURN(std::string x, parts.element(w, "idx", "p", pre));
+    w.line("const {} x = {};", cudaComputeType(parts.data()->dtype()), x);
+    std::string slot;
+    if (!cache.empty()) {
+      slot = fmt::format("{}[k * {} + j]", cache, s.vec);
+      w.line("{} = x;", slot);
+    }
+    DLC_RETURN_IF_ERROR(hooks.body(w, "x", "(c + j)", slot));
   }
-  DLC_RETURN_IF_ERROR(hooks.body(w, "x", "(c + j)", slot));
-  w.dedent();
-  w.line("}}");
   if (hooks.post)
     DLC_RETURN_IF_ERROR(hooks.post(w));
-  closeBraces(w, open);
   return Status::ok();
 }
 
 Status emitCachedPass(CodeWriter &w, const RowShape &s, const std::string &lane,
                       const std::string &cache, const RowHooks &hooks) {
-  const int open = openRowLoop(w, s, lane, !cache.empty(), "0", "");
+  RowLoop loop = openRowLoop(w, s, lane, !cache.empty(), "0", "");
   if (hooks.pre)
     DLC_RETURN_IF_ERROR(hooks.pre(w));
   w.line("#pragma unroll");
-  w.line("for (int j = 0; j < {}; ++j) {{", s.vec);
-  w.indent();
-  const std::string slot = cache.empty() ? "" : fmt::format("{}[k * {} + j]", cache, s.vec);
-  DLC_RETURN_IF_ERROR(hooks.body(w, slot, "(c + j)", slot));
-  w.dedent();
-  w.line("}}");
+  {
+    auto elems = w.block("for (int j = 0; j < {}; ++j)", s.vec);
+    const std::string slot = cache.empty() ? "" : fmt::format("{}[k * {} + j]", cache, s.vec);
+    DLC_RETURN_IF_ERROR(hooks.body(w, slot, "(c + j)", slot));
+  }
   if (hooks.post)
     DLC_RETURN_IF_ERROR(hooks.post(w));
-  closeBraces(w, open);
   return Status::ok();
 }
 
@@ -321,15 +313,15 @@ std::string scalarAccumulator(const std::string &name, const std::string &type,
                               const std::string &init, const std::string &add,
                               const std::string &merge) {
   CodeWriter w;
-  w.line("struct {} {{", name);
-  w.line("  {} v;", type);
-  w.line("  static __device__ __forceinline__ {} init() {{ return {{{}}}; }}", name, init);
-  w.line("  __device__ __forceinline__ void add({} x) {{ {} }}", type, add);
-  w.line("  __device__ __forceinline__ void merge(const {} &o) {{ {} }}", name, merge);
-  w.line("  __device__ __forceinline__ {} shfl(int off) const {{", name);
-  w.line("    return {{__shfl_xor_sync(0xffffffffu, v, off)}};");
-  w.line("  }}");
-  w.line("}};");
+  {
+    auto def = w.blockSemi("struct {}", name);
+    w.line("{} v;", type);
+    w.line("static __device__ __forceinline__ {} init() {{ return {{{}}}; }}", name, init);
+    w.line("__device__ __forceinline__ void add({} x) {{ {} }}", type, add);
+    w.line("__device__ __forceinline__ void merge(const {} &o) {{ {} }}", name, merge);
+    auto shfl = w.block("__device__ __forceinline__ {} shfl(int off) const", name);
+    w.line("return {{__shfl_xor_sync(0xffffffffu, v, off)}};");
+  }
   return w.str();
 }
 

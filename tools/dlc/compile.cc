@@ -5,7 +5,8 @@
 // runtime/jit/pipelines.h) and compiles every kernel with NVRTC for each `--gpu-arch` (default:
 // the GPU present, else sm_90), using the kernel cache ($DLC_CACHE_DIR). It prints what came out:
 // kernels, modules, arena and constant sizes.
-//   --emit cuda=DIR    writes each kernel as DIR/<kernel>.cu (the prelude as DIR/prelude.cuh)
+//   --emit cuda=DIR    writes each kernel as DIR/<kernel>.cu and DIR/prelude.cuh, the prelude
+//                      helpers the kernels use (each .cu includes it)
 //   -o model.so        writes a model library: the package (runtime/package.h: the graph for
 //                      the reference backend, one GPU program per dim binding and arch) and
 //                      the runtime with the C API (dlc/dlc.h); see model_library.h.
@@ -104,7 +105,11 @@ Status writeSources(const std::string &dir, const rt::Program &p) {
       return invalidArgument("--emit cuda={}: cannot write {}", dir, path);
     return Status::ok();
   };
-  DLC_RETURN_IF_ERROR(write("prelude.cuh", codegen::cudaPrelude()));
+  // The program keeps sources as text: the helpers are the ones the kernels name.
+  codegen::HelperSet helpers;
+  for (const auto &[name, source] : p.sources)
+    helpers.merge(codegen::helpersNamedIn(source));
+  DLC_RETURN_IF_ERROR(write("prelude.cuh", codegen::cudaPrelude(helpers)));
   for (const auto &[name, source] : p.sources)
     DLC_RETURN_IF_ERROR(
         write(name + ".cu", "// dlc kernel " + name + "\n#include \"prelude.cuh\"\n\n" + source));

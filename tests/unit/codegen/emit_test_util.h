@@ -92,23 +92,28 @@ inline bool sameElement(const Tensor &a, int64_t i, const Tensor &b, int64_t j) 
                      static_cast<const uint8_t *>(b.raw()) + static_cast<size_t>(j) * es, es) == 0;
 }
 
-/// Emits the group and returns its kernels' source (failing the test on an error).
+/// Emits the group and returns its kernels' source (failing the test on an error). Each kernel's
+/// prelude must hold every helper its source names.
 inline std::string emitSource(const FusedGroup &grp, KernelSet *out = nullptr) {
   auto set = emitGroup(grp, {});
   EXPECT_TRUE(set) << grp.name << ": " << set.status().message();
   if (!set)
     return "";
   std::string src;
-  for (const Kernel &k : set->kernels)
+  for (const Kernel &k : set->kernels) {
+    EXPECT_TRUE(k.prelude.contains(helpersNamedIn(k.source)))
+        << k.name << ": prelude " << k.prelude.str() << ", names "
+        << helpersNamedIn(k.source).str();
     src += k.source;
+  }
   if (out)
     *out = std::move(*set);
   return src;
 }
 
-/// Compiles the prelude followed by `sources` for sm_90.
+/// Compiles `sources` after the prelude helpers they name (only those) for sm_90.
 inline void expectCompiles(const std::string &sources, const std::string &name) {
-  auto mod = compileCuda(std::string(cudaPrelude()) + sources, name);
+  auto mod = compileCuda(cudaPrelude(helpersNamedIn(sources)) + sources, name);
   ASSERT_TRUE(mod) << mod.status().message();
   EXPECT_FALSE(mod->cubin.empty());
   EXPECT_EQ(mod->log.find("warning"), std::string::npos) << mod->log;
