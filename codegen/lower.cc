@@ -316,14 +316,20 @@ private:
                          ? opts_.jobs
                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     const size_t numModules = std::min<size_t>(kernels_.size(), static_cast<size_t>(jobs));
-    std::vector<std::string> moduleSources(numModules, std::string(cudaPrelude()));
+    // Each module starts with the prelude helpers its kernels name, not the whole prelude.
+    std::vector<HelperSet> helpers(numModules);
+    std::vector<std::string> kernelSources(numModules);
     p_.modules.resize(numModules);
     for (size_t i = 0; i < kernels_.size(); ++i) {
       const size_t m = i % numModules;
-      moduleSources[m] += "\n" + kernels_[i].source;
+      helpers[m].merge(kernels_[i].prelude);
+      kernelSources[m] += "\n" + kernels_[i].source;
       p_.modules[m].kernels.push_back(kernels_[i].name);
       std::get<rt::LaunchStep>(p_.steps[kernelStep_[i]]).module = static_cast<uint32_t>(m);
     }
+    std::vector<std::string> moduleSources;
+    for (size_t m = 0; m < numModules; ++m)
+      moduleSources.push_back(cudaPrelude(helpers[m]) + kernelSources[m]);
     for (auto &m : p_.modules)
       m.arch = fmt::format("sm_{}", opts_.nvrtc.smVersion);
     if (!opts_.compile)

@@ -4,11 +4,13 @@
 // explicit trailing inputs of the node, passed to the body as its trailing inputs, in the same
 // order (the ONNX importer makes them so; see ir/ops/README.md):
 //
-//   If(cond, captures...)                       then_branch, else_branch: (captures...) ->
-//   (outs...) Loop(M?, cond?, v_initial..., captures...)  body: (iter_num, cond, v..., captures...)
+// clang-format off
+//   If(cond, captures...)                       then_branch, else_branch: (captures...) -> (outs...)
+//   Loop(M?, cond?, v_initial..., captures...)  body: (iter_num, cond, v..., captures...)
 //                                                     -> (cond, v..., scan_outputs...)
 //   Scan(state..., scan_inputs..., captures...) body: (state..., scan_elements..., captures...)
 //                                                     -> (state..., scan_output_elements...)
+// clang-format on
 //
 // Loop and Scan say how many trailing inputs are captures with `num_captures` (default 0); If
 // needs no count (every input after cond is one). OpDef::verify checks each body's signature
