@@ -1,18 +1,21 @@
-// Lowering: a placed, fused graph with static shapes -> rt::Program.
+// Lowering: a placed, fused, planned graph with static shapes -> rt::Program. It reads what the
+// passes left (ir/annotations/) and decides nothing they decided.
 //
-// Before: every value has a static shape; nodes carry devices (unset means gpu:0) and
-// `fuse.group` annotations (unannotated nodes are groups of one).
+// Before: every value has a static shape; nodes carry devices (unset means gpu:0), `fuse.group`
+// annotations (unannotated nodes are groups of one) and the memory plan (`mem.offset`,
+// `mem.arena`, `mem.inputs`, `mem.outputs`: ir/annotations/memory_plan.h); lowering refuses a
+// graph without the plan.
 //
-//  1. Groups are collected in node order (collectGroups). View ops (Reshape, Flatten, Squeeze,
-//     Unsqueeze, Identity, inference Dropout) that form a group of their own launch nothing:
-//     their output aliases their input's buffer.
-//  2. Buffers: graph inputs and every value that leaves its group get a 256-byte aligned slot in
-//     the arena (passes/plan_memory.h reuses memory whose value is dead); constants read by GPU
-//     code go into the constant pool once. Graph outputs that are inputs, constants or another
-//     output's value get a slot of their own and a copy.
+//  1. Groups are collected in the order plan-memory used (collectGroups). View ops (Reshape,
+//     Flatten, Squeeze, Unsqueeze, Identity, inference Dropout) that form a group of their own
+//     launch nothing: their output aliases their input's buffer.
+//  2. Buffers: every value lives where the plan put it; constants read by GPU code go into the
+//     constant pool once; a group's scratch goes above the planned arena. A graph output whose
+//     value lives elsewhere than `mem.outputs` says (an input, a constant) is copied there last.
 //  3. Each GPU group goes to its family emitter (codegen/emitters.h); each CPU node becomes a
 //     host step evaluated by the reference backend.
-//  4. Kernels are split into a few NVRTC programs compiled in parallel (cached on disk).
+//  4. Kernels are split into a few NVRTC programs compiled in parallel (cached on disk), each
+//     starting with the prelude helpers its kernels name.
 //
 // The same graph always yields byte-identical sources (names come from node order).
 #pragma once
