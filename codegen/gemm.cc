@@ -8,19 +8,13 @@
 #include "codegen/elementwise_chain.h"
 #include "codegen/emitters.h"
 #include "codegen/gemm_kernel.h"
+#include "ir/sizes.h"
 
 namespace dlc::codegen {
 namespace {
 
 using gemm::GemmSpec;
 using gemm::Operand;
-
-int64_t product(const std::vector<int64_t> &v, size_t from = 0, size_t to = SIZE_MAX) {
-  int64_t p = 1;
-  for (size_t i = from; i < std::min(to, v.size()); ++i)
-    p *= v[i];
-  return p;
-}
 
 bool claims(const Node *anchor) {
   return anchor && (anchor->op() == Op::kMatMul || anchor->op() == Op::kGemm);

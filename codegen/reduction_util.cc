@@ -11,15 +11,6 @@
 
 namespace dlc::codegen::reduction {
 
-int64_t product(const std::vector<int64_t> &v, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end && i < v.size(); ++i)
-    n *= v[i];
-  return n;
-}
-
-int64_t product(const std::vector<int64_t> &v) { return product(v, 0, v.size()); }
-
 bool wideIndex(int64_t n) { return n >= (int64_t{1} << 30); }
 
 const char *indexType(int64_t n) { return wideIndex(n) ? "long long" : "int"; }

@@ -15,11 +15,11 @@
 
 #include "codegen/code_writer.h"
 #include "codegen/kernel.h"
+#include "ir/sizes.h"
 
 namespace dlc::codegen::reduction {
 
-int64_t product(const std::vector<int64_t> &v, size_t begin, size_t end);
-int64_t product(const std::vector<int64_t> &v);
+using dlc::product; // ir/sizes.h
 
 /// Whether flat indices into a tensor of `n` elements need 64 bits. Past 2^30, not 2^31, so
 /// that a grid-stride loop's last step cannot pass INT_MAX.

@@ -11,6 +11,7 @@
 #include "ir/eval/cpu_gemm.h"
 #include "ir/eval/families.h"
 #include "ir/eval/linalg_eval.h"
+#include "ir/sizes.h"
 
 namespace dlc::eval {
 
@@ -67,13 +68,6 @@ void gemmKernel(int64_t m, int64_t n, int64_t k, const T *a, const T *b, T *c) {
           c[i * n + j] = wrapAdd(c[i * n + j], wrapMul(x, b[p * n + j]));
       }
   }
-}
-
-int64_t product(const std::vector<int64_t> &v) {
-  int64_t p = 1;
-  for (int64_t x : v)
-    p *= x;
-  return p;
 }
 
 /// `x - zeroPoint` as i32, with the zero point per tensor, per row (`perRow`: a 1-D zero

@@ -6,19 +6,13 @@
 #include "ir/eval/eval_util.h"
 #include "ir/eval/tensor_eval.h"
 #include "ir/ops/tensor_internal.h"
+#include "ir/sizes.h"
 
 namespace dlc::eval::tensor {
 
 using namespace ops::tensor;
 
 namespace {
-int64_t product(const std::vector<int64_t> &s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end; ++i)
-    p *= s[i];
-  return p;
-}
-
 std::optional<std::vector<int64_t>> optionalInts(const Tensor &t) {
   if (t.empty())
     return std::nullopt;

@@ -13,19 +13,13 @@
 #include "ir/eval/eval_util.h"
 #include "ir/eval/tensor_eval.h"
 #include "ir/ops/tensor_internal.h"
+#include "ir/sizes.h"
 
 namespace dlc::eval::tensor {
 
 using namespace ops::tensor;
 
 namespace {
-
-int64_t product(const std::vector<int64_t> &s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end && i < s.size(); ++i)
-    p *= s[i];
-  return p;
-}
 
 template <typename T> int compareValues(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
