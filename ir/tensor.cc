@@ -4,6 +4,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "ir/numeric.h"
+
 namespace dlc {
 
 std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
@@ -90,25 +92,13 @@ template <typename F> auto visitElement(const Tensor &t, int64_t i, F f) {
   }
   return f(0);
 }
-
-template <typename T> T saturatingFromDouble(double v) {
-  // numpy-like float->int conversion: truncation; NaN/out-of-range are implementation
-  // defined there, here they clamp so the result is at least deterministic.
-  if (v != v)
-    return T(0);
-  if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
-    return std::numeric_limits<T>::lowest();
-  if (v >= static_cast<double>(std::numeric_limits<T>::max()))
-    return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
-}
 } // namespace
 
 int64_t Tensor::elementAsInt64(int64_t i) const {
   return visitElement(*this, i, [](auto v) -> int64_t {
     using V = decltype(v);
     if constexpr (std::is_floating_point_v<V>)
-      return saturatingFromDouble<int64_t>(v);
+      return truncSaturate<int64_t>(v);
     else
       return static_cast<int64_t>(v);
   });
@@ -167,7 +157,7 @@ Tensor Tensor::castTo(DType to) const {
 #define X(e, ty)                                                                                   \
   case DType::k##e:                                                                                \
     if (isFloat(dtype_))                                                                           \
-      static_cast<ty *>(dst)[i] = saturatingFromDouble<ty>(elementAsDouble(i));                    \
+      static_cast<ty *>(dst)[i] = truncSaturate<ty>(elementAsDouble(i));                           \
     else                                                                                           \
       static_cast<ty *>(dst)[i] = static_cast<ty>(elementAsInt64(i));                              \
     break;

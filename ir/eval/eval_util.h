@@ -18,6 +18,7 @@
 
 #include "ir/eval/broadcast_iter.h"
 #include "ir/graph.h"
+#include "ir/numeric.h"
 #include "ir/status.h"
 #include "ir/tensor.h"
 
@@ -102,17 +103,6 @@ template <typename T> T wrapMul(T a, T b) {
   // Promote to at least unsigned int so that small types do not multiply as signed int.
   using P = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
   return static_cast<T>(static_cast<U>(static_cast<P>(static_cast<U>(a)) * static_cast<P>(b)));
-}
-
-/// Float -> integer: truncation toward zero, saturating at T's range, NaN -> 0.
-template <typename T> T truncSaturate(double v) {
-  if (std::isnan(v))
-    return T(0);
-  if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
-    return std::numeric_limits<T>::lowest();
-  if (v >= static_cast<double>(std::numeric_limits<T>::max()))
-    return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
 }
 
 /// Element type conversion with ONNX Cast semantics: to bool is `!= 0` (NaN is true); integer
