@@ -226,6 +226,9 @@ std::optional<Op> canonicalOp(std::string_view onnxType) {
     return Op::kResize;
   if (onnxType == "Scatter")
     return Op::kScatterElements;
+  // dlc's own ops (ir/ops.def) have no ONNX op type, only a display name.
+  if (onnxType == "Copy" || onnxType == "FakeQuant")
+    return std::nullopt;
   return opFromOnnx(onnxType);
 }
 

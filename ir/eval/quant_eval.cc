@@ -153,11 +153,60 @@ EvalResult evalDynamicQuantizeLinear(const Node &node, const std::vector<Tensor>
       Tensor::fromVector<uint8_t>(DType::kU8, {}, {static_cast<uint8_t>(zeroPoint)})};
 }
 
+/// FakeQuant with TensorFlow's arithmetic (fake_quant_ops_functor.h), in float as TensorFlow
+/// computes it: min/max are nudged so that 0 is exactly representable, x is clamped to the
+/// nudged range and rounded to the nearest of the 2^num_bits (minus one with narrow_range)
+/// levels. Per channel, min and max hold one entry per element of x's last dimension.
+EvalResult evalFakeQuant(const Node &node, const std::vector<Tensor> &in) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 3));
+  if (!isFloat(in[0].dtype()))
+    return noEval(in[0].dtype());
+  const Tensor x = castTensor(in[0], DType::kF32);
+  const Tensor lo = castTensor(in[1], DType::kF32), hi = castTensor(in[2], DType::kF32);
+  const int64_t channels = x.shape().empty() ? 1 : x.shape().back();
+  for (const Tensor *t : {&lo, &hi})
+    if (t->numElements() != 1 && (t->shape().size() != 1 || t->numElements() != channels))
+      return invalidArgument("min/max of shape {} match neither one value nor the {} channels "
+                             "of x's last dimension",
+                             shapeStr(t->shape()), channels);
+  if (lo.numElements() != hi.numElements())
+    return invalidArgument("min has {} entries but max has {}", lo.numElements(), hi.numElements());
+  const int64_t bits = node.getInt("num_bits");
+  const float quantMin = node.getInt("narrow_range") ? 1.0f : 0.0f;
+  const float quantMax = static_cast<float>((int64_t{1} << bits) - 1);
+  struct Nudged {
+    float min, max, scale, invScale;
+  };
+  std::vector<Nudged> params;
+  for (int64_t c = 0; c < lo.numElements(); ++c) {
+    const float mn = lo.data<float>()[c], mx = hi.data<float>()[c];
+    if (!(mn < mx))
+      return invalidArgument("min ({}) must be smaller than max ({})", mn, mx);
+    const float scale = (mx - mn) / (quantMax - quantMin);
+    const float zeroFromMin = quantMin - mn / scale;
+    const float zero = zeroFromMin < quantMin   ? quantMin
+                       : zeroFromMin > quantMax ? quantMax
+                                                : std::round(zeroFromMin);
+    params.push_back({(quantMin - zero) * scale, (quantMax - zero) * scale, scale,
+                      (quantMax - quantMin) / (mx - mn)});
+  }
+  Tensor out = Tensor::zeros(in[0].dtype(), in[0].shape());
+  const float *a = x.data<float>();
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    const Nudged &p = params[params.size() == 1 ? 0 : static_cast<size_t>(i % channels)];
+    const float clamped = std::max(std::min(a[i], p.max), p.min);
+    const float level = std::floor((clamped - p.min) * p.invScale + 0.5f);
+    storeFloat(out, i, static_cast<double>(level * p.scale + p.min));
+  }
+  return std::vector<Tensor>{out};
+}
+
 std::vector<EvalRow> quantEvals() {
   return {
       {Op::kQuantizeLinear, evalQuantizeLinear},
       {Op::kDequantizeLinear, evalDequantizeLinear},
       {Op::kDynamicQuantizeLinear, evalDynamicQuantizeLinear},
+      {Op::kFakeQuant, evalFakeQuant},
       {Op::kQLinearConv, evalQLinearConv},
   };
 }

@@ -125,6 +125,7 @@ std::vector<EvalRow> tensorEvals() {
       {Op::kGatherElements, tensor::evalGatherElements},
       {Op::kGatherND, tensor::evalGatherND},
       {Op::kIdentity, tensor::evalReshapeLike},
+      {Op::kCopy, tensor::evalReshapeLike},
       {Op::kNonZero, tensor::evalNonZero},
       {Op::kOneHot, tensor::evalOneHot},
       {Op::kPad, tensor::evalPad},

@@ -176,6 +176,35 @@ Status inferQLinearConv(InferContext &ctx) {
   return Status::ok();
 }
 
+// FakeQuant(x, min, max): TensorFlow's fake quantization. min and max are scalars (per tensor)
+// or 1-D with one entry per element of x's last dimension (per channel).
+Status inferFakeQuant(InferContext &ctx) {
+  DLC_RETURN_IF_ERROR(checkInputDType(ctx, 0, TC::kFloat));
+  for (int i : {1, 2})
+    DLC_RETURN_IF_ERROR(checkInputDType(ctx, i, TC::kFloat));
+  int64_t bits = ctx.node().getInt("num_bits");
+  if (bits < 2 || bits > 16)
+    return ctx.error("num_bits must be between 2 and 16, got {}", bits);
+  const Shape &x = ctx.inputType(0).shape;
+  for (int i : {1, 2}) {
+    const Shape &s = ctx.inputType(i).shape;
+    if (!s.isRanked())
+      continue;
+    const char *name = i == 1 ? "min" : "max";
+    if (s.rank() > 1)
+      return ctx.error("{} must be a scalar or 1-D (per channel), got shape {}", name, s.str());
+    if (s.rank() == 1 && x.isRanked()) {
+      if (x.rank() == 0)
+        return ctx.error("per-channel {} needs x of rank >= 1", name);
+      if (!dimsCompatible(s[0], x[x.rank() - 1]))
+        return ctx.error("{} has {} entries but the last dim of x is {}", name, s[0].str(),
+                         x[x.rank() - 1].str());
+    }
+  }
+  ctx.setOutputType(0, ctx.inputType(0));
+  return Status::ok();
+}
+
 OpDef row(Op op, int minIn, int maxIn, int numOut, InferFn infer,
           std::vector<AttrSpec> attrs = {}) {
   OpDef d;
@@ -199,6 +228,8 @@ std::vector<OpDef> quantOps() {
       row(Op::kDequantizeLinear, 2, 3, 1, inferDequantize,
           {intAttr("axis", 1), intAttr("block_size", 0)}),
       row(Op::kDynamicQuantizeLinear, 1, 1, 3, inferDynamicQuantize),
+      row(Op::kFakeQuant, 3, 3, 1, inferFakeQuant,
+          {intAttr("num_bits", 8), intAttr("narrow_range", 0)}),
       row(Op::kQLinearConv, 8, 9, 1, inferQLinearConv,
           {stringAttr("auto_pad", "NOTSET"), optionalAttr("dilations", AttrKind::kInts),
            intAttr("group", 1), optionalAttr("kernel_shape", AttrKind::kInts),

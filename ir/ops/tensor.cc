@@ -37,6 +37,8 @@ std::vector<OpDef> tensorOps() {
     {Op::kGatherElements,    2, 2,    1, 1,    kInj, {intAttr("axis", 0)}, inferGatherElements},
     {Op::kGatherND,          2, 2,    1, 1,    kInj, {intAttr("batch_dims", 0)}, inferGatherND},
     {Op::kIdentity,          1, 1,    1, 1,    kInj, {}, inferIdentity},
+    // Opaque: a copy is a transfer between devices, never fused away (insert-copies).
+    {Op::kCopy,              1, 1,    1, 1,    kOpq, {}, inferIdentity},
     {Op::kNonZero,           1, 1,    1, 1,    kOpq, {}, inferNonZero},
     {Op::kOneHot,            3, 3,    1, 1,    kInj, {intAttr("axis", -1)}, inferOneHot},
     {Op::kPad,               2, 4,    1, 1,    kInj, {stringAttr("mode", "constant")}, inferPad},
