@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/model_format.h"
 #include "ir/graph.h"
 #include "runtime/reference_executor.h"
 
@@ -35,16 +36,35 @@ enum class Backend : uint8_t {
 /// Why the GPU cannot be used here ("no CUDA driver: libcuda.so.1 ..."), or empty when it can.
 std::string gpuUnavailableReason();
 
-/// Reads a model file into a graph, by file type: `.onnx`/`.pb` through the ONNX importer,
-/// `.dlc` (or any text starting with `graph` or a `//` comment) through the text parser. No
-/// passes run.
+/// How a model file is read (the flags every `dlc` command shares).
+struct LoadOptions {
+  /// The frontend; nullopt: decided by content (frontend/model_format.h).
+  std::optional<ModelFormat> format;
+  /// `--input-shape NAME=D0,D1,...`: shapes for the graph's inputs (-1: a symbolic dim). For
+  /// a TensorFlow graph they are the Placeholders' shapes (needed when a rank is unknown); for
+  /// ONNX and text IR they refine the declared input types.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// `--outputs NAME[:K]`: a TensorFlow GraphDef's outputs, by tensor name (a GraphDef
+  /// declares none; by default they are its sinks). Other formats declare theirs.
+  std::vector<std::string> outputs;
+  /// ONNX: graph inputs with an initializer stay inputs.
+  bool keepInitializersAsInputs = false;
+};
+
+/// Reads a model file into a graph through the frontend its format calls for: an ONNX
+/// ModelProto, a TensorFlow GraphDef (binary or text) or dlc's text IR, decided by content
+/// unless opts.format says. No passes run.
 Expected<std::unique_ptr<Graph>> loadGraphFile(const std::string &path,
-                                               bool keepInitializersAsInputs = false);
+                                               const LoadOptions &opts = {});
+
+/// Parses `NAME=D0,D1,...` (`--input-shape`; -1 is a symbolic dim) into `out`.
+Status parseInputShape(const std::string &spec, std::map<std::string, std::vector<int64_t>> &out);
 
 struct ModelOptions {
   /// The -O level of the load pipeline run after loading (runtime/jit/pipelines.h): 0 runs
   /// infer-shapes only, 1 the cleanup.
   int optLevel = 1;
+  LoadOptions load;
 };
 
 struct SessionOptions {

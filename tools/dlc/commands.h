@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ir/graph.h"
+#include "runtime/jit/model.h"
 #include "runtime/package.h"
 
 namespace dlc::tool {
@@ -19,19 +20,28 @@ void addOptCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);
 void addCompileCommand(CLI::App &app, int &exitCode);
 
-struct LoadOptions {
+/// The flags every command that reads a model shares: --format, --input-shape, --outputs.
+struct LoadArgs {
+  std::string format;
+  std::vector<std::string> inputShapes;
+  std::vector<std::string> outputs;
   bool keepInitializersAsInputs = false;
 };
+void addLoadFlags(CLI::App *cmd, LoadArgs &args);
+/// The parsed flags (errors name the flag and the bad value).
+Expected<LoadOptions> toLoadOptions(const LoadArgs &args);
 
-/// Loads a model by file type: `.onnx`/`.pb` through the ONNX importer, `.dlc` (or any text
-/// starting with `graph` or a comment) through the text parser.
-Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadOptions &opts);
+/// Loads a model through the frontend its content calls for (runtime/jit's loadGraphFile).
+Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadArgs &args);
 
 /// Sizes for symbolic dims from `--dim N=8` (repeatable): `--dim 'N8': expected NAME=SIZE`,
 /// `--dim 'N=x': SIZE must be a non-negative integer`.
 Expected<std::map<std::string, int64_t>> parseDims(const std::vector<std::string> &specs);
 /// `--dim` values of `dlc compile`: NAME=SIZE or NAME=MIN..MAX (a range; SIZE is SIZE..SIZE).
 Expected<std::vector<rt::DimRange>> parseDimRanges(const std::vector<std::string> &specs);
+
+/// `dlc inspect` on a TensorFlow GraphDef (inspect_tf.cc).
+int inspectTfGraph(const std::string &path, bool text, bool json);
 
 /// Prints `dlc: error: <message>` to stderr and returns exit status 1.
 int reportError(const Status &status);

@@ -35,6 +35,7 @@ namespace {
 
 struct CompileArgs {
   std::string model;
+  LoadArgs load;
   std::string output;
   std::vector<std::string> emits;
   std::vector<std::string> dims;
@@ -146,7 +147,9 @@ Status compileModel(const CompileArgs &args) {
     DLC_ASSIGN_OR_RETURN(toolchain, findLibraryToolchain());
   }
   DLC_ASSIGN_OR_RETURN(auto ranges, parseDimRanges(args.dims));
-  DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, ModelOptions{args.optLevel}));
+  ModelOptions mo{args.optLevel, {}};
+  DLC_ASSIGN_OR_RETURN(mo.load, toLoadOptions(args.load));
+  DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, mo));
   std::set<std::string> symbols;
   for (const TensorInfo &in : model.inputs())
     for (int64_t i = 0; in.type.shape.isRanked() && i < in.type.shape.rank(); ++i)
@@ -227,7 +230,9 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   CLI::App *cmd = app.add_subcommand(
       "compile", "Compile a model ahead of time: its GPU kernels (NVRTC, cached) and, with -o, a "
                  "model library (.so) with the runtime and the C API");
-  cmd->add_option("model", args->model, "Model: .onnx/.pb (ONNX) or .dlc (dlc text IR)")
+  addLoadFlags(cmd, args->load);
+  cmd->add_option("model", args->model,
+                  "Model: ONNX (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt) or dlc text IR (.dlc)")
       ->required();
   cmd->add_option("-o,--output", args->output,
                   "Write a model library (.so): the compiled model, its weights and the runtime "

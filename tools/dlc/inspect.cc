@@ -33,6 +33,7 @@ namespace {
 
 struct InspectArgs {
   std::string model;
+  std::string format;
   bool json = false;
   std::vector<std::string> dims;
 };
@@ -54,6 +55,14 @@ int runInspect(const InspectArgs &args) {
     Status st = inspectModelLibrary(args.model, args.json);
     return st.isOk() ? 0 : reportError(st);
   }
+  auto formatFlag = parseModelFormatFlag(args.format);
+  if (!formatFlag)
+    return reportError(formatFlag.status());
+  auto format = detectModelFormat(args.model, *formatFlag);
+  if (!format)
+    return reportError(format.status());
+  if (*format == ModelFormat::kTfGraphDef || *format == ModelFormat::kTfText)
+    return inspectTfGraph(args.model, *format == ModelFormat::kTfText, args.json);
   auto summaryOr = onnx::summarizeFile(args.model);
   if (!summaryOr)
     return reportError(summaryOr.status());
@@ -185,8 +194,12 @@ void addInspectCommand(CLI::App &app, int &exitCode) {
   CLI::App *cmd = app.add_subcommand(
       "inspect", "Print a model's inputs, outputs, ops, parameters, FLOPs and unsupported ops, "
                  "or what a model library (dlc compile -o) holds");
-  cmd->add_option("model", args->model, "ONNX model (.onnx or .pb), or a model library (.so)")
+  cmd->add_option("model", args->model,
+                  "ONNX model (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt), or a model library "
+                  "(.so)")
       ->required();
+  cmd->add_option("--format", args->format,
+                  "The model's format: onnx or tf; default: decided by the file's content");
   cmd->add_flag("--json", args->json, "Print the report as JSON");
   cmd->add_option("--dim", args->dims,
                   "Size of a symbolic dim for the FLOP estimate, NAME=SIZE (default 1)");

@@ -6,8 +6,34 @@
 
 namespace dlc::tool {
 
-Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadOptions &opts) {
-  return loadGraphFile(path, opts.keepInitializersAsInputs);
+void addLoadFlags(CLI::App *cmd, LoadArgs &args) {
+  cmd->add_option("--format", args.format,
+                  "The model's format: onnx, tf (GraphDef, binary or text) or dlc; default: "
+                  "decided by the file's content");
+  cmd->add_option("--input-shape", args.inputShapes,
+                  "An input's shape, NAME=D0,D1,... (-1: a symbolic dim); needed for a "
+                  "TensorFlow Placeholder of unknown rank")
+      ->allow_extra_args(false);
+  cmd->add_option("--outputs", args.outputs,
+                  "TensorFlow graphs: the outputs, as tensor names NAME or NAME:K (repeatable, "
+                  "or comma-separated); default: the sinks, nodes nobody consumes")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+}
+
+Expected<LoadOptions> toLoadOptions(const LoadArgs &args) {
+  LoadOptions lo;
+  DLC_ASSIGN_OR_RETURN(lo.format, parseModelFormatFlag(args.format));
+  for (const std::string &spec : args.inputShapes)
+    DLC_RETURN_IF_ERROR(parseInputShape(spec, lo.inputShapes));
+  lo.outputs = args.outputs;
+  lo.keepInitializersAsInputs = args.keepInitializersAsInputs;
+  return lo;
+}
+
+Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadArgs &args) {
+  DLC_ASSIGN_OR_RETURN(LoadOptions lo, toLoadOptions(args));
+  return loadGraphFile(path, lo);
 }
 
 namespace {

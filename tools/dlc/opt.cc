@@ -26,7 +26,7 @@ struct OptArgs {
   std::string stopAfter;
   std::vector<std::string> debugOnly;
   bool printConstants = false;
-  bool keepInitializersAsInputs = false;
+  LoadArgs load;
   bool listPasses = false;
   bool printPipeline = false;
 };
@@ -77,9 +77,7 @@ int runOpt(const OptArgs &args) {
   if (!pipelineOr)
     return reportError(pipelineOr.status());
 
-  LoadOptions lo;
-  lo.keepInitializersAsInputs = args.keepInitializersAsInputs;
-  auto graphOr = loadGraph(args.input, lo);
+  auto graphOr = loadGraph(args.input, args.load);
   if (!graphOr)
     return reportError(graphOr.status());
   Graph &g = **graphOr;
@@ -119,7 +117,10 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<OptArgs>();
   CLI::App *cmd = app.add_subcommand(
       "opt", "Run a pass pipeline over a model (.onnx, .pb or text IR .dlc) and print the IR");
-  cmd->add_option("input", args->input, "Model: .onnx/.pb (ONNX) or .dlc (dlc text IR)");
+  cmd->add_option(
+      "input", args->input,
+      "Model: ONNX (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt) or dlc text IR (.dlc)");
+  addLoadFlags(cmd, args->load);
   cmd->add_option("-p,--pipeline", args->pipeline,
                   "Comma-separated passes, e.g. 'infer-shapes,fold-constants,simplify,cse,dce'; "
                   "options as name{key=value}");
@@ -145,7 +146,7 @@ void addOptCommand(CLI::App &app, int &exitCode) {
       ->delimiter(',');
   cmd->add_flag("--print-constants", args->printConstants,
                 "Print all constant data instead of a hash for large constants");
-  cmd->add_flag("--keep-initializers-as-inputs", args->keepInitializersAsInputs,
+  cmd->add_flag("--keep-initializers-as-inputs", args->load.keepInitializersAsInputs,
                 "Keep ONNX graph inputs that have initializers as inputs");
   cmd->add_flag("--list-passes", args->listPasses,
                 "List the available passes with their options and exit");

@@ -36,6 +36,7 @@ namespace {
 
 struct RunArgs {
   std::string model;
+  LoadArgs load;
   std::vector<std::string> inputs;
   bool random = false;
   uint64_t seed = 0;
@@ -310,7 +311,9 @@ Status runModel(const RunArgs &args) {
   DLC_ASSIGN_OR_RETURN(auto dims, parseDims(args.dims));
   if (!(args.rtol >= 0) || !(args.atol >= 0))
     return invalidArgument("--rtol and --atol must be non-negative");
-  DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, ModelOptions{args.optLevel}));
+  ModelOptions mo{args.optLevel, {}};
+  DLC_ASSIGN_OR_RETURN(mo.load, toLoadOptions(args.load));
+  DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, mo));
   if (args.benchmark == 0 && !args.benchmarkJson.empty())
     return invalidArgument("--benchmark-json needs --benchmark N");
   if (!args.profile && !args.profileJson.empty())
@@ -407,8 +410,10 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<RunArgs>();
   CLI::App *cmd =
       app.add_subcommand("run", "Run a model (.onnx, .pb or .dlc) on given or random inputs");
-  cmd->add_option("model", args->model, "Model: .onnx/.pb (ONNX) or .dlc (dlc text IR)")
+  cmd->add_option("model", args->model,
+                  "Model: ONNX (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt) or dlc text IR (.dlc)")
       ->required();
+  addLoadFlags(cmd, args->load);
   cmd->add_option("-i,--input", args->inputs, "An input from a tensor file, NAME=FILE (.npy/.pb)")
       ->allow_extra_args(false);
   cmd->add_flag("--random", args->random,

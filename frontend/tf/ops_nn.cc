@@ -1,0 +1,8 @@
+// TensorFlow ops -> dlc IR: see convert.h.
+#include "frontend/tf/convert.h"
+
+namespace dlc::tf::detail {
+
+std::vector<ConverterRow> nnConverters() { return {}; }
+
+} // namespace dlc::tf::detail
