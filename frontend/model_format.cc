@@ -1,6 +1,8 @@
 #include "frontend/model_format.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <vector>
 
@@ -117,7 +119,7 @@ Expected<ModelFormat> detectModelFormat(const std::string &path,
                                         std::optional<ModelFormat> forced) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return notFound("{}: cannot open the file", path);
+    return notFound("{}: cannot open file: {}", path, std::strerror(errno));
   std::string head(kSniffBytes, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));

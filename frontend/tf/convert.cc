@@ -180,8 +180,13 @@ Expected<Node *> NodeConverter::node(Op op, std::vector<Value *> inputs, AttrMap
   }
   InferContext ctx(*n, std::move(types), std::move(constants), std::move(shapeValues));
   Status st = inferNode(ctx);
-  if (!st.isOk())
-    return error("{}", st.message());
+  if (!st.isOk()) {
+    // The message starts with the IR node's description; name the TensorFlow node instead.
+    std::string msg = st.message(), prefix = n->describe() + ": ";
+    if (msg.rfind(prefix, 0) == 0)
+      msg = msg.substr(prefix.size());
+    return Status(st.code(), fmt::format("node '{}' ({}): {}", name(), opType(), msg));
+  }
   for (int i = 0; i < n->numOutputs(); ++i) {
     n->output(i)->setType(ctx.outputType(i));
     if (const auto &sv = ctx.outputShapeValue(i))

@@ -1,5 +1,7 @@
 #include "frontend/tf/graph_def_io.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -56,7 +58,7 @@ Expected<tfproto::GraphDef> parseGraphDef(std::string_view bytes, bool text,
 Expected<std::string> readFileBytes(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return notFound("{}: cannot open the file", path);
+    return notFound("{}: cannot open file: {}", path, std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad())

@@ -115,6 +115,9 @@ ImportGraph::outputNodes(const std::vector<std::string> &requested) const {
 
 Status ImportGraph::selectNeeded(const std::vector<int> &outputs) {
   needed_.assign(nodes_.size(), 0);
+  isOutput_.assign(nodes_.size(), 0);
+  for (int i : outputs)
+    isOutput_[static_cast<size_t>(i)] = 1;
   std::deque<int> work(outputs.begin(), outputs.end());
   while (!work.empty()) {
     int i = work.front();
@@ -228,6 +231,31 @@ Status ImportGraph::computeLiveness(const std::vector<int> &order) {
       if (std::optional<bool> p = constantPredicate(i))
         switchLive_[i] = *p ? 1 : 0;
   }
+  // A live node only a dead branch reads (a variable feeding the untaken side) is not needed:
+  // keep what the outputs reach through live edges (a Merge through its forwarded input).
+  std::vector<char> reached(nodes_.size(), 0);
+  std::deque<int> work;
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    if (live_[static_cast<size_t>(*it)] && isOutput_[static_cast<size_t>(*it)])
+      work.push_back(*it);
+  while (!work.empty()) {
+    int i = work.front();
+    work.pop_front();
+    if (reached[static_cast<size_t>(i)])
+      continue;
+    reached[static_cast<size_t>(i)] = 1;
+    auto merge = mergeInput_.find(i);
+    int data = 0;
+    for (const InputRef &r : inputs_[static_cast<size_t>(i)]) {
+      if (merge != mergeInput_.end() && !r.control && data++ != merge->second)
+        continue;
+      if (inputLive(r))
+        work.push_back(r.node);
+    }
+  }
+  for (int i : order)
+    live_[static_cast<size_t>(i)] =
+        live_[static_cast<size_t>(i)] && reached[static_cast<size_t>(i)];
   return Status::ok();
 }
 

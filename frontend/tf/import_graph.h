@@ -71,6 +71,7 @@ private:
   std::vector<std::vector<InputRef>> inputs_;
   std::vector<int> nodes_;        // 0..n-1, for sizes
   std::vector<char> needed_;      // per node
+  std::vector<char> isOutput_;    // per node: an output comes from it
   std::vector<char> live_;        // per node
   std::map<int, int> switchLive_; // Switch with a constant predicate -> its live output
   std::map<int, int> mergeInput_; // Merge -> the data input it forwards

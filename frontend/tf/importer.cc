@@ -84,9 +84,14 @@ Expected<std::unique_ptr<Graph>> ImportGraph::build(const ImportOptions &opts) {
       continue;
     const tfproto::NodeDef &def = gd_.node(i);
     std::vector<Value *> in;
+    const int forwarded = def.op() == "Merge" ? mergeInput_.at(i) : -1;
+    int dataIndex = -1;
     for (const InputRef &r : inputs_[static_cast<size_t>(i)]) {
       if (r.control)
         continue;
+      ++dataIndex;
+      if (forwarded >= 0 && dataIndex != forwarded)
+        continue; // a Merge reads only its live input
       const std::vector<Value *> &vals = values_[static_cast<size_t>(r.node)];
       if (r.index >= static_cast<int>(vals.size()) || !vals[static_cast<size_t>(r.index)])
         return invalidArgument("node '{}' ({}) reads '{}', but node '{}' ({}) has {} output{}",
@@ -125,7 +130,7 @@ Expected<std::unique_ptr<Graph>> ImportGraph::build(const ImportOptions &opts) {
       const int k = mergeInput_.at(i);
       Value *index =
           g->addConstant(def.name() + ":1", Tensor::fromVector<int32_t>(DType::kI32, {}, {k}));
-      out = {in.at(static_cast<size_t>(k)), index};
+      out = {in.at(0), index};
     } else {
       const ConverterRow *row = findConverter(op);
       if (!row)
