@@ -6,7 +6,7 @@
 //     %u = add(%m, %r) {place.ref_inputs = [1]} : f32[4,4] loc("u")
 //   after place-devices (m, r and u form colocation group 0):
 //     %m = matmul(%x, %k) {place.group = 0, place.reason = "honours the request
-//          '/device:GPU:0' of node 'm'", place.request = "/device:GPU:0"} : f32[4,4] @gpu:0
+//          '/device:GPU:0' of 'm'", place.request = "/device:GPU:0"} : f32[4,4] @gpu:0
 //
 // Written by the frontend (TensorFlow's NodeDef; ONNX has none of these):
 //  * `place.request` (string): the device the model asked for, verbatim: TF's NodeDef `device`
