@@ -211,7 +211,10 @@ public:
     for (const FusedGroup &grp : groups) {
       buffers_.newGroup();
       const Node &first = *grp.nodes.front();
-      if (grp.nodes.size() == 1 && isViewNode(first) && !onCpu(first))
+      // A view launches nothing. A copy (insert-copies) is a view on either device: its input
+      // already lives in the arena, and the runtime stages every host step's inputs and
+      // outputs between the arena and the host, which is the transfer the copy stands for.
+      if (grp.nodes.size() == 1 && isViewNode(first) && (!onCpu(first) || first.op() == Op::kCopy))
         DLC_RETURN_IF_ERROR(buffers_.alias(first.output(0), first.input(0)));
       else if (onCpu(first))
         DLC_RETURN_IF_ERROR(lowerHostGroup(grp));

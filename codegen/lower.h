@@ -8,7 +8,10 @@
 //
 //  1. Groups are collected in the order plan-memory used (collectGroups). View ops (Reshape,
 //     Flatten, Squeeze, Unsqueeze, Identity, inference Dropout) that form a group of their own
-//     launch nothing: their output aliases their input's buffer.
+//     launch nothing: their output aliases their input's buffer. So does a `copy` node
+//     (insert-copies) on either device: every value lives in the device arena, and the runtime
+//     already stages the inputs and outputs of each CPU host step between the arena and the
+//     host, so the transfer a copy marks happens there; the node itself moves nothing.
 //  2. Buffers: every value lives where the plan put it; constants read by GPU code go into the
 //     constant pool once; a group's scratch goes above the planned arena. A graph output whose
 //     value lives elsewhere than `mem.outputs` says (an input, a constant) is copied there last.

@@ -11,7 +11,7 @@ bool isElementwiseOp(Op op) {
 
 bool isViewOp(Op op) {
   return op == Op::kReshape || op == Op::kFlatten || op == Op::kSqueeze || op == Op::kUnsqueeze ||
-         op == Op::kIdentity;
+         op == Op::kIdentity || op == Op::kCopy;
 }
 
 bool isViewNode(const Node &n) {

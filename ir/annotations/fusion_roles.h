@@ -37,7 +37,10 @@ FusionClass classifyForFusion(const Node &n);
 /// backend has an expression for each (codegen checks that it has one for every such op).
 bool isElementwiseOp(Op op);
 
-/// Reshape, Flatten, Squeeze, Unsqueeze, Identity: ops whose output is their input 0's data.
+/// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Copy: ops whose output is their input 0's
+/// data. A Copy (insert-copies) moves a value between devices, but in dlc's memory model every
+/// value lives in the one device arena and the runtime stages a CPU step's inputs and outputs
+/// itself, so the copy's output is its input's buffer too.
 bool isViewOp(Op op);
 
 /// A node that, as a group of its own, only reinterprets its input 0's buffer: a view op, or a

@@ -27,7 +27,8 @@ Expected<std::string> loadPipeline(int optLevel) {
 
 std::string gpuPipeline(const GpuPipelineOptions &opts) {
   return fmt::format("infer-shapes,fold-batchnorm,fold-constants,dce,"
-                     "place-devices{{gpu=true,strict={}}},fuse,plan-memory{{reuse={}}}",
+                     "place-devices{{gpu=true,gpus=1,strict={}}},insert-copies,fuse,"
+                     "plan-memory{{reuse={}}}",
                      opts.strictPlacement, opts.reuseMemory);
 }
 

@@ -7,7 +7,7 @@
 //   cpu   A CPU session runs the loaded graph on the reference backend: no further pass.
 //   gpu   Per set of input shapes, after the symbolic input dims are bound (specializeGraph):
 //           infer-shapes,fold-batchnorm,fold-constants,dce,
-//           place-devices{gpu=true,strict=S},fuse,plan-memory{reuse=R}
+//           place-devices{gpu=true,gpus=1,strict=S},insert-copies,fuse,plan-memory{reuse=R}
 //         Binding the dims makes the shape arithmetic constant (fold-constants folds it with
 //         the batch norms' weights); simplify, cse and dce already ran at load and are not
 //         repeated. `dlc run --verify` plans without reuse, so that every value survives.

@@ -29,6 +29,7 @@
 #include "runtime/package.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/model_library.h"
+#include "tools/dlc/placement_report.h"
 
 namespace dlc::tool {
 namespace {
@@ -46,6 +47,7 @@ struct CompileArgs {
   int optLevel = 1;
   bool printIrAfterAll = false;
   std::vector<std::string> debugOnly;
+  std::string placementReport;
 };
 
 Expected<int> parseArch(const std::string &arch) {
@@ -175,6 +177,16 @@ Status compileModel(const CompileArgs &args) {
   package.graph = cloneGraph(model.graph());
 
   DLC_ASSIGN_OR_RETURN(auto bindings, bindingsToCompile(ranges));
+  if (!args.placementReport.empty()) {
+    DLC_ASSIGN_OR_RETURN(auto placed, placedGraphForReport(model.graph(), bindings.front(),
+                                                           !args.noGpu, args.strict));
+    const std::string dims =
+        bindings.front().empty() ? "" : ", " + rt::dimBindingText(bindings.front());
+    DLC_RETURN_IF_ERROR(writePlacementReport(
+        *placed, args.placementReport,
+        args.noGpu ? "placement report (--no-gpu: the CPU reference backend runs every node):"
+                   : "placement report (the GPU pipeline up to insert-copies" + dims + "):"));
+  }
   if (!args.noGpu) {
     for (const auto &dims : bindings) {
       for (int sm : sms) {
@@ -257,6 +269,10 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--debug-only", args->debugOnly,
                   "Print the decision log of these passes (e.g. fuse, place-devices)")
       ->allow_extra_args(false);
+  cmd->add_flag("--placement-report{-}", args->placementReport,
+                "Print where each node runs and why (name, op, requested and assigned device, "
+                "colocation group, reason) to stderr, as the GPU pipeline places it for the "
+                "first --dim binding; --placement-report=FILE.json writes it as JSON");
   cmd->add_option("-O", args->optLevel,
                   "Load pipeline level: 0 infer-shapes only, 1 (default) the cleanup "
                   "(`dlc opt --print-pipeline`)")

@@ -2,8 +2,9 @@
 // `dlc compile -o` put in it: inspect_library.cc).
 //
 // Reads the ONNX summary (inputs, outputs, opsets, op histogram, parameters, unsupported
-// ops) without converting anything, then, when the model imports, infers shapes and
-// estimates the FLOPs of its convolutions and matrix products.
+// ops) without converting anything, then, when the model imports, infers shapes, estimates
+// the FLOPs of its convolutions and matrix products, and counts nodes per device: requested
+// (`place.request`) and as place-devices assigns them on a copy with `dlc opt`'s fake GPU.
 #include <cinttypes>
 #include <iostream>
 #include <map>
@@ -15,6 +16,7 @@
 #include "tools/dlc/commands.h"
 #include "tools/dlc/flops.h"
 #include "tools/dlc/inspect_library.h"
+#include "tools/dlc/placement_report.h"
 
 namespace dlc::tool {
 
@@ -74,6 +76,7 @@ int runInspect(const InspectArgs &args) {
   // FLOPs need shapes: import and infer when the model is supported.
   std::optional<FlopReport> flops;
   std::string flopsNote;
+  std::optional<DeviceCounts> devices;
   if (sum.unsupported.empty()) {
     auto graphOr = onnx::importFile(args.model);
     if (!graphOr) {
@@ -84,6 +87,8 @@ int runInspect(const InspectArgs &args) {
         flopsNote = st.message();
       else
         flops = estimateFlops(**graphOr, *dimsOr);
+      if (st.isOk())
+        devices = countNodesPerDevice(**graphOr);
     }
   } else {
     flopsNote = "the model has unsupported ops";
@@ -118,6 +123,14 @@ int runInspect(const InspectArgs &args) {
     } else {
       j["flops"] = nullptr;
       j["flops_note"] = flopsNote;
+    }
+    if (devices) {
+      j["placement"]["requested"] = devices->requested;
+      j["placement"]["assigned"] = devices->assigned;
+      if (!devices->note.empty())
+        j["placement"]["note"] = devices->note;
+    } else {
+      j["placement"] = nullptr;
     }
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -184,6 +197,20 @@ int runInspect(const InspectArgs &args) {
                                names, u.reason);
     }
   }
+  if (devices) {
+    // Requested: as the model gives them; assigned: place-devices on a copy, with the fake GPU
+    // of `dlc opt` (it runs every op): what the GPU pipeline would do before asking the backend.
+    std::cout << "nodes per device:\n";
+    std::string line;
+    for (const auto &[device, n] : devices->requested)
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
+    std::cout << "  requested: " << line << "\n";
+    line.clear();
+    for (const auto &[device, n] : devices->assigned)
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
+    std::cout << "  assigned (place-devices, a GPU that runs every op): "
+              << (devices->note.empty() ? line : "unknown (" + devices->note + ")") << "\n";
+  }
   return 0;
 }
 
@@ -192,8 +219,9 @@ int runInspect(const InspectArgs &args) {
 void addInspectCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<InspectArgs>();
   CLI::App *cmd = app.add_subcommand(
-      "inspect", "Print a model's inputs, outputs, ops, parameters, FLOPs and unsupported ops, "
-                 "or what a model library (dlc compile -o) holds");
+      "inspect", "Print a model's inputs, outputs, ops, parameters, FLOPs, unsupported ops and "
+                 "nodes per device (requested, and as place-devices assigns them), or what a "
+                 "model library (dlc compile -o) holds");
   cmd->add_option("model", args->model,
                   "ONNX model (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt), or a model library "
                   "(.so)")

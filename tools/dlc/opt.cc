@@ -7,6 +7,7 @@
 #include "passes/pass_manager.h"
 #include "runtime/jit/pipelines.h"
 #include "tools/dlc/commands.h"
+#include "tools/dlc/placement_report.h"
 
 namespace dlc::tool {
 
@@ -29,6 +30,7 @@ struct OptArgs {
   LoadArgs load;
   bool listPasses = false;
   bool printPipeline = false;
+  std::string placementReport;
 };
 
 #ifdef NDEBUG
@@ -95,6 +97,11 @@ int runOpt(const OptArgs &args) {
   po.err = &std::cerr;
   if (Status st = runPipeline(g, *pipelineOr, po); !st.isOk())
     return reportError(st);
+  if (!args.placementReport.empty())
+    if (Status st =
+            writePlacementReport(g, args.placementReport, "placement report (after the pipeline):");
+        !st.isOk())
+      return reportError(st);
 
   if (!args.output.empty()) {
     PrintOptions full;
@@ -148,6 +155,10 @@ void addOptCommand(CLI::App &app, int &exitCode) {
                 "Print all constant data instead of a hash for large constants");
   cmd->add_flag("--keep-initializers-as-inputs", args->load.keepInitializersAsInputs,
                 "Keep ONNX graph inputs that have initializers as inputs");
+  cmd->add_flag("--placement-report{-}", args->placementReport,
+                "After the pipeline, print where each node runs and why (name, op, requested "
+                "and assigned device, colocation group, reason: what place-devices left) to "
+                "stderr; --placement-report=FILE.json writes it as JSON");
   cmd->add_flag("--list-passes", args->listPasses,
                 "List the available passes with their options and exit");
   cmd->add_flag("--print-pipeline", args->printPipeline,

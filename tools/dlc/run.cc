@@ -25,9 +25,11 @@
 #include "runtime/jit/pipelines.h"
 #include "runtime/jit/verify.h"
 #include "runtime/random_tensor.h"
+#include "runtime/reference_executor.h"
 #include "runtime/tensor_compare.h"
 #include "runtime/tensor_io.h"
 #include "tools/dlc/commands.h"
+#include "tools/dlc/placement_report.h"
 #include "tools/dlc/run_util.h"
 
 namespace dlc::tool {
@@ -57,6 +59,7 @@ struct RunArgs {
   bool profile = false;
   int profileRuns = 20;
   std::string profileJson;
+  std::string placementReport;
 };
 
 std::string quotedNames(const std::vector<TensorInfo> &infos) {
@@ -378,6 +381,19 @@ Status runModel(const RunArgs &args) {
       given.push_back({in.name, inputs[in.name]});
     DLC_RETURN_IF_ERROR(writeTensors(args.saveInputs, given, "--save-inputs"));
   }
+  if (!args.placementReport.empty()) {
+    const bool gpu = session.backend() == Backend::kGpu;
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const auto &[name, t] : inputs)
+      shapes.emplace(name, t.shape());
+    DLC_ASSIGN_OR_RETURN(DimBindings runDims, bindInputShapes(model.graph(), shapes));
+    DLC_ASSIGN_OR_RETURN(auto placed,
+                         placedGraphForReport(model.graph(), runDims, gpu, args.noCpuFallback));
+    DLC_RETURN_IF_ERROR(writePlacementReport(
+        *placed, args.placementReport,
+        gpu ? "placement report (the GPU pipeline up to insert-copies):"
+            : "placement report (the CPU reference backend runs every node):"));
+  }
   auto firstStart = std::chrono::steady_clock::now();
   DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, session.runOrdered(inputs));
   const double firstRun =
@@ -451,6 +467,11 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--no-cpu-fallback", args->noCpuFallback,
                 "GPU: fail when a node has no GPU kernel instead of running it on the CPU");
   cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
+  cmd->add_flag("--placement-report{-}", args->placementReport,
+                "Print where each node runs and why (name, op, requested and assigned device, "
+                "colocation group, reason) to stderr before the first run: on the GPU as the "
+                "GPU pipeline places it, on the CPU every node on cpu; "
+                "--placement-report=FILE.json writes it as JSON");
   cmd->add_option("-O", args->optLevel,
                   "Load pipeline level: 0 infer-shapes only, 1 (default) the cleanup "
                   "(`dlc opt --print-pipeline`)")

@@ -173,6 +173,46 @@ TEST(LowerPlan, EditingThePrintedPlanMovesTheProgramsBuffers) {
   EXPECT_EQ(b.arenaBytes, a.arenaBytes + 1024);
 }
 
+TEST(LowerPlan, CopiesBetweenDevicesAreAliasesOfTheirInput) {
+  // A GPU backend without cumsum: it runs on the CPU, and insert-copies puts a copy of %y on
+  // the edge. The copy launches nothing and makes no host step: the host step of cumsum reads
+  // %y's own arena buffer (the runtime stages it to the host).
+  std::ostringstream sink;
+  jit::JitOptions jo;
+  jo.pipeline.out = &sink;
+  jo.pipeline.err = &sink;
+  jo.pipeline.gpuSupport = [](const Node &n, std::string *why) {
+    if (n.op() == Op::kCumSum) {
+      *why = "no cumsum here";
+      return false;
+    }
+    return codegen::gpuSupports(n, why);
+  };
+  auto g = jit::prepareForGpu(*model(), {}, jo);
+  ASSERT_TRUE(g) << g.status().message();
+  const Value *copy = (*g)->findValue("y.to_cpu");
+  ASSERT_NE(copy, nullptr) << printGraph(**g);
+  EXPECT_EQ(copy->producer()->op(), Op::kCopy);
+  EXPECT_EQ(copy->producer()->device(), Device::cpu());
+  EXPECT_NE(sink.str().find("1 Copy node was added to the graph: 1 to cpu"), std::string::npos)
+      << sink.str();
+  auto layout = readArenaLayout(**g);
+  ASSERT_TRUE(layout) << layout.status().message();
+  codegen::LowerOptions lo;
+  lo.compile = false;
+  auto p = codegen::lowerToProgram(**g, lo);
+  ASSERT_TRUE(p) << p.status().message();
+  int hostSteps = 0;
+  for (const rt::Step &s : p->steps)
+    if (const auto *h = std::get_if<rt::HostStep>(&s)) {
+      ++hostSteps;
+      EXPECT_EQ(h->origin, "node of op CumSum");
+      ASSERT_EQ(h->inputs.size(), 1u);
+      EXPECT_EQ(static_cast<int64_t>(h->inputs[0].offset), layout->offsetOf((*g)->findValue("y")));
+    }
+  EXPECT_EQ(hostSteps, 1);
+}
+
 TEST(LowerPlan, MissingOrBrokenPlansAreRefused) {
   const std::string text = plannedText();
   codegen::LowerOptions lo;

@@ -54,7 +54,7 @@ TEST(PipelineParse, EmptyBracesAreNoOptions) {
 TEST(PipelineParse, UnknownPass) {
   EXPECT_EQ(parseError("infer-shapes,foo"),
             "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
-            "fold-batchnorm, place-devices, fuse, plan-memory");
+            "fold-batchnorm, place-devices, insert-copies, fuse, plan-memory");
 }
 
 TEST(PipelineParse, BadOptionValue) {
@@ -140,13 +140,13 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
   EXPECT_EQ(dce, 1);
   EXPECT_EQ(gpu->passes.back().name, "plan-memory");
   EXPECT_EQ(jit::gpuPipeline({.strictPlacement = true, .reuseMemory = false}),
-            "infer-shapes,fold-batchnorm,fold-constants,dce,place-devices{gpu=true,strict=true},"
-            "fuse,plan-memory{reuse=false}");
+            "infer-shapes,fold-batchnorm,fold-constants,dce,place-devices{gpu=true,gpus=1,"
+            "strict=true},insert-copies,fuse,plan-memory{reuse=false}");
 }
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 9u);
+  ASSERT_EQ(passes.size(), 10u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);
