@@ -252,3 +252,32 @@ CASES += [
          rtol=0, atol=0),
     Case("nn_fake_quant_bad", "nn_fake_quant_bad", error="min (1) must be smaller than max (-1)"),
 ]
+
+
+def _graph_consts(stem):
+    """The float Const nodes of a tests/tf/graphs .pbtxt, by name (for graphs with weights)."""
+    import os
+    import re
+    text = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "graphs", stem + ".pbtxt")).read()
+    out = {}
+    for m in re.finditer(r'name: "([^"]+)"\n  op: "Const"\n.*?tensor_shape \{([^}]*(?:\}[^}]*)*?)\} (float_val[^}]*)\}', text, re.S):
+        dims = [int(d) for d in re.findall(r"size: (\d+)", m.group(2))]
+        vals = [float(v) for v in re.findall(r"float_val: ([-0-9.e]+)", m.group(3))]
+        out[m.group(1)] = np.array(vals, f32).reshape(dims)
+    return out
+
+
+def resnet_block(x):
+    k = _graph_consts("nn_resnet_block")
+
+    def bn(t, p):
+        return (t - k[p + "mean"]) / np.sqrt(k[p + "var"] + f32(0.001)) * k[p + "scale"] + k[p + "offset"]
+    h = np.maximum(bn(conv_nd(x, k["w1"], [1, 1], "SAME"), "bn1_"), 0)
+    h = bn(conv_nd(h, k["w2"], [1, 1], "SAME"), "bn2_") + k["bias"]
+    return {"out": np.maximum(h, 0).astype(f32)}
+
+
+CASES += [
+    Case("nn_resnet_block", "nn_resnet_block", {"x": rand(1, 5, 5, 3)}, resnet_block,
+         rtol=1e-4, atol=1e-5),
+]
