@@ -11,14 +11,23 @@
 //                                                                     or allowzero=1)
 //   transpose(transpose(x, p1), p2)              -> transpose(x, p1 o p2), or x if identity
 //   squeeze(unsqueeze(x, a), a), a constant      -> x
+//   op(transpose(x, p), y...), op elementwise or broadcast, the transpose used only here
+//                                                -> transpose(op(x, y'...), p)
+//     where each other operand y takes p's inverse for free: y = transpose(y', p), one
+//     element, a constant (y' is its data padded to full rank and permuted), or a value a
+//     transpose by p's inverse already reads (y' is that transpose). Sinking never adds a
+//     node; it moves transposes toward the outputs, where inverse pairs meet and cancel.
+//     So NHWC imports, conv -> to_nhwc -> relu -> add(residual) -> to_nchw -> conv, keep
+//     transposes only at the graph's inputs and outputs.
 // Nodes are visited in order and the walk repeats until nothing changes, so longer chains
 // collapse fully. When a removed node's output is a graph output, the output keeps its public
 // name and now returns the replacement value.
 //
 // Before: types inferred (the no-op tests compare static types). After: none of the rewrites
 // above applies. Not done here: the inner node of a collapsed chain is left for dce; no
-// arithmetic identities (x*1, x+0); refusals of partly matching chains are reported under
-// --debug-only=simplify.
+// arithmetic identities (x*1, x+0); transposes are not hoisted toward the inputs, nor sunk
+// when their result has other uses or through non-elementwise ops (reductions, concat);
+// refusals of partly matching chains are reported under --debug-only=simplify.
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -26,6 +35,7 @@
 
 #include "ir/match.h"
 #include "passes/registry.h"
+#include "passes/util/transpose_sink.h"
 
 namespace dlc {
 
@@ -44,25 +54,6 @@ Node *producerWithOp(const Value *v, Op op) {
 
 bool sameStaticType(const Value *a, const Value *b) {
   return a && b && a->type() == b->type() && a->type().isKnown() && a->shape().isStatic();
-}
-
-/// The permutation a transpose applies: `perm`, or the reversal of its input's dims.
-std::optional<std::vector<int64_t>> transposePerm(const Node &n) {
-  std::optional<std::vector<int64_t>> perm = intsAttr(n, "perm");
-  if (!perm) {
-    const Value *in = n.input(0);
-    if (n.hasAttr("perm") || !in || !in->shape().isRanked())
-      return std::nullopt;
-    perm.emplace(static_cast<size_t>(in->shape().rank()));
-    std::iota(perm->rbegin(), perm->rend(), 0);
-  }
-  std::vector<bool> seen(perm->size(), false);
-  for (int64_t p : *perm) {
-    if (p < 0 || p >= static_cast<int64_t>(perm->size()) || seen[static_cast<size_t>(p)])
-      return std::nullopt; // malformed: the verifier reports it
-    seen[static_cast<size_t>(p)] = true;
-  }
-  return perm;
 }
 
 bool isIdentityPerm(const std::vector<int64_t> &perm) {
@@ -166,9 +157,7 @@ bool simplifySqueeze(Graph &g, Node *n, const PassOptions &options) {
   return forward(g, n, inner->input(0), options, "squeeze undoes unsqueeze");
 }
 
-bool simplifyNode(Graph &g, Node *n, const PassOptions &options) {
-  if (!n->hasInput(0) || !n->output(0))
-    return false;
+bool simplifyChain(Graph &g, Node *n, const PassOptions &options) {
   switch (n->op()) {
   case Op::kIdentity:
     return forward(g, n, n->input(0), options, "identity");
@@ -189,6 +178,12 @@ bool simplifyNode(Graph &g, Node *n, const PassOptions &options) {
   default:
     return false;
   }
+}
+
+bool simplifyNode(Graph &g, Node *n, const PassOptions &options) {
+  if (!n->hasInput(0) || !n->output(0))
+    return false;
+  return simplifyChain(g, n, options) || sinkTranspose(g, n, options);
 }
 
 class Simplify : public Pass {

@@ -156,7 +156,12 @@ EvalResult evalDynamicQuantizeLinear(const Node &node, const std::vector<Tensor>
 /// FakeQuant with TensorFlow's arithmetic (fake_quant_ops_functor.h), in float as TensorFlow
 /// computes it: min/max are nudged so that 0 is exactly representable, x is clamped to the
 /// nudged range and rounded to the nearest of the 2^num_bits (minus one with narrow_range)
-/// levels. Per channel, min and max hold one entry per element of x's last dimension.
+/// levels. The result is (level - zero level) * scale, so 0 comes out as exactly 0 (level *
+/// scale + nudged min would leave a rounding residue). A channel whose min and max are both 0
+/// is all zeros, as in TensorFlow. Per channel, min and max hold one entry per element of x's
+/// last dimension. (TensorFlow's per-tensor Vars kernel divides by the scale where the others
+/// multiply by its inverse, computed from min/max: this multiplies, as Args and PerChannel do;
+/// the two can differ by one level only where a value lies exactly on a rounding boundary.)
 EvalResult evalFakeQuant(const Node &node, const std::vector<Tensor> &in) {
   DLC_RETURN_IF_ERROR(checkInputs(in, 3));
   if (!isFloat(in[0].dtype()))
@@ -175,11 +180,16 @@ EvalResult evalFakeQuant(const Node &node, const std::vector<Tensor> &in) {
   const float quantMin = node.getInt("narrow_range") ? 1.0f : 0.0f;
   const float quantMax = static_cast<float>((int64_t{1} << bits) - 1);
   struct Nudged {
-    float min, max, scale, invScale;
+    float min, max, scale, invScale, zeroLevel;
+    bool zero; // min = max = 0: the output is 0
   };
   std::vector<Nudged> params;
   for (int64_t c = 0; c < lo.numElements(); ++c) {
     const float mn = lo.data<float>()[c], mx = hi.data<float>()[c];
+    if (mn == 0.0f && mx == 0.0f) {
+      params.push_back({0, 0, 0, 0, 0, true});
+      continue;
+    }
     if (!(mn < mx))
       return invalidArgument("min ({}) must be smaller than max ({})", mn, mx);
     const float scale = (mx - mn) / (quantMax - quantMin);
@@ -187,16 +197,19 @@ EvalResult evalFakeQuant(const Node &node, const std::vector<Tensor> &in) {
     const float zero = zeroFromMin < quantMin   ? quantMin
                        : zeroFromMin > quantMax ? quantMax
                                                 : std::round(zeroFromMin);
-    params.push_back({(quantMin - zero) * scale, (quantMax - zero) * scale, scale,
-                      (quantMax - quantMin) / (mx - mn)});
+    const float nudgedMin = (quantMin - zero) * scale, invScale = (quantMax - quantMin) / (mx - mn);
+    params.push_back({nudgedMin, (quantMax - zero) * scale, scale, invScale,
+                      std::floor(-nudgedMin * invScale + 0.5f), false});
   }
   Tensor out = Tensor::zeros(in[0].dtype(), in[0].shape());
   const float *a = x.data<float>();
   for (int64_t i = 0; i < x.numElements(); ++i) {
     const Nudged &p = params[params.size() == 1 ? 0 : static_cast<size_t>(i % channels)];
+    if (p.zero)
+      continue;
     const float clamped = std::max(std::min(a[i], p.max), p.min);
-    const float level = std::floor((clamped - p.min) * p.invScale + 0.5f);
-    storeFloat(out, i, static_cast<double>(level * p.scale + p.min));
+    const float level = std::floor((clamped - p.min) * p.invScale - p.zeroLevel + 0.5f);
+    storeFloat(out, i, static_cast<double>(level * p.scale));
   }
   return std::vector<Tensor>{out};
 }

@@ -1,0 +1,145 @@
+#include "passes/util/transpose_sink.h"
+
+#include <cstring>
+#include <numeric>
+
+#include "ir/match.h"
+
+namespace dlc {
+
+std::optional<std::vector<int64_t>> transposePerm(const Node &n) {
+  std::optional<std::vector<int64_t>> perm = intsAttr(n, "perm");
+  if (!perm) {
+    const Value *in = n.input(0);
+    if (n.hasAttr("perm") || !in || !in->shape().isRanked())
+      return std::nullopt;
+    perm.emplace(static_cast<size_t>(in->shape().rank()));
+    std::iota(perm->rbegin(), perm->rend(), 0);
+  }
+  std::vector<bool> seen(perm->size(), false);
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm->size()) || seen[static_cast<size_t>(p)])
+      return std::nullopt; // malformed: the verifier reports it
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return perm;
+}
+
+namespace {
+
+/// The transpose producing `v` when its permutation is `perm`.
+Node *transposeWithPerm(const Value *v, const std::vector<int64_t> &perm) {
+  Node *p = v && v->producer() && v->producer()->op() == Op::kTranspose ? v->producer() : nullptr;
+  return p && transposePerm(*p) == perm ? p : nullptr;
+}
+
+/// `t` broadcast to `rank` (leading 1s), then transposed by `perm`.
+Tensor permuted(const Tensor &t, const std::vector<int64_t> &perm) {
+  const size_t rank = perm.size();
+  std::vector<int64_t> in(rank - static_cast<size_t>(t.rank()), 1);
+  in.insert(in.end(), t.shape().begin(), t.shape().end());
+  std::vector<int64_t> out(rank), inStrides(rank, 1);
+  for (size_t i = rank; i-- > 1;)
+    inStrides[i - 1] = inStrides[i] * in[i];
+  for (size_t i = 0; i < rank; ++i)
+    out[i] = in[static_cast<size_t>(perm[i])];
+  Tensor r = Tensor::zeros(t.dtype(), out);
+  const size_t elem = static_cast<size_t>(dtypeSize(t.dtype()));
+  const auto *src = static_cast<const uint8_t *>(t.raw());
+  auto *dst = static_cast<uint8_t *>(r.mutableRaw());
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t k = 0; k < r.numElements(); ++k) {
+    int64_t from = 0;
+    for (size_t i = 0; i < rank; ++i)
+      from += idx[i] * inStrides[static_cast<size_t>(perm[i])];
+    std::memcpy(dst + static_cast<size_t>(k) * elem, src + static_cast<size_t>(from) * elem, elem);
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < out[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+  return r;
+}
+
+bool isOneElement(const Value *v) {
+  const Shape &s = v->shape();
+  if (!s.isRanked())
+    return false;
+  for (int64_t d = 0; d < s.rank(); ++d)
+    if (!s[d].isKnown() || s[d].value() != 1)
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool sinkTranspose(Graph &g, Node *n, const PassOptions &options) {
+  const FusionKind kind = n->def().fusion;
+  if ((kind != FusionKind::kElementwise && kind != FusionKind::kBroadcast) ||
+      n->numOutputs() != 1 || !n->output(0)->shape().isRanked())
+    return false;
+  const int64_t rank = n->output(0)->shape().rank();
+  // The transpose to sink: a single-use operand transpose of the output's rank.
+  std::optional<std::vector<int64_t>> perm;
+  for (Value *in : n->inputs()) {
+    Node *t =
+        in && in->producer() && in->producer()->op() == Op::kTranspose ? in->producer() : nullptr;
+    if (t && in->uses().size() == 1 && !g.isOutput(in) && (perm = transposePerm(*t)) &&
+        static_cast<int64_t>(perm->size()) == rank)
+      break;
+    perm.reset();
+  }
+  if (!perm)
+    return false;
+  std::vector<int64_t> inverse(perm->size());
+  for (size_t i = 0; i < perm->size(); ++i)
+    inverse[static_cast<size_t>((*perm)[i])] = static_cast<int64_t>(i);
+
+  std::vector<Value *> inputs;
+  std::vector<Node *> reused;
+  for (Value *in : n->inputs()) {
+    if (!in || isOneElement(in)) {
+      inputs.push_back(in);
+    } else if (Node *t = transposeWithPerm(in, *perm)) {
+      inputs.push_back(t->input(0));
+    } else if (in->isConstant() && in->shape().isRanked() && in->shape().rank() <= rank) {
+      inputs.push_back(
+          g.addConstant(g.uniqueName(in->name() + ".permuted"), permuted(in->constant(), inverse)));
+    } else {
+      Node *existing = nullptr;
+      for (const Use &u : in->uses())
+        if (u.node->op() == Op::kTranspose && transposePerm(*u.node) == inverse)
+          existing = u.node;
+      if (!existing) {
+        options.debugf("{}: transpose not sunk: operand '{}' would need a new transpose",
+                       n->describe(), in->name());
+        return false;
+      }
+      reused.push_back(existing);
+      inputs.push_back(existing->output(0));
+    }
+  }
+  Node *inner = g.createNode(n->op(), inputs, 1, n->name(), n);
+  for (const auto &[k, v] : n->attrs())
+    inner->setAttr(k, v);
+  inner->setDevice(n->device());
+  const Shape &out = n->output(0)->shape();
+  std::vector<Dim> dims(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i)
+    dims[static_cast<size_t>((*perm)[static_cast<size_t>(i)])] = out[i];
+  inner->output(0)->setType(TensorType(n->output(0)->dtype(), Shape(std::move(dims))));
+  Node *t = g.createNode(Op::kTranspose, {inner->output(0)}, 1, n->name() + "/transpose", n);
+  t->setAttr("perm", Attribute(*perm));
+  t->setDevice(n->device());
+  t->output(0)->setType(n->output(0)->type());
+  options.debugf("{}: transpose sunk below it", n->describe());
+  replaceNode(g, n, {t->output(0)});
+  // A reused inverse transpose may come after n; it reads an operand of n, so sorting
+  // always succeeds.
+  if (!reused.empty())
+    DLC_CHECK(g.topologicalSort().isOk(), "sinking a transpose made a cycle");
+  return true;
+}
+
+} // namespace dlc

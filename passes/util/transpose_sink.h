@@ -1,0 +1,26 @@
+// Moving transposes through elementwise ops (simplify's layout rewrites).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/pass.h"
+
+namespace dlc {
+
+/// The permutation a transpose applies: `perm`, or the reversal of its input's dims; nullopt
+/// when it is unknown or malformed.
+std::optional<std::vector<int64_t>> transposePerm(const Node &n);
+
+/// Sinks a transpose below the elementwise or broadcast node `n`:
+///   op(transpose(a, p), b, ...) -> transpose(op(a, b', ...), p)
+/// when the transpose's output has no other use and every other operand b can take the
+/// inverse permutation for free: a transpose with the same p (b' is its input), a value that
+/// broadcasting cannot tell from its permutation (one element), a constant (b' is permuted
+/// data, padded to the full rank) or a value some transpose already permutes by p's inverse
+/// (b' is that transpose). The node count does not grow and the transpose moves toward the
+/// outputs, where it can meet its inverse. Returns whether `n` was rewritten.
+bool sinkTranspose(Graph &g, Node *n, const PassOptions &options);
+
+} // namespace dlc
