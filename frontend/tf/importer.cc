@@ -14,6 +14,7 @@
 #include "frontend/tf/import_graph.h"
 #include "frontend/tf/refusals.h"
 #include "frontend/tf/tensor_proto.h"
+#include "ir/annotations/placement.h"
 
 namespace dlc::tf {
 
@@ -41,15 +42,15 @@ void annotatePlacement(const tfproto::NodeDef &def, const std::vector<Node *> &b
         colocate.push_back(s.substr(5));
   for (Node *n : built) {
     if (!def.device().empty())
-      n->setAttr("place.request", Attribute(def.device()));
+      n->setAttr(std::string(kPlaceRequestAttr), Attribute(def.device()));
     if (!colocate.empty())
-      n->setAttr("place.colocate", Attribute(colocate));
+      n->setAttr(std::string(kPlaceColocateAttr), Attribute(colocate));
     std::vector<int64_t> refs;
     for (int i = 0; i < n->numInputs(); ++i)
       if (n->input(i) && refValues.count(n->input(i)))
         refs.push_back(i);
     if (!refs.empty())
-      n->setAttr("place.ref_inputs", Attribute(refs));
+      n->setAttr(std::string(kPlaceRefInputsAttr), Attribute(refs));
   }
 }
 
@@ -192,8 +193,24 @@ Status ImportGraph::addOutputs(Graph &g, const std::vector<int> &outputNodes,
 }
 
 void ImportGraph::warnAboutRandomOps(const Graph &g) {
+  // Only random nodes the outputs depend on: a folded dropout mask leaves its RandomUniform
+  // behind, unused, for dce.
+  std::unordered_set<const Node *> used;
+  std::vector<const Node *> work;
+  for (const Graph::Output &o : g.outputs())
+    if (o.value->isNodeOutput())
+      work.push_back(o.value->producer());
+  while (!work.empty()) {
+    const Node *n = work.back();
+    work.pop_back();
+    if (!used.insert(n).second)
+      continue;
+    for (const Value *v : n->inputs())
+      if (v && v->isNodeOutput())
+        work.push_back(v->producer());
+  }
   for (const Node *n : g.nodes())
-    if (n->def().random)
+    if (n->def().random && used.count(n))
       spdlog::warn("{}: a random op stays in the graph (a dropout whose keep_prob is not a "
                    "constant 1?): results differ from run to run",
                    n->describe());

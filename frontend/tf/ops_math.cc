@@ -6,6 +6,7 @@
 // (the IR's Mod needs fmod=1 for floats), Rsqrt is 1/sqrt, SquaredDifference is (x-y)^2. TF's
 // reductions with an empty axis list reduce nothing (noop_with_empty_axes=1).
 #include "frontend/tf/convert.h"
+#include "frontend/tf/ops_nn.h"
 
 namespace dlc::tf::detail {
 
@@ -116,6 +117,16 @@ Status floorMod(NodeConverter &c) {
   }
   c.setOutputs({out});
   return Status::ok();
+}
+
+/// Floor, or the constant a dropout mask floors to when keep_prob is 1 (ops_nn.h).
+Status floorOp(NodeConverter &c) {
+  DLC_ASSIGN_OR_RETURN(Value * folded, foldDropoutMask(c));
+  if (folded) {
+    c.setOutputs({folded});
+    return Status::ok();
+  }
+  return direct<Op::kFloor>(c);
 }
 
 /// TruncateDiv: integer division rounding toward zero (TensorFlow defines it for integers).
@@ -269,7 +280,7 @@ std::vector<ConverterRow> mathConverters() {
       {"Square", 1, 1, square},
       {"Reciprocal", 1, 1, direct<Op::kReciprocal>},
       {"Inv", 1, 1, direct<Op::kReciprocal>},
-      {"Floor", 1, 1, direct<Op::kFloor>},
+      {"Floor", 1, 1, floorOp},
       {"Ceil", 1, 1, direct<Op::kCeil>},
       {"Round", 1, 1, direct<Op::kRound>}, // half to even, as the IR's Round
       {"Sign", 1, 1, direct<Op::kSign>},

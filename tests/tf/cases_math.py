@@ -79,3 +79,10 @@ CASES = [
          inputs={"x": lambda r: f32(r.standard_normal((2, 3, 4)))},
          expect=_reduce, rtol=1e-5, atol=1e-5),
 ]
+
+CASES += [
+    # keep_prob 1: the mask folds to ones (no random op left), the output is x exactly.
+    Case("math_dropout_folded", "math_dropout",
+         inputs={"x": lambda r: f32(r.standard_normal((2, 3)))},
+         expect=lambda x: {"dropout/mul": x}, rtol=0, atol=0),
+]
