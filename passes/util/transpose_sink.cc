@@ -74,6 +74,25 @@ bool isOneElement(const Value *v) {
 
 } // namespace
 
+/// Whether a transpose by `inverse` reads `v`, or reads the result of elementwise ops applied
+/// to it: then sinking a transpose below v's producer lets the two meet and cancel. Without
+/// such a meeting, sinking only moves the transpose, and a transpose that stays after an
+/// elementwise op costs a kernel where one before it had the op as its fused epilogue.
+bool reachesInverse(const Value *v, const std::vector<int64_t> &inverse, int depth = 0) {
+  if (depth > 32)
+    return false;
+  for (const Use &u : v->uses()) {
+    const Node *c = u.node;
+    if (c->op() == Op::kTranspose && transposePerm(*c) == inverse)
+      return true;
+    const FusionKind kind = c->def().fusion;
+    if ((kind == FusionKind::kElementwise || kind == FusionKind::kBroadcast) &&
+        c->numOutputs() == 1 && c->output(0) && reachesInverse(c->output(0), inverse, depth + 1))
+      return true;
+  }
+  return false;
+}
+
 bool sinkTranspose(Graph &g, Node *n, const PassOptions &options) {
   const FusionKind kind = n->def().fusion;
   if ((kind != FusionKind::kElementwise && kind != FusionKind::kBroadcast) ||
@@ -95,6 +114,11 @@ bool sinkTranspose(Graph &g, Node *n, const PassOptions &options) {
   std::vector<int64_t> inverse(perm->size());
   for (size_t i = 0; i < perm->size(); ++i)
     inverse[static_cast<size_t>((*perm)[i])] = static_cast<int64_t>(i);
+  if (!reachesInverse(n->output(0), inverse)) {
+    options.debugf("{}: transpose not sunk: no inverse transpose below it to cancel with",
+                   n->describe());
+    return false;
+  }
 
   std::vector<Value *> inputs;
   std::vector<Node *> reused;

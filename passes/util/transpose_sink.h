@@ -19,8 +19,10 @@ std::optional<std::vector<int64_t>> transposePerm(const Node &n);
 /// inverse permutation for free: a transpose with the same p (b' is its input), a value that
 /// broadcasting cannot tell from its permutation (one element), a constant (b' is permuted
 /// data, padded to the full rank) or a value some transpose already permutes by p's inverse
-/// (b' is that transpose). The node count does not grow and the transpose moves toward the
-/// outputs, where it can meet its inverse. Returns whether `n` was rewritten.
+/// (b' is that transpose). Only when a transpose by the inverse permutation reads n's result
+/// (directly or through more elementwise ops), so that the two will cancel: a transpose
+/// that merely moves past an elementwise op would lose it as its fused epilogue. The node
+/// count does not grow. Returns whether `n` was rewritten.
 bool sinkTranspose(Graph &g, Node *n, const PassOptions &options);
 
 } // namespace dlc

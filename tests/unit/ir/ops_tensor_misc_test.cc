@@ -10,37 +10,14 @@ namespace {
 constexpr DType kF32 = DType::kF32, kI64 = DType::kI64;
 
 TEST(TensorOpTable, EveryOpHasOneRowWithInference) {
-  const std::vector<Op> ops = {Op::kCompress,
-                               Op::kConcat,
-                               Op::kConstantOfShape,
-                               Op::kDepthToSpace,
-                               Op::kExpand,
-                               Op::kEyeLike,
-                               Op::kFlatten,
-                               Op::kGather,
-                               Op::kGatherElements,
-                               Op::kGatherND,
-                               Op::kIdentity,
-                               Op::kNonZero,
-                               Op::kOneHot,
-                               Op::kPad,
-                               Op::kRange,
-                               Op::kReshape,
-                               Op::kReverseSequence,
-                               Op::kScatterElements,
-                               Op::kScatterND,
-                               Op::kShape,
-                               Op::kSize,
-                               Op::kSlice,
-                               Op::kSpaceToDepth,
-                               Op::kSplit,
-                               Op::kSqueeze,
-                               Op::kTile,
-                               Op::kTranspose,
-                               Op::kTrilu,
-                               Op::kUnique,
-                               Op::kUnsqueeze,
-                               Op::kCenterCropPad};
+  const std::vector<Op> ops = {
+      Op::kCompress,  Op::kConcat,       Op::kConstantOfShape, Op::kDepthToSpace,    Op::kExpand,
+      Op::kEyeLike,   Op::kFlatten,      Op::kGather,          Op::kGatherElements,  Op::kGatherND,
+      Op::kIdentity,  Op::kCopy,         Op::kNonZero,         Op::kOneHot,          Op::kPad,
+      Op::kRange,     Op::kReshape,      Op::kReverseSequence, Op::kScatterElements, Op::kScatterND,
+      Op::kShape,     Op::kSize,         Op::kSlice,           Op::kSpaceToDepth,    Op::kSplit,
+      Op::kSqueeze,   Op::kTile,         Op::kTranspose,       Op::kTrilu,           Op::kUnique,
+      Op::kUnsqueeze, Op::kCenterCropPad};
   std::vector<OpDef> rows = ops::tensorOps();
   ASSERT_EQ(rows.size(), ops.size());
   for (Op op : ops) {
