@@ -32,8 +32,14 @@ std::string tensorName(const std::string &node, int k) {
 }
 
 /// Sets the placement annotations (ir/annotations/placement.h) on the nodes built for `def`.
-void annotatePlacement(const tfproto::NodeDef &def, const std::vector<Node *> &built,
-                       const std::unordered_set<const Value *> &refValues) {
+Status annotatePlacement(const tfproto::NodeDef &def, const std::vector<Node *> &built,
+                         const std::unordered_set<const Value *> &refValues) {
+  if (!def.device().empty()) {
+    // Checked here too, so that every command (not only those that place) refuses it.
+    auto spec = parseDeviceSpec(def.device());
+    if (!spec)
+      return invalidArgument("node '{}' ({}): {}", def.name(), def.op(), spec.status().message());
+  }
   std::vector<std::string> colocate;
   auto cls = def.attr().find("_class");
   if (cls != def.attr().end() && cls->second.value_case() == tfproto::AttrValue::kList)
@@ -52,6 +58,7 @@ void annotatePlacement(const tfproto::NodeDef &def, const std::vector<Node *> &b
     if (!refs.empty())
       n->setAttr(std::string(kPlaceRefInputsAttr), Attribute(refs));
   }
+  return Status::ok();
 }
 
 /// Whether the node's element type attribute is a reference type (its outputs are refs).
@@ -139,7 +146,7 @@ Expected<std::unique_ptr<Graph>> ImportGraph::build(const ImportOptions &opts) {
       NodeConverter c(*g, def, std::move(in), shapeValues);
       DLC_RETURN_IF_ERROR(c.checkInputCount(row->minInputs, row->maxInputs));
       DLC_RETURN_IF_ERROR(row->convert(c));
-      annotatePlacement(def, c.built(), refValues);
+      DLC_RETURN_IF_ERROR(annotatePlacement(def, c.built(), refValues));
       for (const std::string &w : c.warnings())
         warnings.push_back(w);
       std::unordered_set<const Node *> mine(c.built().begin(), c.built().end());
