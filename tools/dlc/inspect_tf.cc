@@ -6,6 +6,7 @@
 
 #include "frontend/tf/importer.h"
 #include "tools/dlc/commands.h"
+#include "tools/dlc/placement_report.h"
 
 namespace dlc::tool {
 
@@ -14,6 +15,21 @@ int inspectTfGraph(const std::string &path, bool text, bool json) {
   if (!sumOr)
     return reportError(sumOr.status());
   const tf::GraphSummary &s = *sumOr;
+  // Nodes per device after import (dlc's nodes, not TensorFlow's): requested, and as
+  // place-devices assigns them with the fake GPU, when the graph imports.
+  std::optional<DeviceCounts> devices;
+  std::string devicesNote;
+  if (s.refused.empty()) {
+    tf::ImportOptions io;
+    io.text = text;
+    auto graph = tf::importFile(path, io);
+    if (graph)
+      devices = countNodesPerDevice(**graph);
+    else
+      devicesNote = graph.status().message();
+  } else {
+    devicesNote = "the graph has refused ops";
+  }
   int64_t paramCount = 0, paramBytes = 0;
   for (const auto &[dt, p] : s.params) {
     paramCount += p.count;
@@ -40,6 +56,15 @@ int inspectTfGraph(const std::string &path, bool text, bool json) {
     for (const auto &r : s.refused)
       j["refused"].push_back(
           {{"op", r.opType}, {"count", r.count}, {"nodes", r.nodes}, {"reason", r.reason}});
+    if (devices) {
+      j["placement"]["requested"] = devices->requested;
+      j["placement"]["assigned"] = devices->assigned;
+      if (!devices->note.empty())
+        j["placement"]["note"] = devices->note;
+    } else {
+      j["placement"] = nullptr;
+      j["placement_note"] = devicesNote;
+    }
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -66,6 +91,20 @@ int inspectTfGraph(const std::string &path, bool text, bool json) {
   for (const auto &[dt, p] : s.params)
     std::cout << fmt::format("  {:<6} {:>12} {:>12}\n", dtypeName(dt), p.count,
                              humanBytes(p.bytes));
+  std::cout << "nodes per device (dlc's nodes after import):\n";
+  if (devices) {
+    std::string line;
+    for (const auto &[device, n] : devices->requested)
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
+    std::cout << "  requested: " << line << "\n";
+    line.clear();
+    for (const auto &[device, n] : devices->assigned)
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
+    std::cout << "  assigned (place-devices, a GPU that runs every op): "
+              << (devices->note.empty() ? line : "unknown (" + devices->note + ")") << "\n";
+  } else {
+    std::cout << "  unknown (" << devicesNote << ")\n";
+  }
   if (s.refused.empty()) {
     std::cout << "refused ops: none\n";
   } else {
