@@ -3,7 +3,8 @@
 # pipeline over it printing the IR after each pass, run it on random inputs (on the GPU when
 # there is one, else on the CPU reference backend), then ship it: compile it to a model library
 # (`dlc compile -o model.so`), install dlc into a prefix, build the host app (tools/host_app)
-# against the installed package, run the library from it and compare with `dlc run`.
+# against the installed package, run the library from it and compare with `dlc run`. Then the
+# same for the bundled TensorFlow GraphDef, models/tiny_cnn_tf.pb.
 #   scripts/demo.sh [MODEL [NAME=SIZE ...]]    (default: models/tiny_cnn.onnx N=1)
 # NAME=SIZE give the sizes of the model's symbolic input dims. Everything goes to build/demo/.
 set -euo pipefail
@@ -51,3 +52,23 @@ for f in "$demo"/host-out/*.npy; do
 done
 echo "== dlc run $model (same inputs) ${compare_args[*]}: the library against dlc run"
 "$dlc" run "$model" "${input_args[@]}" "${compare_args[@]}" --rtol 1e-3 --atol 1e-5
+echo
+# The same job on the bundled TensorFlow model: a frozen NHWC GraphDef, `.pb` told from ONNX
+# by its content, Placeholder 'image' with a -1 batch dim (the symbol image_d0).
+tf=models/tiny_cnn_tf.pb
+echo "== dlc inspect $tf (a TensorFlow frozen GraphDef)"
+"$dlc" inspect "$tf"
+echo
+echo "== dlc run $tf --random --dim image_d0=1 --save-inputs $demo/tf-inputs --output-dir $demo/tf-out"
+"$dlc" run "$tf" --random --dim image_d0=1 --save-inputs "$demo/tf-inputs" --output-dir "$demo/tf-out"
+echo
+echo "== dlc compile $tf --dim image_d0=1 -o $demo/model_tf.so"
+"$dlc" compile "$tf" --dim image_d0=1 -o "$demo/model_tf.so"
+echo
+echo "== host_app $demo/model_tf.so --input image=$demo/tf-inputs/image.npy --output-dir $demo/tf-host-out"
+"$demo/host_app/host_app" "$demo/model_tf.so" --input image="$demo/tf-inputs/image.npy" \
+  --output-dir "$demo/tf-host-out"
+echo
+echo "== dlc run $tf (same input) --compare probs=$demo/tf-host-out/probs.npy: the library against dlc run"
+"$dlc" run "$tf" --input image="$demo/tf-inputs/image.npy" \
+  --compare probs="$demo/tf-host-out/probs.npy" --rtol 1e-3 --atol 1e-5

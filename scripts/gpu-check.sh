@@ -11,12 +11,15 @@
 #   models      the bundled models with `dlc run --verify` (GPU against the reference backend)
 #   library     the bundled models compiled to model libraries (`dlc compile -o`), run from the
 #               host app (tests/dlc_host_app) on the GPU and compared with `dlc run`
+#   tf          the TensorFlow frontend on the GPU: the NumPy-checked op graphs, the 54 real
+#               TensorFlow graphs and the GraphDef/ONNX twins (tests/tf/; gpu-carry.sh carries
+#               the encoded graphs, the generated protobuf module and the twins to BUILD_DIR/tf)
 #   bench       tools/bench/gpu_bench.py: exported torchvision/transformers models, dlc against
 #               PyTorch, microbenchmarks, compile times (needs PyTorch)
 # Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
 set -uo pipefail
 build=$(cd "$1" && pwd); nodes=$2; out=$3; shift 3
-parts=("$@"); [[ ${#parts[@]} -gt 0 ]] || parts=(unit conformance sanitizer models library)
+parts=("$@"); [[ ${#parts[@]} -gt 0 ]] || parts=(unit conformance sanitizer models library tf)
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 export DLC_CACHE_DIR=${DLC_CACHE_DIR:-$out/../dlc-cache}
@@ -83,6 +86,13 @@ for part in "${parts[@]}"; do
         if '$build/tests/dlc_host_app' '$out'/mlp100.so --input x=\$x --device gpu --output-dir '$out'/mlp100-out; then
           echo 'UNEXPECTED: an sm_100-only library ran on this GPU'; exit 1
         else echo 'refused as expected (above)'; fi" ;;
+    tf)
+      run_part tf bash -c "
+        set -e
+        python3 '$root/tests/tf/check_ops.py' --dlc '$build/tools/dlc/dlc' --graphs '$build/tf/graphs' --device gpu
+        python3 '$root/tests/tf/check_nnfusion.py' --dlc '$build/tools/dlc/dlc' --pymod '$build/tf/py' --device gpu
+        python3 '$root/tests/tf/check_twins.py' --dlc '$build/tools/dlc/dlc' --workdir '$build/tf/twins' --no-generate --device gpu
+        '$build/tools/dlc/dlc' run '$root/models/tiny_cnn_tf.pb' --random --dim image_d0=4 --device gpu --verify" ;;
     bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" \
              --host-app "$build/tests/dlc_host_app" --out "$out" ;;
     *) echo "unknown part '$part'"; exit 2 ;;

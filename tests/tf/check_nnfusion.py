@@ -31,6 +31,10 @@ REFUSED = {
     "frozen_scattermin_graph": "the graph is not frozen",
 }
 
+# Graphs the GPU backend cannot run yet, and why (it needs static shapes).
+GPU_SKIP = {"frozen_reshape_placeholder_graph":
+            "the Reshape's target shape is a graph input: a data-dependent shape"}
+
 # Graphs that need more than random inputs: extra `dlc run` flags and fixed feeds.
 EXTRA_ARGS = {"frozen_reshape_placeholder_graph": ["--input-shape", "v3=3"]}
 FIXED_FEEDS = {"frozen_reshape_placeholder_graph": {"v3": np.array([2, 9, 1], np.int64)}}
@@ -324,7 +328,11 @@ def main():
     import graph_def_pb2 as pb2  # generated at build time from frontend/tf/graph_def.proto
     files = sorted(f for f in os.listdir(GRAPHS) if f.endswith(".pb"))
     failed = 0
-    for f in files:
+    for f in list(files):
+        if args.device == "gpu" and f[:-3] in GPU_SKIP:
+            print(f"skip {f}: {GPU_SKIP[f[:-3]]}")
+            files.remove(f)
+            continue
         msg = check(os.path.join(GRAPHS, f), args, pb2)
         print(f"{'FAIL' if msg else 'ok  '} {f}" + (f": {msg}" if msg else ""))
         failed += bool(msg)
