@@ -92,7 +92,8 @@ for part in "${parts[@]}"; do
         python3 '$root/tests/tf/check_ops.py' --dlc '$build/tools/dlc/dlc' --graphs '$build/tf/graphs' --device gpu
         python3 '$root/tests/tf/check_nnfusion.py' --dlc '$build/tools/dlc/dlc' --pymod '$build/tf/py' --device gpu
         python3 '$root/tests/tf/check_twins.py' --dlc '$build/tools/dlc/dlc' --workdir '$build/tf/twins' --no-generate --device gpu
-        '$build/tools/dlc/dlc' run '$root/models/tiny_cnn_tf.pb' --random --dim image_d0=4 --device gpu --verify" ;;
+        '$build/tools/dlc/dlc' run '$root/models/tiny_cnn_tf.pb' --random --dim image_d0=4 --device gpu --verify
+        '$build/tools/dlc/dlc' run '$build/tf/twins/twin_bert.pb' --random --device gpu --verify" ;;
     bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" \
              --host-app "$build/tests/dlc_host_app" --out "$out" ;;
     *) echo "unknown part '$part'"; exit 2 ;;

@@ -240,6 +240,103 @@ bool layerNorm(Rewriter &r, Node *div) {
   return true;
 }
 
+/// The node using `v` that is a binary `op` with `v` as one operand, the other operand in
+/// `other` (when v has several users, the first such).
+Node *binaryUser(const Value *v, Op op, Value *&other) {
+  for (const Use &u : v->uses())
+    if (u.node->op() == op && (other = otherOperand(*u.node, v)))
+      return u.node;
+  return nullptr;
+}
+
+/// TensorFlow's layer norm (tf.nn.moments + tf.nn.batch_normalization, as BERT writes it),
+/// rooted at the reciprocal square root (Rsqrt imports as Reciprocal(Sqrt)):
+///   mean = mean(x); var = mean((x - mean)^2); r = 1 / sqrt(var + eps); s = r * gamma
+///   y = x * s + (beta - mean * s)
+/// which is (x - mean) / sqrt(var + eps) * gamma + beta.
+bool tfLayerNorm(Rewriter &r, Node *recip) {
+  Graph &g = r.g;
+  Node *sqrt = producer(recip->input(0), Op::kSqrt);
+  Node *addEps = sqrt ? producer(sqrt->input(0), Op::kAdd) : nullptr;
+  if (!addEps)
+    return false;
+  Node *var = producer(addEps->input(0), Op::kReduceMean);
+  Value *eps = addEps->input(1);
+  if (!var) {
+    var = producer(addEps->input(1), Op::kReduceMean);
+    eps = addEps->input(0);
+  }
+  Node *square = var ? producer(var->input(0), Op::kMul) : nullptr;
+  if (!square || square->input(0) != square->input(1))
+    return false;
+  Node *sub = producer(square->input(0), Op::kSub);
+  Node *mean = sub ? producer(sub->input(1), Op::kReduceMean) : nullptr;
+  Value *x = sub ? sub->input(0) : nullptr;
+  if (!mean || mean->input(0) != x)
+    return false;
+  Value *gamma = nullptr, *beta = nullptr, *unused = nullptr;
+  Node *scale = soleUser(recip->output(0));
+  if (!scale || scale->op() != Op::kMul || !(gamma = otherOperand(*scale, recip->output(0))))
+    return false;
+  Node *xs = binaryUser(scale->output(0), Op::kMul, unused);
+  if (!xs || unused != x)
+    return false;
+  Node *ms = binaryUser(mean->output(0), Op::kMul, unused);
+  if (!ms || unused != scale->output(0))
+    return false;
+  Node *shift = soleUser(ms->output(0));
+  if (!shift || shift->op() != Op::kSub || shift->input(1) != ms->output(0))
+    return false;
+  beta = shift->input(0);
+  Node *out = soleUser(xs->output(0));
+  if (!out || out->op() != Op::kAdd || otherOperand(*out, xs->output(0)) != shift->output(0))
+    return false;
+  Match m;
+  m.nodes = {mean, sub, square, var, addEps, sqrt, recip, scale, xs, ms, shift, out};
+  std::sort(m.nodes.begin(), m.nodes.end(), [&](const Node *a, const Node *b) {
+    for (const Node *n : g.nodes()) { // graph order
+      if (n == a)
+        return n != b;
+      if (n == b)
+        return false;
+    }
+    return false;
+  });
+  std::optional<double> epsValue = scalarConstant(eps);
+  std::optional<std::vector<int64_t>> axes = keptReduceAxes(*mean);
+  const int64_t rank = x->shape().isRanked() ? x->shape().rank() : 0;
+  bool trailing = axes && !axes->empty() && axes->back() == rank - 1 &&
+                  axes->back() - axes->front() + 1 == static_cast<int64_t>(axes->size());
+  const int64_t axis = trailing ? axes->front() : 0;
+  auto param = [&](const Value *p) {
+    return p->dtype() == x->dtype() && p->shape().isRanked() && p->shape().rank() <= rank - axis &&
+           std::find(m.nodes.begin(), m.nodes.end(), p->producer()) == m.nodes.end();
+  };
+  if (!epsValue)
+    m.refuse("epsilon is not a scalar constant");
+  else if (!trailing || keptReduceAxes(*var) != axes)
+    m.refuse("the means are not over the same trailing axes with keepdims=1");
+  else if (!isFloat(x->dtype()))
+    m.refuse("x is not a float tensor");
+  else if (!param(gamma) || !param(beta))
+    m.refuse("the scale or offset varies along a dim that is not normalised");
+  else if (out->output(0)->shape() != x->shape())
+    m.refuse("the result does not have x's shape");
+  if (!m.refusal.empty() || !m.closed(out->output(0)) || !m.oneDevice()) {
+    r.options.debugf("{}: TensorFlow layer-norm pattern not rewritten: {}", recip->describe(),
+                     m.refusal);
+    return false;
+  }
+  Node *ln = g.createNode(Op::kLayerNormalization, {x, gamma, beta}, 1, out->name(), out);
+  ln->setAttr("axis", Attribute(axis));
+  ln->setAttr("epsilon", Attribute(static_cast<float>(*epsValue)));
+  r.options.debugf("{}: TensorFlow layer-norm pattern of {} nodes rewritten as "
+                   "LayerNormalization",
+                   out->describe(), m.nodes.size());
+  r.commit(m, out, ln);
+  return true;
+}
+
 /// x * 0.5 * (1 + erf(x / sqrt(2))) in its usual orderings, rooted at the erf.
 bool gelu(Rewriter &r, Node *erf) {
   const PassOptions &options = r.options;
@@ -333,6 +430,8 @@ int rewriteNormalizationPatterns(Graph &g, const PassOptions &options) {
       rewrites += layerNorm(r, n) || softmax(r, n);
     else if (n->op() == Op::kErf)
       rewrites += gelu(r, n);
+    else if (n->op() == Op::kReciprocal)
+      rewrites += tfLayerNorm(r, n);
   }
   return rewrites;
 }
