@@ -7,6 +7,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 
 namespace dlc::tf::detail {
@@ -26,6 +27,25 @@ public:
 
 private:
   std::string first_;
+};
+
+/// While alive, protobuf's log messages (it logs a string field that is not UTF-8 to stderr
+/// before failing the parse) are kept for the error instead of printed.
+class CaptureProtobufLog {
+public:
+  CaptureProtobufLog() : previous_(google::protobuf::SetLogHandler(&handle)) { first().clear(); }
+  ~CaptureProtobufLog() { google::protobuf::SetLogHandler(previous_); }
+  static std::string &first() {
+    static std::string message;
+    return message;
+  }
+
+private:
+  static void handle(google::protobuf::LogLevel, const char *, int, const std::string &message) {
+    if (first().empty())
+      first() = message;
+  }
+  google::protobuf::LogHandler *previous_;
 };
 
 } // namespace
@@ -48,10 +68,13 @@ Expected<tfproto::GraphDef> parseGraphDef(std::string_view bytes, bool text,
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t *>(bytes.data()),
                                             static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT32_MAX);
-  if (!graph.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+  CaptureProtobufLog log;
+  if (!graph.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+    std::string why = CaptureProtobufLog::first();
     return invalidArgument("{}: not a valid GraphDef: the protobuf data is truncated or corrupt "
-                           "({} bytes)",
-                           displayName, bytes.size());
+                           "({} bytes){}",
+                           displayName, bytes.size(), why.empty() ? "" : ": " + why);
+  }
   return graph;
 }
 
