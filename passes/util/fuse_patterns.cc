@@ -152,6 +152,39 @@ Tensor ones(const std::vector<int64_t> &shape, DType dtype) {
       .castTo(dtype);
 }
 
+/// var + eps under a sqrt, either operand order: the add, the variance (a ReduceMean) and eps.
+struct VarianceEps {
+  Node *addEps = nullptr;
+  Node *var = nullptr;
+  Value *eps = nullptr;
+};
+std::optional<VarianceEps> varianceUnderSqrt(const Node *sqrt) {
+  Node *addEps = sqrt ? producer(sqrt->input(0), Op::kAdd) : nullptr;
+  if (!addEps)
+    return std::nullopt;
+  for (int i : {0, 1})
+    if (Node *var = producer(addEps->input(i), Op::kReduceMean))
+      return VarianceEps{addEps, var, addEps->input(1 - i)};
+  return std::nullopt;
+}
+
+/// The checks both layer-norm patterns make on their means, epsilon and x; refusals go to
+/// `m`. Returns the first normalised axis (0 when refused).
+int64_t checkNormalization(Match &m, const Node &mean, const Node &var, const Value *x,
+                           const std::optional<double> &eps) {
+  std::optional<std::vector<int64_t>> axes = keptReduceAxes(mean);
+  const int64_t rank = x->shape().isRanked() ? x->shape().rank() : 0;
+  bool trailing = axes && !axes->empty() && axes->back() == rank - 1 &&
+                  axes->back() - axes->front() + 1 == static_cast<int64_t>(axes->size());
+  if (!eps)
+    m.refuse("epsilon is not a scalar constant");
+  else if (!trailing || keptReduceAxes(var) != axes)
+    m.refuse("the means are not over the same trailing axes with keepdims=1");
+  else if (!isFloat(x->dtype()))
+    m.refuse("x is not a float tensor");
+  return trailing ? axes->front() : 0;
+}
+
 /// x / sqrt(mean((x - mean(x))^2) + eps), then [* gamma] [+ beta], rooted at the div.
 bool layerNorm(Rewriter &r, Node *div) {
   Graph &g = r.g;
@@ -159,20 +192,12 @@ bool layerNorm(Rewriter &r, Node *div) {
   Value *d = div->input(0);
   Node *sqrt = producer(div->input(1), Op::kSqrt);
   Node *sub = producer(d, Op::kSub);
-  if (!sqrt || !sub)
+  std::optional<VarianceEps> ve = varianceUnderSqrt(sqrt);
+  Node *mean = sub ? producer(sub->input(1), Op::kReduceMean) : nullptr;
+  if (!ve || !mean)
     return false;
-  Node *addEps = producer(sqrt->input(0), Op::kAdd);
-  if (!addEps)
-    return false;
-  Node *var = producer(addEps->input(0), Op::kReduceMean);
-  Value *eps = addEps->input(1);
-  if (!var) {
-    var = producer(addEps->input(1), Op::kReduceMean);
-    eps = addEps->input(0);
-  }
-  Node *mean = producer(sub->input(1), Op::kReduceMean);
-  if (!var || !mean)
-    return false;
+  Node *addEps = ve->addEps, *var = ve->var;
+  Value *eps = ve->eps;
   Node *square = var->input(0) ? var->input(0)->producer() : nullptr;
   Value *x = sub->input(0);
   bool isSquare =
@@ -183,17 +208,8 @@ bool layerNorm(Rewriter &r, Node *div) {
     return false;
   m.nodes = {mean, sub, square, var, addEps, sqrt, div};
   std::optional<double> epsValue = scalarConstant(eps);
-  std::optional<std::vector<int64_t>> axes = keptReduceAxes(*mean);
   const int64_t rank = x->shape().isRanked() ? x->shape().rank() : 0;
-  bool trailing = axes && !axes->empty() && axes->back() == rank - 1 &&
-                  axes->back() - axes->front() + 1 == static_cast<int64_t>(axes->size());
-  if (!epsValue)
-    m.refuse("epsilon is not a scalar constant");
-  else if (!trailing || keptReduceAxes(*var) != axes)
-    m.refuse("the means are not over the same trailing axes with keepdims=1");
-  else if (!isFloat(x->dtype()))
-    m.refuse("x is not a float tensor");
-  const int64_t axis = trailing ? axes->front() : 0;
+  const int64_t axis = checkNormalization(m, *mean, *var, x, epsValue);
 
   // The optional affine part: its operand must vary only along the normalised axes.
   Node *last = div;
@@ -257,16 +273,11 @@ Node *binaryUser(const Value *v, Op op, Value *&other) {
 bool tfLayerNorm(Rewriter &r, Node *recip) {
   Graph &g = r.g;
   Node *sqrt = producer(recip->input(0), Op::kSqrt);
-  Node *addEps = sqrt ? producer(sqrt->input(0), Op::kAdd) : nullptr;
-  if (!addEps)
+  std::optional<VarianceEps> ve = varianceUnderSqrt(sqrt);
+  if (!ve)
     return false;
-  Node *var = producer(addEps->input(0), Op::kReduceMean);
-  Value *eps = addEps->input(1);
-  if (!var) {
-    var = producer(addEps->input(1), Op::kReduceMean);
-    eps = addEps->input(0);
-  }
-  Node *square = var ? producer(var->input(0), Op::kMul) : nullptr;
+  Node *addEps = ve->addEps, *var = ve->var;
+  Node *square = producer(var->input(0), Op::kMul);
   if (!square || square->input(0) != square->input(1))
     return false;
   Node *sub = producer(square->input(0), Op::kSub);
@@ -302,23 +313,15 @@ bool tfLayerNorm(Rewriter &r, Node *recip) {
     }
     return false;
   });
-  std::optional<double> epsValue = scalarConstant(eps);
-  std::optional<std::vector<int64_t>> axes = keptReduceAxes(*mean);
+  std::optional<double> epsValue = scalarConstant(ve->eps);
   const int64_t rank = x->shape().isRanked() ? x->shape().rank() : 0;
-  bool trailing = axes && !axes->empty() && axes->back() == rank - 1 &&
-                  axes->back() - axes->front() + 1 == static_cast<int64_t>(axes->size());
-  const int64_t axis = trailing ? axes->front() : 0;
+  const int64_t axis = checkNormalization(m, *mean, *var, x, epsValue);
   auto param = [&](const Value *p) {
     return p->dtype() == x->dtype() && p->shape().isRanked() && p->shape().rank() <= rank - axis &&
            std::find(m.nodes.begin(), m.nodes.end(), p->producer()) == m.nodes.end();
   };
-  if (!epsValue)
-    m.refuse("epsilon is not a scalar constant");
-  else if (!trailing || keptReduceAxes(*var) != axes)
-    m.refuse("the means are not over the same trailing axes with keepdims=1");
-  else if (!isFloat(x->dtype()))
-    m.refuse("x is not a float tensor");
-  else if (!param(gamma) || !param(beta))
+  // refuse() keeps the first reason: these only add one when the checks above found none.
+  if (!param(gamma) || !param(beta))
     m.refuse("the scale or offset varies along a dim that is not normalised");
   else if (out->output(0)->shape() != x->shape())
     m.refuse("the result does not have x's shape");

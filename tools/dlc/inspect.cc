@@ -200,16 +200,7 @@ int runInspect(const InspectArgs &args) {
   if (devices) {
     // Requested: as the model gives them; assigned: place-devices on a copy, with the fake GPU
     // of `dlc opt` (it runs every op): what the GPU pipeline would do before asking the backend.
-    std::cout << "nodes per device:\n";
-    std::string line;
-    for (const auto &[device, n] : devices->requested)
-      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
-    std::cout << "  requested: " << line << "\n";
-    line.clear();
-    for (const auto &[device, n] : devices->assigned)
-      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
-    std::cout << "  assigned (place-devices, a GPU that runs every op): "
-              << (devices->note.empty() ? line : "unknown (" + devices->note + ")") << "\n";
+    std::cout << "nodes per device:\n" << formatDeviceCounts(*devices);
   }
   return 0;
 }

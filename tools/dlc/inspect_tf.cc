@@ -93,15 +93,7 @@ int inspectTfGraph(const std::string &path, bool text, bool json) {
                              humanBytes(p.bytes));
   std::cout << "nodes per device (dlc's nodes after import):\n";
   if (devices) {
-    std::string line;
-    for (const auto &[device, n] : devices->requested)
-      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
-    std::cout << "  requested: " << line << "\n";
-    line.clear();
-    for (const auto &[device, n] : devices->assigned)
-      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
-    std::cout << "  assigned (place-devices, a GPU that runs every op): "
-              << (devices->note.empty() ? line : "unknown (" + devices->note + ")") << "\n";
+    std::cout << formatDeviceCounts(*devices);
   } else {
     std::cout << "  unknown (" << devicesNote << ")\n";
   }

@@ -158,4 +158,16 @@ DeviceCounts countNodesPerDevice(const Graph &g) {
   return counts;
 }
 
+std::string formatDeviceCounts(const DeviceCounts &counts) {
+  auto join = [](const std::map<std::string, int> &m) {
+    std::string line;
+    for (const auto &[device, n] : m)
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", device, n);
+    return line;
+  };
+  return fmt::format("  requested: {}\n  assigned (place-devices, a GPU that runs every op): {}\n",
+                     join(counts.requested),
+                     counts.note.empty() ? join(counts.assigned) : "unknown (" + counts.note + ")");
+}
+
 } // namespace dlc::tool

@@ -45,5 +45,7 @@ struct DeviceCounts {
   std::string note; // why `assigned` is empty, when placement failed
 };
 DeviceCounts countNodesPerDevice(const Graph &g);
+/// `dlc inspect`'s lines for them: "  requested: ..." and "  assigned (...): ...".
+std::string formatDeviceCounts(const DeviceCounts &counts);
 
 } // namespace dlc::tool
