@@ -93,7 +93,12 @@ for part in "${parts[@]}"; do
         python3 '$root/tests/tf/check_nnfusion.py' --dlc '$build/tools/dlc/dlc' --pymod '$build/tf/py' --device gpu
         python3 '$root/tests/tf/check_twins.py' --dlc '$build/tools/dlc/dlc' --workdir '$build/tf/twins' --no-generate --device gpu
         '$build/tools/dlc/dlc' run '$root/models/tiny_cnn_tf.pb' --random --dim image_d0=4 --device gpu --verify
-        '$build/tools/dlc/dlc' run '$build/tf/twins/twin_bert.pb' --random --device gpu --verify" ;;
+        '$build/tools/dlc/dlc' run '$build/tf/twins/twin_bert.pb' --random --device gpu --verify
+        # The bundled TensorFlow model as a model library, run from the host app on the GPU.
+        '$build/tools/dlc/dlc' compile '$root/models/tiny_cnn_tf.pb' --dim image_d0=1..8 -o '$out/tiny_cnn_tf.so'
+        '$build/tools/dlc/dlc' run '$root/models/tiny_cnn_tf.pb' --random --dim image_d0=4 --device cpu --save-inputs '$out/tf-in' >/dev/null
+        '$build/tests/dlc_host_app' '$out/tiny_cnn_tf.so' --input image='$out/tf-in/image.npy' --device gpu --output-dir '$out/tf-out'
+        '$build/tools/dlc/dlc' run '$root/models/tiny_cnn_tf.pb' --device cpu --input image='$out/tf-in/image.npy' --compare probs='$out/tf-out/probs.npy' --rtol 1e-3 --atol 1e-4 | grep compare" ;;
     bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" \
              --host-app "$build/tests/dlc_host_app" --out "$out" ;;
     *) echo "unknown part '$part'"; exit 2 ;;
