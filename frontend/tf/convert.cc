@@ -253,7 +253,7 @@ Expected<Value *> NodeConverter::cast(Value *v, DType to, std::string_view role)
 const ConverterRow *findConverter(std::string_view tfOp) {
   static const auto *table = [] {
     auto *t = new std::unordered_map<std::string_view, ConverterRow>();
-    for (auto rows : {mathConverters(), nnConverters(), arrayConverters()})
+    for (auto rows : {mathConverters(), nnConverters(), arrayConverters(), randomConverters()})
       for (const ConverterRow &r : rows)
         t->emplace(r.op, r);
     return t;

@@ -133,9 +133,10 @@ struct ConverterRow {
 };
 
 // The converter tables, one per file.
-std::vector<ConverterRow> mathConverters();  // ops_math.cc: elementwise, comparisons, reductions
-std::vector<ConverterRow> nnConverters();    // ops_nn.cc: conv, pooling, norms, activations
-std::vector<ConverterRow> arrayConverters(); // ops_array.cc: shapes and data movement
+std::vector<ConverterRow> mathConverters();   // ops_math.cc: elementwise, comparisons, reductions
+std::vector<ConverterRow> nnConverters();     // ops_nn.cc: conv, pooling, norms, activations
+std::vector<ConverterRow> arrayConverters();  // ops_array*.cc: shapes and data movement
+std::vector<ConverterRow> randomConverters(); // ops_random.cc: random sources
 
 /// The row for a TensorFlow op type, or nullptr.
 const ConverterRow *findConverter(std::string_view tfOp);

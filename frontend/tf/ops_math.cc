@@ -6,7 +6,7 @@
 // (the IR's Mod needs fmod=1 for floats), Rsqrt is 1/sqrt, SquaredDifference is (x-y)^2. TF's
 // reductions with an empty axis list reduce nothing (noop_with_empty_axes=1).
 #include "frontend/tf/convert.h"
-#include "frontend/tf/ops_nn.h"
+#include "frontend/tf/ops_random.h"
 
 namespace dlc::tf::detail {
 
@@ -119,7 +119,7 @@ Status floorMod(NodeConverter &c) {
   return Status::ok();
 }
 
-/// Floor, or the constant a dropout mask floors to when keep_prob is 1 (ops_nn.h).
+/// Floor, or the constant a dropout mask floors to when keep_prob is 1 (ops_random.h).
 Status floorOp(NodeConverter &c) {
   DLC_ASSIGN_OR_RETURN(Value * folded, foldDropoutMask(c));
   if (folded) {

@@ -1,12 +1,12 @@
 // TensorFlow ops -> dlc IR (see convert.h): matmul, convolution, pooling, normalization,
-// activations, resizing, fake quantization and random sources.
+// activations, resizing and fake quantization.
 //
 // TensorFlow's spatial ops are channels-last by default; the IR's are channels-first (ONNX).
 // A channels-last node becomes to_channels_first -> op -> to_channels_last, and `simplify`
 // cancels the pairs between neighbouring ops. Window attributes (strides, dilations, ksize,
 // explicit_paddings) list every dim in the layout's order; the batch and channel entries must
 // be 1 (0 for paddings), as TensorFlow's kernels require.
-#include "frontend/tf/ops_nn.h"
+#include "frontend/tf/convert.h"
 
 #include <cmath>
 
@@ -411,7 +411,7 @@ Status convertSpaceDepth(NodeConverter &c) {
   return setOutputChannelsLastIf(c, y, last);
 }
 
-// --- Fake quantization and random sources ------------------------------------------------------
+// --- Fake quantization ---------------------------------------------------------------------------
 
 Status convertFakeQuant(NodeConverter &c) {
   DLC_ASSIGN_OR_RETURN(int64_t bits, c.attrInt("num_bits", 8));
@@ -437,72 +437,7 @@ Status convertFakeQuant(NodeConverter &c) {
   return Status::ok();
 }
 
-/// RandomUniform / RandomStandardNormal(shape): the IR's random sources. TensorFlow's streams
-/// (Philox) are not reproduced; seed and seed2 only make the IR op deterministic when set.
-Status convertRandom(NodeConverter &c) {
-  DLC_ASSIGN_OR_RETURN(std::vector<int64_t> shape, c.constInts(0, "shape"));
-  DLC_ASSIGN_OR_RETURN(DType dtype, c.attrType("dtype"));
-  DLC_ASSIGN_OR_RETURN(int64_t seed, c.attrInt("seed", 0));
-  DLC_ASSIGN_OR_RETURN(int64_t seed2, c.attrInt("seed2", 0));
-  AttrMap attrs{{"shape", Attribute(shape)}, {"dtype", Attribute(dtype)}};
-  if (seed || seed2) // exactly representable in the IR's float seed
-    attrs["seed"] = Attribute(static_cast<float>((seed * 1000003 + seed2) & 0xffffff));
-  const bool uniform = c.opType() == "RandomUniform";
-  DLC_ASSIGN_OR_RETURN(
-      Value * y, c.op(uniform ? Op::kRandomUniform : Op::kRandomNormal, {}, std::move(attrs)));
-  c.setOutputs({y});
-  return Status::ok();
-}
-
-/// The value of a one-element constant, or nullopt.
-std::optional<double> scalarConstant(const Value *v) {
-  if (!v || !v->isConstant() || v->constant().numElements() != 1)
-    return std::nullopt;
-  return v->constant().elementAsDouble(0);
-}
-
-/// [lo, hi): the values `v` can take when it is a uniform random value shifted and scaled by
-/// constants, or nullopt.
-std::optional<std::pair<double, double>> uniformRange(const Value *v, int depth = 0) {
-  const Node *n = v ? v->producer() : nullptr;
-  if (!n || depth > 8)
-    return std::nullopt;
-  if (n->op() == Op::kRandomUniform)
-    return std::pair<double, double>(n->getFloat("low"), n->getFloat("high"));
-  if (n->op() != Op::kAdd && n->op() != Op::kSub && n->op() != Op::kMul)
-    return std::nullopt;
-  for (int side = 0; side < 2; ++side) {
-    std::optional<double> k = scalarConstant(n->input(1 - side));
-    if (!k || (n->op() == Op::kSub && side == 1))
-      continue;
-    std::optional<std::pair<double, double>> r = uniformRange(n->input(side), depth + 1);
-    if (!r)
-      return std::nullopt;
-    if (n->op() == Op::kMul)
-      return *k > 0 ? std::optional(std::pair(r->first * *k, r->second * *k)) : std::nullopt;
-    const double shift = n->op() == Op::kSub ? -*k : *k;
-    return std::pair(r->first + shift, r->second + shift);
-  }
-  return std::nullopt;
-}
-
 } // namespace
-
-Expected<Value *> foldDropoutMask(NodeConverter &c) {
-  Value *sum = c.numInputs() == 1 ? c.input(0) : nullptr;
-  std::optional<std::pair<double, double>> range = uniformRange(sum);
-  if (!range || !sum->shape().isStatic())
-    return nullptr;
-  const double floor = std::floor(range->first);
-  if (range->second > floor + 1.0)
-    return nullptr; // the floor can take two values
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < sum->shape().rank(); ++d)
-    dims.push_back(sum->shape()[d].value());
-  Tensor value = Tensor::fromVector<double>(DType::kF64, {1}, {floor}).castTo(sum->dtype());
-  return c.op(Op::kConstantOfShape, {c.constI64(dims, "mask_shape")},
-              {{"value", Attribute(std::move(value))}});
-}
 
 std::vector<ConverterRow> nnConverters() {
   return {
@@ -543,8 +478,6 @@ std::vector<ConverterRow> nnConverters() {
       {"FakeQuantWithMinMaxArgs", 1, 1, convertFakeQuant},
       {"FakeQuantWithMinMaxVars", 3, 3, convertFakeQuant},
       {"FakeQuantWithMinMaxVarsPerChannel", 3, 3, convertFakeQuant},
-      {"RandomUniform", 1, 1, convertRandom},
-      {"RandomStandardNormal", 1, 1, convertRandom},
   };
 }
 

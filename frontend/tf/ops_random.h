@@ -1,4 +1,4 @@
-// Helpers of ops_nn.cc that the other converter files call.
+// The random sources' helper that ops_math.cc's Floor converter calls (ops_random.cc).
 #pragma once
 
 #include "frontend/tf/convert.h"
