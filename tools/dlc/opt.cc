@@ -123,7 +123,8 @@ int runOpt(const OptArgs &args) {
 void addOptCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<OptArgs>();
   CLI::App *cmd = app.add_subcommand(
-      "opt", "Run a pass pipeline over a model (.onnx, .pb or text IR .dlc) and print the IR");
+      "opt", "Run a pass pipeline over a model (ONNX, TensorFlow GraphDef or text IR .dlc) and "
+             "print the IR");
   cmd->add_option(
       "input", args->input,
       "Model: ONNX (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt) or dlc text IR (.dlc)");

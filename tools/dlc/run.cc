@@ -424,8 +424,8 @@ Status runModel(const RunArgs &args) {
 
 void addRunCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App *cmd =
-      app.add_subcommand("run", "Run a model (.onnx, .pb or .dlc) on given or random inputs");
+  CLI::App *cmd = app.add_subcommand(
+      "run", "Run a model (ONNX, TensorFlow GraphDef or .dlc) on given or random inputs");
   cmd->add_option("model", args->model,
                   "Model: ONNX (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt) or dlc text IR (.dlc)")
       ->required();
