@@ -10,7 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libdlpack-dev
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev
-  llvm-14-tools python3 python3-numpy python3-onnx python3-protobuf
+  llvm-14-tools python3 python3-numpy python3-onnx python3-protobuf python3-sklearn
 )
 
 missing=()
