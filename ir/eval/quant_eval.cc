@@ -5,6 +5,7 @@
 
 #include "ir/eval/families.h"
 #include "ir/eval/quant_eval.h"
+#include "ir/quant_math.h"
 
 namespace dlc::eval {
 
@@ -176,40 +177,26 @@ EvalResult evalFakeQuant(const Node &node, const std::vector<Tensor> &in) {
                              shapeStr(t->shape()), channels);
   if (lo.numElements() != hi.numElements())
     return invalidArgument("min has {} entries but max has {}", lo.numElements(), hi.numElements());
-  const int64_t bits = node.getInt("num_bits");
-  const float quantMin = node.getInt("narrow_range") ? 1.0f : 0.0f;
-  const float quantMax = static_cast<float>((int64_t{1} << bits) - 1);
   struct Nudged {
-    float min, max, scale, invScale, zeroLevel;
-    bool zero; // min = max = 0: the output is 0
+    FakeQuantNudge n;
+    float zeroLevel; // the level of 0 counted from the nudged min, as TensorFlow rounds it
   };
   std::vector<Nudged> params;
   for (int64_t c = 0; c < lo.numElements(); ++c) {
-    const float mn = lo.data<float>()[c], mx = hi.data<float>()[c];
-    if (mn == 0.0f && mx == 0.0f) {
-      params.push_back({0, 0, 0, 0, 0, true});
-      continue;
-    }
-    if (!(mn < mx))
-      return invalidArgument("min ({}) must be smaller than max ({})", mn, mx);
-    const float scale = (mx - mn) / (quantMax - quantMin);
-    const float zeroFromMin = quantMin - mn / scale;
-    const float zero = zeroFromMin < quantMin   ? quantMin
-                       : zeroFromMin > quantMax ? quantMax
-                                                : std::round(zeroFromMin);
-    const float nudgedMin = (quantMin - zero) * scale, invScale = (quantMax - quantMin) / (mx - mn);
-    params.push_back({nudgedMin, (quantMax - zero) * scale, scale, invScale,
-                      std::floor(-nudgedMin * invScale + 0.5f), false});
+    DLC_ASSIGN_OR_RETURN(FakeQuantNudge n,
+                         nudgeFakeQuant(lo.data<float>()[c], hi.data<float>()[c],
+                                        node.getInt("num_bits"), node.getInt("narrow_range")));
+    params.push_back({n, std::floor(-n.min * n.invScale + 0.5f)});
   }
   Tensor out = Tensor::zeros(in[0].dtype(), in[0].shape());
   const float *a = x.data<float>();
   for (int64_t i = 0; i < x.numElements(); ++i) {
     const Nudged &p = params[params.size() == 1 ? 0 : static_cast<size_t>(i % channels)];
-    if (p.zero)
+    if (p.n.zero)
       continue;
-    const float clamped = std::max(std::min(a[i], p.max), p.min);
-    const float level = std::floor((clamped - p.min) * p.invScale - p.zeroLevel + 0.5f);
-    storeFloat(out, i, static_cast<double>(level * p.scale));
+    const float clamped = std::max(std::min(a[i], p.n.max), p.n.min);
+    const float level = std::floor((clamped - p.n.min) * p.n.invScale - p.zeroLevel + 0.5f);
+    storeFloat(out, i, static_cast<double>(level * p.n.scale));
   }
   return std::vector<Tensor>{out};
 }

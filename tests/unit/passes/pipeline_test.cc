@@ -54,7 +54,7 @@ TEST(PipelineParse, EmptyBracesAreNoOptions) {
 TEST(PipelineParse, UnknownPass) {
   EXPECT_EQ(parseError("infer-shapes,foo"),
             "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
-            "fold-batchnorm, place-devices, insert-copies, fuse, plan-memory");
+            "fold-batchnorm, canonicalize-quant, place-devices, insert-copies, fuse, plan-memory");
 }
 
 TEST(PipelineParse, BadOptionValue) {
@@ -146,7 +146,7 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 10u);
+  ASSERT_EQ(passes.size(), 11u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);
@@ -157,9 +157,12 @@ TEST(Registry, EveryPassIsListedAndCreatable) {
 
 TEST(Registry, HelpListsNamesSummariesAndOptions) {
   std::string help = passListHelp();
-  EXPECT_NE(
-      help.find("  dce             remove nodes and constants whose results are never used\n"),
-      std::string::npos)
+  // A name, padded to the longest name's width, then its summary.
+  const size_t dce = help.find("\n  dce ");
+  ASSERT_NE(dce, std::string::npos) << help;
+  const size_t summary = help.find_first_not_of(' ', dce + 6);
+  EXPECT_EQ(help.substr(summary, help.find('\n', summary) - summary),
+            "remove nodes and constants whose results are never used")
       << help;
   EXPECT_NE(help.find("{size-limit=...} largest output, in elements, a fold may create"),
             std::string::npos)
