@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """GraphDef-vs-ONNX twins: the same network written as a TensorFlow GraphDef and as an ONNX
 model with the same weights (models/make_tf_models.py), run by `dlc run` on the same inputs;
-the outputs of the two must agree.
+the outputs of the two must agree. Each GraphDef is also converted to ONNX by dlc itself
+(`dlc opt twin.pb -o twin.dlc.onnx`, the exporter) and run again: same outputs.
 
     check_twins.py --dlc BUILD/tools/dlc/dlc [--device cpu|gpu] [--workdir DIR]
 
@@ -74,7 +75,12 @@ def main():
             feeds[name] = os.path.join(work, f"{twin}.{file_name(name)}")
             np.save(feeds[name], v)
         try:
-            for fmt in ("pb", "onnx"):
+            converted = os.path.join(work, f"{twin}.dlc.onnx")
+            r = subprocess.run([args.dlc, "opt", os.path.join(work, f"{twin}.pb"), "-o", converted],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"dlc opt {twin}.pb -o {converted} failed:\n{r.stderr}")
+            for fmt in ("pb", "onnx", "dlc.onnx"):
                 run(args.dlc, os.path.join(work, f"{twin}.{fmt}"), feeds,
                     os.path.join(work, f"{twin}.{fmt}.out"), args.device, [])
         except RuntimeError as e:
@@ -84,6 +90,12 @@ def main():
         for out in outputs:
             a = np.load(os.path.join(work, f"{twin}.pb.out", file_name(out)))
             b = np.load(os.path.join(work, f"{twin}.onnx.out", file_name(out)))
+            c = np.load(os.path.join(work, f"{twin}.dlc.onnx.out", file_name(out)))
+            if not np.array_equal(a, c):
+                print(f"FAIL {twin} {out}: the GraphDef converted to ONNX by dlc gives other "
+                      f"outputs (max abs diff {np.abs(a - c).max():.3g})")
+                failed += 1
+                continue
             if a.shape != b.shape:
                 print(f"FAIL {twin} {out}: shapes {a.shape} (GraphDef) vs {b.shape} (ONNX)")
                 failed += 1

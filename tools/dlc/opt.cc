@@ -2,6 +2,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "frontend/onnx/exporter.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
@@ -103,7 +104,13 @@ int runOpt(const OptArgs &args) {
         !st.isOk())
       return reportError(st);
 
-  if (!args.output.empty()) {
+  if (!args.output.empty() && args.output.size() > 5 &&
+      args.output.compare(args.output.size() - 5, 5, ".onnx") == 0) {
+    // An ONNX model (opset 21): what other tools load, e.g. a TensorFlow graph converted.
+    Status written = onnx::exportModelFile(g, args.output, "dlc opt");
+    if (!written.isOk())
+      return reportError(written);
+  } else if (!args.output.empty()) {
     PrintOptions full;
     full.printConstants = true; // a written file must re-parse to the same graph
     std::ofstream out(args.output, std::ios::binary);
@@ -137,7 +144,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
                   "cleanup (see --print-pipeline)")
       ->check(CLI::Range(0, jit::kMaxOptLevel));
   cmd->add_option("-o,--output", args->output,
-                  "Write the final IR (with all constant data) to this .dlc file");
+                  "Write the final IR (with all constant data) to this .dlc file, or, for a name "
+                  "ending in .onnx, as an ONNX model (opset 21)");
   cmd->add_flag("--print-ir-after-all", args->printIrAfterAll, "Print the IR after every pass");
   cmd->add_option("--print-ir-after", args->printIrAfter, "Print the IR after the named pass")
       ->delimiter(',');

@@ -1,0 +1,190 @@
+#include "frontend/onnx/exporter.h"
+
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "onnx/onnx.pb.h"
+
+namespace dlc::onnx {
+
+namespace {
+
+using TP = ::onnx::TensorProto;
+
+int onnxDType(DType t) {
+  switch (t) {
+  case DType::kF32:
+    return TP::FLOAT;
+  case DType::kF16:
+    return TP::FLOAT16;
+  case DType::kBF16:
+    return TP::BFLOAT16;
+  case DType::kF64:
+    return TP::DOUBLE;
+  case DType::kI8:
+    return TP::INT8;
+  case DType::kI16:
+    return TP::INT16;
+  case DType::kI32:
+    return TP::INT32;
+  case DType::kI64:
+    return TP::INT64;
+  case DType::kU8:
+    return TP::UINT8;
+  case DType::kU16:
+    return TP::UINT16;
+  case DType::kU32:
+    return TP::UINT32;
+  case DType::kU64:
+    return TP::UINT64;
+  case DType::kBool:
+    return TP::BOOL;
+  default:
+    return TP::UNDEFINED;
+  }
+}
+
+void setType(const TensorType &t, ::onnx::ValueInfoProto &info) {
+  auto *tensor = info.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnxDType(t.dtype));
+  if (!t.shape.isRanked())
+    return;
+  auto *shape = tensor->mutable_shape();
+  for (int64_t i = 0; i < t.shape.rank(); ++i) {
+    auto *dim = shape->add_dim();
+    const Dim &d = t.shape[i];
+    if (d.isKnown())
+      dim->set_dim_value(d.value());
+    else if (d.isSymbol())
+      dim->set_dim_param(d.symbolName());
+  }
+}
+
+Status fillTensor(const Tensor &t, const std::string &name, TP &proto) {
+  const int type = onnxDType(t.dtype());
+  if (type == TP::UNDEFINED)
+    return unimplemented("constant '{}': dtype {} has no ONNX type", name, dtypeName(t.dtype()));
+  proto.set_name(name);
+  proto.set_data_type(type);
+  for (int64_t d : t.shape())
+    proto.add_dims(d);
+  if (t.byteSize() > 0)
+    proto.set_raw_data(t.raw(), static_cast<size_t>(t.byteSize()));
+  return Status::ok();
+}
+
+Status addAttribute(const std::string &name, const Attribute &a, const Node &n,
+                    ::onnx::NodeProto &node) {
+  ::onnx::AttributeProto &p = *node.add_attribute();
+  p.set_name(name);
+  switch (a.kind()) {
+  case AttrKind::kInt:
+    p.set_type(::onnx::AttributeProto::INT);
+    p.set_i(a.i());
+    break;
+  case AttrKind::kFloat:
+    p.set_type(::onnx::AttributeProto::FLOAT);
+    p.set_f(a.f());
+    break;
+  case AttrKind::kString:
+    p.set_type(::onnx::AttributeProto::STRING);
+    p.set_s(a.s());
+    break;
+  case AttrKind::kInts:
+    p.set_type(::onnx::AttributeProto::INTS);
+    for (int64_t v : a.ints())
+      p.add_ints(v);
+    break;
+  case AttrKind::kFloats:
+    p.set_type(::onnx::AttributeProto::FLOATS);
+    for (float v : a.floats())
+      p.add_floats(v);
+    break;
+  case AttrKind::kStrings:
+    p.set_type(::onnx::AttributeProto::STRINGS);
+    for (const std::string &v : a.strings())
+      p.add_strings(v);
+    break;
+  case AttrKind::kTensor:
+    p.set_type(::onnx::AttributeProto::TENSOR);
+    DLC_RETURN_IF_ERROR(fillTensor(a.tensor(), name, *p.mutable_t()));
+    break;
+  case AttrKind::kDType:
+    p.set_type(::onnx::AttributeProto::INT);
+    p.set_i(onnxDType(a.dtype()));
+    break;
+  default:
+    return unimplemented("{}: attribute '{}' cannot be exported to ONNX", n.describe(), name);
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
+  ::onnx::ModelProto model;
+  model.set_ir_version(10);
+  model.set_producer_name(producer);
+  model.add_opset_import()->set_version(kExportOpset);
+  ::onnx::GraphProto &graph = *model.mutable_graph();
+  graph.set_name(g.name());
+  for (const Value *in : g.inputs()) {
+    auto &info = *graph.add_input();
+    info.set_name(in->name());
+    setType(in->type(), info);
+  }
+  for (const Value *c : g.constants())
+    DLC_RETURN_IF_ERROR(fillTensor(c->constant(), c->name(), *graph.add_initializer()));
+  for (const Node *n : g.nodes()) {
+    if (n->op() == Op::kFakeQuant)
+      return unimplemented("{}: ONNX has no FakeQuant; run canonicalize-quant first (it makes "
+                           "it QuantizeLinear -> DequantizeLinear)",
+                           n->describe());
+    if (n->def().op == Op::kIf || n->def().op == Op::kLoop || n->def().op == Op::kScan)
+      return unimplemented("{}: exporting control flow to ONNX is not supported yet",
+                           n->describe());
+    ::onnx::NodeProto &node = *graph.add_node();
+    node.set_op_type(n->op() == Op::kCopy ? "Identity" : std::string(opOnnxName(n->op())));
+    node.set_name(n->name());
+    for (const Value *v : n->inputs())
+      node.add_input(v ? v->name() : "");
+    for (const Value *v : n->outputs())
+      node.add_output(v ? v->name() : "");
+    for (const auto &[name, a] : n->attrs())
+      if (name.find('.') == std::string::npos) // annotations are dlc's
+        DLC_RETURN_IF_ERROR(addAttribute(name, a, *n, node));
+  }
+  // ONNX names outputs by value: an output known under another name gets an Identity.
+  std::set<std::string> declared;
+  for (const Graph::Output &o : g.outputs()) {
+    if (o.name != o.value->name()) {
+      if (!declared.insert(o.name).second || g.findValue(o.name))
+        return unimplemented("output '{}': the name is taken by another value", o.name);
+      ::onnx::NodeProto &id = *graph.add_node();
+      id.set_op_type("Identity");
+      id.set_name(o.name);
+      id.add_input(o.value->name());
+      id.add_output(o.name);
+    }
+    auto &info = *graph.add_output();
+    info.set_name(o.name);
+    setType(o.value->type(), info);
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return internalError("the ONNX model could not be serialized (over 2 GiB?)");
+  return bytes;
+}
+
+Status exportModelFile(const Graph &g, const std::string &path, const std::string &producer) {
+  DLC_ASSIGN_OR_RETURN(std::string bytes, exportModel(g, producer));
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out)
+    return unavailable("{}: cannot write the file", path);
+  return Status::ok();
+}
+
+} // namespace dlc::onnx
