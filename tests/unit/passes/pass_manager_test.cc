@@ -70,14 +70,16 @@ TEST(RunPipeline, UnknownNamesInFlags) {
   EXPECT_EQ(
       runPipeline(*g, parse("cse"), o).message(),
       "--print-ir-after: unknown pass 'csee'; known passes: infer-shapes, fold-constants, "
-      "simplify, cse, dce, fold-batchnorm, canonicalize-quant, place-devices, insert-copies, fuse, "
+      "simplify, cse, dce, fold-batchnorm, canonicalize-quant, mixed-precision, place-devices, "
+      "insert-copies, fuse, "
       "plan-memory");
   o = s.options();
   o.debugOnly = {"nope"};
   EXPECT_EQ(
       runPipeline(*g, parse("cse"), o).message(),
       "--debug-only: unknown pass 'nope'; known passes: infer-shapes, fold-constants, "
-      "simplify, cse, dce, fold-batchnorm, canonicalize-quant, place-devices, insert-copies, fuse, "
+      "simplify, cse, dce, fold-batchnorm, canonicalize-quant, mixed-precision, place-devices, "
+      "insert-copies, fuse, "
       "plan-memory");
 }
 

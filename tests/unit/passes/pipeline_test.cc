@@ -54,7 +54,8 @@ TEST(PipelineParse, EmptyBracesAreNoOptions) {
 TEST(PipelineParse, UnknownPass) {
   EXPECT_EQ(parseError("infer-shapes,foo"),
             "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
-            "fold-batchnorm, canonicalize-quant, place-devices, insert-copies, fuse, plan-memory");
+            "fold-batchnorm, canonicalize-quant, mixed-precision, place-devices, insert-copies, "
+            "fuse, plan-memory");
 }
 
 TEST(PipelineParse, BadOptionValue) {
@@ -146,7 +147,7 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 11u);
+  ASSERT_EQ(passes.size(), 12u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);

@@ -1,0 +1,258 @@
+// mixed-precision: runs a float32 graph in float16 (or bfloat16) where that is safe, after
+// TVM's ToMixedPrecision: ops fall in three classes.
+//  * always low: matrix products and convolutions (fusion kind out-fusable: MatMul, Gemm,
+//    Conv, ConvTranspose, ...), where the speed is, accumulating in float32 inside the kernel;
+//  * never low (kept float32): ops whose result float16 cannot carry — reductions that sum
+//    (ReduceMean/Sum/SumSquare/L1/L2/LogSum/LogSumExp/Prod, CumSum), the softmax family, the
+//    normalisations' statistics (LayerNormalization, GroupNormalization,
+//    InstanceNormalization, MeanVarianceNormalization, LpNormalization), Exp, Log, Pow — and
+//    every node or op named in `keep-fp32`;
+//  * the rest follows its inputs: low when every float input that is not a constant is low.
+// A node goes low only when its shape inference accepts the low types (its float outputs then
+// become low); float32 constants it reads are converted once (rounded to nearest even), other
+// float32 inputs get one Cast per value. A float32 node reading a low value gets a Cast back,
+// and so does every graph output, so the graph's interface stays float32.
+//
+// Before: types inferred. After: the same interface; casts only at class boundaries.
+// Not done here: integer and bool values (untouched), Cast nodes (their target stays), graphs
+// already in float16 (nothing is float32), accuracy checks (see `dlc run --verify`).
+#include <set>
+#include <unordered_map>
+
+#include "passes/registry.h"
+
+namespace dlc {
+
+namespace {
+
+const std::set<Op> &neverLow() {
+  static const std::set<Op> ops = {Op::kReduceMean,
+                                   Op::kReduceSum,
+                                   Op::kReduceSumSquare,
+                                   Op::kReduceL1,
+                                   Op::kReduceL2,
+                                   Op::kReduceLogSum,
+                                   Op::kReduceLogSumExp,
+                                   Op::kReduceProd,
+                                   Op::kCumSum,
+                                   Op::kSoftmax,
+                                   Op::kLogSoftmax,
+                                   Op::kLayerNormalization,
+                                   Op::kGroupNormalization,
+                                   Op::kInstanceNormalization,
+                                   Op::kMeanVarianceNormalization,
+                                   Op::kLpNormalization,
+                                   Op::kExp,
+                                   Op::kLog,
+                                   Op::kPow};
+  return ops;
+}
+
+/// `a|b|c`: node names or op text names.
+std::set<std::string, std::less<>> splitBars(std::string_view text) {
+  std::set<std::string, std::less<>> out;
+  while (!text.empty()) {
+    size_t bar = text.find('|');
+    if (bar != 0)
+      out.emplace(text.substr(0, bar));
+    text = bar == std::string_view::npos ? std::string_view() : text.substr(bar + 1);
+  }
+  return out;
+}
+
+class MixedPrecision : public Pass {
+public:
+  std::vector<PassOptionSpec> options() const override {
+    return {
+        {"precision", PassOptionSpec::Kind::kString, "fp16 or bf16 (default fp16)"},
+        {"keep-fp32", PassOptionSpec::Kind::kString,
+         "node names or op text names ('|'-separated) kept in float32 (default none)"},
+    };
+  }
+
+  Expected<bool> run(Graph &g, const PassOptions &options) override {
+    const std::string precision = options.getString("precision", "fp16");
+    if (precision != "fp16" && precision != "bf16")
+      return invalidArgument("option 'precision': expected fp16 or bf16, got '{}'", precision);
+    low_ = precision == "fp16" ? DType::kF16 : DType::kBF16;
+    keep_ = splitBars(options.getString("keep-fp32", ""));
+    for (const std::string &k : keep_)
+      if (parseOpName(k) == std::nullopt && !hasNodeNamed(g, k))
+        return invalidArgument("option 'keep-fp32': '{}' is neither a node of the graph nor an "
+                               "op text name (such as 'softmax')",
+                               k);
+    castTo_.clear();
+    constants_.clear();
+    int lowered = 0;
+    for (Node *n : g.nodes()) {
+      if (n->op() == Op::kCast || !hasFloat32(n->outputs()))
+        continue;
+      if (const char *why = keptBecause(*n)) {
+        options.debugf("{}: float32: {}", n->describe(), why);
+        restoreInputs(g, n);
+        continue;
+      }
+      if (!followsLow(*n)) {
+        options.debugf("{}: float32: an input is float32", n->describe());
+        restoreInputs(g, n);
+        continue;
+      }
+      if (!lower(g, n)) {
+        options.debugf("{}: float32: its shape inference refuses {} inputs", n->describe(),
+                       dtypeName(low_));
+        restoreInputs(g, n);
+        continue;
+      }
+      options.debugf("{}: {}", n->describe(), dtypeName(low_));
+      ++lowered;
+    }
+    // The interface stays float32.
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      Value *v = g.outputs()[i].value;
+      if (v->dtype() == low_ && wasFloat32_.count(v))
+        g.setOutputValue(i, castOf(g, v, DType::kF32, nullptr));
+    }
+    options.debugf("{} node(s) in {}", lowered, dtypeName(low_));
+    return lowered > 0;
+  }
+
+private:
+  static bool hasNodeNamed(const Graph &g, std::string_view name) {
+    for (const Node *n : g.nodes())
+      if (n->name() == name)
+        return true;
+    return false;
+  }
+  static bool hasFloat32(const std::vector<Value *> &values) {
+    for (const Value *v : values)
+      if (v && v->dtype() == DType::kF32)
+        return true;
+    return false;
+  }
+
+  /// Why `n` stays float32 by its class or the user's list, or nullptr.
+  const char *keptBecause(const Node &n) const {
+    if (keep_.count(n.name()) || keep_.count(n.opName()))
+      return "named in keep-fp32";
+    if (neverLow().count(n.op()))
+      return "its op needs float32 (a sum, a softmax, normalisation statistics, exp/log/pow)";
+    return nullptr;
+  }
+
+  /// Always-low ops, and followers whose non-constant float inputs are all low already.
+  bool followsLow(const Node &n) const {
+    if (n.def().fusion == FusionKind::kOutFusable)
+      return true;
+    bool any = false;
+    for (const Value *v : n.inputs()) {
+      if (!v || v->isConstant() || !isFloat(v->dtype()))
+        continue;
+      if (v->dtype() != low_)
+        return false;
+      any = true;
+    }
+    return any;
+  }
+
+  /// Moves `n` to the low type when its inference accepts it.
+  bool lower(Graph &g, Node *n) {
+    std::vector<TensorType> types;
+    std::vector<const Tensor *> consts;
+    for (const Value *v : n->inputs()) {
+      TensorType t = v ? v->type() : TensorType();
+      if (v && v->dtype() == DType::kF32)
+        t.dtype = low_;
+      types.push_back(t);
+      consts.push_back(nullptr);
+    }
+    std::vector<const std::vector<Dim> *> shapeValues(types.size(), nullptr);
+    InferContext ctx(*n, types, consts, shapeValues);
+    if (!inferNode(ctx).isOk())
+      return false;
+    for (int i = 0; i < n->numOutputs(); ++i) {
+      const Value *out = n->output(i);
+      if (out && out->dtype() == DType::kF32 && ctx.outputType(i).dtype != low_)
+        return false;
+    }
+    for (int i = 0; i < n->numInputs(); ++i) {
+      Value *v = n->input(i);
+      if (v && v->dtype() == DType::kF32)
+        n->setInput(i, castOf(g, v, low_, n));
+    }
+    for (int i = 0; i < n->numOutputs(); ++i) {
+      Value *out = n->output(i);
+      if (out && out->dtype() == DType::kF32) {
+        wasFloat32_.insert(out);
+        out->setType(TensorType(low_, out->shape()));
+      }
+    }
+    return true;
+  }
+
+  /// A float32 node reading low values gets them back in float32.
+  void restoreInputs(Graph &g, Node *n) {
+    for (int i = 0; i < n->numInputs(); ++i) {
+      Value *v = n->input(i);
+      if (v && v->dtype() == low_ && wasFloat32_.count(v))
+        n->setInput(i, castOf(g, v, DType::kF32, n));
+    }
+  }
+
+  /// `v` in dtype `to`: a converted constant, or one Cast per (value, dtype) placed right after
+  /// its producer (before `user` when v is a graph input).
+  Value *castOf(Graph &g, Value *v, DType to, Node *user) {
+    if (v->isConstant()) {
+      auto key = std::make_pair(v, to);
+      auto it = constants_.find(key);
+      if (it == constants_.end())
+        it = constants_
+                 .emplace(key,
+                          g.addConstant(g.uniqueName(v->name() + "." + std::string(dtypeName(to))),
+                                        v->constant().castTo(to)))
+                 .first;
+      return it->second;
+    }
+    auto key = std::make_pair(v, to);
+    auto it = castTo_.find(key);
+    if (it != castTo_.end())
+      return it->second;
+    Node *before = nullptr;
+    if (v->isNodeOutput()) {
+      // Just after the producer: the next node in graph order.
+      std::vector<Node *> nodes = g.nodes();
+      for (size_t i = 0; i < nodes.size(); ++i)
+        if (nodes[i] == v->producer())
+          before = i + 1 < nodes.size() ? nodes[i + 1] : nullptr;
+    } else {
+      before = user ? firstNode(g) : nullptr;
+    }
+    Node *c = g.createNode(Op::kCast, {v}, 1, v->name() + "." + std::string(dtypeName(to)), before);
+    c->setAttr("to", Attribute(to));
+    c->setName(v->name() + "." + std::string(dtypeName(to)));
+    c->output(0)->setType(TensorType(to, v->shape()));
+    if (v->isNodeOutput())
+      c->setDevice(v->producer()->device());
+    castTo_[key] = c->output(0);
+    return c->output(0);
+  }
+  static Node *firstNode(const Graph &g) {
+    std::vector<Node *> nodes = g.nodes();
+    return nodes.empty() ? nullptr : nodes.front();
+  }
+
+  struct PairHash {
+    size_t operator()(const std::pair<Value *, DType> &p) const {
+      return std::hash<const void *>()(p.first) * 31 + static_cast<size_t>(p.second);
+    }
+  };
+  DType low_ = DType::kF16;
+  std::set<std::string, std::less<>> keep_;
+  std::unordered_map<std::pair<Value *, DType>, Value *, PairHash> castTo_, constants_;
+  std::set<const Value *> wasFloat32_;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createMixedPrecision() { return std::make_unique<MixedPrecision>(); }
+
+} // namespace dlc
