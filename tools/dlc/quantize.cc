@@ -206,9 +206,11 @@ void addQuantizeCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--calibration", args->calibration,
                   "DIR with one subfolder per sample, each holding NAME.npy for every input (as "
                   "`dlc run --save-inputs` writes them)");
-  cmd->add_option("--method", args->method,
-                  "How ranges are measured: minmax, percentile=P (P-th percentile of |x|, "
-                  "symmetric) or entropy (TensorRT's KL divergence; the default)");
+  cmd->add_option(
+      "--method", args->method,
+      "How ranges are measured: minmax, percentile=P (P-th percentile of |x|: [-a, a], or "
+      "[0, a] for a non-negative value) or entropy (TensorRT's KL divergence; the default); "
+      "ignored with --ranges");
   cmd->add_option("-o,--output", args->output,
                   "Write the model with its ranges to this .dlc file (text IR with every "
                   "constant; .onnx is not supported yet)")
