@@ -14,7 +14,10 @@
 //  2. Otherwise the BN becomes mul(x, s) and add(_, t) with s and t constants shaped [C, 1, ...]
 //     (rank of x minus one), so it broadcasts over x and is elementwise for fusion.
 // The arithmetic is done in double and rounded once to the weights' dtype (x's dtype for the
-// mul/add constants). The new value keeps the BN output's name; constants left unused go.
+// mul/add constants). The new value keeps the BN output's name and its measured range
+// (quant.ranges of calibration, ir/annotations/quant_ranges.h): the folded Conv/Gemm or the add
+// takes the BN's range, or loses its own when the BN had none (it measured the value before the
+// BN). Constants left unused go.
 //
 // Before: types inferred, parameters folded to constants (fold-constants). After: no BN with
 // constant parameters and training_mode=0 is left.
@@ -23,6 +26,7 @@
 // MatMul (its weights have no channel axis of their own).
 #include <cmath>
 
+#include "ir/annotations/quant_ranges.h"
 #include "ir/match.h"
 #include "passes/registry.h"
 
@@ -192,6 +196,14 @@ void replaceInput(Graph &g, Node &n, int i, Value *v) {
 /// nothing else uses them.
 void replaceBn(Graph &g, Node *bn, Value *to) {
   std::string name = bn->output(0)->name();
+  Node *producer = to->producer();
+  const Attribute *range = bn->findAttr(kQuantRangesAttr);
+  if (range && range->kind() == AttrKind::kFloats && range->floats().size() >= 2)
+    producer->setAttr(
+        std::string(kQuantRangesAttr),
+        Attribute(std::vector<float>(range->floats().begin(), range->floats().begin() + 2)));
+  else
+    producer->removeAttr(kQuantRangesAttr);
   std::vector<Value *> params(bn->inputs().begin() + 1, bn->inputs().end());
   replaceNode(g, bn, {to});
   g.renameValue(to, name);

@@ -144,13 +144,22 @@ ReferenceExecutor::bindInputs(const std::map<std::string, Tensor> &inputs) const
 
 Expected<std::vector<NamedTensor>>
 ReferenceExecutor::run(const std::map<std::string, Tensor> &inputs) const {
+  return run(inputs, ValueObserver());
+}
+
+Expected<std::vector<NamedTensor>>
+ReferenceExecutor::run(const std::map<std::string, Tensor> &inputs,
+                       const ValueObserver &observer) const {
   DimBindings bindings;
   std::map<std::string, std::string> boundBy;
   DLC_RETURN_IF_ERROR(bind(inputs, bindings, boundBy));
 
   std::unordered_map<const Value *, Tensor> env;
-  for (const Value *v : graph_->inputs())
+  for (const Value *v : graph_->inputs()) {
     env[v] = inputs.at(v->name());
+    if (observer)
+      observer(v, env[v]);
+  }
   for (const Value *c : graph_->constants())
     env[c] = c->constant();
 
@@ -186,6 +195,8 @@ ReferenceExecutor::run(const std::map<std::string, Tensor> &inputs) const {
       if (!st.isOk())
         return internalError("reference evaluation disagrees with shape inference: {}",
                              st.message());
+      if (observer)
+        observer(out, r);
       env[out] = std::move(r);
     }
     for (const Value *v : freeAfter_[i])

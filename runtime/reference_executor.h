@@ -17,6 +17,7 @@
 // Ops without a reference evaluation are found when the executor is created, all at once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ struct NamedTensor {
   Tensor tensor;
 };
 
+/// Sees every value a run produces (calibration, debugging): each graph input once its type
+/// is checked, then each node output as soon as it is computed and checked, before any value
+/// is freed. Constants are not observed (their data is in the graph). The tensor is valid only
+/// during the call.
+using ValueObserver = std::function<void(const Value *, const Tensor &)>;
+
 /// Concrete sizes of symbolic dims (`N` -> 8).
 using DimBindings = std::map<std::string, int64_t>;
 
@@ -44,6 +51,10 @@ public:
   /// Runs the graph on `inputs` (by graph input name). Errors name the offending input (or
   /// node): unknown or missing inputs, a wrong dtype, rank or dim.
   Expected<std::vector<NamedTensor>> run(const std::map<std::string, Tensor> &inputs) const;
+  /// The same, calling `observer` (when set) for every graph input and node output in the order
+  /// they are produced: inputs in graph order, then node outputs in node order.
+  Expected<std::vector<NamedTensor>> run(const std::map<std::string, Tensor> &inputs,
+                                         const ValueObserver &observer) const;
 
   /// Step 1 alone: checks `inputs` against the graph's inputs and returns the sizes they give
   /// the symbolic dims.

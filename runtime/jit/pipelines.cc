@@ -32,6 +32,8 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
                      opts.strictPlacement, opts.reuseMemory);
 }
 
+std::string quantizePipeline() { return "infer-shapes,fold-batchnorm"; }
+
 std::string describePipelines(int optLevel) {
   std::string out;
   for (int level = 0; level <= kMaxOptLevel; ++level)
@@ -41,6 +43,7 @@ std::string describePipelines(int optLevel) {
   out += fmt::format("gpu: {}\n", gpuPipeline());
   out += fmt::format("gpu --verify: {}\n", gpuPipeline({.reuseMemory = false}));
   out += fmt::format("gpu --no-cpu-fallback: {}\n", gpuPipeline({.strictPlacement = true}));
+  out += fmt::format("quantize: {}\n", quantizePipeline());
   return out;
 }
 

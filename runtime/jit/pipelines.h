@@ -11,6 +11,9 @@
 //         Binding the dims makes the shape arithmetic constant (fold-constants folds it with
 //         the batch norms' weights); simplify, cse and dce already ran at load and are not
 //         repeated. `dlc run --verify` plans without reuse, so that every value survives.
+//   quantize  `dlc quantize`, after calibration has written quant.ranges into the loaded graph:
+//           infer-shapes,fold-batchnorm
+//         (insert-fake-quant joins it here when it lands.)
 #pragma once
 
 #include <string>
@@ -34,6 +37,9 @@ struct GpuPipelineOptions {
 
 /// The GPU pipeline (see above).
 std::string gpuPipeline(const GpuPipelineOptions &opts = {});
+
+/// The pipeline `dlc quantize` runs on the loaded, calibrated graph (see above).
+std::string quantizePipeline();
 
 /// Every pipeline, one per line, for `dlc opt --print-pipeline`: the load pipeline of
 /// `optLevel` (marked as what `dlc opt -O optLevel` runs) and of the other levels, and the CPU

@@ -16,6 +16,7 @@ int main(int argc, char **argv) {
   dlc::tool::addOptCommand(app, exitCode);
   dlc::tool::addCompileCommand(app, exitCode);
   dlc::tool::addRunCommand(app, exitCode);
+  dlc::tool::addQuantizeCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

@@ -47,6 +47,43 @@ TEST(ReferenceExecutor, RunsNodesAndReturnsOutputsByPublicName) {
   EXPECT_EQ((*out)[1].tensor.shape(), (std::vector<int64_t>{2, 3}));
 }
 
+TEST(ReferenceExecutor, ObserverSeesInputsThenNodeOutputsInOrder) {
+  auto g = inferredGraph(kAddMul);
+  auto ex = ReferenceExecutor::create(*g);
+  ASSERT_TRUE(ex);
+  std::vector<std::string> seen;
+  std::vector<std::vector<float>> values;
+  auto out = ex->run({{"x", f32Tensor({1, 3}, {1, 2, 3})}, {"y", f32Tensor({1, 3}, {2, 2, 2})}},
+                     [&](const Value *v, const Tensor &t) {
+                       seen.push_back(v->name());
+                       values.push_back(f32Values(t));
+                     });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_EQ(seen, (std::vector<std::string>{"x", "y", "s", "p"}));
+  EXPECT_EQ(values[2], (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(values[3], (std::vector<float>{6, 8, 10}));
+}
+
+TEST(ReferenceExecutor, ObserverSeesIntermediatesThatAreFreedEarly) {
+  auto g = inferredGraph(R"(
+graph @chain(%x: f32[2]) -> (y: f32[2]) {
+  %a = relu(%x) : f32[2]
+  %b = neg(%a) : f32[2]
+  %y = relu(%b) : f32[2]
+  return %y
+}
+)");
+  auto ex = ReferenceExecutor::create(*g);
+  ASSERT_TRUE(ex);
+  std::map<std::string, std::vector<float>> byName;
+  auto out = ex->run({{"x", f32Tensor({2}, {-1, 4})}},
+                     [&](const Value *v, const Tensor &t) { byName[v->name()] = f32Values(t); });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_EQ(byName["a"], (std::vector<float>{0, 4}));
+  EXPECT_EQ(byName["b"], (std::vector<float>{-0.0f, -4}));
+  EXPECT_EQ(byName["y"], (std::vector<float>{0, 0}));
+}
+
 TEST(ReferenceExecutor, SymbolicDimsTakeEachRunsSizes) {
   auto g = inferredGraph(kAddMul);
   auto ex = ReferenceExecutor::create(*g);

@@ -1,0 +1,230 @@
+// `dlc quantize MODEL --calibration DIR -o OUT`: calibrate a float model and write it with the
+// measured ranges for the quantization passes.
+//
+//  1. The model loads as `dlc opt -O1` loads it (the load pipeline); its hash keys the ranges.
+//  2. Ranges come from calibration or from a saved table (`--ranges`, refused when made for
+//     another graph). Calibration runs every sample of DIR (one subfolder per sample, holding
+//     NAME.npy for each input, as `dlc run --save-inputs` writes them; samples in name order)
+//     on the CPU reference backend and measures every float input and node output with
+//     `--method` (runtime/jit/range_methods.h).
+//  3. The ranges go into the graph (quant.ranges, quant.input_ranges), the quantize pipeline
+//     runs (runtime/jit/pipelines.h), and OUT is written as text IR with every constant.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "ir/printer.h"
+#include "passes/pass_manager.h"
+#include "runtime/jit/calibration.h"
+#include "runtime/jit/pipelines.h"
+#include "tools/dlc/commands.h"
+#include "tools/dlc/run_util.h"
+
+namespace dlc::tool {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct QuantizeArgs {
+  std::string model;
+  LoadArgs load;
+  std::string calibration;
+  std::string method = "entropy";
+  std::string output;
+  std::string saveRanges;
+  std::string ranges;
+};
+
+bool endsWith(const std::string &s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// The sample folders of DIR, in name order.
+Expected<std::vector<fs::path>> sampleFolders(const std::string &dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return notFound("--calibration '{}': not a directory", dir);
+  std::vector<fs::path> out;
+  for (const fs::directory_entry &e : fs::directory_iterator(dir, ec))
+    if (e.is_directory())
+      out.push_back(e.path());
+  if (ec)
+    return invalidArgument("--calibration '{}': cannot list it: {}", dir, ec.message());
+  if (out.empty())
+    return invalidArgument("--calibration '{}': no samples (expected one folder per sample, "
+                           "each with NAME.npy for every input, as `dlc run --save-inputs` "
+                           "writes them)",
+                           dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// The inputs of one sample: NAME.npy for every graph input (named as --save-inputs names
+/// its files).
+Expected<std::map<std::string, Tensor>> readSample(const Graph &g, const fs::path &folder) {
+  std::map<std::string, Tensor> inputs;
+  std::set<std::string> taken;
+  for (const Value *in : g.inputs()) {
+    const fs::path file = folder / (outputFileName(in->name(), taken) + ".npy");
+    std::error_code ec;
+    if (!fs::exists(file, ec))
+      return notFound("missing input '{}' ({}): no file {}", in->name(), in->type().str(),
+                      file.string());
+    DLC_ASSIGN_OR_RETURN(inputs[in->name()], readTensorFile(file.string()));
+  }
+  return inputs;
+}
+
+/// Progress over samples on stderr: a bar redrawn in place on a terminal, else a line at
+/// every tenth of the way.
+class Progress {
+public:
+  explicit Progress(int total) : total_(total), tty_(isatty(fileno(stderr)) != 0) {}
+  void step(int done) {
+    if (tty_) {
+      const int width = 30, filled = width * done / total_;
+      std::fprintf(stderr, "\rcalibrating [%s%s] %d/%d samples", std::string(filled, '#').c_str(),
+                   std::string(width - filled, ' ').c_str(), done, total_);
+      if (done == total_)
+        std::fprintf(stderr, "\n");
+    } else if (10 * done / total_ > 10 * (done - 1) / total_) {
+      std::fprintf(stderr, "calibrating: %d/%d samples\n", done, total_);
+    }
+    std::fflush(stderr);
+  }
+
+private:
+  int total_;
+  bool tty_;
+};
+
+Expected<RangeMap> calibrate(const Graph &g, const QuantizeArgs &args, const RangeMethod &method,
+                             int &samples) {
+  DLC_ASSIGN_OR_RETURN(std::vector<fs::path> folders, sampleFolders(args.calibration));
+  DLC_ASSIGN_OR_RETURN(Calibrator cal, Calibrator::create(g, method));
+  Progress progress(static_cast<int>(folders.size()));
+  for (size_t i = 0; i < folders.size(); ++i) {
+    const std::string name = folders[i].filename().string();
+    auto inputs = readSample(g, folders[i]);
+    Status st = inputs ? cal.addSample(*inputs) : inputs.status();
+    if (!st.isOk())
+      return st.withContext(fmt::format("calibration sample '{}'", name));
+    progress.step(static_cast<int>(i + 1));
+  }
+  for (const auto &[v, count] : cal.nonFinite())
+    std::cerr << fmt::format("dlc: warning: value '{}': skipped {} NaN/Inf element{} "
+                             "(not counted in its range)\n",
+                             v->name(), count, count == 1 ? "" : "s");
+  samples = cal.samples();
+  return cal.ranges();
+}
+
+Expected<std::string> readFile(const std::string &path, const char *flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return notFound("{} '{}': cannot open it", flag, path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status writeFile(const std::string &path, const std::string &text, const char *flag) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    return notFound("{} '{}': cannot open it for writing", flag, path);
+  out << text;
+  if (!out.flush())
+    return invalidArgument("{} '{}': error writing it", flag, path);
+  return Status::ok();
+}
+
+Status runQuantize(const QuantizeArgs &args) {
+  if (endsWith(args.output, ".onnx"))
+    return unimplemented("-o {}: writing ONNX is not implemented yet; write text IR (.dlc)",
+                         args.output);
+  if (args.calibration.empty() == args.ranges.empty())
+    return invalidArgument("quantize: give either --calibration DIR (calibrate now) or --ranges "
+                           "FILE.json (reuse a saved calibration)");
+  DLC_ASSIGN_OR_RETURN(RangeMethod method, parseRangeMethod(args.method));
+
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, loadGraph(args.model, args.load));
+  Graph &g = *graph;
+  DLC_ASSIGN_OR_RETURN(std::string loadText, jit::loadPipeline(1));
+  DLC_ASSIGN_OR_RETURN(Pipeline load, parsePipeline(loadText));
+  DLC_RETURN_IF_ERROR(runPipeline(g, load));
+
+  RangeMap ranges;
+  int samples = 0;
+  std::string methodName = method.str();
+  if (!args.ranges.empty()) {
+    DLC_ASSIGN_OR_RETURN(std::string text, readFile(args.ranges, "--ranges"));
+    const std::string what = fmt::format("--ranges '{}'", args.ranges);
+    DLC_ASSIGN_OR_RETURN(RangeTable table, parseRangeTable(text, what));
+    DLC_ASSIGN_OR_RETURN(ranges, rangesForGraph(table, g, what));
+    samples = table.samples;
+    methodName = table.method;
+  } else {
+    DLC_ASSIGN_OR_RETURN(ranges, calibrate(g, args, method, samples));
+  }
+  std::cout << fmt::format("ranges of {} values ({}, {} sample{})\n", ranges.size(), methodName,
+                           samples, samples == 1 ? "" : "s");
+  if (!args.saveRanges.empty()) {
+    DLC_RETURN_IF_ERROR(writeFile(args.saveRanges,
+                                  rangeTableJson(makeRangeTable(g, ranges, methodName, samples)),
+                                  "--save-ranges"));
+    std::cout << fmt::format("wrote {}\n", args.saveRanges);
+  }
+
+  writeRanges(g, ranges);
+  DLC_ASSIGN_OR_RETURN(Pipeline quantize, parsePipeline(jit::quantizePipeline()));
+  DLC_RETURN_IF_ERROR(runPipeline(g, quantize));
+  PrintOptions full;
+  full.printConstants = true; // the file re-parses to the same graph
+  DLC_RETURN_IF_ERROR(writeFile(args.output, printGraph(g, full), "-o"));
+  std::cout << fmt::format("wrote {}\n", args.output);
+  return Status::ok();
+}
+
+} // namespace
+
+void addQuantizeCommand(CLI::App &app, int &exitCode) {
+  auto args = std::make_shared<QuantizeArgs>();
+  CLI::App *cmd = app.add_subcommand(
+      "quantize", "Calibrate a float model on sample inputs (CPU reference backend) and write it "
+                  "with the measured value ranges (quant.ranges) for quantization");
+  cmd->add_option("model", args->model,
+                  "Model: ONNX (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt) or dlc text IR (.dlc)")
+      ->required();
+  addLoadFlags(cmd, args->load);
+  cmd->add_option("--calibration", args->calibration,
+                  "DIR with one subfolder per sample, each holding NAME.npy for every input (as "
+                  "`dlc run --save-inputs` writes them)");
+  cmd->add_option(
+      "--method", args->method,
+      "How ranges are measured: minmax, percentile=P (P-th percentile of |x|: [-a, a], or "
+      "[0, a] for a non-negative value) or entropy (TensorRT's KL divergence; the default); "
+      "ignored with --ranges");
+  cmd->add_option("-o,--output", args->output,
+                  "Write the model with its ranges to this .dlc file (text IR with every "
+                  "constant; .onnx is not supported yet)")
+      ->required();
+  cmd->add_option("--save-ranges", args->saveRanges,
+                  "Also write the ranges as a JSON table keyed by the graph's hash");
+  cmd->add_option("--ranges", args->ranges,
+                  "Use a table written by --save-ranges instead of calibrating (refused when it "
+                  "was made for another graph)");
+  cmd->callback([args, &exitCode] {
+    Status st = runQuantize(*args);
+    std::cout.flush();
+    exitCode = st.isOk() ? 0 : reportError(st);
+  });
+}
+
+} // namespace dlc::tool
