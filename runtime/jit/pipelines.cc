@@ -32,7 +32,7 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
                      opts.strictPlacement, opts.reuseMemory);
 }
 
-std::string quantizePipeline() { return "infer-shapes,fold-batchnorm"; }
+std::string quantizePipeline() { return "infer-shapes,canonicalize-quant,fold-batchnorm"; }
 
 std::string describePipelines(int optLevel) {
   std::string out;

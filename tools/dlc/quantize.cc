@@ -18,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "frontend/onnx/exporter.h"
 #include "ir/printer.h"
 #include "passes/pass_manager.h"
 #include "runtime/jit/calibration.h"
@@ -146,9 +147,6 @@ Status writeFile(const std::string &path, const std::string &text, const char *f
 }
 
 Status runQuantize(const QuantizeArgs &args) {
-  if (endsWith(args.output, ".onnx"))
-    return unimplemented("-o {}: writing ONNX is not implemented yet; write text IR (.dlc)",
-                         args.output);
   if (args.calibration.empty() == args.ranges.empty())
     return invalidArgument("quantize: give either --calibration DIR (calibrate now) or --ranges "
                            "FILE.json (reuse a saved calibration)");
@@ -185,9 +183,14 @@ Status runQuantize(const QuantizeArgs &args) {
   writeRanges(g, ranges);
   DLC_ASSIGN_OR_RETURN(Pipeline quantize, parsePipeline(jit::quantizePipeline()));
   DLC_RETURN_IF_ERROR(runPipeline(g, quantize));
-  PrintOptions full;
-  full.printConstants = true; // the file re-parses to the same graph
-  DLC_RETURN_IF_ERROR(writeFile(args.output, printGraph(g, full), "-o"));
+  if (endsWith(args.output, ".onnx")) {
+    // ONNX's QDQ form, which ONNX Runtime and TensorRT load; the ranges (annotations) stay out.
+    DLC_RETURN_IF_ERROR(onnx::exportModelFile(g, args.output, "dlc quantize"));
+  } else {
+    PrintOptions full;
+    full.printConstants = true; // the file re-parses to the same graph
+    DLC_RETURN_IF_ERROR(writeFile(args.output, printGraph(g, full), "-o"));
+  }
   std::cout << fmt::format("wrote {}\n", args.output);
   return Status::ok();
 }
@@ -212,8 +215,8 @@ void addQuantizeCommand(CLI::App &app, int &exitCode) {
       "[0, a] for a non-negative value) or entropy (TensorRT's KL divergence; the default); "
       "ignored with --ranges");
   cmd->add_option("-o,--output", args->output,
-                  "Write the model with its ranges to this .dlc file (text IR with every "
-                  "constant; .onnx is not supported yet)")
+                  "Write the quantized model: .dlc (text IR with every constant and the ranges) "
+                  "or .onnx (opset 21, QDQ: what ONNX Runtime and TensorRT load)")
       ->required();
   cmd->add_option("--save-ranges", args->saveRanges,
                   "Also write the ranges as a JSON table keyed by the graph's hash");
