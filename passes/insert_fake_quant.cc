@@ -175,6 +175,10 @@ private:
         options_.debugf("{}: bias stays float", at);
         continue;
       }
+      if (auto it = joinOutputs_.find(v); it != joinOutputs_.end()) {
+        options_.debugf("{}: takes the Q/DQ on the output of {}", at, it->second->describe());
+        continue;
+      }
       if (std::string why = arrivedQuantized(v); !why.empty()) {
         options_.debugf("{}: left alone: {}", at, why);
         continue;
@@ -259,6 +263,10 @@ private:
       options_.debugf("{}: inputs and output share scale {} ({})", n.describe(), shared / 127,
                       mismatch ? std::string("range-mismatch=ignore")
                                : fmt::format("input ranges within a factor of {}", ratio));
+    // The shared scale is one constant that every pair of the join reads.
+    Value *sharedScale =
+        own ? nullptr
+            : constant(n.output(0)->name() + ".scale", n.output(0)->dtype(), {}, {shared / 127});
     for (int i = 0; i < n.numInputs(); ++i) {
       Value *v = n.input(i);
       if (std::string why = arrivedQuantized(v); !why.empty()) {
@@ -271,20 +279,23 @@ private:
                         v->name());
         continue;
       }
-      n.setInput(i, qdq(v, scale, &n));
+      n.setInput(i, qdq(v, scale, &n, sharedScale));
       if (own)
         options_.debugf("{}: input {} (%{}): own scale {}", n.describe(), i, v->name(), scale);
     }
     float outScale = own ? maxAbs(*out) / 127 : shared / 127;
-    if (outScale == 0)
-      return;
     Value *y = n.output(0);
     std::vector<Use> uses = y->uses();
-    if (uses.empty())
+    if (outScale != 0 && !uses.empty()) {
+      Value *dq = qdq(y, outScale, next, sharedScale);
+      for (const Use &u : uses)
+        u.node->setInput(u.index, dq);
+      joinOutputs_[dq] = &n;
+    }
+    if (sharedScale && isUnused(sharedScale))
+      g_.eraseConstant(sharedScale);
+    if (outScale == 0 || uses.empty())
       return;
-    Value *dq = qdq(y, outScale, next);
-    for (const Use &u : uses)
-      u.node->setInput(u.index, dq);
     if (own)
       options_.debugf("{}: output (%{}): own scale {}", n.describe(), y->name(), outScale);
   }
@@ -297,12 +308,13 @@ private:
   }
 
   /// x -> quantize_linear -> dequantize_linear with `scale` and zero point 0, placed before
-  /// `before`; one pair per (value, scale).
-  Value *qdq(Value *x, float scale, Node *before) {
+  /// `before`; one pair per (value, scale). The scale constant is `s` when given.
+  Value *qdq(Value *x, float scale, Node *before, Value *s = nullptr) {
     auto key = std::make_pair(static_cast<const Value *>(x), scale);
     if (auto it = pairs_.find(key); it != pairs_.end())
       return it->second;
-    Value *s = constant(x->name() + ".scale", x->dtype(), {}, {scale});
+    if (!s)
+      s = constant(x->name() + ".scale", x->dtype(), {}, {scale});
     Value *zp = constant(x->name() + ".zp", DType::kI8, {}, {0});
     Node *q =
         g_.createNode(Op::kQuantizeLinear, {x, s, zp}, 1, g_.uniqueName(x->name() + ".q"), before);
@@ -365,7 +377,8 @@ private:
   std::map<std::pair<const Value *, float>, Value *> pairs_;
   std::map<std::pair<const Value *, int64_t>, Value *> weights_;
   std::set<const Value *> keptFloat_; // outputs of joins kept float (range-mismatch=float)
-  std::vector<std::string> missing_;  // nodes left float for want of a range
+  std::map<const Value *, const Node *> joinOutputs_; // the DQ on a join's output -> the join
+  std::vector<std::string> missing_;                  // nodes left float for want of a range
   bool changed_ = false;
 };
 
