@@ -69,12 +69,14 @@ TEST(RunPipeline, UnknownNamesInFlags) {
   o.printIrAfter = {"csee"};
   EXPECT_EQ(runPipeline(*g, parse("cse"), o).message(),
             "--print-ir-after: unknown pass 'csee'; known passes: infer-shapes, fold-constants, "
-            "simplify, cse, dce, fold-batchnorm, place-devices, insert-copies, fuse, plan-memory");
+            "simplify, cse, dce, fold-batchnorm, insert-fake-quant, place-devices, insert-copies, "
+            "fuse, plan-memory");
   o = s.options();
   o.debugOnly = {"nope"};
   EXPECT_EQ(runPipeline(*g, parse("cse"), o).message(),
             "--debug-only: unknown pass 'nope'; known passes: infer-shapes, fold-constants, "
-            "simplify, cse, dce, fold-batchnorm, place-devices, insert-copies, fuse, plan-memory");
+            "simplify, cse, dce, fold-batchnorm, insert-fake-quant, place-devices, insert-copies, "
+            "fuse, plan-memory");
 }
 
 TEST(RunPipeline, DumpIrWritesNumberedFiles) {

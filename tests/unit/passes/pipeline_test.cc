@@ -54,7 +54,7 @@ TEST(PipelineParse, EmptyBracesAreNoOptions) {
 TEST(PipelineParse, UnknownPass) {
   EXPECT_EQ(parseError("infer-shapes,foo"),
             "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
-            "fold-batchnorm, place-devices, insert-copies, fuse, plan-memory");
+            "fold-batchnorm, insert-fake-quant, place-devices, insert-copies, fuse, plan-memory");
 }
 
 TEST(PipelineParse, BadOptionValue) {
@@ -146,7 +146,7 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 10u);
+  ASSERT_EQ(passes.size(), 11u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);
@@ -158,7 +158,7 @@ TEST(Registry, EveryPassIsListedAndCreatable) {
 TEST(Registry, HelpListsNamesSummariesAndOptions) {
   std::string help = passListHelp();
   EXPECT_NE(
-      help.find("  dce             remove nodes and constants whose results are never used\n"),
+      help.find("  dce                remove nodes and constants whose results are never used\n"),
       std::string::npos)
       << help;
   EXPECT_NE(help.find("{size-limit=...} largest output, in elements, a fold may create"),
