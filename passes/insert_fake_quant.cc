@@ -24,7 +24,8 @@
 //     than `range-ratio` (default 64). Then `range-mismatch` decides: `float` (default: the
 //     join, its inputs and its output stay float; compute nodes reading that output leave it
 //     float too; a warning names the node and the ranges), `requantize` (each input its own
-//     scale, the output its own), `ignore` (one shared scale anyway, with the warning).
+//     scale, the output its own), `ignore` (one shared scale anyway, with the warning). A
+//     join reading a join kept float stays float too.
 //  3. An activation without a measured range stays float; the nodes concerned are counted in
 //     one warning. So does a value whose range is [0, 0].
 //  4. `only` and `exclude` ('|'-separated node names or op text names, `exclude=conv1|matmul`)
@@ -34,7 +35,7 @@
 // Before: types inferred, BatchNorm folded (fold-batchnorm). After: the graph computes in float
 // with quantization error; realize-int8 turns DQ -> op -> Q into int8 kernels. Every decision
 // is in --debug-only=insert-fake-quant. Not done here: asymmetric or uint8 schemes, per-channel
-// activations, propagating a kept-float join output past the nodes that read it directly.
+// activations, propagating a kept-float join output through other nodes (a relu after it).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -176,7 +177,7 @@ private:
         continue;
       }
       if (auto it = joinOutputs_.find(v); it != joinOutputs_.end()) {
-        options_.debugf("{}: takes the Q/DQ on the output of {}", at, it->second->describe());
+        options_.debugf("{}: takes the Q/DQ on the output of {}", at, it->second.join->describe());
         continue;
       }
       if (std::string why = arrivedQuantized(v); !why.empty()) {
@@ -215,6 +216,13 @@ private:
   }
 
   void quantizeJoin(Node &n, Node *next) {
+    for (Value *v : n.inputs())
+      if (keptFloat_.count(v)) {
+        options_.debugf("{}: left float: its input %{} comes from a join kept float", n.describe(),
+                        v->name());
+        keptFloat_.insert(n.output(0));
+        return;
+      }
     std::vector<const ValueRange *> in;
     for (Value *v : n.inputs())
       in.push_back(rangeOf(v));
@@ -269,11 +277,20 @@ private:
             : constant(n.output(0)->name() + ".scale", n.output(0)->dtype(), {}, {shared / 127});
     for (int i = 0; i < n.numInputs(); ++i) {
       Value *v = n.input(i);
+      float scale = own ? maxAbs(*in[static_cast<size_t>(i)]) / 127 : shared / 127;
+      if (auto it = joinOutputs_.find(v); it != joinOutputs_.end()) {
+        // The Q/DQ on another join's output: requantized to this join's scale if it differs.
+        if (it->second.scale != scale)
+          n.setInput(i, qdq(v, scale, &n, sharedScale));
+        options_.debugf("{}: input {} (%{}): the output pair of {}{}", n.describe(), i, v->name(),
+                        it->second.join->describe(),
+                        it->second.scale != scale ? ", requantized" : "");
+        continue;
+      }
       if (std::string why = arrivedQuantized(v); !why.empty()) {
         options_.debugf("{}: input {} (%{}): left alone: {}", n.describe(), i, v->name(), why);
         continue;
       }
-      float scale = own ? maxAbs(*in[static_cast<size_t>(i)]) / 127 : shared / 127;
       if (scale == 0) {
         options_.debugf("{}: input {} (%{}): left float: its range is [0, 0]", n.describe(), i,
                         v->name());
@@ -290,7 +307,8 @@ private:
       Value *dq = qdq(y, outScale, next, sharedScale);
       for (const Use &u : uses)
         u.node->setInput(u.index, dq);
-      joinOutputs_[dq] = &n;
+      joinOutputs_[dq] = {&n, outScale};
+      ranges_[dq] = *out; // later joins reading it ask for its range
     }
     if (sharedScale && isUnused(sharedScale))
       g_.eraseConstant(sharedScale);
@@ -377,8 +395,12 @@ private:
   std::map<std::pair<const Value *, float>, Value *> pairs_;
   std::map<std::pair<const Value *, int64_t>, Value *> weights_;
   std::set<const Value *> keptFloat_; // outputs of joins kept float (range-mismatch=float)
-  std::map<const Value *, const Node *> joinOutputs_; // the DQ on a join's output -> the join
-  std::vector<std::string> missing_;                  // nodes left float for want of a range
+  struct JoinOutput {
+    const Node *join;
+    float scale;
+  };
+  std::map<const Value *, JoinOutput> joinOutputs_; // the DQ on a join's output
+  std::vector<std::string> missing_;                // nodes left float for want of a range
   bool changed_ = false;
 };
 
