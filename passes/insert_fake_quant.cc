@@ -15,13 +15,14 @@
 //    all-zero channel gets scale 1.
 // Placement:
 //  1. The inputs of Conv, ConvTranspose, MatMul and Gemm (the compute nodes) are quantized;
-//     a bias (Conv's B, Gemm's C) stays float. Q/DQ sit only on the inputs of compute nodes
-//     (and joins, 2.), never on a producer's output, so a producer's epilogue (bias, ReLU,
-//     residual add) stays between it and the next quantized input and is never split.
+//     a bias (Conv's B, Gemm's C) stays float. Q/DQ sit on the edge into the next compute
+//     input, never right after a compute node, so its epilogue (bias add, ReLU, reshape) stays
+//     between it and that Q/DQ and is never split.
 //  2. Joins: Add, Concat and Mul whose inputs are all activations (no constant) get their
-//     inputs and their output quantized with one shared scale (the largest max|.| of inputs
-//     and output / 127: TensorRT's residual add), unless the inputs' max|.| differ by more
-//     than `range-ratio` (default 64). Then `range-mismatch` decides: `float` (default: the
+//     inputs and their output quantized with one shared scale constant (the largest max|.| of
+//     inputs and output / 127): TensorRT's residual add, whose int8 inputs at one scale can
+//     become the producing conv's epilogue in realize-int8. When the inputs' max|.| differ by
+//     more than `range-ratio` (default 64), `range-mismatch` decides instead: `float` (default: the
 //     join, its inputs and its output stay float; compute nodes reading that output leave it
 //     float too; a warning names the node and the ranges), `requantize` (each input its own
 //     scale, the output its own), `ignore` (one shared scale anyway, with the warning). A
