@@ -32,7 +32,9 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
                      opts.strictPlacement, opts.reuseMemory);
 }
 
-std::string quantizePipeline() { return "infer-shapes,canonicalize-quant,fold-batchnorm"; }
+std::string quantizePipeline() {
+  return "infer-shapes,canonicalize-quant,fold-batchnorm,insert-fake-quant";
+}
 
 std::string describePipelines(int optLevel) {
   std::string out;

@@ -12,8 +12,9 @@
 //         the batch norms' weights); simplify, cse and dce already ran at load and are not
 //         repeated. `dlc run --verify` plans without reuse, so that every value survives.
 //   quantize  `dlc quantize`, after calibration has written quant.ranges into the loaded graph:
-//           infer-shapes,fold-batchnorm
-//         (insert-fake-quant joins it here when it lands.)
+//           infer-shapes,canonicalize-quant,fold-batchnorm,insert-fake-quant
+//         TensorFlow's fake_quant becomes Q/DQ first, batch norms fold into the weights before
+//         they are quantized, then Q/DQ go where the ranges say.
 #pragma once
 
 #include <string>

@@ -52,10 +52,11 @@ TEST(PipelineParse, EmptyBracesAreNoOptions) {
 }
 
 TEST(PipelineParse, UnknownPass) {
-  EXPECT_EQ(parseError("infer-shapes,foo"),
-            "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
-            "fold-batchnorm, canonicalize-quant, mixed-precision, place-devices, insert-copies, "
-            "fuse, plan-memory");
+  EXPECT_EQ(
+      parseError("infer-shapes,foo"),
+      "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
+      "fold-batchnorm, canonicalize-quant, insert-fake-quant, mixed-precision, place-devices, "
+      "insert-copies, fuse, plan-memory");
 }
 
 TEST(PipelineParse, BadOptionValue) {
@@ -147,7 +148,7 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 12u);
+  ASSERT_EQ(passes.size(), 13u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);
