@@ -39,6 +39,8 @@ Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
   GpuPipelineOptions gpo;
   gpo.strictPlacement = opts.strictPlacement;
   gpo.reuseMemory = !opts.lower.exposeIntermediates;
+  gpo.precision = opts.precision;
+  gpo.keepFp32 = opts.keepFp32;
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(gpo)));
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)

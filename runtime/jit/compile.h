@@ -25,6 +25,9 @@ struct JitOptions {
   codegen::LowerOptions lower;
   /// Refuse CPU fallback: a node without a GPU kernel is an error naming it.
   bool strictPlacement = false;
+  /// Mixed precision (GpuPipelineOptions::precision, keepFp32).
+  std::string precision;
+  std::string keepFp32;
   /// Instrumentation of the GPU pipeline (print IR after passes, debug logs, ...).
   PipelineOptions pipeline;
 };

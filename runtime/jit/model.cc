@@ -37,6 +37,8 @@ jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions
   jo.lower.emit.numSms = device.smCount;
   jo.lower.emit.allowTf32 = opts.allowTf32;
   jo.strictPlacement = !opts.cpuFallback;
+  jo.precision = opts.precision;
+  jo.keepFp32 = opts.keepFp32;
   jo.pipeline.out = &sink;
   jo.pipeline.err = &sink;
   return jo;

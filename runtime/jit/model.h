@@ -77,6 +77,10 @@ struct SessionOptions {
   bool poison = false;
   /// GPU: let fp32 GEMM/conv use TF32 tensor cores.
   bool allowTf32 = false;
+  /// GPU: "fp16" or "bf16" runs a float32 model in mixed precision (the mixed-precision pass);
+  /// "" keeps its types. `keepFp32` names nodes or ops ('|'-separated) kept in float32.
+  std::string precision;
+  std::string keepFp32;
 };
 
 class Session;

@@ -26,10 +26,14 @@ Expected<std::string> loadPipeline(int optLevel) {
 }
 
 std::string gpuPipeline(const GpuPipelineOptions &opts) {
-  return fmt::format("infer-shapes,fold-batchnorm,fold-constants,dce,"
+  std::string precision;
+  if (!opts.precision.empty() && opts.precision != "fp32")
+    precision = fmt::format("mixed-precision{{precision={}{}}},", opts.precision,
+                            opts.keepFp32.empty() ? "" : ",keep-fp32=" + opts.keepFp32);
+  return fmt::format("infer-shapes,fold-batchnorm,fold-constants,dce,{}"
                      "place-devices{{gpu=true,gpus=1,strict={}}},insert-copies,fuse,"
                      "plan-memory{{reuse={}}}",
-                     opts.strictPlacement, opts.reuseMemory);
+                     precision, opts.strictPlacement, opts.reuseMemory);
 }
 
 std::string quantizePipeline() {
@@ -45,6 +49,7 @@ std::string describePipelines(int optLevel) {
   out += fmt::format("gpu: {}\n", gpuPipeline());
   out += fmt::format("gpu --verify: {}\n", gpuPipeline({.reuseMemory = false}));
   out += fmt::format("gpu --no-cpu-fallback: {}\n", gpuPipeline({.strictPlacement = true}));
+  out += fmt::format("gpu --precision fp16: {}\n", gpuPipeline({.precision = "fp16"}));
   out += fmt::format("quantize: {}\n", quantizePipeline());
   return out;
 }

@@ -34,6 +34,11 @@ struct GpuPipelineOptions {
   bool strictPlacement = false;
   /// Let buffers share memory; off for `--verify`, which reads every intermediate.
   bool reuseMemory = true;
+  /// `--precision`: "fp16" or "bf16" adds mixed-precision (after the folds, before placement);
+  /// "" (or "fp32") keeps the model's types.
+  std::string precision;
+  /// `--keep-fp32`: node or op names ('|'-separated) mixed-precision keeps in float32.
+  std::string keepFp32;
 };
 
 /// The GPU pipeline (see above).

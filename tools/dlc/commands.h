@@ -32,6 +32,15 @@ void addLoadFlags(CLI::App *cmd, LoadArgs &args);
 /// The parsed flags (errors name the flag and the bad value).
 Expected<LoadOptions> toLoadOptions(const LoadArgs &args);
 
+/// `--precision fp32|fp16|bf16` and `--keep-fp32 NAME|OP` (run and compile).
+struct PrecisionArgs {
+  std::string precision = "fp32";
+  std::vector<std::string> keepFp32;
+};
+void addPrecisionFlags(CLI::App *cmd, PrecisionArgs &args);
+/// The flags as the GPU pipeline takes them: precision "" for fp32, names '|'-joined.
+Status precisionOptions(const PrecisionArgs &args, std::string &precision, std::string &keepFp32);
+
 /// Loads a model through the frontend its content calls for (runtime/jit's loadGraphFile).
 Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadArgs &args);
 

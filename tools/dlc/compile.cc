@@ -43,6 +43,7 @@ struct CompileArgs {
   std::string gpuArch; // empty: the GPU present, else sm_90
   bool noGpu = false;
   bool allowTf32 = false;
+  PrecisionArgs precision;
   bool strict = false;
   int optLevel = 1;
   bool printIrAfterAll = false;
@@ -194,6 +195,7 @@ Status compileModel(const CompileArgs &args) {
         jo.lower.nvrtc.smVersion = sm;
         jo.lower.emit.smVersion = sm;
         jo.lower.emit.allowTf32 = args.allowTf32;
+        DLC_RETURN_IF_ERROR(precisionOptions(args.precision, jo.precision, jo.keepFp32));
         jo.strictPlacement = args.strict;
         jo.pipeline.printIrAfterAll = args.printIrAfterAll;
         jo.pipeline.debugOnly = args.debugOnly;
@@ -262,6 +264,7 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
                   "Target GPU architectures, comma-separated (default: the GPU present, else "
                   "sm_90); PTX is kept too");
   cmd->add_flag("--allow-tf32", args->allowTf32, "Let fp32 GEMM/conv use TF32 tensor cores");
+  addPrecisionFlags(cmd, args->precision);
   cmd->add_flag("--no-cpu-fallback", args->strict,
                 "Fail when a node has no GPU kernel instead of running it on the CPU");
   cmd->add_flag("--print-ir-after-all", args->printIrAfterAll,

@@ -31,6 +31,30 @@ Expected<LoadOptions> toLoadOptions(const LoadArgs &args) {
   return lo;
 }
 
+void addPrecisionFlags(CLI::App *cmd, PrecisionArgs &args) {
+  cmd->add_option("--precision", args.precision,
+                  "GPU: fp16 or bf16 runs a float32 model in mixed precision (matmul/conv in "
+                  "the low type, sums/softmax/normalisation/exp/log/pow in float32); default fp32")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cmd->add_option("--keep-fp32", args.keepFp32,
+                  "With --precision: keep this node (by name) or op (text name, e.g. softmax) "
+                  "in float32; repeatable")
+      ->allow_extra_args(false);
+}
+
+Status precisionOptions(const PrecisionArgs &args, std::string &precision, std::string &keepFp32) {
+  precision = args.precision == "fp32" ? "" : args.precision;
+  keepFp32.clear();
+  for (const std::string &k : args.keepFp32) {
+    if (k.empty() || k.find_first_of(",{}=|") != std::string::npos)
+      return invalidArgument("--keep-fp32 '{}': a node or op name without , {{ }} = or |", k);
+    keepFp32 += (keepFp32.empty() ? "" : "|") + k;
+  }
+  if (!keepFp32.empty() && precision.empty())
+    return invalidArgument("--keep-fp32 needs --precision fp16 or bf16");
+  return Status::ok();
+}
+
 Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadArgs &args) {
   DLC_ASSIGN_OR_RETURN(LoadOptions lo, toLoadOptions(args));
   return loadGraphFile(path, lo);

@@ -55,6 +55,7 @@ struct RunArgs {
   bool noCudaGraph = false;
   bool noCpuFallback = false;
   bool allowTf32 = false;
+  PrecisionArgs precision;
   bool verify = false;
   bool profile = false;
   int profileRuns = 20;
@@ -326,8 +327,13 @@ Status runModel(const RunArgs &args) {
   so.cudaGraph = !args.noCudaGraph;
   so.cpuFallback = !args.noCpuFallback;
   so.allowTf32 = args.allowTf32;
+  DLC_RETURN_IF_ERROR(precisionOptions(args.precision, so.precision, so.keepFp32));
   so.poison = args.verify;
   DLC_ASSIGN_OR_RETURN(Session session, model.createSession(so));
+  if (!so.precision.empty() && session.backend() == Backend::kCpu)
+    std::cerr << fmt::format("dlc: note: --precision {} applies to the GPU; the CPU reference "
+                             "backend runs the model's own types\n",
+                             so.precision);
   if (backend == Backend::kAuto && session.backend() == Backend::kCpu)
     std::cerr << fmt::format("dlc: note: running on the CPU reference backend: {}\n",
                              gpuUnavailableReason());
@@ -467,6 +473,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--no-cpu-fallback", args->noCpuFallback,
                 "GPU: fail when a node has no GPU kernel instead of running it on the CPU");
   cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
+  addPrecisionFlags(cmd, args->precision);
   cmd->add_flag("--placement-report{-}", args->placementReport,
                 "Print where each node runs and why (name, op, requested and assigned device, "
                 "colocation group, reason) to stderr before the first run: on the GPU as the "
