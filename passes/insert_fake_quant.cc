@@ -260,6 +260,10 @@ private:
                                : "one shared scale anyway";
       options_.warnf("{}: {}; {} (range-mismatch={})", n.describe(), what, action,
                      config_.mismatchText);
+      // For `dlc quantize --report`, which names it as the reason of the layers it feeds.
+      n.setAttr(
+          std::string(kQuantRangeMismatchAttr),
+          Attribute(fmt::format("{}; {} (range-mismatch={})", what, action, config_.mismatchText)));
       options_.debugf("{}: {}; {} (range-mismatch={})", n.describe(), what, action,
                       config_.mismatchText);
       if (config_.mismatch == Mismatch::kFloat) {

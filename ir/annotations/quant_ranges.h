@@ -25,6 +25,10 @@ namespace dlc {
 
 inline constexpr std::string_view kQuantRangesAttr = "quant.ranges";
 inline constexpr std::string_view kQuantInputRangesAttr = "quant.input_ranges";
+/// Left by insert-fake-quant on a join (Add/Concat/Mul) whose input ranges differ by more than
+/// its range-ratio (string: the ranges, the ratio and what was done), for the quantization
+/// report.
+inline constexpr std::string_view kQuantRangeMismatchAttr = "quant.range_mismatch";
 
 /// [lo, hi], lo <= hi, both finite.
 struct ValueRange {

@@ -36,8 +36,9 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
                      precision, opts.strictPlacement, opts.reuseMemory);
 }
 
-std::string quantizePipeline() {
-  return "infer-shapes,canonicalize-quant,fold-batchnorm,insert-fake-quant";
+std::string quantizePipeline(const std::string &insertOptions) {
+  return "infer-shapes,canonicalize-quant,fold-batchnorm,insert-fake-quant" +
+         (insertOptions.empty() ? std::string() : "{" + insertOptions + "}");
 }
 
 std::string describePipelines(int optLevel) {

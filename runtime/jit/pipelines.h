@@ -44,8 +44,9 @@ struct GpuPipelineOptions {
 /// The GPU pipeline (see above).
 std::string gpuPipeline(const GpuPipelineOptions &opts = {});
 
-/// The pipeline `dlc quantize` runs on the loaded, calibrated graph (see above).
-std::string quantizePipeline();
+/// The pipeline `dlc quantize` runs on the loaded, calibrated graph (see above);
+/// `insertOptions` ("range-mismatch=requantize,range-ratio=64") go to insert-fake-quant.
+std::string quantizePipeline(const std::string &insertOptions = "");
 
 /// Every pipeline, one per line, for `dlc opt --print-pipeline`: the load pipeline of
 /// `optLevel` (marked as what `dlc opt -O optLevel` runs) and of the other levels, and the CPU

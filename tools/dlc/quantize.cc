@@ -19,10 +19,12 @@
 #include <sstream>
 
 #include "frontend/onnx/exporter.h"
+#include "ir/clone.h"
 #include "ir/printer.h"
 #include "passes/pass_manager.h"
 #include "runtime/jit/calibration.h"
 #include "runtime/jit/pipelines.h"
+#include "runtime/jit/quant_report.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/run_util.h"
 
@@ -40,6 +42,10 @@ struct QuantizeArgs {
   std::string output;
   std::string saveRanges;
   std::string ranges;
+  std::string rangeMismatch = "float";
+  double rangeRatio = 64;
+  std::vector<std::string> only, exclude;
+  bool report = false;
 };
 
 bool endsWith(const std::string &s, std::string_view suffix) {
@@ -147,7 +153,10 @@ Status writeFile(const std::string &path, const std::string &text, const char *f
 }
 
 Status runQuantize(const QuantizeArgs &args) {
-  if (args.calibration.empty() == args.ranges.empty())
+  if (args.report && args.calibration.empty())
+    return invalidArgument("--report runs the samples of --calibration DIR; give it (with "
+                           "--ranges too, to reuse a calibration)");
+  if (args.calibration.empty() == args.ranges.empty() && !(args.report && !args.ranges.empty()))
     return invalidArgument("quantize: give either --calibration DIR (calibrate now) or --ranges "
                            "FILE.json (reuse a saved calibration)");
   DLC_ASSIGN_OR_RETURN(RangeMethod method, parseRangeMethod(args.method));
@@ -181,8 +190,31 @@ Status runQuantize(const QuantizeArgs &args) {
   }
 
   writeRanges(g, ranges);
-  DLC_ASSIGN_OR_RETURN(Pipeline quantize, parsePipeline(jit::quantizePipeline()));
+  std::unique_ptr<Graph> floatGraph = args.report ? cloneGraph(g) : nullptr;
+  std::string insert =
+      fmt::format("range-mismatch={},range-ratio={}", args.rangeMismatch, args.rangeRatio);
+  for (const auto &[flag, names] : {std::pair{"only", &args.only}, {"exclude", &args.exclude}}) {
+    std::string joined;
+    for (const std::string &n : *names) {
+      if (n.empty() || n.find_first_of(",{}=|") != std::string::npos)
+        return invalidArgument("--{} '{}': a node or op name without , {{ }} = or |", flag, n);
+      joined += (joined.empty() ? "" : "|") + n;
+    }
+    if (!joined.empty())
+      insert += fmt::format(",{}={}", flag, joined);
+  }
+  DLC_ASSIGN_OR_RETURN(Pipeline quantize, parsePipeline(jit::quantizePipeline(insert)));
   DLC_RETURN_IF_ERROR(runPipeline(g, quantize));
+  if (floatGraph) {
+    std::vector<std::map<std::string, Tensor>> samples;
+    DLC_ASSIGN_OR_RETURN(std::vector<fs::path> folders, sampleFolders(args.calibration));
+    for (const fs::path &folder : folders) {
+      DLC_ASSIGN_OR_RETURN(auto sample, readSample(*floatGraph, folder));
+      samples.push_back(std::move(sample));
+    }
+    DLC_ASSIGN_OR_RETURN(auto layers, jit::compareQuantized(*floatGraph, g, samples));
+    std::cout << jit::formatQuantReport(layers);
+  }
   if (endsWith(args.output, ".onnx")) {
     // ONNX's QDQ form, which ONNX Runtime and TensorRT load; the ranges (annotations) stay out.
     DLC_RETURN_IF_ERROR(onnx::exportModelFile(g, args.output, "dlc quantize"));
@@ -223,6 +255,25 @@ void addQuantizeCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--ranges", args->ranges,
                   "Use a table written by --save-ranges instead of calibrating (refused when it "
                   "was made for another graph)");
+  cmd->add_option("--range-mismatch", args->rangeMismatch,
+                  "An Add/Concat/Mul whose inputs' ranges differ by more than --range-ratio: "
+                  "float (keep it in float, the default), requantize (each input its own "
+                  "scale) or ignore (one shared scale anyway); each case is warned about")
+      ->check(CLI::IsMember({"float", "requantize", "ignore"}));
+  cmd->add_option("--range-ratio", args->rangeRatio,
+                  "The ratio of the larger input range to the smaller beyond which "
+                  "--range-mismatch applies (default 64)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--only", args->only,
+                  "Quantize only these compute nodes (names) or ops (text names); repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--exclude", args->exclude,
+                  "Leave these compute nodes (names) or ops (text names) in float; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_flag("--report", args->report,
+                "Run the float and the quantized model on the --calibration samples and print, "
+                "per quantized layer, the SQNR and cosine of its output, worst first, with the "
+                "share of clipped inputs and a reason when dlc knows one");
   cmd->callback([args, &exitCode] {
     Status st = runQuantize(*args);
     std::cout.flush();
