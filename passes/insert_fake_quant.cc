@@ -45,6 +45,7 @@
 #include "ir/annotations/quant_ranges.h"
 #include "ir/match.h"
 #include "passes/registry.h"
+#include "passes/util/option_lists.h"
 
 namespace dlc {
 
@@ -59,17 +60,6 @@ struct Config {
   std::vector<std::string> only, exclude;
   std::string onlyText, excludeText;
 };
-
-std::vector<std::string> splitBars(std::string_view text) {
-  std::vector<std::string> out;
-  while (!text.empty()) {
-    size_t bar = text.find('|');
-    if (bar != 0)
-      out.emplace_back(text.substr(0, bar));
-    text = bar == std::string_view::npos ? std::string_view() : text.substr(bar + 1);
-  }
-  return out;
-}
 
 bool isCompute(Op op) {
   return op == Op::kConv || op == Op::kConvTranspose || op == Op::kMatMul || op == Op::kGemm;

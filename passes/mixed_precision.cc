@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "passes/registry.h"
+#include "passes/util/option_lists.h"
 
 namespace dlc {
 
@@ -48,18 +49,6 @@ const std::set<Op> &neverLow() {
   return ops;
 }
 
-/// `a|b|c`: node names or op text names.
-std::set<std::string, std::less<>> splitBars(std::string_view text) {
-  std::set<std::string, std::less<>> out;
-  while (!text.empty()) {
-    size_t bar = text.find('|');
-    if (bar != 0)
-      out.emplace(text.substr(0, bar));
-    text = bar == std::string_view::npos ? std::string_view() : text.substr(bar + 1);
-  }
-  return out;
-}
-
 class MixedPrecision : public Pass {
 public:
   std::vector<PassOptionSpec> options() const override {
@@ -75,7 +64,8 @@ public:
     if (precision != "fp16" && precision != "bf16")
       return invalidArgument("option 'precision': expected fp16 or bf16, got '{}'", precision);
     low_ = precision == "fp16" ? DType::kF16 : DType::kBF16;
-    keep_ = splitBars(options.getString("keep-fp32", ""));
+    const std::vector<std::string> keep = splitBars(options.getString("keep-fp32", ""));
+    keep_ = std::set<std::string, std::less<>>(keep.begin(), keep.end());
     for (const std::string &k : keep_)
       if (parseOpName(k) == std::nullopt && !hasNodeNamed(g, k))
         return invalidArgument("option 'keep-fp32': '{}' is neither a node of the graph nor an "
