@@ -9,7 +9,8 @@
 int main(int argc, char **argv) {
   spdlog::set_pattern("dlc: %l: %v");
   int exitCode = 0;
-  CLI::App app{"dlc: a deep-learning graph compiler (ONNX -> IR -> passes -> CUDA)", "dlc"};
+  CLI::App app{"dlc: a deep-learning graph compiler (ONNX or TensorFlow -> IR -> passes -> CUDA)",
+               "dlc"};
   app.set_version_flag("--version", "dlc 0.1.0");
   app.require_subcommand(1);
   dlc::tool::addInspectCommand(app, exitCode);

@@ -233,7 +233,8 @@ void addQuantizeCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<QuantizeArgs>();
   CLI::App *cmd = app.add_subcommand(
       "quantize", "Calibrate a float model on sample inputs (CPU reference backend) and write it "
-                  "with the measured value ranges (quant.ranges) for quantization");
+                  "quantized: int8 Q/DQ on the Conv/MatMul/Gemm inputs from the measured ranges "
+                  "(.dlc with the ranges, or .onnx)");
   cmd->add_option("model", args->model,
                   "Model: ONNX (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt) or dlc text IR (.dlc)")
       ->required();
