@@ -12,10 +12,6 @@ namespace {
 
 constexpr size_t kSniffBytes = 4096;
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 bool readVarint(std::string_view b, size_t &pos, uint64_t &out) {
   out = 0;
   for (int shift = 0; shift < 64 && pos < b.size(); shift += 7) {
@@ -157,9 +153,9 @@ Expected<ModelFormat> detectModelFormat(const std::string &path,
         return ModelFormat::kTfGraphDef;
     }
   }
-  if (endsWith(path, ".onnx"))
+  if (path.ends_with(".onnx"))
     return ModelFormat::kOnnx;
-  if (endsWith(path, ".pbtxt"))
+  if (path.ends_with(".pbtxt"))
     return ModelFormat::kTfText;
   return invalidArgument(
       "{}: not a model dlc can read: it starts with bytes {}, which is neither an ONNX "

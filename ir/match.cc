@@ -18,12 +18,13 @@ std::optional<std::vector<int64_t>> constantInts(const Value *v) {
   return t.toInt64Vector();
 }
 
-bool isConstantFalse(const Value *v) {
-  if (!v || !v->isConstant())
-    return false;
-  const Tensor &t = v->constant();
-  return t.numElements() == 1 && t.elementAsDouble(0) == 0.0;
+std::optional<double> scalarConstant(const Value *v) {
+  if (!v || !v->isConstant() || v->constant().numElements() != 1)
+    return std::nullopt;
+  return v->constant().elementAsDouble(0);
 }
+
+bool isConstantFalse(const Value *v) { return scalarConstant(v) == 0.0; }
 
 std::optional<std::vector<int64_t>> intsAttr(const Node &n, std::string_view name) {
   const Attribute *a = n.findAttr(name);

@@ -19,6 +19,9 @@ const Tensor *constantInput(const Node &n, int i);
 /// The elements of a 0-D or 1-D integer constant, else nullopt.
 std::optional<std::vector<int64_t>> constantInts(const Value *v);
 
+/// The value of a one-element constant, else nullopt.
+std::optional<double> scalarConstant(const Value *v);
+
 /// A scalar (or one-element) constant whose value is zero / false, else false.
 bool isConstantFalse(const Value *v);
 

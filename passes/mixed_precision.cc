@@ -188,46 +188,24 @@ private:
     }
   }
 
-  /// `v` in dtype `to`: a converted constant, or one Cast per (value, dtype) placed right after
-  /// its producer (before `user` when v is a graph input).
+  /// `v` in dtype `to`: a converted constant, or one Cast per (value, dtype), placed before
+  /// its first reader `user` (nodes are visited in order, so later readers come after it; a
+  /// graph output's cast, with no user, goes last).
   Value *castOf(Graph &g, Value *v, DType to, Node *user) {
-    if (v->isConstant()) {
-      auto key = std::make_pair(v, to);
-      auto it = constants_.find(key);
-      if (it == constants_.end())
-        it = constants_
-                 .emplace(key,
-                          g.addConstant(g.uniqueName(v->name() + "." + std::string(dtypeName(to))),
-                                        v->constant().castTo(to)))
-                 .first;
+    const auto key = std::make_pair(v, to);
+    auto &cache = v->isConstant() ? constants_ : castTo_;
+    if (auto it = cache.find(key); it != cache.end())
       return it->second;
-    }
-    auto key = std::make_pair(v, to);
-    auto it = castTo_.find(key);
-    if (it != castTo_.end())
-      return it->second;
-    Node *before = nullptr;
-    if (v->isNodeOutput()) {
-      // Just after the producer: the next node in graph order.
-      std::vector<Node *> nodes = g.nodes();
-      for (size_t i = 0; i < nodes.size(); ++i)
-        if (nodes[i] == v->producer())
-          before = i + 1 < nodes.size() ? nodes[i + 1] : nullptr;
-    } else {
-      before = user ? firstNode(g) : nullptr;
-    }
-    Node *c = g.createNode(Op::kCast, {v}, 1, v->name() + "." + std::string(dtypeName(to)), before);
+    const std::string name = v->name() + "." + std::string(dtypeName(to));
+    if (v->isConstant())
+      return cache[key] = g.addConstant(g.uniqueName(name), v->constant().castTo(to));
+    Node *c = g.createNode(Op::kCast, {v}, 1, name, user);
     c->setAttr("to", Attribute(to));
-    c->setName(v->name() + "." + std::string(dtypeName(to)));
+    c->setName(name);
     c->output(0)->setType(TensorType(to, v->shape()));
     if (v->isNodeOutput())
       c->setDevice(v->producer()->device());
-    castTo_[key] = c->output(0);
-    return c->output(0);
-  }
-  static Node *firstNode(const Graph &g) {
-    std::vector<Node *> nodes = g.nodes();
-    return nodes.empty() ? nullptr : nodes.front();
+    return cache[key] = c->output(0);
   }
 
   struct PairHash {

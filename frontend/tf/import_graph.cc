@@ -50,7 +50,6 @@ Expected<ImportGraph> ImportGraph::index(const tfproto::GraphDef &gd, std::strin
       return invalidArgument("{}: node '{}' has no op", g.displayName_, def.name());
     if (!g.byName_.emplace(def.name(), i).second)
       return invalidArgument("{}: two nodes are named '{}'", g.displayName_, def.name());
-    g.nodes_.push_back(i);
   }
   g.inputs_.resize(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -87,12 +86,12 @@ Expected<InputRef> ImportGraph::parseTensorName(const std::string &spec, const c
 }
 
 std::vector<int> ImportGraph::sinks() const {
-  std::vector<char> consumed(nodes_.size(), 0);
+  std::vector<char> consumed(numNodes(), 0);
   for (const auto &ins : inputs_)
     for (const InputRef &r : ins)
       consumed[static_cast<size_t>(r.node)] = 1;
   std::vector<int> out;
-  for (int i : nodes_) {
+  for (int i = 0; i < gd_.node_size(); ++i) {
     const std::string &op = gd_.node(i).op();
     if (!consumed[static_cast<size_t>(i)] && op != "Const" && op != "NoOp" && op != "Assert" &&
         op != "Placeholder" && op != "PlaceholderWithDefault")
@@ -114,8 +113,8 @@ ImportGraph::outputNodes(const std::vector<std::string> &requested) const {
 }
 
 Status ImportGraph::selectNeeded(const std::vector<int> &outputs) {
-  needed_.assign(nodes_.size(), 0);
-  isOutput_.assign(nodes_.size(), 0);
+  needed_.assign(numNodes(), 0);
+  isOutput_.assign(numNodes(), 0);
   for (int i : outputs)
     isOutput_[static_cast<size_t>(i)] = 1;
   std::deque<int> work(outputs.begin(), outputs.end());
@@ -132,9 +131,9 @@ Status ImportGraph::selectNeeded(const std::vector<int> &outputs) {
 }
 
 Expected<std::vector<int>> ImportGraph::sortNeeded() {
-  std::vector<int> pending(nodes_.size(), 0);
-  std::vector<std::vector<int>> consumers(nodes_.size());
-  for (int i : nodes_) {
+  std::vector<int> pending(numNodes(), 0);
+  std::vector<std::vector<int>> consumers(numNodes());
+  for (int i = 0; i < gd_.node_size(); ++i) {
     if (!needed_[static_cast<size_t>(i)])
       continue;
     for (const InputRef &r : inputs_[static_cast<size_t>(i)]) {
@@ -144,7 +143,7 @@ Expected<std::vector<int>> ImportGraph::sortNeeded() {
   }
   std::vector<int> order;
   std::deque<int> ready;
-  for (int i : nodes_)
+  for (int i = 0; i < gd_.node_size(); ++i)
     if (needed_[static_cast<size_t>(i)] && pending[static_cast<size_t>(i)] == 0)
       ready.push_back(i);
   while (!ready.empty()) {
@@ -160,7 +159,7 @@ Expected<std::vector<int>> ImportGraph::sortNeeded() {
     return order;
   // A cycle: TF1 loops make them (refused with their reason); anything else is malformed.
   std::vector<int> stuck;
-  for (int i : nodes_)
+  for (int i = 0; i < gd_.node_size(); ++i)
     if (needed_[static_cast<size_t>(i)] && pending[static_cast<size_t>(i)] > 0)
       stuck.push_back(i);
   DLC_RETURN_IF_ERROR(checkRefusals(stuck));
@@ -201,7 +200,7 @@ std::optional<bool> ImportGraph::constantPredicate(int switchNode) const {
 }
 
 Status ImportGraph::computeLiveness(const std::vector<int> &order) {
-  live_.assign(nodes_.size(), 0);
+  live_.assign(numNodes(), 0);
   auto inputLive = [&](const InputRef &r) {
     if (!live_[static_cast<size_t>(r.node)])
       return false;
@@ -233,7 +232,7 @@ Status ImportGraph::computeLiveness(const std::vector<int> &order) {
   }
   // A live node only a dead branch reads (a variable feeding the untaken side) is not needed:
   // keep what the outputs reach through live edges (a Merge through its forwarded input).
-  std::vector<char> reached(nodes_.size(), 0);
+  std::vector<char> reached(numNodes(), 0);
   std::deque<int> work;
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     if (live_[static_cast<size_t>(*it)] && isOutput_[static_cast<size_t>(*it)])

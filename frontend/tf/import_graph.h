@@ -54,6 +54,7 @@ public:
   std::vector<int> sinks() const;
 
   const tfproto::GraphDef &graphDef() const { return gd_; }
+  size_t numNodes() const { return static_cast<size_t>(gd_.node_size()); }
 
 private:
   ImportGraph(const tfproto::GraphDef &gd, std::string displayName, std::string graphName)
@@ -69,7 +70,6 @@ private:
   std::string displayName_, graphName_;
   std::unordered_map<std::string, int> byName_;
   std::vector<std::vector<InputRef>> inputs_;
-  std::vector<int> nodes_;        // 0..n-1, for sizes
   std::vector<char> needed_;      // per node
   std::vector<char> isOutput_;    // per node: an output comes from it
   std::vector<char> live_;        // per node

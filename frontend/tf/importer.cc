@@ -86,7 +86,7 @@ Expected<std::unique_ptr<Graph>> ImportGraph::build(const ImportOptions &opts) {
   ShapeValues shapeValues;
   std::unordered_set<const Value *> refValues, renamed;
   std::vector<std::string> warnings;
-  values_.assign(nodes_.size(), {});
+  values_.assign(numNodes(), {});
   for (int i : order) {
     if (!live_[static_cast<size_t>(i)])
       continue;

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "ir/match.h"
+
 namespace dlc::tf::detail {
 
 namespace {
@@ -23,13 +25,6 @@ Status convertRandom(NodeConverter &c) {
       Value * y, c.op(uniform ? Op::kRandomUniform : Op::kRandomNormal, {}, std::move(attrs)));
   c.setOutputs({y});
   return Status::ok();
-}
-
-/// The value of a one-element constant, or nullopt.
-std::optional<double> scalarConstant(const Value *v) {
-  if (!v || !v->isConstant() || v->constant().numElements() != 1)
-    return std::nullopt;
-  return v->constant().elementAsDouble(0);
 }
 
 /// [lo, hi): the values `v` can take when it is a uniform random value shifted and scaled by

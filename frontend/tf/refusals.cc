@@ -14,13 +14,6 @@ const char *const kFreezeHint =
 
 namespace {
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-bool startsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 const std::set<std::string, std::less<>> kVariableOps = {
     "VariableV2",         "Variable",
     "VarHandleOp",        "ReadVariableOp",
@@ -44,11 +37,11 @@ const std::set<std::string, std::less<>> kFunctionOps = {"PartitionedCall",
 
 /// Ops that update state or compute gradients.
 bool isTrainingOp(std::string_view op) {
-  return startsWith(op, "Apply") || startsWith(op, "SparseApply") ||
-         startsWith(op, "ResourceApply") || startsWith(op, "ResourceSparseApply") ||
-         startsWith(op, "Assign") || startsWith(op, "Scatter") ||
-         startsWith(op, "ResourceScatter") || endsWith(op, "Grad") || endsWith(op, "GradV2") ||
-         endsWith(op, "Gradient") || endsWith(op, "Backprop") || op == "BroadcastGradientArgs" ||
+  return op.starts_with("Apply") || op.starts_with("SparseApply") ||
+         op.starts_with("ResourceApply") || op.starts_with("ResourceSparseApply") ||
+         op.starts_with("Assign") || op.starts_with("Scatter") ||
+         op.starts_with("ResourceScatter") || op.ends_with("Grad") || op.ends_with("GradV2") ||
+         op.ends_with("Gradient") || op.ends_with("Backprop") || op == "BroadcastGradientArgs" ||
          op == "CountUpTo";
 }
 

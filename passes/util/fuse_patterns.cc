@@ -16,13 +16,6 @@ Node *producer(const Value *v, Op op) {
   return v && v->producer() && v->producer()->op() == op ? v->producer() : nullptr;
 }
 
-/// The value of a one-element constant.
-std::optional<double> scalarConstant(const Value *v) {
-  if (!v || !v->isConstant() || v->constant().numElements() != 1)
-    return std::nullopt;
-  return v->constant().elementAsDouble(0);
-}
-
 /// Whether `v` is a one-element constant equal to `want` up to the rounding of its dtype
 /// (float16 sqrt(2) is 1.4140625, 1.1e-4 below it).
 bool near(const Value *v, double want) {

@@ -24,11 +24,11 @@ Status applyInputShapes(Graph &g, const std::map<std::string, std::vector<int64_
     Value *in = *it;
     const Shape &declared = in->shape();
     std::vector<Dim> out;
+    if (declared.isRanked() && declared.rank() != static_cast<int64_t>(dims.size()))
+      return invalidArgument("--input-shape {}: rank {} does not match the declared {}", name,
+                             dims.size(), in->type().str());
     for (size_t d = 0; d < dims.size(); ++d) {
       const auto i = static_cast<int64_t>(d);
-      if (declared.isRanked() && declared.rank() != static_cast<int64_t>(dims.size()))
-        return invalidArgument("--input-shape {}: rank {} does not match the declared {}", name,
-                               dims.size(), in->type().str());
       if (dims[d] < 0) {
         out.push_back(declared.isRanked() ? declared[i]
                                           : Dim::symbol(fmt::format("{}_d{}", name, d)));

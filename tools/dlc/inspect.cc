@@ -125,10 +125,7 @@ int runInspect(const InspectArgs &args) {
       j["flops_note"] = flopsNote;
     }
     if (devices) {
-      j["placement"]["requested"] = devices->requested;
-      j["placement"]["assigned"] = devices->assigned;
-      if (!devices->note.empty())
-        j["placement"]["note"] = devices->note;
+      j["placement"] = deviceCountsJson(*devices);
     } else {
       j["placement"] = nullptr;
     }

@@ -57,10 +57,7 @@ int inspectTfGraph(const std::string &path, bool text, bool json) {
       j["refused"].push_back(
           {{"op", r.opType}, {"count", r.count}, {"nodes", r.nodes}, {"reason", r.reason}});
     if (devices) {
-      j["placement"]["requested"] = devices->requested;
-      j["placement"]["assigned"] = devices->assigned;
-      if (!devices->note.empty())
-        j["placement"]["note"] = devices->note;
+      j["placement"] = deviceCountsJson(*devices);
     } else {
       j["placement"] = nullptr;
       j["placement_note"] = devicesNote;

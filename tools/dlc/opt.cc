@@ -104,8 +104,7 @@ int runOpt(const OptArgs &args) {
         !st.isOk())
       return reportError(st);
 
-  if (!args.output.empty() && args.output.size() > 5 &&
-      args.output.compare(args.output.size() - 5, 5, ".onnx") == 0) {
+  if (args.output.ends_with(".onnx")) {
     // An ONNX model (opset 21): what other tools load, e.g. a TensorFlow graph converted.
     Status written = onnx::exportModelFile(g, args.output, "dlc opt");
     if (!written.isOk())

@@ -158,6 +158,15 @@ DeviceCounts countNodesPerDevice(const Graph &g) {
   return counts;
 }
 
+nlohmann::ordered_json deviceCountsJson(const DeviceCounts &counts) {
+  nlohmann::ordered_json j;
+  j["requested"] = counts.requested;
+  j["assigned"] = counts.assigned;
+  if (!counts.note.empty())
+    j["note"] = counts.note;
+  return j;
+}
+
 std::string formatDeviceCounts(const DeviceCounts &counts) {
   auto join = [](const std::map<std::string, int> &m) {
     std::string line;

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "ir/graph.h"
 #include "ir/status.h"
 
@@ -45,6 +47,8 @@ struct DeviceCounts {
   std::string note; // why `assigned` is empty, when placement failed
 };
 DeviceCounts countNodesPerDevice(const Graph &g);
+/// The same as `dlc inspect --json` writes it: {"requested": {...}, "assigned": {...}, "note"}.
+nlohmann::ordered_json deviceCountsJson(const DeviceCounts &counts);
 /// `dlc inspect`'s lines for them: "  requested: ..." and "  assigned (...): ...".
 std::string formatDeviceCounts(const DeviceCounts &counts);
 

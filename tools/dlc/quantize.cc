@@ -48,11 +48,6 @@ struct QuantizeArgs {
   bool report = false;
 };
 
-bool endsWith(const std::string &s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// The sample folders of DIR, in name order.
 Expected<std::vector<fs::path>> sampleFolders(const std::string &dir) {
   std::error_code ec;
@@ -215,7 +210,7 @@ Status runQuantize(const QuantizeArgs &args) {
     DLC_ASSIGN_OR_RETURN(auto layers, jit::compareQuantized(*floatGraph, g, samples));
     std::cout << jit::formatQuantReport(layers);
   }
-  if (endsWith(args.output, ".onnx")) {
+  if (args.output.ends_with(".onnx")) {
     // ONNX's QDQ form, which ONNX Runtime and TensorRT load; the ranges (annotations) stay out.
     DLC_RETURN_IF_ERROR(onnx::exportModelFile(g, args.output, "dlc quantize"));
   } else {
