@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 
+#include "frontend/onnx/tensor_proto.h"
 #include "onnx/onnx.pb.h"
 
 namespace dlc::onnx {
@@ -12,42 +13,9 @@ namespace {
 
 using TP = ::onnx::TensorProto;
 
-int onnxDType(DType t) {
-  switch (t) {
-  case DType::kF32:
-    return TP::FLOAT;
-  case DType::kF16:
-    return TP::FLOAT16;
-  case DType::kBF16:
-    return TP::BFLOAT16;
-  case DType::kF64:
-    return TP::DOUBLE;
-  case DType::kI8:
-    return TP::INT8;
-  case DType::kI16:
-    return TP::INT16;
-  case DType::kI32:
-    return TP::INT32;
-  case DType::kI64:
-    return TP::INT64;
-  case DType::kU8:
-    return TP::UINT8;
-  case DType::kU16:
-    return TP::UINT16;
-  case DType::kU32:
-    return TP::UINT32;
-  case DType::kU64:
-    return TP::UINT64;
-  case DType::kBool:
-    return TP::BOOL;
-  default:
-    return TP::UNDEFINED;
-  }
-}
-
 void setType(const TensorType &t, ::onnx::ValueInfoProto &info) {
   auto *tensor = info.mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(onnxDType(t.dtype));
+  tensor->set_elem_type(detail::onnxDTypeOf(t.dtype));
   if (!t.shape.isRanked())
     return;
   auto *shape = tensor->mutable_shape();
@@ -62,7 +30,7 @@ void setType(const TensorType &t, ::onnx::ValueInfoProto &info) {
 }
 
 Status fillTensor(const Tensor &t, const std::string &name, TP &proto) {
-  const int type = onnxDType(t.dtype());
+  const int type = detail::onnxDTypeOf(t.dtype());
   if (type == TP::UNDEFINED)
     return unimplemented("constant '{}': dtype {} has no ONNX type", name, dtypeName(t.dtype()));
   proto.set_name(name);
@@ -112,7 +80,7 @@ Status addAttribute(const std::string &name, const Attribute &a, const Node &n,
     break;
   case AttrKind::kDType:
     p.set_type(::onnx::AttributeProto::INT);
-    p.set_i(onnxDType(a.dtype()));
+    p.set_i(detail::onnxDTypeOf(a.dtype()));
     break;
   default:
     return unimplemented("{}: attribute '{}' cannot be exported to ONNX", n.describe(), name);

@@ -77,39 +77,31 @@ std::string onnxDTypeName(int64_t onnxType) {
   return kOnnxTypeNames[static_cast<size_t>(onnxType)];
 }
 
+namespace {
+
+/// ONNX's data types that dlc holds, both ways.
+constexpr std::pair<int, DType> kDTypes[] = {
+    {TP::FLOAT, DType::kF32},    {TP::UINT8, DType::kU8},   {TP::INT8, DType::kI8},
+    {TP::UINT16, DType::kU16},   {TP::INT16, DType::kI16},  {TP::INT32, DType::kI32},
+    {TP::INT64, DType::kI64},    {TP::BOOL, DType::kBool},  {TP::FLOAT16, DType::kF16},
+    {TP::DOUBLE, DType::kF64},   {TP::UINT32, DType::kU32}, {TP::UINT64, DType::kU64},
+    {TP::BFLOAT16, DType::kBF16}};
+
+} // namespace
+
+int onnxDTypeOf(DType dtype) {
+  for (const auto &[onnx, d] : kDTypes)
+    if (d == dtype)
+      return onnx;
+  return TP::UNDEFINED;
+}
+
 Expected<DType> dtypeFromOnnx(int64_t onnxType, const std::string &what) {
-  switch (onnxType) {
-  case TP::FLOAT:
-    return DType::kF32;
-  case TP::UINT8:
-    return DType::kU8;
-  case TP::INT8:
-    return DType::kI8;
-  case TP::UINT16:
-    return DType::kU16;
-  case TP::INT16:
-    return DType::kI16;
-  case TP::INT32:
-    return DType::kI32;
-  case TP::INT64:
-    return DType::kI64;
-  case TP::BOOL:
-    return DType::kBool;
-  case TP::FLOAT16:
-    return DType::kF16;
-  case TP::DOUBLE:
-    return DType::kF64;
-  case TP::UINT32:
-    return DType::kU32;
-  case TP::UINT64:
-    return DType::kU64;
-  case TP::BFLOAT16:
-    return DType::kBF16;
-  case TP::UNDEFINED:
+  for (const auto &[onnx, d] : kDTypes)
+    if (onnx == onnxType)
+      return d;
+  if (onnxType == TP::UNDEFINED)
     return invalidArgument("{}: data type is undefined", what);
-  default:
-    break;
-  }
   std::string name = onnxDTypeName(onnxType);
   if (name.empty())
     return invalidArgument("{}: unknown data type {}", what, onnxType);

@@ -18,6 +18,9 @@ class ExternalData;
 /// type 99" for numbers ONNX does not define, "data type is undefined" for 0.
 Expected<DType> dtypeFromOnnx(int64_t onnxType, const std::string &what);
 
+/// The ONNX TensorProto::DataType of a dlc dtype (UNDEFINED for kUnknown).
+int onnxDTypeOf(DType dtype);
+
 /// ONNX's lower-case name of a data type ("float", "string", "float8e4m3fn"), or "" if unknown.
 std::string onnxDTypeName(int64_t onnxType);
 
