@@ -10,6 +10,10 @@
 //   whose planes are 16-byte aligned reads B as a plain strided matrix with cp.async instead.
 //   The output [images, M, OH, OW] is written at (m, column) -> image * M * OHW + m * OHW + pixel.
 // 3-D convolutions are refused.
+// * ConvInteger with channels_last (realize-int8's form: int8 NHWC input, OHWI weight, group 1,
+//   channels a multiple of 16): implicit GEMM on int8 tensor cores with A = the im2col rows of
+//   the NHWC input (one per output pixel, gathered in 16-byte chunks by cp.async) and B = the
+//   weight as [M, KH * KW * C]; the output [images, OH, OW, M] is the row-major M x N result.
 #include <fmt/format.h>
 
 #include "codegen/cuda_prelude.h"
@@ -25,7 +29,10 @@ namespace {
 using gemm::ConvGather;
 using gemm::GemmSpec;
 
-bool claims(const Node *anchor) { return anchor && anchor->op() == Op::kConv; }
+bool claims(const Node *anchor) {
+  return anchor && (anchor->op() == Op::kConv ||
+                    (anchor->op() == Op::kConvInteger && anchor->getInt("channels_last") != 0));
+}
 
 /// Geometry of a 1-D or 2-D conv node, 1-D as 2-D with H = 1.
 struct ConvShape {
@@ -33,9 +40,24 @@ struct ConvShape {
   int64_t outChannels = 0, group = 1;
 };
 
+/// `v` with its last dim moved to position 1 (NHWC -> NCHW).
+std::vector<int64_t> channelsFirst(std::vector<int64_t> v) {
+  if (v.size() >= 3) {
+    const int64_t c = v.back();
+    v.pop_back();
+    v.insert(v.begin() + 1, c);
+  }
+  return v;
+}
+
 Expected<ConvShape> convShape(const Node &n) {
-  const std::vector<int64_t> x = staticSizes(n.input(0)), w = staticSizes(n.input(1)),
-                             y = staticSizes(n.output(0));
+  std::vector<int64_t> x = staticSizes(n.input(0)), w = staticSizes(n.input(1)),
+                       y = staticSizes(n.output(0));
+  if (n.op() == Op::kConvInteger) { // channels_last: read the dims channels first
+    x = channelsFirst(std::move(x));
+    w = channelsFirst(std::move(w));
+    y = channelsFirst(std::move(y));
+  }
   const int64_t rank = static_cast<int64_t>(x.size()) - 2;
   if (rank != 1 && rank != 2)
     return invalidArgument("Conv: {}-D convolution has no GPU kernel (1-D and 2-D only)", rank);
@@ -66,9 +88,34 @@ Expected<ConvShape> convShape(const Node &n) {
   return s;
 }
 
+bool supportsInteger(const Node &node, std::string *why) {
+  for (int i : {0, 1})
+    if (node.input(i)->dtype() != DType::kI8) {
+      *why = fmt::format("ConvInteger: input {} is {}; the GPU kernel is int8 x int8", i,
+                         dtypeName(node.input(i)->dtype()));
+      return false;
+    }
+  if (node.hasInput(2) || node.hasInput(3)) {
+    *why = "ConvInteger: zero points have no GPU kernel (realize-int8 writes none)";
+    return false;
+  }
+  if (node.input(0)->shape().rank() != 4 || node.getInt("group") != 1) {
+    *why = "ConvInteger: the GPU kernel is 2-D with group 1";
+    return false;
+  }
+  if (node.input(0)->shape()[3].value() % 16 != 0) {
+    *why = "ConvInteger: the GPU kernel needs input channels a multiple of 16";
+    return false;
+  }
+  return true;
+}
+
 bool supports(const Node &node, std::string *why) {
   const DType t = node.input(0)->dtype();
-  if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16) {
+  if (node.op() == Op::kConvInteger) {
+    if (!supportsInteger(node, why))
+      return false;
+  } else if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16) {
     *why = fmt::format("Conv: dtype {} has no GPU kernel (f32, f16 and bf16 only)", dtypeName(t));
     return false;
   }
@@ -179,6 +226,22 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     return invalidArgument("{}", why);
   DLC_ASSIGN_OR_RETURN(ConvShape cs, convShape(*n));
   const ConvGather &g = cs.g;
+  if (n->op() == Op::kConvInteger) {
+    GemmSpec s;
+    s.dtype = DType::kI8;
+    s.m = g.images * g.oh * g.ow;
+    s.n = cs.outChannels;
+    s.k = g.kh * g.kw * g.channels;
+    s.a.value = n->input(0);
+    s.a.kContig = true;
+    s.a.ld = s.k;
+    s.a.nhwc = g;
+    s.b.value = n->input(1);
+    s.b.kContig = true;
+    s.b.ld = s.k;
+    s.outRowStride = s.n;
+    return writeGemm(group, s, opts, cfg);
+  }
   if (g.groupChannels == 1 && cs.group > 1 && !cfg)
     return emitDepthwise(group, cs, opts);
   GemmSpec s;

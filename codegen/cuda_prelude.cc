@@ -322,6 +322,16 @@ __device__ __forceinline__ void dlc_mma_tf32(float (&d)[4], const unsigned (&a)[
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 )cuda"},
+    {"dlc_mma_s8", "", R"cuda(
+// D = A * B + D, m16n8k32, int8 inputs, int32 accumulators (exact).
+__device__ __forceinline__ void dlc_mma_s8(int (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                           unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
+               "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+)cuda"},
     {"dlc_to_tf32", "", R"cuda(
 __device__ __forceinline__ unsigned dlc_to_tf32(float x) {
   unsigned r;

@@ -2,7 +2,9 @@
 // (transA, transB, alpha, beta, C broadcast to [M, N]) with their elementwise epilogue, written
 // by the GEMM kernel writer (gemm_kernel.h). Operands are read in place in either layout; a
 // MatMul whose B has no batch and whose A is not broadcast runs as one GEMM with the batch
-// folded into M (the usual linear layer on [batch, seq, features]).
+// folded into M (the usual linear layer on [batch, seq, features]). MatMulInteger in
+// realize-int8's form (int8, B stored [N, K]) runs the int8 tensor-core kernel; its int32
+// accumulator reaches the epilogue (the rescale, bias, activation, quantize_linear) as float.
 #include <fmt/format.h>
 
 #include "codegen/elementwise_chain.h"
@@ -17,14 +19,43 @@ using gemm::GemmSpec;
 using gemm::Operand;
 
 bool claims(const Node *anchor) {
-  return anchor && (anchor->op() == Op::kMatMul || anchor->op() == Op::kGemm);
+  return anchor && (anchor->op() == Op::kMatMul || anchor->op() == Op::kGemm ||
+                    anchor->op() == Op::kMatMulInteger);
+}
+
+/// MatMulInteger runs on int8 tensor cores in the form realize-int8 writes: int8 operands
+/// without zero points, B stored [N, K] (transB = 1), K a multiple of 16.
+bool supportsInteger(const Node &node, std::string *why) {
+  for (int i : {0, 1})
+    if (node.input(i)->dtype() != DType::kI8) {
+      *why = fmt::format("MatMulInteger: input {} is {}; the GPU kernel is int8 x int8", i,
+                         dtypeName(node.input(i)->dtype()));
+      return false;
+    }
+  if (node.hasInput(2) || node.hasInput(3)) {
+    *why = "MatMulInteger: zero points have no GPU kernel (realize-int8 writes none)";
+    return false;
+  }
+  const Shape &b = node.input(1)->shape();
+  if (node.getInt("transB") == 0 || b.rank() != 2) {
+    *why = "MatMulInteger: the GPU kernel wants a 2-D B stored [N, K] (transB = 1)";
+    return false;
+  }
+  if (b[1].value() % 16 != 0) {
+    *why = fmt::format("MatMulInteger: K = {} is not a multiple of 16", b[1].value());
+    return false;
+  }
+  return true;
 }
 
 bool gemmDType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
 bool supports(const Node &node, std::string *why) {
   const DType t = node.input(0)->dtype();
-  if (!gemmDType(t)) {
+  if (node.op() == Op::kMatMulInteger) {
+    if (!supportsInteger(node, why))
+      return false;
+  } else if (!gemmDType(t)) {
     *why = fmt::format("{}: dtype {} has no GPU kernel (f32, f16 and bf16 only)",
                        opOnnxName(node.op()), dtypeName(t));
     return false;
@@ -96,6 +127,22 @@ Expected<GemmSpec> matmulSpec(const Node &n) {
   return s;
 }
 
+/// MatMulInteger with transB: A [..., M, K] rows stacked, B [N, K].
+Expected<GemmSpec> matmulIntegerSpec(const Node &n) {
+  const std::vector<int64_t> a = staticSizes(n.input(0)), b = staticSizes(n.input(1));
+  GemmSpec s;
+  s.dtype = DType::kI8;
+  s.k = a.back();
+  s.n = b[0];
+  s.m = 1;
+  for (size_t i = 0; i + 1 < a.size(); ++i)
+    s.m *= a[i];
+  s.a = strided(n.input(0), s.k, 1, s.m, "0");
+  s.b = strided(n.input(1), s.k, 1, s.n, "0");
+  s.outRowStride = s.n;
+  return s;
+}
+
 Expected<GemmSpec> gemmSpec(const Node &n) {
   const std::vector<int64_t> a = staticSizes(n.input(0)), b = staticSizes(n.input(1));
   const bool ta = n.getInt("transA") != 0, tb = n.getInt("transB") != 0;
@@ -127,7 +174,9 @@ Expected<KernelSet> emitGemmGroup(const FusedGroup &group, const EmitOptions &op
   std::string why;
   if (!supports(*n, &why))
     return invalidArgument("{}", why);
-  DLC_ASSIGN_OR_RETURN(GemmSpec spec, n->op() == Op::kMatMul ? matmulSpec(*n) : gemmSpec(*n));
+  DLC_ASSIGN_OR_RETURN(GemmSpec spec, n->op() == Op::kMatMul          ? matmulSpec(*n)
+                                      : n->op() == Op::kMatMulInteger ? matmulIntegerSpec(*n)
+                                                                      : gemmSpec(*n));
   return writeGemm(group, spec, opts, cfg);
 }
 

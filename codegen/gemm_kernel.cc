@@ -61,13 +61,13 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
     out.push_back({small, 0.5, 0.6});
     return out;
   }
-  const bool f32 = spec.dtype == DType::kF32;
+  const bool f32 = spec.dtype == DType::kF32, s8 = spec.dtype == DType::kI8;
   auto tc = [&](int bm, int bn, int bk, int wmw, int wnw, int stages, double eff,
                 double gatherEff) {
     TileConfig c;
     c.bm = bm;
     c.bn = bn;
-    c.bk = f32 ? bk / 2 : bk; // same bytes per row
+    c.bk = f32 ? bk / 2 : s8 ? bk * 2 : bk; // same bytes per row
     c.warpsM = wmw;
     c.warpsN = wnw;
     c.stages = stages;
@@ -156,7 +156,8 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
   if (opts.smVersion < 80)
     return no(fmt::format("tensor-core kernels need sm_80 or newer, got sm_{}", opts.smVersion));
   const int nt = threadsOf(c);
-  const int kStep = spec.dtype == DType::kF32 ? 8 : 16;
+  const bool s8 = spec.dtype == DType::kI8;
+  const int kStep = spec.dtype == DType::kF32 ? 8 : s8 ? 32 : 16;
   if (c.warpsM < 1 || c.warpsN < 1 || nt > 1024)
     return no("bad warp layout");
   if (c.bm % (16 * c.warpsM) != 0 || c.bn % (16 * c.warpsN) != 0)
@@ -170,6 +171,22 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
   const int ce = 16 / elemBytes(spec.dtype);
   if (c.bm % ce != 0 || c.bn % ce != 0 || c.bk % ce != 0)
     return no("tiles must be whole 16-byte chunks");
+  if (s8) {
+    if (c.splitK != 1)
+      return no("int8 GEMMs do not split K (float partial sums would round the int32 sums)");
+    if (spec.k % 16 != 0)
+      return no(fmt::format("int8 needs K a multiple of 16, got {}", spec.k));
+    for (const Operand *op : {&spec.a, &spec.b})
+      if (!op->kContig || op->gather || op->ld % 16 != 0 || op->split != 0)
+        return no("int8 operands must be K-contiguous with 16-byte aligned rows");
+    if (spec.a.nhwc) {
+      const int nt = threadsOf(c), cpr = c.bk / 16;
+      if (nt % cpr != 0 || (c.bm * cpr) % nt != 0)
+        return no("the NHWC loader needs whole rows of chunks per thread group");
+      if (spec.a.nhwc->channels % 16 != 0)
+        return no("the NHWC loader needs channels a multiple of 16");
+    }
+  }
   for (const Operand *op : {&spec.a, &spec.b}) {
     if (op->gather) {
       const int pairs = c.bn / 2;
@@ -191,7 +208,10 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
   const bool gather = spec.b.gather.has_value();
   // Sustained rates of an H200 seen with kbench: math (FLOP/s) of the best tile, DRAM
   // bandwidth (B/s), and seconds per im2col element gathered when every SM gathers.
-  const double peak = simt ? 30e12 : spec.dtype == DType::kF32 ? 150e12 : 400e12;
+  const double peak = simt                        ? 30e12
+                      : spec.dtype == DType::kF32 ? 150e12
+                      : spec.dtype == DType::kI8  ? 800e12
+                                                  : 400e12;
   const double bandwidth = 3.5e12, gatherCost = 1.8e-12;
   const int sms = std::max(1, opts.numSms);
   const int eb = elemBytes(spec.dtype);
@@ -203,7 +223,7 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       continue;
     const int64_t kTiles = ceilDiv(spec.k, cand.cfg.bk);
     for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
-      if (s > 1 && kTiles / s < 4)
+      if (s > 1 && (kTiles / s < 4 || spec.dtype == DType::kI8))
         break;
       TileConfig c = cand.cfg;
       const int64_t perSplit = ceilDiv(kTiles, s);
@@ -324,7 +344,8 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
   std::string v = prefix + "a";
   std::string init =
       s.alpha == 1.0 ? acc : fmt::format("{} * {}", acc, cudaLiteral(s.alpha, DType::kF32));
-  w.line("float {} = {};", v, init);
+  // An int8 product's int32 accumulator stays an int until the epilogue's cast (exact).
+  w.line("{} {} = {};", s.dtype == DType::kI8 ? "int" : "float", v, init);
   for (const Addend &ad : s.addends) {
     std::string load =
         loadExpr(ctx.names.at(ad.value), epilogueOffset(ctx, ad.shape, outShape, oidx));
@@ -386,18 +407,25 @@ bool heavyEpilogue(const FusedGroup &group) {
 Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
   // GNU attribute syntax on a lambda; NVRTC and nvcc accept it.
   const char *attr = ctx.outlineEpilogue ? " __attribute__((noinline))" : "";
+  const bool intAcc = ctx.spec.dtype == DType::kI8;
+  const char *accType = intAcc ? "int" : "float";
   {
-    auto ep = w.blockSemi("auto dlc_ep = [&](float acc, {} oidx){}", indexType(ctx), attr);
+    auto ep = w.blockSemi("auto dlc_ep = [&]({} acc, {} oidx){}", accType, indexType(ctx), attr);
     DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, "acc", "oidx", "e"));
     w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r);
   }
   w.line("(void)dlc_ep;");
   if (ctx.outPairs) {
-    auto ep2 =
-        w.blockSemi("auto dlc_ep2 = [&](float acc0, float acc1, {} oidx){}", indexType(ctx), attr);
+    auto ep2 = w.blockSemi("auto dlc_ep2 = [&]({0} acc0, {0} acc1, {1} oidx){2}", accType,
+                           indexType(ctx), attr);
     DLC_ASSIGN_OR_RETURN(std::string r0, writeEpilogueBody(w, ctx, "acc0", "oidx", "e"));
     DLC_ASSIGN_OR_RETURN(std::string r1, writeEpilogueBody(w, ctx, "acc1", "(oidx + 1)", "f"));
-    w.line("dlc_store2<{}>(out0 + oidx, {}, {});", ctx.outStorage, r0, r1);
+    if (intAcc && !isFloat(ctx.group.outputs[0]->dtype())) { // no round trip through float
+      w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r0);
+      w.line("out0[oidx + 1] = dlc_store<{}>({});", ctx.outStorage, r1);
+    } else {
+      w.line("dlc_store2<{}>(out0 + oidx, {}, {});", ctx.outStorage, r0, r1);
+    }
   }
   return Status::ok();
 }

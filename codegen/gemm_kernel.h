@@ -12,8 +12,10 @@
 // against it).
 //
 // Kernels: f16/bf16 run on tensor cores (mma.sync m16n8k16, ldmatrix, a cp.async multi-stage
-// shared-memory pipeline with padded rows); f32 runs a SIMT tiled kernel, or TF32 mma
-// (m16n8k8) when EmitOptions::allowTf32. Split-K writes f32 partial sums to a scratch buffer
+// shared-memory pipeline with padded rows); int8 likewise with mma.sync m16n8k32 s8 and int32
+// accumulators (both operands K-contiguous, 16-byte aligned; no split-K, whose float partial
+// sums would round); f32 runs a SIMT tiled kernel, or TF32 mma (m16n8k8) when
+// EmitOptions::allowTf32. Split-K writes f32 partial sums to a scratch buffer
 // and a second kernel adds them in a fixed order (deterministic), then runs the epilogue.
 #pragma once
 
@@ -48,6 +50,10 @@ struct Operand {
   std::string batchOffset = "0";
   /// Set for conv's B: an im2col gather instead of a strided matrix.
   std::optional<ConvGather> gather;
+  /// Set for an int8 conv's A (kContig): the im2col rows of an NHWC image, one row per output
+  /// pixel (M = images * OH * OW), K in kernel-row, kernel-column, channel order; channels a
+  /// multiple of 16, so that every 16-byte chunk is 16 channels of one tap.
+  std::optional<ConvGather> nhwc;
 };
 
 /// A value added to alpha * (A * B) before the elementwise epilogue: coef * v, with v

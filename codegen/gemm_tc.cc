@@ -1,5 +1,9 @@
-// The tensor-core main kernel (see gemm_kernel.h): f16/bf16 through mma.sync m16n8k16 with
-// ldmatrix fragments, f32 through TF32 mma.sync m16n8k8 with plain shared-memory fragments.
+// The tensor-core main kernel (see gemm_kernel.h): f16/bf16 through mma.sync m16n8k16 and
+// int8 through mma.sync m16n8k32 (s8 x s8 -> s32) with ldmatrix fragments, f32 through TF32
+// mma.sync m16n8k8 with plain shared-memory fragments. An int8 fragment row is 16 bytes like
+// a half one, so ldmatrix serves both: an 8 x 8 matrix of b16 is 8 rows of 16 int8, exactly
+// the m16n8k32 A and B fragment layouts (K-contiguous tiles only: ldmatrix cannot transpose
+// bytes).
 //
 // Each block computes a BM x BN output tile of one batch (and one K slice under split-K) with
 // warpsM x warpsN warps. Operand tiles go through a STAGES-deep shared-memory ring: strided
@@ -282,15 +286,61 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
          f32 ? "uint2" : "unsigned", rg);
 }
 
+/// An int8 conv's operand A: the im2col rows of an NHWC image (one row per output pixel, K in
+/// kernel-row, kernel-column, channel order). A 16-byte chunk is 16 channels of one tap, so it
+/// is one cp.async (zero-filled in the padding); a thread's chunks share one K column (the
+/// layout is affine, tileFits checks it), so the tap is worked out once per K tile.
+void writeNhwcLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op) {
+  const GemmSpec &s = ctx.spec;
+  const ConvGather &g = *op.nhwc;
+  const ChunkLayout l = chunkLayout(ctx, op, ctx.cfg.bm);
+  const std::string ptr = ctx.names.at(op.value);
+  const bool wide = g.images * g.h * g.w * g.channels >= (int64_t{1} << 31);
+  const char *off = wide ? "long long" : "int";
+  w.line("// A: im2col rows of an NHWC image, cp.async 16-byte chunks ({} per thread)", l.cpt);
+  w.line("const unsigned Au = dlc_smem_u32(sA);");
+  w.line("const int Ar0 = tid / {0}, Ac0 = (tid % {0}) * 16;", l.cpr);
+  w.line("{} Abase[{}];", off, l.cpt);
+  w.line("int Aih[{0}], Aiw[{0}];", l.cpt);
+  w.line("#pragma unroll");
+  {
+    auto rows = w.block("for (int j = 0; j < {}; ++j)", l.cpt);
+    w.line("const int m = m0 + Ar0 + j * {};", l.rs);
+    w.line("const int img = m / {}, pix = m % {};", g.oh * g.ow, g.oh * g.ow);
+    w.line("const int oh = pix / {}, ow = pix % {};", g.ow, g.ow);
+    w.line("Aih[j] = m < M ? oh * {} - {} : -0x3fffffff;", g.strideH, g.padH);
+    w.line("Aiw[j] = ow * {} - {};", g.strideW, g.padW);
+    w.line("Abase[j] = m < M ? ({})img * {} : 0;", off, g.h * g.w * g.channels);
+  }
+  {
+    auto load = w.blockSemi("auto A_load = [&](int stage, int kt)");
+    w.line("const int k = kt * BK + Ac0;");
+    w.line("const int tap = k / {0}, c = k - tap * {0};", g.channels);
+    w.line("const int kh = tap / {0}, kw = tap - kh * {0};", g.kw);
+    w.line("#pragma unroll");
+    auto chunks = w.block("for (int j = 0; j < {}; ++j)", l.cpt);
+    w.line("const int ih = Aih[j] + kh * {}, iw = Aiw[j] + kw * {};", g.dilationH, g.dilationW);
+    w.line("const bool p = k < K && (unsigned)ih < {}u && (unsigned)iw < {}u;", g.h, g.w);
+    w.line("const {0} o = Abase[j] + (({0})ih * {1} + iw) * {2} + c;", off, g.w, g.channels);
+    w.line("dlc_cp_async16(Au + (unsigned)(stage * A_STAGE + (Ar0 + j * {}) * A_PITCH + Ac0), "
+           "p ? (const void *)({} + o) : (const void *){}, p);",
+           l.rs, ptr, ptr);
+  }
+  w.line("auto A_store = [&](int) {{}};");
+  (void)s;
+}
+
 /// The body of `frag` for f16/bf16: ldmatrix (transposed for a K-strided tile).
-void writeLdmatrixFragments(CodeWriter &w, bool aK, bool bK) {
+void writeLdmatrixFragments(CodeWriter &w, bool aK, bool bK, bool s8) {
+  // The second 8 x 8 b16 matrix along K starts `half` elements on; addresses are in bytes.
+  const int half = s8 ? 16 : 8, eb = s8 ? 1 : 2;
   w.line("const unsigned aBase = dlc_smem_u32(As), bBase = dlc_smem_u32(Bs);");
   w.line("#pragma unroll");
   {
     auto rows = w.block("for (int mi = 0; mi < MI; ++mi)");
     if (aK) {
-      w.line("const int r = wm * WM + mi * 16 + (lane & 15), c = ks + ((lane >> 4) << 3);");
-      w.line("dlc_ldmatrix_x4(af[mi], aBase + (unsigned)(r * A_PITCH + c) * 2u);");
+      w.line("const int r = wm * WM + mi * 16 + (lane & 15), c = ks + (lane >> 4) * {};", half);
+      w.line("dlc_ldmatrix_x4(af[mi], aBase + (unsigned)(r * A_PITCH + c) * {}u);", eb);
     } else {
       w.line("const int kk = ks + (lane & 7) + ((lane >> 4) << 3);");
       w.line("const int r = wm * WM + mi * 16 + (((lane >> 3) & 1) << 3);");
@@ -302,8 +352,8 @@ void writeLdmatrixFragments(CodeWriter &w, bool aK, bool bK) {
   w.line("unsigned r4[4];");
   if (bK) {
     w.line("const int nn = wn * WN + nj * 16 + (lane & 7) + ((lane >> 4) << 3);");
-    w.line("const int kk = ks + (((lane >> 3) & 1) << 3);");
-    w.line("dlc_ldmatrix_x4(r4, bBase + (unsigned)(nn * B_PITCH + kk) * 2u);");
+    w.line("const int kk = ks + ((lane >> 3) & 1) * {};", half);
+    w.line("dlc_ldmatrix_x4(r4, bBase + (unsigned)(nn * B_PITCH + kk) * {}u);", eb);
   } else {
     w.line("const int kk = ks + (lane & 7) + (((lane >> 3) & 1) << 3);");
     w.line("const int nn = wn * WN + nj * 16 + ((lane >> 4) << 3);");
@@ -353,12 +403,13 @@ void writeFragments(CodeWriter &w, const KernelContext &ctx) {
     w.line("const {0} *As = sA + stage * A_STAGE;", ctx.storage);
     w.line("const {0} *Bs = sB + stage * B_STAGE;", ctx.storage);
     if (s.dtype != DType::kF32)
-      writeLdmatrixFragments(w, aK, bK);
+      writeLdmatrixFragments(w, aK, bK, s.dtype == DType::kI8);
     else
       writeTf32Fragments(w, aK, bK);
   }
   const char *mma = s.dtype == DType::kF32    ? "dlc_mma_tf32"
                     : s.dtype == DType::kBF16 ? "dlc_mma_bf16"
+                    : s.dtype == DType::kI8   ? "dlc_mma_s8"
                                               : "dlc_mma_f16";
   auto fn = w.blockSemi("auto mma = [&](const unsigned (&af)[MI][4], const unsigned (&bf)[NI][2])");
   w.line("#pragma unroll");
@@ -423,7 +474,7 @@ void writeMainLoop(CodeWriter &w) {
 
 } // namespace
 
-int elemBytes(DType t) { return t == DType::kF32 ? 4 : 2; }
+int elemBytes(DType t) { return t == DType::kF32 ? 4 : t == DType::kI8 ? 1 : 2; }
 
 uint32_t tcSharedBytes(const GemmSpec &spec, const TileConfig &cfg) {
   const int pa = pitchOf(spec, cfg, spec.a, cfg.bm), pb = pitchOf(spec, cfg, spec.b, cfg.bn);
@@ -441,8 +492,11 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("constexpr int BM = {}, BN = {}, BK = {}, STAGES = {};", c.bm, c.bn, c.bk, c.stages);
   w.line("constexpr int WM = {}, WN = {}, WARPS_M = {};", c.bm / c.warpsM, c.bn / c.warpsN,
          c.warpsM);
+  const bool s8 = s.dtype == DType::kI8;
   w.line("constexpr int MI = WM / 16, NI = WN / 8, KSTEP = {}, KSTEPS = BK / KSTEP;",
-         s.dtype == DType::kF32 ? 8 : 16);
+         s.dtype == DType::kF32 ? 8
+         : s8                   ? 32
+                                : 16);
   w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
   w.line("constexpr int A_PITCH = {}, B_PITCH = {};", pa, pb);
   w.line("constexpr int A_STAGE = {}, B_STAGE = {};", stageElems(c, s.a, c.bm, pa),
@@ -460,19 +514,22 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   if (c.splitK == 1)
     DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
   auto batch = w.block("for (long long b = blockIdx.z; b < {}LL; b += gridDim.z)", s.batch);
-  writeStridedLoader(w, ctx, s.a, "A", c.bm, s.m, "m0");
+  if (s.a.nhwc)
+    writeNhwcLoader(w, ctx, s.a);
+  else
+    writeStridedLoader(w, ctx, s.a, "A", c.bm, s.m, "m0");
   if (s.b.gather)
     writeGatherLoader(w, ctx, s.b);
   else
     writeStridedLoader(w, ctx, s.b, "B", c.bn, s.n, "n0");
-  w.line("float acc[MI][NI][4];");
+  w.line("{} acc[MI][NI][4];", s8 ? "int" : "float");
   w.line("#pragma unroll");
   w.line("for (int mi = 0; mi < MI; ++mi)");
   w.line("#pragma unroll");
   w.line("  for (int ni = 0; ni < NI; ++ni)");
   w.line("#pragma unroll");
   w.line("    for (int q = 0; q < 4; ++q)");
-  w.line("      acc[mi][ni][q] = 0.f;");
+  w.line("      acc[mi][ni][q] = 0;");
   writeFragments(w, ctx);
   writeMainLoop(w);
   w.line("dlc_cp_async_wait<0>();");

@@ -9,8 +9,9 @@
 // Before: output types inferred (infer-shapes): a fold needs every output's shape to be
 // static, so that the `size-limit` option (elements per output, default 1048576) is checked
 // before anything is materialised. After: no foldable node is left.
-// Not done here: random ops are never folded; constants left unused are removed by dce;
-// values whose symbolic shape value is fully known are not turned into constants; an
+// Not done here: random ops are never folded; nor is dequantize_linear (an int8 weight stays
+// int8 for realize-int8, which folds the ones it leaves float); constants left unused are removed
+// by dce; values whose symbolic shape value is fully known are not turned into constants; an
 // evaluation that says "unimplemented" leaves the node alone. Every refusal is reported
 // under --debug-only=fold-constants.
 #include <algorithm>
@@ -93,6 +94,8 @@ private:
     }
     if (opDef(n.op()).random)
       return refuse(n, options, "op is random");
+    if (n.op() == Op::kDequantizeLinear)
+      return refuse(n, options, "a quantized constant stays quantized (realize-int8 reads it)");
     const eval::EvalFn kernel = eval::findEval(n.op());
     if (!kernel)
       return refuse(n, options, fmt::format("op '{}' has no reference evaluation", n.opName()));

@@ -5,8 +5,9 @@
 //  * never low (kept float32): ops whose result float16 cannot carry — reductions that sum
 //    (ReduceMean/Sum/SumSquare/L1/L2/LogSum/LogSumExp/Prod, CumSum), the softmax family, the
 //    normalisations' statistics (LayerNormalization, GroupNormalization,
-//    InstanceNormalization, MeanVarianceNormalization, LpNormalization), Exp, Log, Pow — and
-//    every node or op named in `keep-fp32`;
+//    InstanceNormalization, MeanVarianceNormalization, LpNormalization), Exp, Log, Pow, the
+//    quantization ops (Q/DQ: an int8 layer's requantization stays float32 from its int32
+//    accumulator to its quantize_linear) — and every node or op named in `keep-fp32`;
 //  * the rest follows its inputs: low when every float input that is not a constant is low.
 // A node goes low only when its shape inference accepts the low types (its float outputs then
 // become low); float32 constants it reads are converted once (rounded to nearest even), other
@@ -45,7 +46,9 @@ const std::set<Op> &neverLow() {
                                    Op::kLpNormalization,
                                    Op::kExp,
                                    Op::kLog,
-                                   Op::kPow};
+                                   Op::kPow,
+                                   Op::kQuantizeLinear,
+                                   Op::kDequantizeLinear};
   return ops;
 }
 

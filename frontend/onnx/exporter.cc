@@ -109,6 +109,11 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
       return unimplemented("{}: ONNX has no FakeQuant; run canonicalize-quant first (it makes "
                            "it QuantizeLinear -> DequantizeLinear)",
                            n->describe());
+    if ((n->op() == Op::kMatMulInteger && n->getInt("transB") != 0) ||
+        (n->op() == Op::kConvInteger && n->getInt("channels_last") != 0))
+      return unimplemented("{}: the int8 kernel form realize-int8 makes (transB / channels_last) "
+                           "has no ONNX spelling; export the model before realize-int8",
+                           n->describe());
     if (n->def().op == Op::kIf || n->def().op == Op::kLoop || n->def().op == Op::kScan)
       return unimplemented("{}: exporting control flow to ONNX is not supported yet",
                            n->describe());

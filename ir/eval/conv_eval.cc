@@ -236,14 +236,15 @@ EvalResult evalConvTranspose(const Node &node, const std::vector<Tensor> &in) {
   return evalFloatConv<true>(node, in);
 }
 
-EvalResult evalConvInteger(const Node &node, const std::vector<Tensor> &in) {
-  DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, in));
-  const Tensor &x = in[0], &w = in[1];
+namespace {
+
+/// ConvInteger channels first: x [N, C, ...], w [M, C/group, ...] into Y of `yShape`.
+EvalResult convIntegerFirst(const Node &node, const Tensor &x, const Tensor &w,
+                            const std::vector<Tensor> &in, std::vector<int64_t> yShape) {
   for (const Tensor *t : {&x, &w})
     if (t->dtype() != DType::kU8 && t->dtype() != DType::kI8)
       return invalidArgument("{} must be u8 or i8, got {}", t == &x ? "input x" : "input w",
                              dtypeName(t->dtype()));
-  std::vector<int64_t> yShape = types[0].shape.sizes();
   DLC_ASSIGN_OR_RETURN(ConvSetup s, convSetup(node, x, w, yShape));
   Tensor none;
   DLC_ASSIGN_OR_RETURN(std::vector<int32_t> xi,
@@ -267,6 +268,32 @@ EvalResult evalConvInteger(const Node &node, const std::vector<Tensor> &in) {
                     yu + (b * s.outChannels + g * mg) * outSize + p0, outSize);
       }
   return std::vector<Tensor>{std::move(y)};
+}
+
+} // namespace
+
+EvalResult evalConvInteger(const Node &node, const std::vector<Tensor> &in) {
+  DLC_RETURN_IF_ERROR(checkInputs(in, 2));
+  DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, in));
+  std::vector<int64_t> yShape = types[0].shape.sizes();
+  if (node.getInt("channels_last") == 0)
+    return convIntegerFirst(node, in[0], in[1], in, yShape);
+  // channels_last = 1 (realize-int8's form): x [N, spatial..., C], w [M, k..., C], Y
+  // [N, spatial..., M]; evaluated channels first on permuted operands.
+  const int64_t r = in[0].rank();
+  std::vector<int64_t> toFirst{0, r - 1}, toLast{0};
+  for (int64_t d = 1; d < r - 1; ++d)
+    toFirst.push_back(d);
+  for (int64_t d = 2; d < r; ++d)
+    toLast.push_back(d);
+  toLast.push_back(1);
+  std::vector<int64_t> yFirst;
+  for (int64_t d : toFirst)
+    yFirst.push_back(yShape[static_cast<size_t>(d)]);
+  DLC_ASSIGN_OR_RETURN(
+      std::vector<Tensor> y,
+      convIntegerFirst(node, permuted(in[0], toFirst), permuted(in[1], toFirst), in, yFirst));
+  return std::vector<Tensor>{permuted(y[0], toLast)};
 }
 
 } // namespace dlc::eval

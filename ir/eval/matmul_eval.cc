@@ -7,6 +7,7 @@
 // rounding half to even and saturating. Det factors each matrix by LU with partial pivoting
 // in double.
 #include <cmath>
+#include <numeric>
 
 #include "ir/eval/cpu_gemm.h"
 #include "ir/eval/families.h"
@@ -239,7 +240,16 @@ EvalResult evalMatMulInteger(const Node &node, const std::vector<Tensor> &in) {
   DLC_RETURN_IF_ERROR(checkInputs(in, 2));
   const Tensor *azp = in.size() > 2 ? &in[2] : nullptr, *bzp = in.size() > 3 ? &in[3] : nullptr;
   DLC_ASSIGN_OR_RETURN(Tensor a, minusZeroPoint(in[0], azp, true, "a_zero_point"));
-  DLC_ASSIGN_OR_RETURN(Tensor b, minusZeroPoint(in[1], bzp, false, "b_zero_point"));
+  Tensor bIn = in[1];
+  if (node.getInt("transB") != 0) { // B is [..., N, K] (realize-int8's form)
+    if (bIn.rank() < 2)
+      return invalidArgument("transB needs B of rank >= 2, got {}", shapeStr(bIn.shape()));
+    std::vector<int64_t> perm(static_cast<size_t>(bIn.rank()));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    bIn = permuted(bIn, perm);
+  }
+  DLC_ASSIGN_OR_RETURN(Tensor b, minusZeroPoint(bIn, bzp, false, "b_zero_point"));
   DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(a, b));
   return std::vector<Tensor>{out};
 }

@@ -51,14 +51,14 @@ Status checkBias(const InferContext &ctx, int i, const Dim &outChannels) {
   return Status::ok();
 }
 
-/// Conv and ConvInteger: Y = [N, M, spatial...] from X [N, C, ...] and W [M, C/group, k...].
-Status inferConvCommon(InferContext &ctx, DType outType, int biasInput) {
+/// Conv and ConvInteger: Y = [N, M, spatial...] from X [N, C, ...] and W [M, C/group, k...]
+/// (channels first; `x` and `w` are those shapes). Returns Y's shape.
+Expected<Shape> convOutputShape(InferContext &ctx, const Shape &x, const Shape &w, int biasInput) {
   const Node &node = ctx.node();
   int64_t group = node.getInt("group");
   if (group < 1)
     return ctx.error("attribute 'group' must be positive, got {}", group);
   DLC_RETURN_IF_ERROR(checkConvRanks(ctx));
-  const Shape &x = ctx.inputType(0).shape, &w = ctx.inputType(1).shape;
   Dim outChannels = w.isRanked() && w.rank() >= 1 ? w[0] : Dim::unknown();
   if (w.isRanked() && w.rank() >= 2) {
     const Dim &wc = w[1];
@@ -71,24 +71,51 @@ Status inferConvCommon(InferContext &ctx, DType outType, int biasInput) {
   }
   if (biasInput >= 0)
     DLC_RETURN_IF_ERROR(checkBias(ctx, biasInput, outChannels));
-  if (!x.isRanked()) {
-    ctx.setOutputType(0, TensorType(outType, Shape::unranked()));
-    return Status::ok();
-  }
+  if (!x.isRanked())
+    return Shape::unranked();
   std::optional<std::vector<int64_t>> wk = weightKernel(w);
   DLC_ASSIGN_OR_RETURN(WindowGeometry g,
                        readWindowGeometry(node, x.rank() - 2, wk ? &*wk : nullptr, {}));
-  DLC_ASSIGN_OR_RETURN(Shape y, windowOutputShape(g, x, outChannels));
-  ctx.setOutputType(0, TensorType(outType, std::move(y)));
-  return Status::ok();
+  return windowOutputShape(g, x, outChannels);
+}
+
+/// `s` with dim `from` moved to position `to` (unranked stays unranked).
+Shape moveDim(const Shape &s, int64_t from, int64_t to) {
+  if (!s.isRanked() || s.rank() <= std::max(from, to))
+    return s;
+  std::vector<Dim> d = s.dims();
+  Dim moved = d[static_cast<size_t>(from)];
+  d.erase(d.begin() + from);
+  d.insert(d.begin() + to, moved);
+  return Shape(std::move(d));
 }
 
 Status inferConv(InferContext &ctx) {
-  return inferConvCommon(ctx, ctx.inputType(0).dtype, /*biasInput=*/2);
+  DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, ctx.inputType(0).shape, ctx.inputType(1).shape,
+                                                /*biasInput=*/2));
+  ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, std::move(y)));
+  return Status::ok();
 }
 
+/// ConvInteger; with channels_last = 1 (dlc's layout for int8 kernels, set by realize-int8)
+/// X is [N, spatial..., C], W [M, k..., C/group] and Y [N, spatial..., M].
 Status inferConvInteger(InferContext &ctx) {
-  return inferConvCommon(ctx, DType::kI32, /*biasInput=*/-1);
+  const bool last = ctx.node().getInt("channels_last") != 0;
+  const Shape &x = ctx.inputType(0).shape, &w = ctx.inputType(1).shape;
+  if (!last) {
+    DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, x, w, /*biasInput=*/-1));
+    ctx.setOutputType(0, TensorType(DType::kI32, std::move(y)));
+    return Status::ok();
+  }
+  if (ctx.node().getInt("group") != 1)
+    return ctx.error("channels_last supports group 1 only, got group {}",
+                     ctx.node().getInt("group"));
+  DLC_RETURN_IF_ERROR(checkConvRanks(ctx));
+  const int64_t r = x.isRanked() ? x.rank() : w.rank();
+  DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, moveDim(x, r - 1, 1), moveDim(w, r - 1, 1),
+                                                /*biasInput=*/-1));
+  ctx.setOutputType(0, TensorType(DType::kI32, moveDim(y, 1, r - 1)));
+  return Status::ok();
 }
 
 /// ConvTranspose: X [N, C, ...], W [C, M/group, k...] -> Y [N, M, spatial...].
@@ -162,6 +189,8 @@ std::vector<OpDef> convOps() {
   std::vector<AttrSpec> transposeAttrs = convAttrs();
   transposeAttrs.push_back(optionalAttr("output_padding", AttrKind::kInts));
   transposeAttrs.push_back(optionalAttr("output_shape", AttrKind::kInts));
+  std::vector<AttrSpec> integerAttrs = convAttrs();
+  integerAttrs.push_back(intAttr("channels_last", 0));
   return {
       {.op = Op::kConv,
        .minInputs = 2,
@@ -174,7 +203,7 @@ std::vector<OpDef> convOps() {
        .minInputs = 2,
        .maxInputs = 4,
        .fusion = FusionKind::kOutFusable,
-       .attrs = convAttrs(),
+       .attrs = std::move(integerAttrs),
        .infer = inferConvInteger},
       {.op = Op::kConvTranspose,
        .minInputs = 2,

@@ -62,8 +62,15 @@ Status inferMatMulInteger(InferContext &ctx) {
     DLC_RETURN_IF_ERROR(checkInputDType(ctx, i, TC::kInteger));
   DLC_RETURN_IF_ERROR(checkZeroPoint(ctx, 0, 2));
   DLC_RETURN_IF_ERROR(checkZeroPoint(ctx, 1, 3));
-  DLC_ASSIGN_OR_RETURN(Shape shape,
-                       matmulShape(ctx, ctx.inputType(0).shape, ctx.inputType(1).shape));
+  // transB = 1 (dlc's form for int8 kernels, set by realize-int8): B is [..., N, K].
+  Shape b = ctx.inputType(1).shape;
+  if (ctx.node().getInt("transB") != 0) {
+    if (b.isRanked() && b.rank() < 2)
+      return ctx.error("transB needs B of rank >= 2, got {}", b.str());
+    if (b.isRanked())
+      std::swap(b[b.rank() - 1], b[b.rank() - 2]);
+  }
+  DLC_ASSIGN_OR_RETURN(Shape shape, matmulShape(ctx, ctx.inputType(0).shape, b));
   ctx.setOutputType(0, TensorType(DType::kI32, std::move(shape)));
   return Status::ok();
 }
@@ -155,7 +162,8 @@ OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer,
 std::vector<OpDef> linalgOps() {
   return {
       row(Op::kMatMul, 2, 2, FusionKind::kOutFusable, inferMatMul),
-      row(Op::kMatMulInteger, 2, 4, FusionKind::kOutFusable, inferMatMulInteger),
+      row(Op::kMatMulInteger, 2, 4, FusionKind::kOutFusable, inferMatMulInteger,
+          {intAttr("transB", 0)}),
       row(Op::kGemm, 2, 3, FusionKind::kOutFusable, inferGemm,
           {floatAttr("alpha", 1.0f), floatAttr("beta", 1.0f), intAttr("transA", 0),
            intAttr("transB", 0)}),

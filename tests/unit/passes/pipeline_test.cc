@@ -52,11 +52,11 @@ TEST(PipelineParse, EmptyBracesAreNoOptions) {
 }
 
 TEST(PipelineParse, UnknownPass) {
-  EXPECT_EQ(
-      parseError("infer-shapes,foo"),
-      "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
-      "fold-batchnorm, canonicalize-quant, insert-fake-quant, mixed-precision, place-devices, "
-      "insert-copies, fuse, plan-memory");
+  EXPECT_EQ(parseError("infer-shapes,foo"),
+            "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
+            "fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, mixed-precision, "
+            "place-devices, "
+            "insert-copies, fuse, plan-memory");
 }
 
 TEST(PipelineParse, BadOptionValue) {
@@ -142,7 +142,8 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
   EXPECT_EQ(dce, 1);
   EXPECT_EQ(gpu->passes.back().name, "plan-memory");
   EXPECT_EQ(jit::gpuPipeline({.strictPlacement = true, .reuseMemory = false}),
-            "infer-shapes,fold-batchnorm,fold-constants,dce,place-devices{gpu=true,gpus=1,"
+            "infer-shapes,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,dce,"
+            "place-devices{gpu=true,gpus=1,"
             "strict=true},insert-copies,fuse,plan-memory{reuse=false}");
 }
 

@@ -1,0 +1,445 @@
+// realize-int8: turns quantized Conv/MatMul/Gemm into int8 products (DESIGN.md
+// "Quantization"), the step from a graph that computes with quantization error in float to one
+// whose kernels multiply int8 on tensor cores.
+//
+//     %xd = dequantize_linear(%xq, 0.02)            %acc = matmul_integer(%xq, %wt) {transB=1}
+//     %wd = dequantize_linear(%wq, %ws) {axis=1} =>  %f   = cast(%acc) {to=f32}
+//     %y  = matmul(%xd, %wd)                         %y   = mul(%f, %s)      s[n] = 0.02 * ws[n]
+//
+// A compute node is realized when its data input is a per-tensor int8 dequantize_linear with
+// zero point 0 (what insert-fake-quant writes, and TensorRT-style QDQ models) and its weight
+// an int8 constant dequantized per tensor or per output channel with zero point 0:
+//  * MatMul with a 2-D weight [K, N] and Gemm (transA = 0) become matmul_integer with
+//    transB = 1 on the weight stored [N, K] (both operands K-contiguous, as int8 tensor-core
+//    fragments want them); Gemm's alpha folds into the scale, beta * C into the bias add.
+//  * Conv (2-D, group 1) becomes conv_integer with channels_last = 1: input NHWC, weight OHWI,
+//    output NHWC (int8 implicit GEMM wants channels innermost). A transpose to NHWC goes in
+//    front and one back to NCHW after the bias; the layout then moves forward through
+//    elementwise nodes (relu, the residual add, the next quantize_linear: any elementwise or
+//    per-tensor Q/DQ node whose other inputs are NHWC already, single elements or constants),
+//    so that consecutive int8 convolutions hand each other NHWC tensors and the transposes
+//    between them cancel. What still needs NCHW reads it through one transpose.
+// The int32 accumulator is cast to float and multiplied by x_scale * w_scale[channel] (then the
+// bias added): the requantization the int8 kernels fuse into their epilogue with the
+// following relu, residual add and quantize_linear. The reference backend evaluates the same
+// nodes exactly (integer products, then float), so GPU and CPU agree.
+// Not realized (said under --debug-only=realize-int8): a non-constant or non-int8 weight,
+// uint8 or nonzero zero points, per-channel activations, grouped or non-2-D convolutions, a
+// reduction length (K, or Conv's input channels) that is not a multiple of 16 (the kernels
+// copy 16-byte chunks along it), batched MatMul weights. Dequantized constants left after the
+// rewrite (weights of nodes not realized) are folded to float constants.
+//
+// Before: types inferred, fake_quant canonicalized (canonicalize-quant). After: quantized
+// compute nodes are integer; run dce to drop the transposes nothing reads.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ir/annotations/fusion_roles.h"
+#include "ir/eval/eval.h"
+#include "ir/match.h"
+#include "passes/registry.h"
+
+namespace dlc {
+
+namespace {
+
+const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
+const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
+
+/// Element `i` of a tensor as float.
+float at(const Tensor &t, int64_t i) { return static_cast<float>(t.elementAsDouble(i)); }
+
+/// Whether `v` is absent or a constant whose every element is 0.
+bool zeroOrAbsent(const Value *v) {
+  if (!v)
+    return true;
+  if (!v->isConstant())
+    return false;
+  const Tensor &t = v->constant();
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    if (t.elementAsInt64(i) != 0)
+      return false;
+  return true;
+}
+
+/// A per-tensor int8 dequantize_linear with zero point 0: the int8 value and its scale.
+struct QuantizedInput {
+  Value *q = nullptr;
+  float scale = 0;
+};
+
+std::optional<QuantizedInput> quantizedInput(const Value *v, std::string &why) {
+  const Node *dq = v ? v->producer() : nullptr;
+  if (!dq || dq->op() != Op::kDequantizeLinear) {
+    why = "its data input is not dequantized";
+    return std::nullopt;
+  }
+  if (dq->input(0)->dtype() != DType::kI8) {
+    why = fmt::format("its data input is {}, not int8", dtypeName(dq->input(0)->dtype()));
+    return std::nullopt;
+  }
+  std::optional<double> s = scalarConstant(dq->input(1));
+  if (!s || !zeroOrAbsent(dq->input(2)) || dq->input(1)->dtype() != DType::kF32) {
+    why = "its data input is not quantized per tensor with a float32 scale and zero point 0";
+    return std::nullopt;
+  }
+  return QuantizedInput{dq->input(0), static_cast<float>(*s)};
+}
+
+/// An int8 constant weight dequantized per tensor or along `axis` with zero point 0.
+struct QuantizedWeight {
+  const Tensor *q = nullptr;
+  std::vector<float> scales; // one, or one per index of `axis`
+};
+
+std::optional<QuantizedWeight> quantizedWeight(const Value *v, int64_t axis, std::string &why) {
+  const Node *dq = v ? v->producer() : nullptr;
+  if (!dq || dq->op() != Op::kDequantizeLinear || !dq->input(0)->isConstant() ||
+      dq->input(0)->dtype() != DType::kI8) {
+    why = "its weight is not a dequantized int8 constant";
+    return std::nullopt;
+  }
+  const Tensor &q = dq->input(0)->constant();
+  const Value *s = dq->input(1);
+  if (!s->isConstant() || s->dtype() != DType::kF32 || !zeroOrAbsent(dq->input(2))) {
+    why = "its weight's scale is not a float32 constant with zero point 0";
+    return std::nullopt;
+  }
+  const Tensor &st = s->constant();
+  QuantizedWeight w{&q, {}};
+  if (st.numElements() == 1) {
+    w.scales = {at(st, 0)};
+    return w;
+  }
+  const int64_t rank = q.rank(), a = dq->getInt("axis");
+  if (st.rank() != 1 || (a + rank) % std::max<int64_t>(rank, 1) != axis ||
+      st.numElements() != q.shape()[static_cast<size_t>(axis)] || dq->getInt("block_size") != 0) {
+    why =
+        fmt::format("its weight is not quantized per tensor or per output channel (axis {})", axis);
+    return std::nullopt;
+  }
+  for (int64_t i = 0; i < st.numElements(); ++i)
+    w.scales.push_back(at(st, i));
+  return w;
+}
+
+/// `t` (rank r) with dims permuted: out dim d is t's dim perm[d].
+Tensor permute(const Tensor &t, const std::vector<int64_t> &perm) {
+  const std::vector<int64_t> &in = t.shape();
+  std::vector<int64_t> strides(in.size(), 1), shape;
+  for (size_t d = in.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * in[d];
+  for (int64_t p : perm)
+    shape.push_back(in[static_cast<size_t>(p)]);
+  Tensor out = Tensor::zeros(t.dtype(), shape);
+  const size_t es = static_cast<size_t>(dtypeSize(t.dtype()));
+  const auto *src = static_cast<const uint8_t *>(t.raw());
+  auto *dst = static_cast<uint8_t *>(out.mutableRaw());
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t o = 0; o < out.numElements(); ++o) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      off += idx[d] * strides[static_cast<size_t>(perm[d])];
+    std::memcpy(dst + static_cast<size_t>(o) * es, src + static_cast<size_t>(off) * es, es);
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+class RealizeInt8 : public Pass {
+public:
+  Expected<bool> run(Graph &g, const PassOptions &options) override {
+    bool changed = false;
+    for (Node *n : g.nodes()) {
+      std::string why;
+      const std::string what = n->describe();
+      Expected<bool> done = false;
+      switch (n->op()) {
+      case Op::kMatMul:
+      case Op::kGemm:
+        done = realizeProduct(g, n, why);
+        break;
+      case Op::kConv:
+        done = realizeConv(g, n, why);
+        break;
+      default:
+        if (isElementwiseOp(n->op()) || n->op() == Op::kQuantizeLinear ||
+            n->op() == Op::kDequantizeLinear) {
+          DLC_ASSIGN_OR_RETURN(bool moved, moveToNhwc(g, n));
+          changed = changed || moved;
+        }
+        continue;
+      }
+      if (!done.hasValue())
+        return done.takeStatus();
+      if (*done)
+        options.debugf("{}: int8 ({})", what, why);
+      else if (!why.empty())
+        options.debugf("{}: stays float: {}", what, why);
+      changed = changed || *done;
+    }
+    DLC_ASSIGN_OR_RETURN(bool folded, foldDequantizedConstants(g, options));
+    return changed || folded;
+  }
+
+private:
+  /// Runs `n`'s shape inference and sets its output types.
+  static Status typeNode(Node *n) {
+    std::vector<TensorType> types;
+    std::vector<const Tensor *> consts;
+    for (const Value *v : n->inputs()) {
+      types.push_back(v ? v->type() : TensorType());
+      consts.push_back(v && v->isConstant() ? &v->constant() : nullptr);
+    }
+    std::vector<const std::vector<Dim> *> shapeValues(types.size(), nullptr);
+    InferContext ctx(*n, types, consts, shapeValues);
+    DLC_RETURN_IF_ERROR(inferNode(ctx));
+    for (int i = 0; i < n->numOutputs(); ++i)
+      if (Value *out = n->output(i))
+        out->setType(ctx.outputType(i));
+    return Status::ok();
+  }
+
+  static Expected<Value *> add(Graph &g, Op op, std::vector<Value *> inputs, const Node *at,
+                               const std::string &name, Node *before,
+                               std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+    Node *n = g.createNode(op, std::move(inputs), 1, g.uniqueName(name), before);
+    for (auto &[k, a] : attrs)
+      n->setAttr(k, a);
+    n->setDevice(at->device());
+    DLC_RETURN_IF_ERROR(typeNode(n));
+    return n->output(0);
+  }
+
+  static Value *floatConstant(Graph &g, const std::string &name, const std::vector<float> &v,
+                              std::vector<int64_t> shape) {
+    return g.addConstant(g.uniqueName(name), Tensor::fromVector<float>(DType::kF32, shape, v));
+  }
+
+  /// acc (int32) -> cast f32 -> mul by the per-channel scale -> add `bias` (may be null);
+  /// the scale runs along the last axis of acc.
+  static Expected<Value *> rescale(Graph &g, Node *n, Value *acc, float xScale,
+                                   const std::vector<float> &wScales, float alpha, Value *bias) {
+    const std::string base = n->name().empty() ? std::string(n->opName()) : n->name();
+    DLC_ASSIGN_OR_RETURN(Value * f, add(g, Op::kCast, {acc}, n, base + "/acc_f32", n,
+                                        {{"to", Attribute(DType::kF32)}}));
+    std::vector<float> s;
+    for (float w : wScales)
+      s.push_back(alpha * xScale * w);
+    std::vector<int64_t> shape =
+        s.size() == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{(int64_t)s.size()};
+    Value *sc = floatConstant(g, base + "/requant_scale", s, shape);
+    DLC_ASSIGN_OR_RETURN(Value * y, add(g, Op::kMul, {f, sc}, n, base + "/rescaled", n));
+    if (bias) {
+      DLC_ASSIGN_OR_RETURN(y, add(g, Op::kAdd, {y, bias}, n, base + "/biased", n));
+    }
+    return y;
+  }
+
+  /// Replaces `n`'s output by `y`, which takes its name.
+  static void replaceOutput(Graph &g, Node *n, Value *y) {
+    Value *out = n->output(0);
+    const std::string name = out->name();
+    g.replaceAllUsesWith(out, y);
+    g.eraseNode(n);
+    g.renameValue(y, name);
+  }
+
+  /// MatMul [.., M, K] x [K, N] and Gemm.
+  static Expected<bool> realizeProduct(Graph &g, Node *n, std::string &why) {
+    const bool gemm = n->op() == Op::kGemm;
+    if (n->output(0)->dtype() != DType::kF32) {
+      why = "its output is not float32";
+      return false;
+    }
+    if (gemm && n->getInt("transA") != 0) {
+      why = "Gemm with transA";
+      return false;
+    }
+    const Shape &ws = n->input(1)->shape();
+    if (!ws.isStatic() || ws.rank() != 2) {
+      why = "its weight is not a 2-D matrix of known shape";
+      return false;
+    }
+    const bool transB = gemm && n->getInt("transB") != 0;
+    const int64_t k = transB ? ws[1].value() : ws[0].value();
+    if (k % 16 != 0) {
+      why = fmt::format("its reduction length {} is not a multiple of 16", k);
+      return false;
+    }
+    auto x = quantizedInput(n->input(0), why);
+    if (!x)
+      return false;
+    auto w = quantizedWeight(n->input(1), transB ? 0 : 1, why);
+    if (!w)
+      return false;
+    if (n->input(0)->shape().rank() < 2) {
+      why = "its data input is a vector";
+      return false;
+    }
+    Value *bias = nullptr;
+    float alpha = 1.0f;
+    if (gemm) {
+      alpha = n->getFloat("alpha");
+      const float beta = n->getFloat("beta");
+      if (n->hasInput(2) && beta != 0.0f) {
+        bias = n->input(2);
+        if (beta != 1.0f) {
+          if (!bias->isConstant() || bias->dtype() != DType::kF32) {
+            why = "Gemm's C is scaled by beta but is not a float32 constant";
+            return false;
+          }
+          Tensor c = bias->constant().castTo(DType::kF32);
+          for (int64_t i = 0; i < c.numElements(); ++i)
+            c.mutableData<float>()[i] *= beta;
+          bias = g.addConstant(g.uniqueName(bias->name() + ".beta"), c);
+        }
+      }
+    }
+    const std::string base = n->name().empty() ? std::string(n->opName()) : n->name();
+    Value *wt =
+        g.addConstant(g.uniqueName(base + "/weight_nk"), transB ? *w->q : permute(*w->q, {1, 0}));
+    DLC_ASSIGN_OR_RETURN(Value * acc, add(g, Op::kMatMulInteger, {x->q, wt}, n, base + "/int8", n,
+                                          {{"transB", Attribute(int64_t{1})}}));
+    DLC_ASSIGN_OR_RETURN(Value * y, rescale(g, n, acc, x->scale, w->scales, alpha, bias));
+    replaceOutput(g, n, y);
+    why = fmt::format("matmul_integer, K {}", k);
+    return true;
+  }
+
+  /// The NHWC form of NCHW value `v`: the input of a transpose to NCHW, else a new transpose.
+  static Expected<Value *> nhwcOf(Graph &g, Value *v, Node *before) {
+    const Node *p = v->producer();
+    if (p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw)
+      return p->input(0);
+    return add(g, Op::kTranspose, {v}, before, v->name() + "/nhwc", before,
+               {{"perm", Attribute(kToNhwc)}});
+  }
+
+  static Expected<bool> realizeConv(Graph &g, Node *n, std::string &why) {
+    const Shape &xs = n->input(0)->shape(), &ws = n->input(1)->shape();
+    if (n->output(0)->dtype() != DType::kF32) {
+      why = "its output is not float32";
+      return false;
+    }
+    if (!xs.isRanked() || xs.rank() != 4 || !ws.isStatic() || n->getInt("group") != 1) {
+      why = "only 2-D convolutions with group 1 and a known weight shape run in int8";
+      return false;
+    }
+    const int64_t cin = ws[1].value();
+    if (cin % 16 != 0) {
+      why = fmt::format("its {} input channels are not a multiple of 16", cin);
+      return false;
+    }
+    // The data input, dequantized in NCHW or (moved there by an earlier rewrite) in NHWC.
+    Value *x0 = n->input(0);
+    const Node *p = x0->producer();
+    const bool fromNhwc = p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw;
+    auto x = quantizedInput(fromNhwc ? p->input(0) : x0, why);
+    if (!x)
+      return false;
+    auto w = quantizedWeight(n->input(1), 0, why);
+    if (!w)
+      return false;
+    const std::string base = n->name().empty() ? std::string(n->opName()) : n->name();
+    Value *xt = x->q;
+    if (!fromNhwc) {
+      DLC_ASSIGN_OR_RETURN(xt, nhwcOf(g, x->q, n));
+    }
+    Value *wt = g.addConstant(g.uniqueName(base + "/weight_ohwi"), permute(*w->q, kToNhwc));
+    std::vector<std::pair<std::string, Attribute>> attrs;
+    for (const auto &[k, a] : n->attrs())
+      if (k.find('.') == std::string::npos)
+        attrs.emplace_back(k, a);
+    attrs.emplace_back("channels_last", Attribute(int64_t{1}));
+    DLC_ASSIGN_OR_RETURN(Value * acc,
+                         add(g, Op::kConvInteger, {xt, wt}, n, base + "/int8", n, attrs));
+    DLC_ASSIGN_OR_RETURN(Value * y, rescale(g, n, acc, x->scale, w->scales, 1.0f, n->input(2)));
+    DLC_ASSIGN_OR_RETURN(Value * back, add(g, Op::kTranspose, {y}, n, base + "/nchw", n,
+                                           {{"perm", Attribute(kToNchw)}}));
+    replaceOutput(g, n, back);
+    why = fmt::format("conv_integer channels-last, {} input channels", cin);
+    return true;
+  }
+
+  /// Moves elementwise node `n` into NHWC when one of its inputs comes back from NHWC (a
+  /// transpose to NCHW) and every other input can follow: see the file comment.
+  static Expected<bool> moveToNhwc(Graph &g, Node *n) {
+    if (n->numOutputs() != 1 || !n->output(0) || !n->output(0)->shape().isRanked() ||
+        n->output(0)->shape().rank() != 4)
+      return false;
+    const bool quant = n->op() == Op::kQuantizeLinear || n->op() == Op::kDequantizeLinear;
+    bool fromNhwc = false;
+    std::vector<Value *> inputs;
+    for (int i = 0; i < n->numInputs(); ++i) {
+      Value *v = n->input(i);
+      const Node *p = v ? v->producer() : nullptr;
+      if (!v) {
+        inputs.push_back(nullptr);
+      } else if (p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw) {
+        fromNhwc = fromNhwc || i == 0 || !quant;
+        inputs.push_back(p->input(0));
+      } else if (v->shape().numElements() == std::optional<int64_t>(1)) {
+        inputs.push_back(v);
+      } else if (!quant && v->isConstant() && v->shape().rank() <= 4) {
+        std::vector<int64_t> s = v->constant().shape();
+        s.insert(s.begin(), static_cast<size_t>(4 - s.size()), 1);
+        Tensor t = permute(v->constant().reshaped(s), kToNhwc);
+        inputs.push_back(g.addConstant(g.uniqueName(v->name() + ".nhwc"), t));
+      } else {
+        return false; // an input that would need a transpose of its own
+      }
+    }
+    if (!fromNhwc)
+      return false;
+    Node *m = g.createNode(n->op(), inputs, 1, g.uniqueName(n->output(0)->name() + "/nhwc"), n);
+    m->setName(n->name());
+    for (const auto &[k, a] : n->attrs())
+      m->setAttr(k, a);
+    m->setDevice(n->device());
+    DLC_RETURN_IF_ERROR(typeNode(m));
+    DLC_ASSIGN_OR_RETURN(Value * back,
+                         add(g, Op::kTranspose, {m->output(0)}, n, n->output(0)->name() + "/nchw",
+                             n, {{"perm", Attribute(kToNchw)}}));
+    replaceOutput(g, n, back);
+    return true;
+  }
+
+  /// Folds dequantize_linear nodes whose inputs are all constants (the weights of nodes that
+  /// stay float) into float constants.
+  static Expected<bool> foldDequantizedConstants(Graph &g, const PassOptions &options) {
+    bool changed = false;
+    for (Node *n : g.nodes()) {
+      if (n->op() != Op::kDequantizeLinear || !n->output(0) || !n->output(0)->hasUses())
+        continue;
+      std::vector<Tensor> in;
+      bool constant = true;
+      for (const Value *v : n->inputs()) {
+        constant = constant && (!v || v->isConstant());
+        in.push_back(v && v->isConstant() ? v->constant() : Tensor());
+      }
+      if (!constant)
+        continue;
+      auto out = eval::evaluate(*n, in);
+      if (!out.hasValue()) {
+        options.debugf("{}: not folded: {}", n->describe(), out.takeStatus().message());
+        continue;
+      }
+      Value *c = g.addConstant(g.uniqueName(n->output(0)->name() + ".f32"), (*out)[0]);
+      replaceOutput(g, n, c);
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createRealizeInt8() { return std::make_unique<RealizeInt8>(); }
+
+} // namespace dlc

@@ -1,0 +1,123 @@
+// The int8 tensor-core kernels (mma.sync m16n8k32) against the reference backend: conv_integer
+// in realize-int8's channels-last form and matmul_integer with B stored [N, K], on random int8
+// data over shapes that leave partial tiles, with strides, padding and dilation. The int32
+// accumulators are graph outputs, compared exactly (verify poisons the arena first); the
+// rescale -> bias -> relu epilogue after them is compared at float32 tolerance. Skips without
+// a GPU.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gpu_test_util.h"
+#include "ir/parser.h"
+#include "runtime/jit/model.h"
+#include "runtime/jit/verify.h"
+
+namespace dlc {
+namespace {
+
+/// `dense<[...]>` of n random int8 values in [-127, 127].
+std::string int8Dense(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(-127, 127);
+  std::string s;
+  for (int64_t i = 0; i < n; ++i)
+    s += fmt::format("{}{}", i ? ", " : "", dist(rng));
+  return "dense<[" + s + "]>";
+}
+
+Tensor int8Tensor(std::vector<int64_t> shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  Tensor t = Tensor::zeros(DType::kI8, shape);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.mutableData<int8_t>()[i] = static_cast<int8_t>(dist(rng));
+  return t;
+}
+
+/// Compiles `text` (input %x), runs it on the GPU and the reference; expects every value equal
+/// (integers exactly).
+void expectMatches(const std::string &text, const Tensor &x) {
+  auto g = parseGraph(text);
+  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
+  auto model = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(model) << model.status().message();
+  SessionOptions so;
+  so.backend = Backend::kGpu;
+  so.cpuFallback = false;
+  auto report = verifyGpuAgainstReference(*model, {{"x", x}}, so);
+  ASSERT_TRUE(report) << report.status().message();
+  EXPECT_TRUE(report->divergence.empty()) << report->divergence;
+  EXPECT_GE(report->compared, 2);
+}
+
+struct ConvCase {
+  int64_t n, h, w, c, m, k, stride, pad, dilation;
+};
+
+std::string convText(const ConvCase &t) {
+  const int64_t eff = (t.k - 1) * t.dilation + 1;
+  const int64_t oh = (t.h + 2 * t.pad - eff) / t.stride + 1,
+                ow = (t.w + 2 * t.pad - eff) / t.stride + 1;
+  const std::string y = fmt::format("[{},{},{},{}]", t.n, oh, ow, t.m);
+  return fmt::format(R"(graph @conv(%x: i8[{0},{1},{2},{3}]) -> (acc: i32{5}, y: f32{5}) {{
+  %w = constant i8[{4},{6},{6},{3}] {7}
+  %s = constant f32[{4}] {8}
+  %b = constant f32[{4}] {9}
+  %acc = conv_integer(%x, %w) {{channels_last = 1, strides = [{10}, {10}], pads = [{11}, {11}, {11}, {11}], dilations = [{12}, {12}]}} : i32{5}
+  %f = cast(%acc) {{to = f32}} : f32{5}
+  %r = mul(%f, %s) : f32{5}
+  %a = add(%r, %b) : f32{5}
+  %y = relu(%a) : f32{5}
+  return %acc, %y
+}})",
+                     t.n, t.h, t.w, t.c, t.m, y, t.k, int8Dense(t.m * t.k * t.k * t.c, 7),
+                     rt::testing::denseText(static_cast<size_t>(t.m), 3),
+                     rt::testing::denseText(static_cast<size_t>(t.m), 4), t.stride, t.pad,
+                     t.dilation);
+}
+
+TEST(Int8Gemm, ConvChannelsLastMatchesTheReference) {
+  DLC_REQUIRE_GPU(driver);
+  const ConvCase cases[] = {
+      {2, 9, 9, 32, 48, 3, 1, 1, 1},    // partial row and column tiles
+      {3, 14, 14, 64, 128, 1, 2, 0, 1}, // ResNet's strided 1x1 downsample
+      {1, 23, 23, 16, 64, 7, 2, 3, 1},  // a 7x7 stem over 16 channels
+      {2, 12, 12, 32, 32, 3, 1, 2, 2},  // dilation 2
+      {4, 7, 7, 512, 96, 3, 1, 1, 1},   // K = 4608: int32 sums past 2^24
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(fmt::format("conv {}x{}x{}x{} -> {} k{} s{} p{} d{}", c.n, c.h, c.w, c.c, c.m, c.k,
+                             c.stride, c.pad, c.dilation));
+    expectMatches(convText(c), int8Tensor({c.n, c.h, c.w, c.c}, 11));
+  }
+}
+
+TEST(Int8Gemm, MatMulIntegerTransBMatchesTheReference) {
+  DLC_REQUIRE_GPU(driver);
+  const std::vector<std::array<int64_t, 4>> cases = {
+      {3, 37, 64, 80},     // batch x rows, N not a multiple of the tile
+      {1, 256, 1024, 512}, // a square-ish layer
+      {8, 128, 768, 3072}, // BERT's FFN up-projection at batch 8, sequence 128
+      {1, 5, 4096, 16},    // long K, few rows
+  };
+  for (const auto &[b, m, k, n] : cases) {
+    SCOPED_TRACE(fmt::format("matmul [{},{},{}] x [{},{}]^T", b, m, k, n, k));
+    const std::string y = fmt::format("[{},{},{}]", b, m, n);
+    const std::string text = fmt::format(
+        R"(graph @mm(%x: i8[{0},{1},{2}]) -> (acc: i32{4}, y: f32{4}) {{
+  %w = constant i8[{3},{2}] {5}
+  %s = constant f32[{3}] {6}
+  %acc = matmul_integer(%x, %w) {{transB = 1}} : i32{4}
+  %f = cast(%acc) {{to = f32}} : f32{4}
+  %r = mul(%f, %s) : f32{4}
+  %y = relu(%r) : f32{4}
+  return %acc, %y
+}})",
+        b, m, k, n, y, int8Dense(n * k, 5), rt::testing::denseText(static_cast<size_t>(n), 6));
+    expectMatches(text, int8Tensor({b, m, k}, 13));
+  }
+}
+
+} // namespace
+} // namespace dlc
