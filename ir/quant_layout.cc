@@ -16,11 +16,14 @@ bool isQdqNode(const Node &n) {
 
 Expected<QdqLayout> qdqLayout(const Node &n) {
   DLC_CHECK(isQdqNode(n), "qdqLayout on {}", n.describe());
-  for (int i = 0; i < n.numInputs(); ++i)
+  const Shape &xs = n.input(0)->shape();
+  if (!xs.isRanked())
+    return invalidArgument("the rank of input '{}' is not known", n.input(0)->name());
+  for (int i = 1; i < n.numInputs(); ++i)
     if (n.hasInput(i) && !n.input(i)->shape().isStatic())
       return invalidArgument("input '{}' has a shape that is not static: {}", n.input(i)->name(),
                              n.input(i)->shape().str());
-  const std::vector<int64_t> x = n.input(0)->shape().sizes(), scale = n.input(1)->shape().sizes();
+  const std::vector<int64_t> scale = n.input(1)->shape().sizes();
   int64_t scaleCount = 1;
   for (int64_t d : scale)
     scaleCount *= d;
@@ -34,9 +37,9 @@ Expected<QdqLayout> qdqLayout(const Node &n) {
                              n.input(2)->shape().str(), n.input(1)->shape().str());
   }
   QdqLayout q;
-  q.rank = static_cast<int64_t>(x.size());
+  q.rank = xs.rank();
   const int64_t blockSize = n.getInt("block_size");
-  if (scaleCount == 1 && (blockSize == 0 || scale.size() != x.size()))
+  if (scaleCount == 1 && (blockSize == 0 || static_cast<int64_t>(scale.size()) != q.rank))
     return q; // per tensor
   DLC_ASSIGN_OR_RETURN(q.axis, normalizeAxis(n.getInt("axis"), q.rank));
   if (blockSize < 0)
@@ -45,12 +48,13 @@ Expected<QdqLayout> qdqLayout(const Node &n) {
     q.kind = QdqLayout::Kind::kBlocked;
     return q;
   }
-  q.channels = x[static_cast<size_t>(q.axis)];
-  if (scale.size() != 1 || scale[0] != q.channels)
+  const Dim &len = xs[q.axis];
+  if (scale.size() != 1 || (len.isKnown() && len.value() != scale[0]))
     return invalidArgument("the scale of shape {} is neither one value nor a 1-D tensor of the "
                            "size {} of axis {}",
-                           n.input(1)->shape().str(), q.channels, q.axis);
+                           n.input(1)->shape().str(), len.str(), q.axis);
   q.kind = QdqLayout::Kind::kAxis;
+  q.channels = scale[0];
   return q;
 }
 

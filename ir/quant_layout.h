@@ -22,7 +22,7 @@ namespace dlc {
 struct QdqLayout {
   enum class Kind : uint8_t { kTensor, kAxis, kBlocked } kind = Kind::kTensor;
   int64_t axis = 0;     // kAxis, kBlocked: normalized against x's rank
-  int64_t channels = 1; // kAxis: x's size along `axis` (the parameters' length)
+  int64_t channels = 1; // kAxis: the parameters' length (x's size along `axis`)
   int64_t rank = 0;     // x's rank
 
   /// kAxis: the shape a parameter is read as when broadcast against x (x's rank, `channels` at
@@ -33,9 +33,10 @@ struct QdqLayout {
 /// Whether `n` is a quantize_linear or a dequantize_linear.
 bool isQdqNode(const Node &n);
 
-/// The layout of quantize_linear / dequantize_linear `n` from its inputs' types. An error says
-/// why there is none: a shape that is not static, a zero point whose shape is not the scale's,
-/// parameters that fit no layout.
+/// The layout of quantize_linear / dequantize_linear `n` from its inputs' types (x needs a known
+/// rank, the scale and zero point static shapes; x's dims may be symbolic). An error says why
+/// there is none: an unknown shape, a zero point whose shape is not the scale's, parameters
+/// that fit no layout.
 Expected<QdqLayout> qdqLayout(const Node &n);
 
 } // namespace dlc
