@@ -65,11 +65,13 @@ int vectorWidth(const FusedGroup &group, int64_t n) {
   return width > 1 && n >= width ? static_cast<int>(width) : 1;
 }
 
-/// Whether a group node reads an input with fewer than n elements.
+/// Whether a group node reads an input with fewer than n elements, more than one (a single
+/// element is read at offset 0, without the index).
 bool readsBroadcast(const FusedGroup &group, int64_t n) {
   for (const Node *node : group.nodes)
     for (const Value *v : node->inputs())
-      if (v && !group.contains(v->producer()) && count(staticSizes(v)) != n)
+      if (v && !group.contains(v->producer()) && count(staticSizes(v)) != n &&
+          count(staticSizes(v)) != 1)
         return true;
   return false;
 }
