@@ -249,6 +249,48 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
   return (I)v;
 }
 )cuda"},
+    {"dlc_quantize dlc_quantize_wide", "dlc_limits", R"cuda(
+// QuantizeLinear of one element (codegen/quant_expr.h): saturate(round_half_even(x / scale) +
+// zero point), the division correctly rounded whatever the compiler's options; NaN -> the zero
+// point. Q is an 8- or 16-bit integer, so a sum rounded above 2^24 saturates all the same.
+template <class Q> __device__ __forceinline__ Q dlc_quantize(float x, float scale, int zp) {
+  float r = rintf(__fdiv_rn(x, scale));
+  if (r != r)
+    r = 0.0f;
+  r += (float)zp;
+  if (r <= (float)dlc_limits<Q>::lo())
+    return dlc_limits<Q>::min();
+  if (r >= (float)dlc_limits<Q>::hi())
+    return dlc_limits<Q>::max();
+  return (Q)r;
+}
+// The same for an int32 x, divided in double as the reference does.
+template <class Q> __device__ __forceinline__ Q dlc_quantize_wide(double x, double scale, int zp) {
+  double r = rint(__ddiv_rn(x, scale));
+  if (r != r)
+    r = 0.0;
+  r += (double)zp;
+  if (r <= dlc_limits<Q>::lo())
+    return dlc_limits<Q>::min();
+  if (r >= dlc_limits<Q>::hi())
+    return dlc_limits<Q>::max();
+  return (Q)r;
+}
+)cuda"},
+    {"dlc_dequantize", "", R"cuda(
+// DequantizeLinear of one element: (x - zero point) * scale with one rounding, never contracted
+// into an FMA. c = x - zero point, exact; int: 8/16-bit x (exact in float, so the float product
+// is the exact product rounded once); long long: int32 x, multiplied in double.
+__device__ __forceinline__ float dlc_dequantize(int c, float scale) {
+  return __fmul_rn((float)c, scale);
+}
+__device__ __forceinline__ float dlc_dequantize(long long c, float scale) {
+  return (float)__dmul_rn((double)c, (double)scale);
+}
+__device__ __forceinline__ double dlc_dequantize(long long c, double scale) {
+  return __dmul_rn((double)c, scale);
+}
+)cuda"},
     {"dlc_vec", "", R"cuda(
 
 // --- Vectorised access: N elements of T moved as one aligned load or store ---------------------

@@ -16,7 +16,9 @@
 #include "codegen/cuda_prelude.h"
 #include "codegen/elementwise_chain.h"
 #include "codegen/emitters.h"
+#include "codegen/quant_expr.h"
 #include "ir/match.h"
+#include "ir/quant_layout.h"
 
 namespace dlc::codegen {
 namespace {
@@ -41,6 +43,8 @@ bool supports(const Node &node, std::string *why) {
                          node.opName());
       return false;
     }
+  if (isQdqNode(node))
+    return qdqSupported(node, why);
   if (node.op() == Op::kDropout && node.hasInput(2) && !isConstantFalse(node.input(2))) {
     *why = "Dropout in training mode has no GPU kernel";
     return false;
@@ -61,11 +65,13 @@ int vectorWidth(const FusedGroup &group, int64_t n) {
   return width > 1 && n >= width ? static_cast<int>(width) : 1;
 }
 
-/// Whether a group node reads an input with fewer than n elements.
+/// Whether a group node reads an input with fewer than n elements, more than one (a single
+/// element is read at offset 0, without the index).
 bool readsBroadcast(const FusedGroup &group, int64_t n) {
   for (const Node *node : group.nodes)
     for (const Value *v : node->inputs())
-      if (v && !group.contains(v->producer()) && count(staticSizes(v)) != n)
+      if (v && !group.contains(v->producer()) && count(staticSizes(v)) != n &&
+          count(staticSizes(v)) != 1)
         return true;
   return false;
 }
@@ -91,14 +97,14 @@ using StoreFn = std::function<std::string(size_t, const std::string &)>;
 /// `store(i, e)` the statement storing output i.
 Status writeBody(CodeWriter &w, const Loops &l, const ElementFn &elem, const StoreFn &store) {
   ValueEnv env;
-  LoadFn load = [&](const Value *v) -> Expected<std::string> {
+  LoadFn load = [&](const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
     auto it = l.names.find(v);
     if (it == l.names.end())
       return invalidArgument("value '{}' is neither a group input nor computed in the group",
                              v->name());
-    if (count(staticSizes(v)) == l.n)
+    if (count(staticSizes(v)) == l.n) // any shape of n elements broadcasts as the identity
       return elem(v);
-    return loadExpr(it->second, broadcastOffset(staticSizes(v), l.iter, "i"));
+    return loadExpr(it->second, broadcastOffset(shape, l.iter, "i"));
   };
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, l.group.nodes, env, load, "v"));
   for (size_t i = 0; i < l.group.outputs.size(); ++i) {

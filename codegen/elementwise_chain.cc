@@ -2,25 +2,52 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "codegen/cuda_prelude.h"
+#include "codegen/quant_expr.h"
 
 namespace dlc::codegen {
 
 Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &nodes, ValueEnv &env,
                             const LoadFn &load, std::string_view prefix) {
+  // Values bound before the nodes run or computed by them: never loaded.
+  std::set<const Value *> computed;
+  for (const auto &[v, e] : env)
+    computed.insert(v);
+  for (const Node *n : nodes)
+    for (const Value *out : n->outputs())
+      if (out)
+        computed.insert(out);
+  // Operands read with a shape other than their own (per-axis Q/DQ parameters).
+  std::map<std::pair<const Value *, std::vector<int64_t>>, std::string> viewed;
   for (const Node *n : nodes) {
     const CudaExprFn cuda = elementwiseExpr(n->op());
     if (!cuda)
       return invalidArgument("{}: op '{}' has no CUDA expression", n->describe(), n->opName());
     std::vector<std::string> args;
-    for (const Value *in : n->inputs()) {
+    for (int i = 0; i < n->numInputs(); ++i) {
+      const Value *in = n->input(i);
       if (!in) {
         args.emplace_back();
         continue;
       }
+      if (auto view = operandView(*n, i)) {
+        if (computed.count(in))
+          return invalidArgument("{}: per-axis operand '{}' is computed in the kernel, so it "
+                                 "cannot be read along axis {}",
+                                 n->describe(), in->name(), n->getInt("axis"));
+        auto it = viewed.find({in, *view});
+        if (it == viewed.end()) {
+          DLC_ASSIGN_OR_RETURN(std::string e, load(in, *view));
+          it = viewed.emplace(std::pair{in, *view}, std::move(e)).first;
+        }
+        args.push_back(it->second);
+        continue;
+      }
       auto it = env.find(in);
       if (it == env.end()) {
-        DLC_ASSIGN_OR_RETURN(std::string e, load(in));
+        DLC_ASSIGN_OR_RETURN(std::string e, load(in, staticSizes(in)));
         it = env.emplace(in, std::move(e)).first;
       }
       args.push_back(it->second);

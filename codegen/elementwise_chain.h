@@ -20,12 +20,18 @@ namespace dlc::codegen {
 
 /// Maps values to C expressions of their element in compute type.
 using ValueEnv = std::map<const Value *, std::string>;
-using LoadFn = std::function<Expected<std::string>(const Value *)>;
+/// The expression of an element of `v` (a value the nodes read but do not compute) read as if
+/// its shape were `shape`, broadcast against the iteration shape: staticSizes(v) for most
+/// operands, another shape with as many elements for per-axis Q/DQ parameters
+/// (codegen/quant_expr.h, operandView). Loaders index with broadcastOffset(shape, ...).
+using LoadFn =
+    std::function<Expected<std::string>(const Value *v, const std::vector<int64_t> &shape)>;
 
 /// Writes `const <compute type> <prefix>N = <expr>;` (names from CodeWriter::fresh) for each
 /// output of each node (elementwise or broadcast, in topological order) and binds it in `env`.
-/// Operands missing from `env` are fetched with `load` once and bound. Fails, naming the node,
-/// when an op has no CUDA expression.
+/// Operands missing from `env` are fetched with `load` once per shape they are read as and
+/// bound. Fails, naming the node, when an op has no CUDA expression, or when an operand
+/// computed in the kernel would have to be read with another shape.
 Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &nodes, ValueEnv &env,
                             const LoadFn &load, std::string_view prefix);
 

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "codegen/quant_expr.h"
+
 namespace dlc::codegen {
 namespace {
 
@@ -370,6 +372,10 @@ CudaExprFn elementwiseExpr(Op op) {
     return predicate<kOrText>;
   case Op::kPRelu:
     return preluExpr;
+  case Op::kQuantizeLinear:
+    return quantizeLinearExpr;
+  case Op::kDequantizeLinear:
+    return dequantizeLinearExpr;
   case Op::kPow:
     return powExpr;
   case Op::kReciprocal:

@@ -23,6 +23,8 @@ using CudaExprFn = Expected<std::string> (*)(const Node &node,
                                              const std::vector<std::string> &args);
 
 /// The CUDA expression of `op`; nullptr when the op has none (it is not elementwise).
+/// QuantizeLinear and DequantizeLinear have one, for the nodes isElementwiseNode accepts
+/// (codegen/quant_expr.h).
 CudaExprFn elementwiseExpr(Op op);
 
 /// The C type an element of `t` is computed in on the GPU ("float" for f16/bf16).

@@ -361,12 +361,12 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
       chain.push_back(n);
   ValueEnv env;
   env[anchor->output(0)] = v;
-  LoadFn load = [&](const Value *val) -> Expected<std::string> {
+  LoadFn load = [&](const Value *val, const std::vector<int64_t> &shape) -> Expected<std::string> {
     auto it = ctx.names.find(val);
     if (it == ctx.names.end())
       return invalidArgument("value '{}' is neither a group input nor computed in the group",
                              val->name());
-    return loadExpr(it->second, epilogueOffset(ctx, staticSizes(val), outShape, oidx));
+    return loadExpr(it->second, epilogueOffset(ctx, shape, outShape, oidx));
   };
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, chain, env, load, prefix));
   auto it = env.find(out);
@@ -386,6 +386,7 @@ bool heavyEpilogue(const FusedGroup &group) {
     case Op::kAdd:
     case Op::kCast:
     case Op::kClip:
+    case Op::kDequantizeLinear:
     case Op::kDiv:
     case Op::kIdentity:
     case Op::kLeakyRelu:
@@ -393,6 +394,7 @@ bool heavyEpilogue(const FusedGroup &group) {
     case Op::kMin:
     case Op::kMul:
     case Op::kNeg:
+    case Op::kQuantizeLinear:
     case Op::kRelu:
     case Op::kSub:
     case Op::kWhere:

@@ -68,7 +68,7 @@ Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
       if (onCpu(*n) != onCpu(*grp.nodes.front()))
         return invalidArgument("fused group of {} mixes devices: {} is on {}",
                                grp.nodes.front()->describe(), n->describe(), n->device().str());
-      if (!isElementwiseOp(n->op())) {
+      if (!isElementwiseNode(*n)) {
         if (grp.anchor)
           return invalidArgument("fused group has two non-elementwise nodes: {} and {}",
                                  grp.anchor->describe(), n->describe());

@@ -110,9 +110,9 @@ Expected<std::string> GroupParts::element(CodeWriter &w, std::string_view idx,
     DLC_ASSIGN_OR_RETURN(std::string name, param(data()));
     return loadExpr(name, idx);
   }
-  LoadFn load = [&](const Value *v) -> Expected<std::string> {
+  LoadFn load = [&](const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
     DLC_ASSIGN_OR_RETURN(std::string name, param(v));
-    return loadExpr(name, broadcastOffset(staticSizes(v), inShape_, idx));
+    return loadExpr(name, broadcastOffset(shape, inShape_, idx));
   };
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, prologue_, env, load, prefix));
   return env.at(data());
@@ -122,9 +122,9 @@ Status GroupParts::store(CodeWriter &w, std::string_view idx, std::string_view v
                          std::string_view prefix, std::string_view slot) const {
   ValueEnv env;
   env[anchor_->output(0)] = std::string(value);
-  LoadFn load = [&](const Value *v) -> Expected<std::string> {
+  LoadFn load = [&](const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
     DLC_ASSIGN_OR_RETURN(std::string name, param(v));
-    return loadExpr(name, broadcastOffset(staticSizes(v), outShape_, idx));
+    return loadExpr(name, broadcastOffset(shape, outShape_, idx));
   };
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, epilogue_, env, load, prefix));
   for (size_t i = 0; i < group_->outputs.size(); ++i) {

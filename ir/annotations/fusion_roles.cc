@@ -1,12 +1,21 @@
 #include "ir/annotations/fusion_roles.h"
 
 #include "ir/match.h"
+#include "ir/quant_layout.h"
 
 namespace dlc {
 
 bool isElementwiseOp(Op op) {
   FusionKind k = opDef(op).fusion;
   return k == FusionKind::kElementwise || k == FusionKind::kBroadcast;
+}
+
+bool isElementwiseNode(const Node &n) {
+  if (isQdqNode(n)) {
+    auto layout = qdqLayout(n);
+    return layout && layout->kind != QdqLayout::Kind::kBlocked;
+  }
+  return isElementwiseOp(n.op());
 }
 
 bool isViewOp(Op op) {
@@ -27,6 +36,14 @@ FusionClass classifyForFusion(const Node &n) {
       return {R::kOpaque, false, fmt::format("its output {} is used", i)};
   if (isElementwiseOp(n.op()))
     return {R::kElementwise, false, ""};
+  if (isQdqNode(n)) {
+    auto layout = qdqLayout(n);
+    if (!layout)
+      return {R::kOpaque, false, layout.status().message()};
+    if (layout->kind == QdqLayout::Kind::kBlocked)
+      return {R::kOpaque, false, "blocked quantization"};
+    return {R::kElementwise, false, ""};
+  }
   if (isViewOp(n.op()))
     return {R::kOpaque, false, fmt::format("a view: {}", n.opName())};
   // Rows whose fusion kind does not say it all.

@@ -15,7 +15,7 @@
 namespace dlc {
 
 enum class FusionRole : uint8_t {
-  kElementwise, // an elementwise or broadcast op (isElementwiseOp)
+  kElementwise, // an elementwise or broadcast op, or a per-tensor/per-axis Q/DQ (isElementwiseNode)
   kAnchor,      // a group may be built around it
   kOpaque,      // always a group of one
 };
@@ -28,14 +28,24 @@ struct FusionClass {
   std::string why;
 };
 
-/// The node's role. Anchors: the table's out-fusable ops (MatMul, Gemm, Conv, ...), its
-/// reductions except ArgMax/ArgMin/Hardmax, LayerNormalization, pooling, its injective ops
-/// except views, and Resize. A node with a used output past the first is opaque whatever its op.
+/// The node's role. Elementwise: the table's elementwise and broadcast ops, and QuantizeLinear /
+/// DequantizeLinear per tensor or per axis (isElementwiseNode). Anchors: the table's
+/// out-fusable ops (MatMul, Gemm, Conv, ...), its reductions except ArgMax/ArgMin/Hardmax,
+/// LayerNormalization, pooling, its injective ops except views, and Resize. A node with a used
+/// output past the first is opaque whatever its op.
 FusionClass classifyForFusion(const Node &n);
 
 /// The table's elementwise and broadcast ops: a fused group takes them as members, and the GPU
 /// backend has an expression for each (codegen checks that it has one for every such op).
 bool isElementwiseOp(Op op);
+
+/// isElementwiseOp, and also QuantizeLinear / DequantizeLinear whose scale and zero point apply
+/// per tensor or per axis (ir/quant_layout.h; static shapes, block_size 0). The table keeps
+/// those two ops opaque, so that passes which move elementwise ops by their fusion kind
+/// (transpose sinking) never move a per-axis Q/DQ away from its axis; only fusion and codegen
+/// treat such a node as elementwise, reading per-axis parameters as QdqLayout::paramView()
+/// says.
+bool isElementwiseNode(const Node &n);
 
 /// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Copy: ops whose output is their input 0's
 /// data. A Copy (insert-copies) moves a value between devices, but in dlc's memory model every

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ir/annotations/fused_groups.h"
+#include "ir/annotations/fusion_roles.h"
 #include "numerics_util.h"
 #include "pass_test_util.h"
 #include "random_graph.h"
@@ -96,9 +97,11 @@ graph @twice(%x: f32[4,8], %w: f32[8,8]) -> (y: ?) {
     EXPECT_EQ(fuseGroupOf(*n), 0) << n->describe();
 }
 
-/// An op codegen spells as a CUDA expression (fused into a group), not a group's anchor.
+/// A node codegen spells as a CUDA expression (fused into a group), not a group's anchor: an
+/// elementwise or broadcast op, or a per-tensor/per-axis Q/DQ.
 bool isElementwise(const Node *n) {
-  return n->def().fusion == FusionKind::kElementwise || n->def().fusion == FusionKind::kBroadcast;
+  return n->def().fusion == FusionKind::kElementwise || n->def().fusion == FusionKind::kBroadcast ||
+         isElementwiseNode(*n);
 }
 
 /// Checks one group against the contract; `ids` maps nodes to their group.
