@@ -33,6 +33,10 @@
 //     select the compute nodes and joins to quantize; `exclude` wins.
 //  5. An input that arrives quantized (produced by DequantizeLinear or FakeQuant) is left
 //     alone, as are non-float inputs.
+//  6. Last, quantization moves across the ops that commute with it (MaxPool, Reshape,
+//     Transpose, Flatten, Squeeze, Unsqueeze, Concat; passes/util/quant_commute.h): a Q on
+//     such an op's output climbs to its input, so int8 flows through it and the DQ comes
+//     after it; `commute=false` leaves every Q/DQ where steps 1-2 put it.
 // Before: types inferred, BatchNorm folded (fold-batchnorm). After: the graph computes in float
 // with quantization error; realize-int8 turns DQ -> op -> Q into int8 kernels. Every decision
 // is in --debug-only=insert-fake-quant. Not done here: asymmetric or uint8 schemes, per-channel
@@ -46,6 +50,7 @@
 #include "ir/match.h"
 #include "passes/registry.h"
 #include "passes/util/option_lists.h"
+#include "passes/util/quant_commute.h"
 
 namespace dlc {
 
@@ -59,6 +64,7 @@ struct Config {
   std::string mismatchText = "float";
   std::vector<std::string> only, exclude;
   std::string onlyText, excludeText;
+  bool commute = true;
 };
 
 bool isCompute(Op op) {
@@ -124,6 +130,8 @@ public:
       options_.warnf("{} node(s) keep an activation input float for want of a measured range "
                      "(see --debug-only=insert-fake-quant): {}",
                      missing_.size(), fmt::join(missing_, ", "));
+    if (config_.commute)
+      changed_ |= commuteQuantization(g_, options_);
     return changed_;
   }
 
@@ -414,6 +422,9 @@ public:
         {"exclude", PassOptionSpec::Kind::kString,
          "do not quantize these nodes: node names or op text names, '|'-separated (default "
          "none)"},
+        {"commute", PassOptionSpec::Kind::kBool,
+         "move Q/DQ across MaxPool/Reshape/Transpose/Flatten/Squeeze/Unsqueeze/Concat so that "
+         "int8 flows through them (default true)"},
     };
   }
 
@@ -438,6 +449,7 @@ public:
     config.excludeText = options.getString("exclude", "");
     config.only = splitBars(config.onlyText);
     config.exclude = splitBars(config.excludeText);
+    DLC_ASSIGN_OR_RETURN(config.commute, options.getBool("commute", true));
     DLC_ASSIGN_OR_RETURN(RangeMap ranges, readRanges(g));
     return Inserter(g, options, std::move(config), std::move(ranges)).run();
   }

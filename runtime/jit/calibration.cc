@@ -9,9 +9,17 @@
 
 namespace dlc {
 
-Expected<Calibrator> Calibrator::create(const Graph &graph, const RangeMethod &method) {
-  DLC_ASSIGN_OR_RETURN(ReferenceExecutor ex, ReferenceExecutor::create(graph));
-  return Calibrator(graph, std::move(ex), method);
+Expected<Calibrator> Calibrator::create(const Graph &graph, const RangeMethod &method,
+                                        Backend backend) {
+  std::vector<const Value *> watched(graph.inputs().begin(), graph.inputs().end());
+  for (const Node *n : graph.nodes())
+    for (const Value *v : n->outputs())
+      if (v)
+        watched.push_back(v);
+  jit::ValueRunnerOptions opts;
+  opts.backend = backend;
+  DLC_ASSIGN_OR_RETURN(jit::ValueRunner runner, jit::ValueRunner::create(graph, watched, opts));
+  return Calibrator(graph, std::move(runner), method);
 }
 
 void Calibrator::observe(const Value *v, const Tensor &t) {
@@ -24,10 +32,8 @@ void Calibrator::observe(const Value *v, const Tensor &t) {
 }
 
 Status Calibrator::addSample(const std::map<std::string, Tensor> &inputs) {
-  DLC_ASSIGN_OR_RETURN(
-      std::vector<NamedTensor> outputs,
-      executor_.run(inputs, [this](const Value *v, const Tensor &t) { observe(v, t); }));
-  (void)outputs;
+  DLC_RETURN_IF_ERROR(
+      runner_.run(inputs, [this](const Value *v, const Tensor &t) { observe(v, t); }));
   ++samples_;
   return Status::ok();
 }

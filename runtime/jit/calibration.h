@@ -10,11 +10,10 @@
 // constants as their data hashes), taken after the load pipeline and before any quantization
 // pass. Reusing a table on another graph is refused.
 //
-// Samples run on the reference backend (ReferenceExecutor's observer). The GPU program exposes
-// only the values its kernels write (`--verify`'s exposeIntermediates), not those inside a
-// fused group, and names the values of the GPU pipeline's graph: calibrating there would need
-// the GPU pipeline run without fusion and its values mapped back to the loaded graph's. Not
-// done yet: calibration runs on the CPU.
+// Samples run through a ValueRunner (value_runner.h) that watches every float graph input and
+// node output: on the GPU when there is one (every such value an extra output of the GPU
+// program, so fusion cannot hide it), else on the reference backend (its observer). Both give
+// the same ranges within float rounding (tests/unit/gpu/calibration_gpu_test.cc).
 #pragma once
 
 #include <map>
@@ -24,17 +23,22 @@
 
 #include "ir/annotations/quant_ranges.h"
 #include "runtime/jit/range_methods.h"
-#include "runtime/reference_executor.h"
+#include "runtime/jit/value_runner.h"
 
 namespace dlc {
 
 class Calibrator {
 public:
-  /// A calibrator for `graph` (which must outlive it); fails as ReferenceExecutor::create does.
-  static Expected<Calibrator> create(const Graph &graph, const RangeMethod &method);
+  /// A calibrator for `graph` (which must outlive it) running on `backend` (kAuto: the GPU
+  /// when there is one); fails as jit::ValueRunner::create does.
+  static Expected<Calibrator> create(const Graph &graph, const RangeMethod &method,
+                                     Backend backend = Backend::kCpu);
+
+  /// Where the samples run: kCpu or kGpu.
+  Backend backend() const { return runner_.backend(); }
 
   /// Runs one sample and accumulates every float value it produces. Errors are the
-  /// executor's (a missing input, a wrong dtype or shape, naming the input).
+  /// session's (a missing input, a wrong dtype or shape, naming the input).
   Status addSample(const std::map<std::string, Tensor> &inputs);
   /// Accumulates one value's tensor (the observer addSample uses; also for values computed
   /// elsewhere). Non-float values are ignored.
@@ -47,13 +51,13 @@ public:
   std::vector<std::pair<const Value *, int64_t>> nonFinite() const;
 
 private:
-  Calibrator(const Graph &graph, ReferenceExecutor executor, const RangeMethod &method)
-      : graph_(&graph), executor_(std::move(executor)), method_(method) {}
+  Calibrator(const Graph &graph, jit::ValueRunner runner, const RangeMethod &method)
+      : graph_(&graph), runner_(std::move(runner)), method_(method) {}
   /// Graph inputs, then node outputs, in graph order.
   std::vector<const Value *> valuesInOrder() const;
 
   const Graph *graph_;
-  ReferenceExecutor executor_;
+  jit::ValueRunner runner_;
   RangeMethod method_;
   std::unordered_map<const Value *, RangeCollector> collectors_;
   int samples_ = 0;

@@ -15,6 +15,14 @@
 //    (`quant.range_mismatch`) feeds the layer: its SQNR can look fine while the smaller input
 //    is gone (the mask example: the output is dominated by the mask).
 // Layers come sorted worst SQNR first, each with a reason when one of those explains it.
+//
+// The same table for float16/bfloat16 (`dlc run --compare-precision fp16`): the layers are the
+// nodes the mixed-precision pass moves to the low type (not Casts, not data movement), each
+// output compared between the float32 model and the mixed-precision one; "clipped" is the share
+// of float32 output values beyond the low type's range, and the reasons are values beyond that
+// range, a finite value that became Inf/NaN (an overflow inside the layer), or underflow.
+//
+// Both graphs run through a ValueRunner (value_runner.h): on the GPU or the reference backend.
 #pragma once
 
 #include <map>
@@ -22,6 +30,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/jit/model.h"
 
 namespace dlc::jit {
 
@@ -36,12 +45,31 @@ struct LayerQuantReport {
   std::string reason;      // "", or why it is bad
 };
 
-/// Runs both graphs on every sample (inputs by name) and reports each quantized layer.
+/// Runs both graphs on every sample (inputs by name) on `backend` and reports each quantized
+/// layer.
 Expected<std::vector<LayerQuantReport>>
 compareQuantized(const Graph &floatGraph, const Graph &quantGraph,
-                 const std::vector<std::map<std::string, Tensor>> &samples);
+                 const std::vector<std::map<std::string, Tensor>> &samples,
+                 Backend backend = Backend::kCpu);
+
+/// Runs `floatGraph` in float32 and in mixed precision (`precision` "fp16" or "bf16",
+/// `keepFp32` as the mixed-precision pass takes it) on every sample and reports each layer the
+/// pass moves to the low type (see above). Layers the backend could not observe are left out.
+Expected<std::vector<LayerQuantReport>>
+compareMixedPrecision(const Graph &floatGraph,
+                      const std::vector<std::map<std::string, Tensor>> &samples,
+                      const std::string &precision, const std::string &keepFp32 = "",
+                      Backend backend = Backend::kCpu);
+
+/// A copy of an already quantized graph with every QuantizeLinear -> DequantizeLinear pair
+/// removed (the DQ's readers read the Q's input): its float counterpart. DequantizeLinear of
+/// stored integer weights stays (their float values are gone). `removed` gets the number of
+/// pairs removed.
+std::unique_ptr<Graph> stripQuantization(const Graph &g, int *removed = nullptr);
 
 /// The table `dlc quantize --report` prints.
 std::string formatQuantReport(const std::vector<LayerQuantReport> &layers);
+/// The same table under another title line (e.g. for fp16).
+std::string formatLayerTable(const std::vector<LayerQuantReport> &layers, const std::string &title);
 
 } // namespace dlc::jit

@@ -5,12 +5,11 @@
 //  2. Ranges come from calibration or from a saved table (`--ranges`, refused when made for
 //     another graph). Calibration runs every sample of DIR (one subfolder per sample, holding
 //     NAME.npy for each input, as `dlc run --save-inputs` writes them; samples in name order)
-//     on the CPU reference backend and measures every float input and node output with
-//     `--method` (runtime/jit/range_methods.h).
+//     on the GPU when there is one (`--device auto`, the default; `gpu` insists, `cpu` takes
+//     the reference backend) and measures every float input and node output with `--method`
+//     (runtime/jit/range_methods.h, tools/dlc/calibrate.h). `--report` runs there too.
 //  3. The ranges go into the graph (quant.ranges, quant.input_ranges), the quantize pipeline
 //     runs (runtime/jit/pipelines.h), and OUT is written as text IR with every constant.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +24,7 @@
 #include "runtime/jit/calibration.h"
 #include "runtime/jit/pipelines.h"
 #include "runtime/jit/quant_report.h"
+#include "tools/dlc/calibrate.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/run_util.h"
 
@@ -46,96 +46,8 @@ struct QuantizeArgs {
   double rangeRatio = 64;
   std::vector<std::string> only, exclude;
   bool report = false;
+  std::string device = "auto";
 };
-
-/// The sample folders of DIR, in name order.
-Expected<std::vector<fs::path>> sampleFolders(const std::string &dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    return notFound("--calibration '{}': not a directory", dir);
-  std::vector<fs::path> out;
-  for (const fs::directory_entry &e : fs::directory_iterator(dir, ec))
-    if (e.is_directory())
-      out.push_back(e.path());
-  if (ec)
-    return invalidArgument("--calibration '{}': cannot list it: {}", dir, ec.message());
-  if (out.empty())
-    return invalidArgument("--calibration '{}': no samples (expected one folder per sample, "
-                           "each with NAME.npy for every input, as `dlc run --save-inputs` "
-                           "writes them)",
-                           dir);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-/// The inputs of one sample: NAME.npy for every graph input (named as --save-inputs names
-/// its files).
-Expected<std::map<std::string, Tensor>> readSample(const Graph &g, const fs::path &folder) {
-  std::map<std::string, Tensor> inputs;
-  std::set<std::string> taken;
-  for (const Value *in : g.inputs()) {
-    const fs::path file = folder / (outputFileName(in->name(), taken) + ".npy");
-    std::error_code ec;
-    if (!fs::exists(file, ec))
-      return notFound("missing input '{}' ({}): no file {}", in->name(), in->type().str(),
-                      file.string());
-    DLC_ASSIGN_OR_RETURN(inputs[in->name()], readTensorFile(file.string()));
-  }
-  return inputs;
-}
-
-/// Progress over samples on stderr: a bar redrawn in place on a terminal, else a line at
-/// every tenth of the way.
-class Progress {
-public:
-  explicit Progress(int total) : total_(total), tty_(isatty(fileno(stderr)) != 0) {}
-  void step(int done) {
-    if (tty_) {
-      const int width = 30, filled = width * done / total_;
-      std::fprintf(stderr, "\rcalibrating [%s%s] %d/%d samples", std::string(filled, '#').c_str(),
-                   std::string(width - filled, ' ').c_str(), done, total_);
-      if (done == total_)
-        std::fprintf(stderr, "\n");
-    } else if (10 * done / total_ > 10 * (done - 1) / total_) {
-      std::fprintf(stderr, "calibrating: %d/%d samples\n", done, total_);
-    }
-    std::fflush(stderr);
-  }
-
-private:
-  int total_;
-  bool tty_;
-};
-
-Expected<RangeMap> calibrate(const Graph &g, const QuantizeArgs &args, const RangeMethod &method,
-                             int &samples) {
-  DLC_ASSIGN_OR_RETURN(std::vector<fs::path> folders, sampleFolders(args.calibration));
-  DLC_ASSIGN_OR_RETURN(Calibrator cal, Calibrator::create(g, method));
-  Progress progress(static_cast<int>(folders.size()));
-  for (size_t i = 0; i < folders.size(); ++i) {
-    const std::string name = folders[i].filename().string();
-    auto inputs = readSample(g, folders[i]);
-    Status st = inputs ? cal.addSample(*inputs) : inputs.status();
-    if (!st.isOk())
-      return st.withContext(fmt::format("calibration sample '{}'", name));
-    progress.step(static_cast<int>(i + 1));
-  }
-  for (const auto &[v, count] : cal.nonFinite())
-    std::cerr << fmt::format("dlc: warning: value '{}': skipped {} NaN/Inf element{} "
-                             "(not counted in its range)\n",
-                             v->name(), count, count == 1 ? "" : "s");
-  samples = cal.samples();
-  return cal.ranges();
-}
-
-Expected<std::string> readFile(const std::string &path, const char *flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return notFound("{} '{}': cannot open it", flag, path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Status writeFile(const std::string &path, const std::string &text, const char *flag) {
   std::ofstream out(path, std::ios::binary);
@@ -155,6 +67,9 @@ Status runQuantize(const QuantizeArgs &args) {
     return invalidArgument("quantize: give either --calibration DIR (calibrate now) or --ranges "
                            "FILE.json (reuse a saved calibration)");
   DLC_ASSIGN_OR_RETURN(RangeMethod method, parseRangeMethod(args.method));
+  const Backend backend = args.device == "cpu"   ? Backend::kCpu
+                          : args.device == "gpu" ? Backend::kGpu
+                                                 : Backend::kAuto;
 
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, loadGraph(args.model, args.load));
   Graph &g = *graph;
@@ -164,19 +79,17 @@ Status runQuantize(const QuantizeArgs &args) {
 
   RangeMap ranges;
   int samples = 0;
-  std::string methodName = method.str();
+  std::string methodName = method.str(), where;
   if (!args.ranges.empty()) {
-    DLC_ASSIGN_OR_RETURN(std::string text, readFile(args.ranges, "--ranges"));
-    const std::string what = fmt::format("--ranges '{}'", args.ranges);
-    DLC_ASSIGN_OR_RETURN(RangeTable table, parseRangeTable(text, what));
-    DLC_ASSIGN_OR_RETURN(ranges, rangesForGraph(table, g, what));
-    samples = table.samples;
-    methodName = table.method;
+    DLC_ASSIGN_OR_RETURN(ranges, loadRanges(g, args.ranges, samples, methodName));
   } else {
-    DLC_ASSIGN_OR_RETURN(ranges, calibrate(g, args, method, samples));
+    Backend ranOn = Backend::kCpu;
+    DLC_ASSIGN_OR_RETURN(ranges,
+                         calibrateSamples(g, args.calibration, method, backend, samples, ranOn));
+    where = ranOn == Backend::kGpu ? " on the GPU" : " on the CPU reference backend";
   }
-  std::cout << fmt::format("ranges of {} values ({}, {} sample{})\n", ranges.size(), methodName,
-                           samples, samples == 1 ? "" : "s");
+  std::cout << fmt::format("ranges of {} values ({}, {} sample{}){}\n", ranges.size(), methodName,
+                           samples, samples == 1 ? "" : "s", where);
   if (!args.saveRanges.empty()) {
     DLC_RETURN_IF_ERROR(writeFile(args.saveRanges,
                                   rangeTableJson(makeRangeTable(g, ranges, methodName, samples)),
@@ -207,7 +120,7 @@ Status runQuantize(const QuantizeArgs &args) {
       DLC_ASSIGN_OR_RETURN(auto sample, readSample(*floatGraph, folder));
       samples.push_back(std::move(sample));
     }
-    DLC_ASSIGN_OR_RETURN(auto layers, jit::compareQuantized(*floatGraph, g, samples));
+    DLC_ASSIGN_OR_RETURN(auto layers, jit::compareQuantized(*floatGraph, g, samples, backend));
     std::cout << jit::formatQuantReport(layers);
   }
   if (args.output.ends_with(".onnx")) {
@@ -227,9 +140,10 @@ Status runQuantize(const QuantizeArgs &args) {
 void addQuantizeCommand(CLI::App &app, int &exitCode) {
   auto args = std::make_shared<QuantizeArgs>();
   CLI::App *cmd = app.add_subcommand(
-      "quantize", "Calibrate a float model on sample inputs (CPU reference backend) and write it "
-                  "quantized: int8 Q/DQ on the Conv/MatMul/Gemm inputs from the measured ranges "
-                  "(.dlc with the ranges, or .onnx)");
+      "quantize", "Calibrate a float model on sample inputs (on the GPU when there is one, else "
+                  "the CPU reference backend) and write it quantized: int8 Q/DQ on the "
+                  "Conv/MatMul/Gemm inputs from the measured ranges (.dlc with the ranges, or "
+                  ".onnx)");
   cmd->add_option("model", args->model,
                   "Model: ONNX (.onnx/.pb), TensorFlow GraphDef (.pb/.pbtxt) or dlc text IR (.dlc)")
       ->required();
@@ -270,6 +184,10 @@ void addQuantizeCommand(CLI::App &app, int &exitCode) {
                 "Run the float and the quantized model on the --calibration samples and print, "
                 "per quantized layer, the SQNR and cosine of its output, worst first, with the "
                 "share of clipped inputs and a reason when dlc knows one");
+  cmd->add_option("--device", args->device,
+                  "Where calibration and --report run: cpu (the reference backend), gpu, or auto "
+                  "(the default: the GPU when there is one, else the CPU)")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
   cmd->callback([args, &exitCode] {
     Status st = runQuantize(*args);
     std::cout.flush();

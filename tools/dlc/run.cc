@@ -12,6 +12,8 @@
 // `--verify` runs the reference backend beside the GPU and names the first node whose output
 // diverges. `--benchmark N` times N more runs (on the GPU: inputs already on the device).
 // `--profile` times every kernel of the GPU program and prints where the time goes.
+// `--compare-precision int8|fp16|bf16` runs the float model and its lower-precision form side
+// by side instead and prints the per-layer error table (tools/dlc/compare_precision.h).
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -29,6 +31,7 @@
 #include "runtime/tensor_compare.h"
 #include "runtime/tensor_io.h"
 #include "tools/dlc/commands.h"
+#include "tools/dlc/compare_precision.h"
 #include "tools/dlc/placement_report.h"
 #include "tools/dlc/run_util.h"
 
@@ -61,7 +64,27 @@ struct RunArgs {
   int profileRuns = 20;
   std::string profileJson;
   std::string placementReport;
+  ComparePrecisionArgs comparePrecision;
 };
+
+/// The flags --compare-precision cannot be combined with: it runs the model its own way.
+Status checkCompareFlags(const RunArgs &args, const Model &model, const std::string &keepFp32) {
+  const std::vector<std::pair<bool, const char *>> conflicts = {
+      {args.precision.precision != "fp32", "--precision"},
+      {args.verify, "--verify"},
+      {args.benchmark > 0, "--benchmark"},
+      {args.profile, "--profile"},
+      {!args.compares.empty(), "--compare"},
+      {!args.outputDir.empty(), "--output-dir"}};
+  for (const auto &[given, name] : conflicts)
+    if (given)
+      return invalidArgument("--compare-precision runs the float and the {} model side by side "
+                             "and prints a table; it does not take {}",
+                             args.comparePrecision.precision, name);
+  ComparePrecisionArgs cmp = args.comparePrecision;
+  cmp.keepFp32 = keepFp32;
+  return checkComparePrecisionArgs(model, cmp);
+}
 
 std::string quotedNames(const std::vector<TensorInfo> &infos) {
   std::string s;
@@ -327,7 +350,20 @@ Status runModel(const RunArgs &args) {
   so.cudaGraph = !args.noCudaGraph;
   so.cpuFallback = !args.noCpuFallback;
   so.allowTf32 = args.allowTf32;
-  DLC_RETURN_IF_ERROR(precisionOptions(args.precision, so.precision, so.keepFp32));
+  const bool compare = !args.comparePrecision.precision.empty();
+  std::string compareKeep; // --keep-fp32 for --compare-precision fp16|bf16
+  if (compare) {
+    PrecisionArgs keep = args.precision; // --precision itself is refused by checkCompareFlags
+    keep.precision = "fp16";             // only to check and join the --keep-fp32 names
+    std::string ignored;
+    DLC_RETURN_IF_ERROR(precisionOptions(keep, ignored, compareKeep));
+    DLC_RETURN_IF_ERROR(checkCompareFlags(args, model, compareKeep));
+  } else {
+    DLC_RETURN_IF_ERROR(precisionOptions(args.precision, so.precision, so.keepFp32));
+  }
+  if (!compare &&
+      (!args.comparePrecision.calibration.empty() || !args.comparePrecision.ranges.empty()))
+    return invalidArgument("--calibration and --ranges are for --compare-precision int8");
   so.poison = args.verify;
   DLC_ASSIGN_OR_RETURN(Session session, model.createSession(so));
   if (!so.precision.empty() && session.backend() == Backend::kCpu)
@@ -386,6 +422,11 @@ Status runModel(const RunArgs &args) {
     for (const TensorInfo &in : model.inputs())
       given.push_back({in.name, inputs[in.name]});
     DLC_RETURN_IF_ERROR(writeTensors(args.saveInputs, given, "--save-inputs"));
+  }
+  if (compare) {
+    ComparePrecisionArgs cmp = args.comparePrecision;
+    cmp.keepFp32 = compareKeep;
+    return comparePrecision(model, inputs, cmp, session.backend());
   }
   if (!args.placementReport.empty()) {
     const bool gpu = session.backend() == Backend::kGpu;
@@ -474,6 +515,22 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                 "GPU: fail when a node has no GPU kernel instead of running it on the CPU");
   cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
   addPrecisionFlags(cmd, args->precision);
+  cmd->add_option("--compare-precision", args->comparePrecision.precision,
+                  "Instead of a plain run: run the float model and its int8, fp16 or bf16 form "
+                  "side by side on the inputs (where --device says) and print, per layer, the "
+                  "SQNR and cosine of its output, worst first, with a reason when dlc knows one. "
+                  "int8 needs --calibration or --ranges unless the model is already quantized "
+                  "(then: against itself with its Q/DQ removed); fp16/bf16 take --keep-fp32")
+      ->check(CLI::IsMember({"int8", "fp16", "bf16"}));
+  cmd->add_option("--calibration", args->comparePrecision.calibration,
+                  "With --compare-precision int8: calibrate on DIR's samples (one folder per "
+                  "sample, NAME.npy per input), as `dlc quantize --calibration` does");
+  cmd->add_option("--ranges", args->comparePrecision.ranges,
+                  "With --compare-precision int8: the ranges of a table saved by `dlc quantize "
+                  "--save-ranges`");
+  cmd->add_option("--method", args->comparePrecision.method,
+                  "With --compare-precision int8 --calibration: minmax, percentile=P or entropy "
+                  "(the default), as `dlc quantize --method`");
   cmd->add_flag("--placement-report{-}", args->placementReport,
                 "Print where each node runs and why (name, op, requested and assigned device, "
                 "colocation group, reason) to stderr before the first run: on the GPU as the "
