@@ -19,6 +19,7 @@ OUTDIR/profile_int8_<model>.txt.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -81,6 +82,7 @@ def bench(args, name, batches, results, workdir):
         for label, p, extra in (("dlc_fp16", path, ["--precision", "fp16"]),
                                 ("dlc_int8", qpath, ["--precision", "fp16", "--profile"])):
             try:
+                shutil.rmtree(os.path.join(workdir, "dlc_out"), ignore_errors=True)
                 out, b, stdout = gb.run_dlc(args.dlc, p, x, workdir, args.runs, extra=extra)
                 row[f"{label}_ms"] = b["median_ms"]
                 row[f"{label}_rel_err_vs_torch_fp32"] = gb.rel_err(out, ref)
@@ -119,6 +121,7 @@ def bench_int8_gemm(args, results, workdir, size=8192):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                                 ir_version=8), path)
     try:
+        shutil.rmtree(os.path.join(workdir, "dlc_out"), ignore_errors=True)
         out, bench_, _ = gb.run_dlc(args.dlc, path, a, workdir, 20)
         row["dlc_ms"] = bench_["median_ms"]
         row["dlc_TOPs"] = 2 * size ** 3 / bench_["median_ms"] / 1e9

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/annotations/quant_ranges.h"
+#include "ir/eval/eval.h"
 #include "ir/match.h"
 #include "numerics_util.h"
 #include "pass_test_util.h"
@@ -39,13 +40,23 @@ Tensor runFor(const Graph &g, const std::map<std::string, Tensor> &inputs,
   return Tensor();
 }
 
-/// The dequantized weight the pass gives `node`'s input 1 (folded to a constant).
+/// The dequantized weight the pass gives `node`'s input 1: its dequantize_linear evaluated
+/// (fold-constants keeps quantized weights quantized).
 Tensor dequantizedWeight(const Graph &quantized, const std::string &node) {
-  auto folded = testing::after(quantized, "fold-constants");
-  for (const Node *n : folded->nodes())
-    if (n->name() == node && constantInput(*n, 1))
-      return *constantInput(*n, 1);
-  ADD_FAILURE() << node << " has no constant weight after folding";
+  for (const Node *n : quantized.nodes()) {
+    if (n->name() != node)
+      continue;
+    const Node *dq = n->input(1)->producer();
+    if (!dq || dq->op() != Op::kDequantizeLinear)
+      break;
+    std::vector<Tensor> in;
+    for (const Value *v : dq->inputs())
+      in.push_back(v && v->isConstant() ? v->constant() : Tensor());
+    auto out = eval::evaluate(*dq, in);
+    EXPECT_TRUE(out) << out.status().message();
+    return out ? (*out)[0] : Tensor();
+  }
+  ADD_FAILURE() << node << " has no dequantized constant weight";
   return Tensor();
 }
 

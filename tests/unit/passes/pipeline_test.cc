@@ -149,7 +149,7 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 13u);
+  ASSERT_EQ(passes.size(), 14u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);
