@@ -309,7 +309,9 @@ private:
     size_t best = base;
     while (Node *next = nextConsumer(id, anchor)) {
       add(id, next);
-      if (singleExit(id))
+      // An int8 value leaves better than its dequantized float (a quarter of the bytes): the
+      // readers take the dequantize_linear into their own kernels (absorbSideProducers).
+      if (singleExit(id) && next->op() != Op::kDequantizeLinear)
         best = groups_[id].size();
     }
     std::vector<Node *> &nodes = groups_[id];
@@ -320,6 +322,7 @@ private:
     }
     nodes.resize(best);
     updateSpan(id);
+    absorbSideProducers(id, anchor);
     std::set<const Node *> logged;
     for (const Value *open : openValues(id))
       for (const Use &u : open->uses())
@@ -328,6 +331,33 @@ private:
           if (!why.empty())
             refuse(*u.node, *anchor, why);
         }
+  }
+
+  /// Takes into the epilogue the dequantize_linear nodes that feed it from outside (a residual
+  /// read as int8 and dequantized in the kernel): ungrouped, read only inside the group, with
+  /// the anchor output's shape. The group keeps its single exit.
+  void absorbSideProducers(int id, const Node *anchor) {
+    const Shape &want = anchor->output(0)->shape();
+    for (size_t i = 0; i < groups_[id].size(); ++i) {
+      const Node *m = groups_[id][i];
+      if (m == anchor)
+        continue;
+      for (const Value *in : m->inputs()) {
+        Node *p = in ? in->producer() : nullptr;
+        if (!p || p->op() != Op::kDequantizeLinear || groupOf_.count(p) ||
+            !elementwiseRefusal(*p, placeOf(*anchor), "producer").empty() ||
+            p->output(0)->shape() != want || g_.isOutput(p->output(0)))
+          continue;
+        bool inside = true;
+        for (const Use &u : p->output(0)->uses())
+          inside = inside && inGroup(u.node, id);
+        if (!inside || createsCycle(membersWith(id, p)))
+          continue;
+        add(id, p);
+        options_.debugf("{}: joins the epilogue of {} as a side producer", p->describe(),
+                        anchor->describe());
+      }
+    }
   }
 
   /// The earliest consumer of a value leaving the group that may join its epilogue.

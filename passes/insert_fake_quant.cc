@@ -130,12 +130,49 @@ public:
       options_.warnf("{} node(s) keep an activation input float for want of a measured range "
                      "(see --debug-only=insert-fake-quant): {}",
                      missing_.size(), fmt::join(missing_, ", "));
+    shareOneScalePerValue();
     if (config_.commute)
       changed_ |= commuteQuantization(g_, options_);
     return changed_;
   }
 
 private:
+  /// A value quantized for a compute input (its own scale) and for a join (a larger scale)
+  /// would leave its producer twice, once per scale: two exits, which no fused epilogue has.
+  /// The compute input takes the join's pair instead (one int8 tensor, read by both; the
+  /// larger scale covers the value's range too), as TensorRT quantizes a tensor once.
+  void shareOneScalePerValue() {
+    std::map<const Value *, std::vector<std::pair<float, Value *>>> byValue;
+    for (const auto &[key, dq] : pairs_)
+      byValue[key.first].emplace_back(key.second, dq);
+    bool moved = false;
+    for (auto &[x, list] : byValue) {
+      if (list.size() < 2)
+        continue;
+      auto widest = std::max_element(list.begin(), list.end());
+      for (auto &[scale, dq] : list) {
+        const Node *q = dq->producer()->input(0)->producer();
+        if (dq == widest->second || !computePairs_.count(dq))
+          continue;
+        options_.debugf("%{}: quantized once with scale {} (shared with a join) instead of also "
+                        "with {}: one int8 tensor for all its readers",
+                        x->name(), widest->first, scale);
+        g_.replaceAllUsesWith(dq, widest->second);
+        Value *scaleConst = q->input(1), *zeroConst = q->input(2);
+        g_.eraseNode(dq->producer());
+        g_.eraseNode(const_cast<Node *>(q));
+        for (Value *c : {scaleConst, zeroConst})
+          if (c && c->isConstant() && isUnused(c))
+            g_.eraseConstant(c);
+        moved = true;
+      }
+    }
+    if (moved) {
+      (void)g_.topologicalSort();
+      changed_ = true;
+    }
+  }
+
   static bool allActivations(const Node &n) {
     return n.numInputs() >= 2 && std::all_of(n.inputs().begin(), n.inputs().end(), [](Value *v) {
              return v && !v->isConstant() && isFloat(v->dtype());
@@ -210,6 +247,7 @@ private:
       }
       float scale = maxAbs(*r) / 127;
       n.setInput(i, qdq(v, scale, &n));
+      computePairs_.insert(n.input(i));
       options_.debugf("{}: Q/DQ per tensor, scale {} from range [{}, {}]", at, scale, r->lo, r->hi);
     }
   }
@@ -397,6 +435,7 @@ private:
   RangeMap ranges_;
   std::map<std::pair<const Value *, float>, Value *> pairs_;
   std::map<std::pair<const Value *, int64_t>, Value *> weights_;
+  std::set<const Value *> computePairs_; // DQ outputs made for compute inputs (own scale)
   std::set<const Value *> keptFloat_; // outputs of joins kept float (range-mismatch=float)
   struct JoinOutput {
     const Node *join;

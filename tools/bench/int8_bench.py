@@ -42,7 +42,7 @@ def export_dynamic(model, x, path):
         torch.onnx.export(model, (x,), path, **kw)
 
 
-def quantize(dlc, path, name, workdir, samples):
+def quantize(dlc, path, name, workdir, samples, method):
     cal = os.path.join(workdir, f"cal_{name}")
     for i in range(samples):
         d = os.path.join(cal, f"s{i}")
@@ -51,7 +51,8 @@ def quantize(dlc, path, name, workdir, samples):
         np.save(os.path.join(d, "input.npy"), x.cpu().numpy())
     out = path.replace(".onnx", "_int8.onnx")
     t0 = time.time()
-    p = subprocess.run([dlc, "quantize", path, "--calibration", cal, "-o", out],
+    p = subprocess.run([dlc, "quantize", path, "--calibration", cal, "--method", method,
+                        "-o", out],
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"dlc quantize failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
@@ -65,7 +66,7 @@ def bench(args, name, batches, results, workdir):
     path = os.path.join(workdir, f"{name}_fp32.onnx")
     with torch.no_grad():
         export_dynamic(model32, x1, path)
-    qpath, qs = quantize(args.dlc, path, name, workdir, args.samples)
+    qpath, qs = quantize(args.dlc, path, name, workdir, args.samples, args.method)
     gb.log(f"{name}: quantized in {qs:.1f} s -> {qpath}")
     model16 = gb.make_model(name, torch.float16)
     for batch in batches:
@@ -87,11 +88,30 @@ def bench(args, name, batches, results, workdir):
                 row[f"{label}_ms"] = b["median_ms"]
                 row[f"{label}_rel_err_vs_torch_fp32"] = gb.rel_err(out, ref)
                 if label == "dlc_int8":
+                    int8_out = out
                     with open(os.path.join(args.out, f"profile_int8_{name}_b{batch}.txt"),
                               "w") as f:
                         f.write(stdout)
             except Exception as e:  # report and go on
                 row[f"{label}_error"] = str(e)[-3000:]
+        if batch == 1 and "dlc_int8_ms" in row:
+            # The int8 kernels against the same QDQ model on the reference backend (float
+            # fake quantization): what realize-int8 and the kernels change, beside the
+            # quantization itself; and --verify (the realized graph on the reference).
+            inp = os.path.join(workdir, "input.npy")
+            np.save(inp, x.cpu().numpy())
+            ref_out = os.path.join(workdir, "cpu_out")
+            shutil.rmtree(ref_out, ignore_errors=True)
+            p = subprocess.run([args.dlc, "run", qpath, "--device", "cpu", "--input",
+                                f"input={inp}", "-o", ref_out], capture_output=True, text=True)
+            if p.returncode == 0:
+                cpu = np.load(os.path.join(ref_out, os.listdir(ref_out)[0]))
+                row["dlc_int8_rel_err_vs_cpu_qdq"] = gb.rel_err(int8_out, cpu)
+            p = subprocess.run([args.dlc, "run", qpath, "--device", "gpu", "--input",
+                                f"input={inp}", "--verify"], capture_output=True, text=True)
+            row["dlc_int8_verify"] = ([l for l in p.stdout.splitlines()
+                                       if l.startswith("verify:")] or
+                                      [(p.stdout + p.stderr)[-600:]])[0]
         if "dlc_int8_ms" in row and "dlc_fp16_ms" in row:
             row["int8_speedup_vs_dlc_fp16"] = row["dlc_fp16_ms"] / row["dlc_int8_ms"]
         results["models"].append(row)
@@ -106,8 +126,12 @@ def bench_int8_gemm(args, results, workdir, size=8192):
     g = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randint(-127, 128, (size, size), device="cuda", dtype=torch.int8, generator=g)
     b = torch.randint(-127, 128, (size, size), device="cuda", dtype=torch.int8, generator=g)
-    ms = gb.time_torch(lambda t: torch._int_mm(t, b), a, iters=20)
+    # cuBLAS's int8 path wants B column-major ("TN"); time both layouts, keep the faster.
+    bc = b.t().contiguous().t()
+    ms_row = gb.time_torch(lambda t: torch._int_mm(t, b), a, iters=20)
+    ms = min(ms_row, gb.time_torch(lambda t: torch._int_mm(t, bc), a, iters=20))
     row = {"name": f"int8 gemm {size}^3", "torch_int_mm_ms": ms,
+           "torch_int_mm_row_major_b_ms": ms_row,
            "torch_int_mm_TOPs": 2 * size ** 3 / ms / 1e9}
     graph = helper.make_graph(
         [helper.make_node("DequantizeLinear", ["input", "s"], ["xd"]),
@@ -141,6 +165,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--samples", type=int, default=2, help="calibration samples")
+    ap.add_argument("--method", default="minmax",
+                    help="calibration method (minmax: entropy clips random-weight nets hard)")
     ap.add_argument("--only", choices=["models", "micro", "resnet50", "bert_base"])
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     args = ap.parse_args()
