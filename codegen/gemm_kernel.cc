@@ -227,6 +227,9 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
         break;
       TileConfig c = cand.cfg;
       const int64_t perSplit = ceilDiv(kTiles, s);
+      // Stages past the K tiles only hold shared memory (and cost blocks per SM, which the
+      // epilogue needs to hide its loads): a 1x1 conv over 64 channels has one K tile.
+      c.stages = static_cast<int>(std::max<int64_t>(2, std::min<int64_t>(c.stages, perSplit + 1)));
       c.splitK = static_cast<int>(ceilDiv(kTiles, perSplit));
       std::string why;
       if (!tileFits(spec, c, opts, &why) || blocksPerSm(spec, c) < 1)

@@ -176,10 +176,13 @@ def main():
     results = {"gpu": torch.cuda.get_device_name(), "models": [], "micro": []}
     if args.only in (None, "micro"):
         bench_int8_gemm(args, results, workdir)
-    if args.only in (None, "models", "resnet50"):
-        bench(args, "resnet50", [1, 32], results, workdir)
-    if args.only in (None, "models", "bert_base"):
-        bench(args, "bert_base", [8], results, workdir)
+    for name, batches in (("resnet50", [1, 32]), ("bert_base", [8])):
+        if args.only in (None, "models", name):
+            try:
+                bench(args, name, batches, results, workdir)
+            except Exception as e:  # report and go on
+                results["models"].append({"model": name, "error": str(e)[-3000:]})
+                gb.log(json.dumps(results["models"][-1]))
     with open(os.path.join(args.out, "int8.json"), "w") as f:
         json.dump(results, f, indent=1)
     print(json.dumps(results, indent=1))
