@@ -137,6 +137,21 @@ constexpr char kPlus[] = "+", kMinus[] = "-", kTimes[] = "*", kBitAnd[] = "&", k
                kBitXor[] = "^", kEq[] = "==", kLt[] = "<", kLe[] = "<=", kGt[] = ">",
                kGe[] = ">=", kAndText[] = "&&", kOrText[] = "||";
 
+/// Float +, -, * as the round-to-nearest intrinsics: never contracted into an FMA, so that a
+/// multiply-then-add rounds twice, as the reference does (an int8 layer's requantization,
+/// scale then bias, lands on the reference's level; otherwise a tie could move one level).
+template <const char *OpText, const char *FloatFn, const char *DoubleFn>
+Expected<std::string> arith(const Node &n, const Args &a) {
+  const DType t = outType(n);
+  if (t == DType::kF64)
+    return fmt::format("{}({}, {})", DoubleFn, a[0], a[1]);
+  if (isFloat(t))
+    return typed(n, fmt::format("{}({}, {})", FloatFn, a[0], a[1]));
+  return typed(n, fmt::format("{} {} {}", a[0], OpText, a[1]));
+}
+constexpr char kFadd[] = "__fadd_rn", kFsub[] = "__fsub_rn", kFmul[] = "__fmul_rn",
+               kDadd[] = "__dadd_rn", kDsub[] = "__dsub_rn", kDmul[] = "__dmul_rn";
+
 Expected<std::string> divExpr(const Node &n, const Args &a) {
   if (isFloat(outType(n)))
     return fmt::format("({} / {})", a[0], a[1]);
@@ -282,7 +297,7 @@ CudaExprFn elementwiseExpr(Op op) {
   case Op::kAcosh:
     return kAcosh;
   case Op::kAdd:
-    return infix<kPlus>;
+    return arith<kPlus, kFadd, kDadd>;
   case Op::kAnd:
     return predicate<kAndText>;
   case Op::kAsin:
@@ -363,7 +378,7 @@ CudaExprFn elementwiseExpr(Op op) {
   case Op::kMod:
     return modExpr;
   case Op::kMul:
-    return infix<kTimes>;
+    return arith<kTimes, kFmul, kDmul>;
   case Op::kNeg:
     return negExpr;
   case Op::kNot:
@@ -403,7 +418,7 @@ CudaExprFn elementwiseExpr(Op op) {
   case Op::kSqrt:
     return kSqrt;
   case Op::kSub:
-    return infix<kMinus>;
+    return arith<kMinus, kFsub, kDsub>;
   case Op::kSum:
     return fold<kAddFn>;
   case Op::kTan:

@@ -396,7 +396,7 @@ TEST(ReductionEmit, AttentionSoftmaxFusesScaleMaskAndCast) {
   const std::string &src = set.kernels[0].source;
   // Prologue: the scale is a scalar, the mask broadcast over heads and query rows; only the
   // full-shape input x is loaded as vectors.
-  EXPECT_NE(src.find("const float p0 = ((float)(dlc_load(t0.v[j]) * dlc_load(in1[0])));"),
+  EXPECT_NE(src.find("const float p0 = ((float)(__fmul_rn(dlc_load(t0.v[j]), dlc_load(in1[0]))));"),
             std::string::npos)
       << src;
   EXPECT_NE(src.find("dlc_load(in2[(((idx) / 16384LL) * 64LL + ((idx) % 64LL))])"),
