@@ -86,6 +86,16 @@ Expected<RangeMap> calibrateSamples(const Graph &g, const std::string &dir,
     const std::string name = folders[i].filename().string();
     auto inputs = readSample(g, folders[i]);
     Status st = inputs ? cal.addSample(*inputs) : inputs.status();
+    if (!st.isOk() && inputs && i == 0 && backend == Backend::kAuto && ranOn == Backend::kGpu) {
+      // The GPU program is compiled at the first sample; a graph it cannot compile (a shape
+      // only the reference backend works out) is still calibrated, on the CPU.
+      std::cerr << fmt::format("dlc: note: calibration on the GPU failed ({}); calibrating on "
+                               "the CPU reference backend\n",
+                               st.message());
+      DLC_ASSIGN_OR_RETURN(cal, Calibrator::create(g, method, Backend::kCpu));
+      ranOn = cal.backend();
+      st = cal.addSample(*inputs);
+    }
     if (!st.isOk())
       return st.withContext(fmt::format("calibration sample '{}'", name));
     progress.step(static_cast<int>(i + 1));
