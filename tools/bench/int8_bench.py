@@ -31,23 +31,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_bench as gb  # noqa: E402
 
 
-def export_dynamic(model, x, path):
+def export_dynamic(model, x, path, dynamic=True):
     if hasattr(torch.backends, "mha"):
         torch.backends.mha.set_fastpath_enabled(False)
-    kw = dict(input_names=["input"], output_names=["output"], opset_version=17,
-              dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
+    kw = dict(input_names=["input"], output_names=["output"], opset_version=17)
+    if dynamic:
+        kw["dynamic_axes"] = {"input": {0: "N"}, "output": {0: "N"}}
     try:
         torch.onnx.export(model, (x,), path, dynamo=False, **kw)
     except TypeError:
         torch.onnx.export(model, (x,), path, **kw)
 
 
-def quantize(dlc, path, name, workdir, samples, method):
+def quantize(dlc, path, name, workdir, samples, method, batch=1):
     cal = os.path.join(workdir, f"cal_{name}")
     for i in range(samples):
         d = os.path.join(cal, f"s{i}")
         os.makedirs(d, exist_ok=True)
-        x = gb.make_input(name, 1, torch.float32, seed=100 + i)
+        x = gb.make_input(name, batch, torch.float32, seed=100 + i)
         np.save(os.path.join(d, "input.npy"), x.cpu().numpy())
     out = path.replace(".onnx", "_int8.onnx")
     t0 = time.time()
@@ -62,11 +63,15 @@ def quantize(dlc, path, name, workdir, samples, method):
 def bench(args, name, batches, results, workdir):
     torch.manual_seed(0)
     model32 = gb.make_model(name, torch.float32)
-    x1 = gb.make_input(name, 1, torch.float32)
+    # BERT's export computes its position ids with an Expand whose shape dlc cannot work
+    # out for a symbolic batch (a shape known only at run time): one static export per batch.
+    static = name == "bert_base"
+    cal_batch = batches[0] if static else 1
+    x1 = gb.make_input(name, cal_batch, torch.float32)
     path = os.path.join(workdir, f"{name}_fp32.onnx")
     with torch.no_grad():
-        export_dynamic(model32, x1, path)
-    qpath, qs = quantize(args.dlc, path, name, workdir, args.samples, args.method)
+        export_dynamic(model32, x1, path, dynamic=not static)
+    qpath, qs = quantize(args.dlc, path, name, workdir, args.samples, args.method, cal_batch)
     gb.log(f"{name}: quantized in {qs:.1f} s -> {qpath}")
     model16 = gb.make_model(name, torch.float16)
     for batch in batches:
