@@ -294,9 +294,11 @@ private:
             why = "Gemm's C is scaled by beta but is not a float32 constant";
             return false;
           }
-          Tensor c = bias->constant().castTo(DType::kF32);
+          // A new tensor: constants share their data, and C may be read elsewhere.
+          const Tensor &orig = bias->constant();
+          Tensor c = Tensor::zeros(DType::kF32, orig.shape());
           for (int64_t i = 0; i < c.numElements(); ++i)
-            c.mutableData<float>()[i] *= beta;
+            c.mutableData<float>()[i] = beta * static_cast<float>(orig.elementAsDouble(i));
           bias = g.addConstant(g.uniqueName(bias->name() + ".beta"), c);
         }
       }
@@ -312,13 +314,44 @@ private:
     return true;
   }
 
-  /// The NHWC form of NCHW value `v`: the input of a transpose to NCHW, else a new transpose.
-  static Expected<Value *> nhwcOf(Graph &g, Value *v, Node *before) {
+  /// An existing NHWC form of NCHW value `v`: the input of a transpose to NCHW, or a
+  /// transpose to NHWC already made of it; nullptr when there is none.
+  static Value *existingNhwc(Value *v) {
     const Node *p = v->producer();
     if (p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw)
       return p->input(0);
+    for (const Use &u : v->uses())
+      if (u.node->op() == Op::kTranspose && u.node->getInts("perm") == kToNhwc)
+        return u.node->output(0);
+    return nullptr;
+  }
+
+  /// The NHWC form of NCHW value `v`: an existing one, else a new transpose.
+  static Expected<Value *> nhwcOf(Graph &g, Value *v, Node *before) {
+    if (Value *t = existingNhwc(v))
+      return t;
     return add(g, Op::kTranspose, {v}, before, v->name() + "/nhwc", before,
                {{"perm", Attribute(kToNhwc)}});
+  }
+
+  /// For moveToNhwc: the NHWC form of operand `v` when it costs no transpose: an existing
+  /// one, or a per-tensor dequantize_linear of a value that has one (made again in NHWC).
+  static Expected<Value *> freeNhwc(Graph &g, Value *v, Node *before) {
+    if (Value *t = existingNhwc(v))
+      return t;
+    const Node *p = v->producer();
+    if (!p || p->op() != Op::kDequantizeLinear)
+      return static_cast<Value *>(nullptr);
+    for (int i = 1; i < p->numInputs(); ++i)
+      if (p->input(i) && p->input(i)->shape().numElements() != std::optional<int64_t>(1))
+        return static_cast<Value *>(nullptr);
+    Value *q = existingNhwc(p->input(0));
+    if (!q)
+      return static_cast<Value *>(nullptr);
+    std::vector<Value *> ins = p->inputs();
+    ins[0] = q;
+    std::vector<std::pair<std::string, Attribute>> attrs(p->attrs().begin(), p->attrs().end());
+    return add(g, Op::kDequantizeLinear, ins, before, v->name() + "/nhwc", before, attrs);
   }
 
   static Expected<bool> realizeConv(Graph &g, Node *n, std::string &why) {
@@ -374,6 +407,13 @@ private:
         n->output(0)->shape().rank() != 4)
       return false;
     const bool quant = n->op() == Op::kQuantizeLinear || n->op() == Op::kDequantizeLinear;
+    auto backTransposed = [](const Value *v) {
+      const Node *p = v ? v->producer() : nullptr;
+      return p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw;
+    };
+    if (!backTransposed(n->input(0)) &&
+        (quant || std::none_of(n->inputs().begin(), n->inputs().end(), backTransposed)))
+      return false;
     bool fromNhwc = false;
     std::vector<Value *> inputs;
     for (int i = 0; i < n->numInputs(); ++i) {
@@ -391,8 +431,13 @@ private:
         s.insert(s.begin(), static_cast<size_t>(4 - s.size()), 1);
         Tensor t = permute(v->constant().reshaped(s), kToNhwc);
         inputs.push_back(g.addConstant(g.uniqueName(v->name() + ".nhwc"), t));
+      } else if (!quant) {
+        DLC_ASSIGN_OR_RETURN(Value * t, freeNhwc(g, v, n));
+        if (!t)
+          return false; // an input that would need a transpose of its own
+        inputs.push_back(t);
       } else {
-        return false; // an input that would need a transpose of its own
+        return false;
       }
     }
     if (!fromNhwc)

@@ -1,0 +1,135 @@
+// realize-int8: the realized graph (int8 products, rescale, channels-last convolutions) computes
+// what the dequantized float graph computes, up to float rounding; and what cannot run as an
+// int8 product stays as it was.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "numerics_util.h"
+
+namespace dlc {
+namespace {
+
+using testing::after;
+using testing::countOps;
+using testing::expectSameResults;
+using testing::parsed;
+
+/// `dense<[...]>` of n int8 values in [-127, 127] (or all `fill` when given).
+std::string int8s(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(-127, 127);
+  std::string s;
+  for (int64_t i = 0; i < n; ++i)
+    s += fmt::format("{}{}", i ? ", " : "", dist(rng));
+  return "dense<[" + s + "]>";
+}
+
+std::string floats(int64_t n, uint32_t seed, double lo, double hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::string s;
+  for (int64_t i = 0; i < n; ++i)
+    s += fmt::format("{}{:.6g}", i ? ", " : "", dist(rng));
+  return "dense<[" + s + "]>";
+}
+
+// A 1x1 conv with a per-channel weight and a bias, then relu; a 3x3 strided conv whose output
+// is added to the block input (the layout moves through the add); a 3-D MatMul with a
+// per-tensor weight; a Gemm with transB, alpha and beta.
+std::string quantizedText() {
+  return fmt::format(
+      R"(graph @q(%x: f32[2,16,6,6], %m: f32[2,3,32], %a: f32[4,32]) -> (y1: ?, y2: ?, z: ?, r: ?) {{
+  %sx = constant f32[] dense<[0.02]>
+  %zx = constant i8[] dense<[0]>
+  %xq = quantize_linear(%x, %sx, %zx) : i8[2,16,6,6]
+  %xd = dequantize_linear(%xq, %sx, %zx) : f32[2,16,6,6]
+  %w1q = constant i8[16,16,1,1] {}
+  %w1s = constant f32[16] {}
+  %w1 = dequantize_linear(%w1q, %w1s) {{axis = 0}} : f32[16,16,1,1]
+  %b1 = constant f32[16] {}
+  %c1 = conv(%xd, %w1, %b1) : f32[2,16,6,6]
+  %y1 = relu(%c1) : f32[2,16,6,6]
+  %w2q = constant i8[16,16,3,3] {}
+  %w2s = constant f32[] dense<[0.003]>
+  %w2 = dequantize_linear(%w2q, %w2s) : f32[16,16,3,3]
+  %c2 = conv(%xd, %w2) {{pads = [1, 1, 1, 1]}} : f32[2,16,6,6]
+  %y2 = add(%c2, %xd) : f32[2,16,6,6]
+  %mq = quantize_linear(%m, %sx, %zx) : i8[2,3,32]
+  %md = dequantize_linear(%mq, %sx, %zx) : f32[2,3,32]
+  %wmq = constant i8[32,16] {}
+  %wms = constant f32[16] {}
+  %wm = dequantize_linear(%wmq, %wms) {{axis = 1}} : f32[32,16]
+  %z = matmul(%md, %wm) : f32[2,3,16]
+  %aq = quantize_linear(%a, %sx, %zx) : i8[4,32]
+  %ad = dequantize_linear(%aq, %sx, %zx) : f32[4,32]
+  %wgq = constant i8[8,32] {}
+  %wgs = constant f32[8] {}
+  %wg = dequantize_linear(%wgq, %wgs) {{axis = 0}} : f32[8,32]
+  %cg = constant f32[8] {}
+  %r = gemm(%ad, %wg, %cg) {{transB = 1, alpha = 0.5, beta = 2.0}} : f32[4,8]
+  return %y1, %y2, %z, %r
+}})",
+      int8s(256, 1), floats(16, 2, 0.001, 0.01), floats(16, 3, -1, 1), int8s(16 * 16 * 9, 4),
+      int8s(32 * 16, 5), floats(16, 6, 0.001, 0.01), int8s(8 * 32, 7), floats(8, 8, 0.001, 0.01),
+      floats(8, 9, -1, 1));
+}
+
+TEST(RealizeInt8, IntegerProductsComputeWhatTheFloatGraphComputes) {
+  auto g = parsed(quantizedText());
+  ASSERT_TRUE(g);
+  auto r = after(*g, "realize-int8,dce");
+  EXPECT_EQ(countOps(*r, Op::kConvInteger), 2);
+  EXPECT_EQ(countOps(*r, Op::kMatMulInteger), 2);
+  EXPECT_EQ(countOps(*r, Op::kConv) + countOps(*r, Op::kMatMul) + countOps(*r, Op::kGemm), 0);
+  // Dequantized weights are gone (realized); the layout moved through relu and the add: one
+  // transpose in for the shared input, one back per convolution output.
+  EXPECT_EQ(countOps(*r, Op::kTranspose), 3);
+  // The int32 sums are exact; the float rescale rounds differently from the float products.
+  expectSameResults(*g, *r, 1e-5);
+  expectSameResults(*g, *r, 1e-5, /*seed=*/7);
+}
+
+TEST(RealizeInt8, WhatHasNoInt8KernelStaysFloat) {
+  // A nonzero zero point, uint8 data, a weight computed at run time, a grouped conv.
+  auto g = parsed(
+      fmt::format(R"(graph @n(%x: f32[1,16,4,4], %w: f32[16,16,1,1]) -> (a: ?, b: ?, c: ?, d: ?) {{
+  %s = constant f32[] dense<[0.02]>
+  %z3 = constant i8[] dense<[3]>
+  %zu = constant u8[] dense<[128]>
+  %z0 = constant i8[] dense<[0]>
+  %q3 = quantize_linear(%x, %s, %z3) : i8[1,16,4,4]
+  %d3 = dequantize_linear(%q3, %s, %z3) : f32[1,16,4,4]
+  %qu = quantize_linear(%x, %s, %zu) : u8[1,16,4,4]
+  %du = dequantize_linear(%qu, %s, %zu) : f32[1,16,4,4]
+  %q0 = quantize_linear(%x, %s, %z0) : i8[1,16,4,4]
+  %d0 = dequantize_linear(%q0, %s, %z0) : f32[1,16,4,4]
+  %wq = constant i8[16,16,1,1] {}
+  %wd = dequantize_linear(%wq, %s) : f32[16,16,1,1]
+  %wgq = constant i8[16,4,1,1] {}
+  %wgd = dequantize_linear(%wgq, %s) : f32[16,4,1,1]
+  %a = conv(%d3, %wd) : f32[1,16,4,4]
+  %b = conv(%du, %wd) : f32[1,16,4,4]
+  %c = conv(%d0, %w) : f32[1,16,4,4]
+  %d = conv(%d0, %wgd) {{group = 4}} : f32[1,16,4,4]
+  return %a, %b, %c, %d
+}})",
+                  int8s(256, 1), int8s(64, 2)));
+  ASSERT_TRUE(g);
+  std::ostringstream log;
+  auto r = after(*g, "realize-int8", &log);
+  EXPECT_EQ(countOps(*r, Op::kConvInteger), 0) << log.str();
+  EXPECT_EQ(countOps(*r, Op::kConv), 4);
+  const std::string text = log.str();
+  EXPECT_NE(text.find("zero point 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("not int8"), std::string::npos) << text;
+  EXPECT_NE(text.find("not a dequantized int8 constant"), std::string::npos) << text;
+  EXPECT_NE(text.find("group 1"), std::string::npos) << text;
+  // The dequantized constant weights the convolutions keep are folded to float.
+  EXPECT_EQ(countOps(*r, Op::kDequantizeLinear), 3);
+  expectSameResults(*g, *r, 0);
+}
+
+} // namespace
+} // namespace dlc
