@@ -6,7 +6,9 @@
 Compiles models/mlp.onnx (input x: f32[N,64]) with a dim range, checks the library's dynamic
 section, runs it from the host app (another process, two threads) and compares with `dlc run`
 on the reference backend, then checks the errors a user can cause: a batch outside the range,
-a wrong dtype, a missing input, a truncated library and an altered one. Every step prints what
+a wrong dtype, a missing input, a truncated library and an altered one. A quantized copy (`dlc quantize`)
+compiles to a library whose GPU program holds int8 kernels and is compared with the
+reference. Every step prints what
 it checks; the first failure stops the test with exit status 1.
 """
 import argparse
@@ -95,6 +97,29 @@ def main():
          os.path.join(ROOT, "tests", "e2e", "embedded_model.c"), lib,
          f"-Wl,-rpath,{a.work}", "-o", exe])
     run([exe], contains=r"embedded model: 1 input\(s\), the first 'x'\s+probs sum 2\.0000")
+
+    print("== a quantized model: dlc quantize, then a library whose GPU program runs int8 kernels")
+    cal = os.path.join(a.work, "cal")
+    for i in range(2):
+        os.makedirs(os.path.join(cal, f"s{i}"))
+        np.save(os.path.join(cal, f"s{i}", "x.npy"),
+                rng.uniform(-1, 1, (4, 64)).astype(np.float32))
+    qmodel = os.path.join(a.work, "mlp_int8.onnx")
+    run([a.dlc, "quantize", os.path.join(ROOT, "models", "mlp.onnx"), "--calibration", cal,
+         "--method", "minmax", "--device", "cpu", "-o", qmodel], contains=r"wrote .*mlp_int8")
+    qlib = os.path.join(a.work, "mlp_int8.so")
+    run([a.dlc, "compile", qmodel, "--dim", "N=4", "--gpu-arch", "sm_80,sm_90", "-o", qlib,
+         "--debug-only=realize-int8"],
+        contains=r"node 'fc1' \(Gemm\): int8 \(matmul_integer, K 128\)")
+    x4 = os.path.join(a.work, "x4.npy")
+    np.save(x4, rng.uniform(-1, 1, (4, 64)).astype(np.float32))
+    qout = os.path.join(a.work, "qout")
+    run([a.host_app, qlib, "--input", f"x={x4}", "--output-dir", qout])
+    # On a GPU the library runs int8 products; the reference runs the Q/DQ graph in float: the
+    # two agree to float rounding of the rescale (a level apart at most, rarely).
+    run([a.dlc, "run", qmodel, "--device", "cpu", "--input", f"x={x4}", "--compare",
+         f"probs={os.path.join(qout, 'probs.npy')}", "--rtol", "2e-2", "--atol", "2e-3"],
+        contains=r"compare 'probs': ok")
 
     print("== errors")
     x9 = os.path.join(a.work, "x9.npy")
