@@ -89,16 +89,8 @@ Expected<ConvShape> convShape(const Node &n) {
 }
 
 bool supportsInteger(const Node &node, std::string *why) {
-  for (int i : {0, 1})
-    if (node.input(i)->dtype() != DType::kI8) {
-      *why = fmt::format("ConvInteger: input {} is {}; the GPU kernel is int8 x int8", i,
-                         dtypeName(node.input(i)->dtype()));
-      return false;
-    }
-  if (node.hasInput(2) || node.hasInput(3)) {
-    *why = "ConvInteger: zero points have no GPU kernel (realize-int8 writes none)";
+  if (!gemm::int8Operands(node, why))
     return false;
-  }
   if (node.input(0)->shape().rank() != 4 || node.getInt("group") != 1) {
     *why = "ConvInteger: the GPU kernel is 2-D with group 1";
     return false;

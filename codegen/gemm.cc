@@ -26,16 +26,8 @@ bool claims(const Node *anchor) {
 /// MatMulInteger runs on int8 tensor cores in the form realize-int8 writes: int8 operands
 /// without zero points, B stored [N, K] (transB = 1), K a multiple of 16.
 bool supportsInteger(const Node &node, std::string *why) {
-  for (int i : {0, 1})
-    if (node.input(i)->dtype() != DType::kI8) {
-      *why = fmt::format("MatMulInteger: input {} is {}; the GPU kernel is int8 x int8", i,
-                         dtypeName(node.input(i)->dtype()));
-      return false;
-    }
-  if (node.hasInput(2) || node.hasInput(3)) {
-    *why = "MatMulInteger: zero points have no GPU kernel (realize-int8 writes none)";
+  if (!gemm::int8Operands(node, why))
     return false;
-  }
   const Shape &b = node.input(1)->shape();
   if (node.getInt("transB") == 0 || b.rank() != 2) {
     *why = "MatMulInteger: the GPU kernel wants a 2-D B stored [N, K] (transB = 1)";

@@ -268,6 +268,21 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
   return best;
 }
 
+bool int8Operands(const Node &node, std::string *why) {
+  for (int i : {0, 1})
+    if (node.input(i)->dtype() != DType::kI8) {
+      *why = fmt::format("{}: input {} is {}; the GPU kernel is int8 x int8", opOnnxName(node.op()),
+                         i, dtypeName(node.input(i)->dtype()));
+      return false;
+    }
+  if (node.hasInput(2) || node.hasInput(3)) {
+    *why = fmt::format("{}: zero points have no GPU kernel (realize-int8 writes none)",
+                       opOnnxName(node.op()));
+    return false;
+  }
+  return true;
+}
+
 std::string outColOffset(const KernelContext &ctx, const std::string &col) {
   const GemmSpec &spec = ctx.spec;
   const char *t = ctx.narrow ? "int" : "long long";

@@ -101,6 +101,10 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
                               const EmitOptions &opts,
                               const std::optional<TileConfig> &cfg = std::nullopt);
 
+/// Whether integer product `node` (MatMulInteger, ConvInteger) has the int8 kernel's operands:
+/// int8 x int8 without zero points (realize-int8's form); else `why` names what differs.
+bool int8Operands(const Node &node, std::string *why);
+
 /// The families' emitters with an optional tile override (kbench); gemmFamily() and
 /// convFamily() call them with none.
 Expected<KernelSet> emitGemmGroup(const FusedGroup &group, const EmitOptions &opts,
