@@ -436,7 +436,7 @@ private:
   std::map<std::pair<const Value *, float>, Value *> pairs_;
   std::map<std::pair<const Value *, int64_t>, Value *> weights_;
   std::set<const Value *> computePairs_; // DQ outputs made for compute inputs (own scale)
-  std::set<const Value *> keptFloat_; // outputs of joins kept float (range-mismatch=float)
+  std::set<const Value *> keptFloat_;    // outputs of joins kept float (range-mismatch=float)
   struct JoinOutput {
     const Node *join;
     float scale;
