@@ -5,6 +5,8 @@
 //   kbench matmul 1576 3072 768 f16 --addbias --gelu  # --addbias --residual --relu --gelu
 //   kbench gemm 512 256 128 f32 --ta --tb --alpha 0.5 --beta 2 --c row
 //   kbench conv 1 64 56 56 64 3 3 1 1 f16 [--group G] [--dil D] [--bias] [--relu] [--residual]
+//   kbench matmul 1024 3072 768 i8 --relu              # int8: realize-int8's form (below)
+//   kbench conv 32 64 56 56 256 1 1 1 0 i8 --residual
 //   kbench --file cases.txt                           # one case per line, compiled in parallel
 //   (--inline-epilogue: keep a transcendental epilogue inlined, for comparison)
 //
@@ -91,7 +93,38 @@ std::string assemble(const std::vector<std::string> &inputs, const std::string &
   return "graph @kbench(" + head + ") -> (y: ?) {\n" + body + "  return " + result + "\n}\n";
 }
 
+/// i8: the product in realize-int8's form (matmul_integer with B [N, K]; conv_integer
+/// channels-last, NHWC input and OHWI weight), its int32 result cast to f32 and scaled per
+/// output channel; the epilogue flags apply after that, in f32.
+bool int8Parts(Case &c, Parts &out) {
+  const auto &a = c.args;
+  if (c.kind == "matmul" && a.size() == 3) {
+    const int64_t m = a[0], n = a[1], k = a[2];
+    out.inputs = {"%a: i8[" + dims({m, k}) + "]", "%b: i8[" + dims({n, k}) + "]",
+                  "%s: f32[" + dims({n}) + "]"};
+    out.body = "  %acc = matmul_integer(%a, %b) {transB = 1} : ?\n";
+    out.biasShape = {n};
+  } else if (c.kind == "conv" && a.size() == 9 && c.flag("group", "1") == "1") {
+    const int64_t n = a[0], ci = a[1], h = a[2], w = a[3], co = a[4], kh = a[5], kw = a[6],
+                  st = a[7], p = a[8];
+    const std::string d = c.flag("dil", "1"), ss = std::to_string(st), ps = std::to_string(p);
+    out.inputs = {"%x: i8[" + dims({n, h, w, ci}) + "]", "%w: i8[" + dims({co, kh, kw, ci}) + "]",
+                  "%s: f32[" + dims({co}) + "]"};
+    out.body = "  %acc = conv_integer(%x, %w) {channels_last = 1, dilations = [" + d + ", " + d +
+               "], pads = [" + ps + ", " + ps + ", " + ps + ", " + ps + "], strides = [" + ss +
+               ", " + ss + "]} : ?\n";
+    out.biasShape = {co};
+  } else {
+    c.error = "i8 cases: matmul M N K, conv N C H W M KH KW S P (group 1)";
+    return false;
+  }
+  out.body += "  %f = cast(%acc) {to = f32} : ?\n  %m = mul(%f, %s) : ?\n";
+  return true;
+}
+
 bool anchorParts(Case &c, Parts &out) {
+  if (c.dtype == DType::kI8)
+    return int8Parts(c, out);
   const std::string dt(dtypeName(c.dtype));
   auto t = [&](const std::vector<int64_t> &s) { return dt + "[" + dims(s) + "]"; };
   const auto &a = c.args;
@@ -179,9 +212,12 @@ bool parseCase(Case &c, const std::vector<std::string> &words) {
   }
   c.kind = pos[0];
   const std::string dt = pos.back();
-  c.dtype = dt == "f32" ? DType::kF32 : dt == "bf16" ? DType::kBF16 : DType::kF16;
-  if (dt != "f32" && dt != "f16" && dt != "bf16") {
-    c.error = "dtype must be f32, f16 or bf16";
+  c.dtype = dt == "f32"    ? DType::kF32
+            : dt == "bf16" ? DType::kBF16
+            : dt == "i8"   ? DType::kI8
+                           : DType::kF16;
+  if (dt != "f32" && dt != "f16" && dt != "bf16" && dt != "i8") {
+    c.error = "dtype must be f32, f16, bf16 or i8";
     return false;
   }
   if (c.kind == "mm") {
@@ -223,7 +259,8 @@ bool prepare(Case &c, const codegen::EmitOptions &opts) {
     const auto a = an->input(0)->shape().sizes();
     c.flops = 2.0 * outCount * double(c.kind == "gemm" && c.has("ta") ? a[0] : a.back());
   }
-  const std::string dt(dtypeName(c.dtype));
+  // Epilogue operands: f32 after an int8 product's rescale.
+  const std::string dt(dtypeName(c.dtype == DType::kI8 ? DType::kF32 : c.dtype));
   std::string last = "%m";
   if (c.has("addbias") && c.kind != "conv") {
     parts.inputs.push_back("%ab: " + dt + "[" + dims(parts.biasShape) + "]");
@@ -299,7 +336,9 @@ Tensor randomTensor(const Value *v, std::mt19937 &rng) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int64_t i = 0; i < t.numElements(); ++i) {
     float x = u(rng);
-    if (v->dtype() == DType::kF32)
+    if (v->dtype() == DType::kI8)
+      t.mutableData<int8_t>()[i] = static_cast<int8_t>(std::lround(x * 127.0f));
+    else if (v->dtype() == DType::kF32)
       t.mutableData<float>()[i] = x;
     else if (v->dtype() == DType::kF16)
       t.mutableData<uint16_t>()[i] = floatToHalf(x);
@@ -440,8 +479,11 @@ bool run(Case &c, int runs, double *medianMs, std::string *check) {
   CU(cudaMemcpy(result.mutableRaw(), outp, result.byteSize(), cudaMemcpyDeviceToHost));
 
   // Check.
-  const std::string mode = c.flag("check", c.flops <= 4e9 ? "full" : "sample");
-  const double rtol = c.dtype == DType::kF16    ? 1e-2
+  // The sampled reference knows float layouts only: int8 cases are checked in full.
+  const std::string mode =
+      c.flag("check", c.flops <= 4e9 || c.dtype == DType::kI8 ? "full" : "sample");
+  const double rtol = c.dtype == DType::kI8     ? 1e-5 // exact sums, one float rescale
+                      : c.dtype == DType::kF16  ? 1e-2
                       : c.dtype == DType::kBF16 ? 3e-2
                       : c.has("tf32")           ? 5e-3
                                                 : 1e-4;
