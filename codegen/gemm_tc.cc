@@ -291,7 +291,6 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
 /// is one cp.async (zero-filled in the padding); a thread's chunks share one K column (the
 /// layout is affine, tileFits checks it), so the tap is worked out once per K tile.
 void writeNhwcLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op) {
-  const GemmSpec &s = ctx.spec;
   const ConvGather &g = *op.nhwc;
   const ChunkLayout l = chunkLayout(ctx, op, ctx.cfg.bm);
   const std::string ptr = ctx.names.at(op.value);
@@ -327,7 +326,6 @@ void writeNhwcLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op)
            l.rs, ptr, ptr);
   }
   w.line("auto A_store = [&](int) {{}};");
-  (void)s;
 }
 
 /// The body of `frag` for f16/bf16: ldmatrix (transposed for a K-strided tile).

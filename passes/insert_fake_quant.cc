@@ -151,7 +151,7 @@ private:
         continue;
       auto widest = std::max_element(list.begin(), list.end());
       for (auto &[scale, dq] : list) {
-        const Node *q = dq->producer()->input(0)->producer();
+        Node *q = dq->producer()->input(0)->producer();
         if (dq == widest->second || !computePairs_.count(dq))
           continue;
         options_.debugf("%{}: quantized once with scale {} (shared with a join) instead of also "
@@ -160,7 +160,7 @@ private:
         g_.replaceAllUsesWith(dq, widest->second);
         Value *scaleConst = q->input(1), *zeroConst = q->input(2);
         g_.eraseNode(dq->producer());
-        g_.eraseNode(const_cast<Node *>(q));
+        g_.eraseNode(q);
         for (Value *c : {scaleConst, zeroConst})
           if (c && c->isConstant() && isUnused(c))
             g_.eraseConstant(c);

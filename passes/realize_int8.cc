@@ -39,6 +39,7 @@
 #include "ir/eval/eval.h"
 #include "ir/match.h"
 #include "passes/registry.h"
+#include "passes/util/transpose_sink.h"
 
 namespace dlc {
 
@@ -122,33 +123,6 @@ std::optional<QuantizedWeight> quantizedWeight(const Value *v, int64_t axis, std
   for (int64_t i = 0; i < st.numElements(); ++i)
     w.scales.push_back(at(st, i));
   return w;
-}
-
-/// `t` (rank r) with dims permuted: out dim d is t's dim perm[d].
-Tensor permute(const Tensor &t, const std::vector<int64_t> &perm) {
-  const std::vector<int64_t> &in = t.shape();
-  std::vector<int64_t> strides(in.size(), 1), shape;
-  for (size_t d = in.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * in[d];
-  for (int64_t p : perm)
-    shape.push_back(in[static_cast<size_t>(p)]);
-  Tensor out = Tensor::zeros(t.dtype(), shape);
-  const size_t es = static_cast<size_t>(dtypeSize(t.dtype()));
-  const auto *src = static_cast<const uint8_t *>(t.raw());
-  auto *dst = static_cast<uint8_t *>(out.mutableRaw());
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (int64_t o = 0; o < out.numElements(); ++o) {
-    int64_t off = 0;
-    for (size_t d = 0; d < idx.size(); ++d)
-      off += idx[d] * strides[static_cast<size_t>(perm[d])];
-    std::memcpy(dst + static_cast<size_t>(o) * es, src + static_cast<size_t>(off) * es, es);
-    for (size_t d = idx.size(); d-- > 0;) {
-      if (++idx[d] < shape[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-  return out;
 }
 
 class RealizeInt8 : public Pass {
@@ -243,11 +217,15 @@ private:
 
   /// Replaces `n`'s output by `y`, which takes its name.
   static void replaceOutput(Graph &g, Node *n, Value *y) {
-    Value *out = n->output(0);
-    const std::string name = out->name();
-    g.replaceAllUsesWith(out, y);
-    g.eraseNode(n);
+    const std::string name = n->output(0)->name();
+    replaceNode(g, n, {y});
     g.renameValue(y, name);
+  }
+
+  /// The NHWC value of which `v` is the transpose to NCHW, else nullptr.
+  static Value *nhwcSourceOf(const Value *v) {
+    const Node *t = transposeWithPerm(v, kToNchw);
+    return t ? t->input(0) : nullptr;
   }
 
   /// MatMul [.., M, K] x [K, N] and Gemm.
@@ -305,7 +283,7 @@ private:
     }
     const std::string base = n->name().empty() ? std::string(n->opName()) : n->name();
     Value *wt =
-        g.addConstant(g.uniqueName(base + "/weight_nk"), transB ? *w->q : permute(*w->q, {1, 0}));
+        g.addConstant(g.uniqueName(base + "/weight_nk"), transB ? *w->q : permuted(*w->q, {1, 0}));
     DLC_ASSIGN_OR_RETURN(Value * acc, add(g, Op::kMatMulInteger, {x->q, wt}, n, base + "/int8", n,
                                           {{"transB", Attribute(int64_t{1})}}));
     DLC_ASSIGN_OR_RETURN(Value * y, rescale(g, n, acc, x->scale, w->scales, alpha, bias));
@@ -317,13 +295,10 @@ private:
   /// An existing NHWC form of NCHW value `v`: the input of a transpose to NCHW, or a
   /// transpose to NHWC already made of it; nullptr when there is none.
   static Value *existingNhwc(Value *v) {
-    const Node *p = v->producer();
-    if (p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw)
-      return p->input(0);
-    for (const Use &u : v->uses())
-      if (u.node->op() == Op::kTranspose && u.node->getInts("perm") == kToNhwc)
-        return u.node->output(0);
-    return nullptr;
+    if (Value *x = nhwcSourceOf(v))
+      return x;
+    const Node *t = transposeOfWithPerm(v, kToNhwc);
+    return t ? t->output(0) : nullptr;
   }
 
   /// The NHWC form of NCHW value `v`: an existing one, else a new transpose.
@@ -370,10 +345,9 @@ private:
       return false;
     }
     // The data input, dequantized in NCHW or (moved there by an earlier rewrite) in NHWC.
-    Value *x0 = n->input(0);
-    const Node *p = x0->producer();
-    const bool fromNhwc = p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw;
-    auto x = quantizedInput(fromNhwc ? p->input(0) : x0, why);
+    Value *x0 = n->input(0), *x0Nhwc = nhwcSourceOf(x0);
+    const bool fromNhwc = x0Nhwc != nullptr;
+    auto x = quantizedInput(fromNhwc ? x0Nhwc : x0, why);
     if (!x)
       return false;
     auto w = quantizedWeight(n->input(1), 0, why);
@@ -384,7 +358,7 @@ private:
     if (!fromNhwc) {
       DLC_ASSIGN_OR_RETURN(xt, nhwcOf(g, x->q, n));
     }
-    Value *wt = g.addConstant(g.uniqueName(base + "/weight_ohwi"), permute(*w->q, kToNhwc));
+    Value *wt = g.addConstant(g.uniqueName(base + "/weight_ohwi"), permuted(*w->q, kToNhwc));
     std::vector<std::pair<std::string, Attribute>> attrs;
     for (const auto &[k, a] : n->attrs())
       if (k.find('.') == std::string::npos)
@@ -407,30 +381,23 @@ private:
         n->output(0)->shape().rank() != 4)
       return false;
     const bool quant = n->op() == Op::kQuantizeLinear || n->op() == Op::kDequantizeLinear;
-    auto backTransposed = [](const Value *v) {
-      const Node *p = v ? v->producer() : nullptr;
-      return p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw;
-    };
+    // Q/DQ move when their data comes from NHWC; other ops when any operand does.
+    auto backTransposed = [](const Value *v) { return v && nhwcSourceOf(v) != nullptr; };
     if (!backTransposed(n->input(0)) &&
         (quant || std::none_of(n->inputs().begin(), n->inputs().end(), backTransposed)))
       return false;
-    bool fromNhwc = false;
     std::vector<Value *> inputs;
     for (int i = 0; i < n->numInputs(); ++i) {
       Value *v = n->input(i);
-      const Node *p = v ? v->producer() : nullptr;
       if (!v) {
         inputs.push_back(nullptr);
-      } else if (p && p->op() == Op::kTranspose && p->getInts("perm") == kToNchw) {
-        fromNhwc = fromNhwc || i == 0 || !quant;
-        inputs.push_back(p->input(0));
+      } else if (Value *x = nhwcSourceOf(v)) {
+        inputs.push_back(x);
       } else if (v->shape().numElements() == std::optional<int64_t>(1)) {
         inputs.push_back(v);
       } else if (!quant && v->isConstant() && v->shape().rank() <= 4) {
-        std::vector<int64_t> s = v->constant().shape();
-        s.insert(s.begin(), static_cast<size_t>(4 - s.size()), 1);
-        Tensor t = permute(v->constant().reshaped(s), kToNhwc);
-        inputs.push_back(g.addConstant(g.uniqueName(v->name() + ".nhwc"), t));
+        inputs.push_back(
+            g.addConstant(g.uniqueName(v->name() + ".nhwc"), permuted(v->constant(), kToNhwc)));
       } else if (!quant) {
         DLC_ASSIGN_OR_RETURN(Value * t, freeNhwc(g, v, n));
         if (!t)
@@ -440,8 +407,6 @@ private:
         return false;
       }
     }
-    if (!fromNhwc)
-      return false;
     Node *m = g.createNode(n->op(), inputs, 1, g.uniqueName(n->output(0)->name() + "/nhwc"), n);
     m->setName(n->name());
     for (const auto &[k, a] : n->attrs())

@@ -290,10 +290,11 @@ EvalResult evalConvInteger(const Node &node, const std::vector<Tensor> &in) {
   std::vector<int64_t> yFirst;
   for (int64_t d : toFirst)
     yFirst.push_back(yShape[static_cast<size_t>(d)]);
-  DLC_ASSIGN_OR_RETURN(
-      std::vector<Tensor> y,
-      convIntegerFirst(node, permuted(in[0], toFirst), permuted(in[1], toFirst), in, yFirst));
-  return std::vector<Tensor>{permuted(y[0], toLast)};
+  DLC_ASSIGN_OR_RETURN(Tensor x, permuted(in[0], toFirst));
+  DLC_ASSIGN_OR_RETURN(Tensor w, permuted(in[1], toFirst));
+  DLC_ASSIGN_OR_RETURN(std::vector<Tensor> y, convIntegerFirst(node, x, w, in, yFirst));
+  DLC_ASSIGN_OR_RETURN(Tensor out, permuted(y[0], toLast));
+  return std::vector<Tensor>{std::move(out)};
 }
 
 } // namespace dlc::eval

@@ -86,7 +86,7 @@ void copyRow(uint8_t *dst, const uint8_t *src, int64_t off, int64_t stride, int6
 }
 } // namespace
 
-Tensor permuted(const Tensor &in, const std::vector<int64_t> &perm) {
+Expected<Tensor> permuted(const Tensor &in, const std::vector<int64_t> &perm) {
   std::vector<int64_t> inStrides(in.shape().size(), 1), shape, strides;
   for (size_t d = inStrides.size(); d-- > 1;)
     inStrides[d - 1] = inStrides[d] * in.shape()[d];
@@ -94,7 +94,7 @@ Tensor permuted(const Tensor &in, const std::vector<int64_t> &perm) {
     shape.push_back(in.shape()[static_cast<size_t>(p)]);
     strides.push_back(inStrides[static_cast<size_t>(p)]);
   }
-  Tensor out = Tensor::zeros(in.dtype(), shape);
+  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(in.dtype(), shape));
   stridedCopy(in, out, 0, strides);
   return out;
 }

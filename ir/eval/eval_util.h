@@ -41,8 +41,9 @@ Expected<std::vector<TensorType>> staticOutputTypes(const Node &node,
 Expected<Tensor> newTensor(DType dtype, const std::vector<int64_t> &shape);
 /// out[idx] = in[base + sum(idx[d] * strides[d])] for every index of out (element units).
 void stridedCopy(const Tensor &in, Tensor &out, int64_t base, const std::vector<int64_t> &strides);
-/// `in` with its dims permuted: out dim d is in dim perm[d] (a valid permutation of in's rank).
-Tensor permuted(const Tensor &in, const std::vector<int64_t> &perm);
+/// `in` with its dims permuted: out dim d is in dim perm[d] (a valid permutation of in's rank);
+/// an error only past newTensor's size limit.
+Expected<Tensor> permuted(const Tensor &in, const std::vector<int64_t> &perm);
 
 // --- Checks -----------------------------------------------------------------------------------
 

@@ -247,7 +247,7 @@ EvalResult evalMatMulInteger(const Node &node, const std::vector<Tensor> &in) {
     std::vector<int64_t> perm(static_cast<size_t>(bIn.rank()));
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-    bIn = permuted(bIn, perm);
+    DLC_ASSIGN_OR_RETURN(bIn, permuted(bIn, perm));
   }
   DLC_ASSIGN_OR_RETURN(Tensor b, minusZeroPoint(bIn, bzp, false, "b_zero_point"));
   DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(a, b));

@@ -94,15 +94,10 @@ Expected<Tensors> evalSlice(const Node &node, const Tensors &inputs) {
 }
 
 Expected<Tensors> evalTranspose(const Node &node, const Tensors &inputs) {
-  DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, inputs));
+  DLC_RETURN_IF_ERROR(staticOutputTypes(node, inputs).status()); // the op's checks
   const Tensor &in = inputs[0];
   DLC_ASSIGN_OR_RETURN(auto perm, transposePerm(node, in.rank()));
-  const std::vector<int64_t> inStrides = stridesOf(in.shape());
-  std::vector<int64_t> strides;
-  for (int64_t p : perm)
-    strides.push_back(inStrides[static_cast<size_t>(p)]);
-  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(in.dtype(), types[0].shape.sizes()));
-  stridedCopy(in, out, 0, strides);
+  DLC_ASSIGN_OR_RETURN(Tensor out, permuted(in, perm));
   return Tensors{std::move(out)};
 }
 

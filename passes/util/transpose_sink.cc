@@ -25,15 +25,19 @@ std::optional<std::vector<int64_t>> transposePerm(const Node &n) {
   return perm;
 }
 
-namespace {
-
-/// The transpose producing `v` when its permutation is `perm`.
 Node *transposeWithPerm(const Value *v, const std::vector<int64_t> &perm) {
   Node *p = v && v->producer() && v->producer()->op() == Op::kTranspose ? v->producer() : nullptr;
   return p && transposePerm(*p) == perm ? p : nullptr;
 }
 
-/// `t` broadcast to `rank` (leading 1s), then transposed by `perm`.
+Node *transposeOfWithPerm(const Value *v, const std::vector<int64_t> &perm) {
+  Node *found = nullptr; // the last one, as sinkTranspose has always taken
+  for (const Use &u : v->uses())
+    if (u.node->op() == Op::kTranspose && transposePerm(*u.node) == perm)
+      found = u.node;
+  return found;
+}
+
 Tensor permuted(const Tensor &t, const std::vector<int64_t> &perm) {
   const size_t rank = perm.size();
   std::vector<int64_t> in(rank - static_cast<size_t>(t.rank()), 1);
@@ -61,6 +65,8 @@ Tensor permuted(const Tensor &t, const std::vector<int64_t> &perm) {
   }
   return r;
 }
+
+namespace {
 
 bool isOneElement(const Value *v) {
   const Shape &s = v->shape();
@@ -131,10 +137,7 @@ bool sinkTranspose(Graph &g, Node *n, const PassOptions &options) {
       inputs.push_back(
           g.addConstant(g.uniqueName(in->name() + ".permuted"), permuted(in->constant(), inverse)));
     } else {
-      Node *existing = nullptr;
-      for (const Use &u : in->uses())
-        if (u.node->op() == Op::kTranspose && transposePerm(*u.node) == inverse)
-          existing = u.node;
+      Node *existing = transposeOfWithPerm(in, inverse);
       if (!existing) {
         options.debugf("{}: transpose not sunk: operand '{}' would need a new transpose",
                        n->describe(), in->name());

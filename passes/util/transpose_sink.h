@@ -13,6 +13,15 @@ namespace dlc {
 /// when it is unknown or malformed.
 std::optional<std::vector<int64_t>> transposePerm(const Node &n);
 
+/// The transpose producing `v` when its permutation is `perm`, else nullptr.
+Node *transposeWithPerm(const Value *v, const std::vector<int64_t> &perm);
+
+/// A transpose reading `v` with permutation `perm` (the last of its uses), else nullptr.
+Node *transposeOfWithPerm(const Value *v, const std::vector<int64_t> &perm);
+
+/// Constant data `t` broadcast to perm.size() dims (leading 1s), then transposed by `perm`.
+Tensor permuted(const Tensor &t, const std::vector<int64_t> &perm);
+
 /// Sinks a transpose below the elementwise or broadcast node `n`:
 ///   op(transpose(a, p), b, ...) -> transpose(op(a, b', ...), p)
 /// when the transpose's output has no other use and every other operand b can take the
