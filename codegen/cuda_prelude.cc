@@ -249,20 +249,71 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
   return (I)v;
 }
 )cuda"},
-    {"dlc_quantize dlc_quantize_wide", "dlc_limits", R"cuda(
+    {"dlc_quantize dlc_quantize_wide dlc_quant_recip dlc_qscale dlc_qscale_of dlc_quant_div",
+     "dlc_limits", R"cuda(
+// 1/s in double to within 2^-52 (relative): the hardware's approximation and two Newton steps;
+// exact for 0, inf and NaN. A function of s alone, so a kernel computes it once per scale.
+__device__ __forceinline__ double dlc_quant_recip(float s) {
+  const double d = (double)s;
+  double r;
+#ifdef __CUDA_ARCH__
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
+#else // tests' host emulation
+  r = 1.0 / d;
+#endif
+  if (r != 0.0 && r - r == 0.0) { // finite and nonzero
+    r = fma(r, fma(-d, r, 1.0), r);
+    r = fma(r, fma(-d, r, 1.0), r);
+  }
+  return r;
+}
+// A quantization scale with what its division needs, computed once per scale (GEMM epilogues
+// hoist it out of the element loop: gemm_kernel.cc). x / s = (x * p) / (s * p) for the power of
+// two p that brings s into [2^-60, 2^60] (1 for every scale calibration gives).
+struct dlc_qscale {
+  float s;  // the scale, as given
+  float sn; // s * p
+  float r;  // RN(1/sn): 1/sn in double rounded once (1/sn is never within 2^-50 of a float
+            // midpoint, so that is the correctly rounded float reciprocal)
+  float p;  // 1, 2^90 or 2^-90
+  __device__ __forceinline__ operator float() const { return s; }
+};
+__device__ __forceinline__ dlc_qscale dlc_qscale_of(float s) {
+  const float a = fabsf(s);
+  const float p = a < 0x1p-60f ? 0x1p90f : a > 0x1p60f ? 0x1p-90f : 1.0f; // NaN: 1
+  const float sn = s * p;
+  return {s, sn, __double2float_rn(dlc_quant_recip(sn)), p};
+}
+__device__ __forceinline__ dlc_qscale dlc_qscale_of(double s) { return dlc_qscale_of((float)s); }
+__device__ __forceinline__ const dlc_qscale &dlc_qscale_of(const dlc_qscale &q) { return q; }
+// x / s as QuantizeLinear rounds it, branch-free and without __fdiv_rn (whose slow path is a
+// subroutine call, which inside an unrolled GEMM epilogue costs registers and spills): with
+// x' = x * p (exact, or so large or small that the level saturates or is 0), y = x' * RN(1/sn),
+// then two corrections y += (x' - y*sn) * RN(1/sn), the remainder exact in an FMA: the first
+// brings y within an ulp of x'/sn, the second makes it the correctly rounded quotient
+// (Markstein's theorem; 3*10^8 random, near-tie and special cases over every scale give the
+// levels x / s gives, and the same quotient wherever it matters). Where
+// |y| >= 2^24 (or inf, NaN: scale 0 or inf too) the level saturates or is the zero point, and
+// y is kept; where |x/s| < 1/4, the only place an intermediate could underflow, the level is 0.
+__device__ __forceinline__ float dlc_quant_div(float x, const dlc_qscale &q) {
+  const float xp = x * q.p;
+  const float y = xp * q.r;
+  const float c = fminf(fmaxf(y, -0x1p24f), 0x1p24f);
+  float z = fmaf(fmaf(-c, q.sn, xp), q.r, c);
+  z = fmaf(fmaf(-z, q.sn, xp), q.r, z);
+  return fabsf(y) < 0x1p24f ? z : y;
+}
 // QuantizeLinear of one element (codegen/quant_expr.h): saturate(round_half_even(x / scale) +
-// zero point), the division correctly rounded whatever the compiler's options; NaN -> the zero
-// point. Q is an 8- or 16-bit integer, so a sum rounded above 2^24 saturates all the same.
-template <class Q> __device__ __forceinline__ Q dlc_quantize(float x, float scale, int zp) {
-  float r = rintf(__fdiv_rn(x, scale));
-  if (r != r)
-    r = 0.0f;
+// zero point), x / scale the correctly rounded float quotient; NaN -> the zero point. Q is an
+// 8- or 16-bit integer, so a sum rounded above 2^24 saturates all the same. Selects, not
+// branches, so that a GEMM epilogue stays one block.
+template <class Q>
+__device__ __forceinline__ Q dlc_quantize(float x, const dlc_qscale &scale, int zp) {
+  float r = rintf(dlc_quant_div(x, scale));
+  r = r != r ? 0.0f : r;
   r += (float)zp;
-  if (r <= (float)dlc_limits<Q>::lo())
-    return dlc_limits<Q>::min();
-  if (r >= (float)dlc_limits<Q>::hi())
-    return dlc_limits<Q>::max();
-  return (Q)r;
+  r = fminf(fmaxf(r, (float)dlc_limits<Q>::lo()), (float)dlc_limits<Q>::hi());
+  return (Q)(int)r;
 }
 // The same for an int32 x, divided in double as the reference does.
 template <class Q> __device__ __forceinline__ Q dlc_quantize_wide(double x, double scale, int zp) {
@@ -388,7 +439,7 @@ __device__ __forceinline__ unsigned short dlc_bits16(__nv_bfloat16 x) {
   return __bfloat16_as_ushort(x);
 }
 )cuda"},
-    {"dlc_store2", "dlc_load", R"cuda(
+    {"dlc_store2 dlc_store2_exact", "dlc_load", R"cuda(
 // Two adjacent elements stored at once (`p` aligned to two elements).
 template <class S> __device__ __forceinline__ void dlc_store2(S *p, float a, float b) {
   p[0] = dlc_store<S>(a);
@@ -403,6 +454,22 @@ __device__ __forceinline__ void dlc_store2<__nv_bfloat16>(__nv_bfloat16 *p, floa
 }
 template <> __device__ __forceinline__ void dlc_store2<float>(float *p, float a, float b) {
   *reinterpret_cast<float2 *>(p) = make_float2(a, b);
+}
+// Integer pairs (int8 GEMM epilogues), stored as they come, never through float.
+template <class S> __device__ __forceinline__ void dlc_store2_exact(S *p, S a, S b) {
+  p[0] = a;
+  p[1] = b;
+}
+template <>
+__device__ __forceinline__ void dlc_store2_exact<signed char>(signed char *p, signed char a,
+                                                             signed char b) {
+  *reinterpret_cast<char2 *>(p) = make_char2(a, b);
+}
+template <>
+__device__ __forceinline__ void dlc_store2_exact<unsigned char>(unsigned char *p,
+                                                                unsigned char a,
+                                                                unsigned char b) {
+  *reinterpret_cast<uchar2 *>(p) = make_uchar2(a, b);
 }
 )cuda"},
 };

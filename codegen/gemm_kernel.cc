@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/elementwise_chain.h"
@@ -325,7 +327,13 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
                    const std::string &col, const std::string &v0, const std::string &v1) {
   const GemmSpec &s = ctx.spec;
   const bool split = ctx.cfg.splitK > 1;
-  auto inRows = w.block("if ({} < {})", row, s.m);
+  // Where the tiles cover M (N) exactly, every row (column) is inside and takes no test: the
+  // epilogue's loads (bias, residual, scales) are then in one block, free to be issued together
+  // instead of one branch's latency after another.
+  std::optional<CodeWriter::Scope> inRows;
+  if (s.m % ctx.cfg.bm != 0)
+    inRows.emplace(w.block("if ({} < {})", row, s.m));
+  const bool colsInside = s.n % ctx.cfg.bn == 0;
   w.line("const {0} ob = ({0})b * {1} + ({0})({2}) * {3};", indexType(ctx), s.outBatchStride, row,
          s.outRowStride);
   const std::string c0 = outColOffset(ctx, col), c1 = outColOffset(ctx, col + " + 1");
@@ -340,6 +348,10 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
       w.line("if ({} < {}) wp[ob + {}] = {};", col, s.n, c0, v0);
       w.line("if ({} + 1 < {}) wp[ob + {}] = {};", col, s.n, c1, v1);
     }
+  } else if (ctx.outPairs && colsInside) {
+    w.line("dlc_ep2({}, {}, ob + {});", v0, v1, c0);
+  } else if (ctx.outPairs && s.n % 2 == 0) { // col is even: no lone last column
+    w.line("if ({} < {}) dlc_ep2({}, {}, ob + {});", col, s.n, v0, v1, c0);
   } else if (ctx.outPairs) {
     w.line("if ({0} + 1 < {1}) dlc_ep2({2}, {3}, ob + {4});", col, s.n, v0, v1, c0);
     w.line("else if ({} < {}) dlc_ep({}, ob + {});", col, s.n, v0, c0);
@@ -353,9 +365,43 @@ namespace {
 
 /// The epilogue of one element: alpha, addends, the elementwise chain; returns the final
 /// expression. `acc` names the float accumulator, `oidx` the flat output offset expression.
+/// The epilogue's one-element operands (scales, zero points), each loaded once before the
+/// epilogue lambdas instead of per element under the bounds branches, where the compiler does
+/// not merge the loads (nor what is computed from them): value -> the hoisted name.
+using Hoisted = std::map<const Value *, std::string>;
+
+Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
+  Hoisted hoisted;
+  for (const Node *n : ctx.group.nodes) {
+    if (n == ctx.group.anchor)
+      continue;
+    for (int i = 0; i < n->numInputs(); ++i) {
+      const Value *v = n->input(i);
+      auto it = v ? ctx.names.find(v) : ctx.names.end();
+      if (it == ctx.names.end() || hoisted.count(v) || !v->shape().isStatic() ||
+          v->shape().numElements() != 1)
+        continue;
+      // A QuantizeLinear scale carries its reciprocal (dlc_qscale), computed here once.
+      bool qScaleOnly = true;
+      for (const Node *u : ctx.group.nodes)
+        for (int j = 0; j < u->numInputs(); ++j)
+          if (u != ctx.group.anchor && u->input(j) == v &&
+              !(u->op() == Op::kQuantizeLinear && j == 1))
+            qScaleOnly = false;
+      const std::string name = "h_" + it->second;
+      if (qScaleOnly)
+        w.line("const dlc_qscale {} = dlc_qscale_of({});", name, loadExpr(it->second, "0"));
+      else
+        w.line("const auto {} = {};", name, loadExpr(it->second, "0"));
+      hoisted[v] = name;
+    }
+  }
+  return hoisted;
+}
+
 Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
-                                        const std::string &acc, const std::string &oidx,
-                                        const std::string &prefix) {
+                                        const Hoisted &hoisted, const std::string &acc,
+                                        const std::string &oidx, const std::string &prefix) {
   const GemmSpec &s = ctx.spec;
   const Value *out = ctx.group.outputs[0];
   const std::vector<int64_t> outShape = staticSizes(out);
@@ -380,6 +426,8 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
   ValueEnv env;
   env[anchor->output(0)] = v;
   LoadFn load = [&](const Value *val, const std::vector<int64_t> &shape) -> Expected<std::string> {
+    if (auto h = hoisted.find(val); h != hoisted.end())
+      return h->second;
     auto it = ctx.names.find(val);
     if (it == ctx.names.end())
       return invalidArgument("value '{}' is neither a group input nor computed in the group",
@@ -429,20 +477,22 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
   const char *attr = ctx.outlineEpilogue ? " __attribute__((noinline))" : "";
   const bool intAcc = ctx.spec.dtype == DType::kI8;
   const char *accType = intAcc ? "int" : "float";
+  const Hoisted hoisted = writeHoistedScalars(w, ctx);
   {
     auto ep = w.blockSemi("auto dlc_ep = [&]({} acc, {} oidx){}", accType, indexType(ctx), attr);
-    DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, "acc", "oidx", "e"));
+    DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, hoisted, "acc", "oidx", "e"));
     w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r);
   }
   w.line("(void)dlc_ep;");
   if (ctx.outPairs) {
     auto ep2 = w.blockSemi("auto dlc_ep2 = [&]({0} acc0, {0} acc1, {1} oidx){2}", accType,
                            indexType(ctx), attr);
-    DLC_ASSIGN_OR_RETURN(std::string r0, writeEpilogueBody(w, ctx, "acc0", "oidx", "e"));
-    DLC_ASSIGN_OR_RETURN(std::string r1, writeEpilogueBody(w, ctx, "acc1", "(oidx + 1)", "f"));
+    DLC_ASSIGN_OR_RETURN(std::string r0, writeEpilogueBody(w, ctx, hoisted, "acc0", "oidx", "e"));
+    DLC_ASSIGN_OR_RETURN(std::string r1,
+                         writeEpilogueBody(w, ctx, hoisted, "acc1", "(oidx + 1)", "f"));
     if (intAcc && !isFloat(ctx.group.outputs[0]->dtype())) { // no round trip through float
-      w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r0);
-      w.line("out0[oidx + 1] = dlc_store<{}>({});", ctx.outStorage, r1);
+      w.line("dlc_store2_exact<{0}>(out0 + oidx, dlc_store<{0}>({1}), dlc_store<{0}>({2}));",
+             ctx.outStorage, r0, r1);
     } else {
       w.line("dlc_store2<{}>(out0 + oidx, {}, {});", ctx.outStorage, r0, r1);
     }

@@ -79,7 +79,8 @@ Expected<std::string> quantizeLinearExpr(const Node &n, const std::vector<std::s
   if (x == DType::kI32)
     return fmt::format("dlc_quantize_wide<{}>((double)({}), (double)(float)({}), {})", q, args[0],
                        args[1], zp);
-  return fmt::format("dlc_quantize<{}>((float)({}), (float)({}), {})", q, args[0], args[1], zp);
+  return fmt::format("dlc_quantize<{}>((float)({}), dlc_qscale_of({}), {})", q, args[0], args[1],
+                     zp);
 }
 
 Expected<std::string> dequantizeLinearExpr(const Node &n, const std::vector<std::string> &args) {

@@ -309,9 +309,10 @@ private:
     size_t best = base;
     while (Node *next = nextConsumer(id, anchor)) {
       add(id, next);
-      // An int8 value leaves better than its dequantized float (a quarter of the bytes): the
-      // readers take the dequantize_linear into their own kernels (absorbSideProducers).
-      if (singleExit(id) && next->op() != Op::kDequantizeLinear)
+      // An int8 value leaves better than its dequantized float (a quarter of the bytes), or
+      // than its widening cast: the readers take those into their own kernels
+      // (absorbSideProducers).
+      if (singleExit(id) && !widens(*next))
         best = groups_[id].size();
     }
     std::vector<Node *> &nodes = groups_[id];
@@ -333,9 +334,18 @@ private:
         }
   }
 
-  /// Takes into the epilogue the dequantize_linear nodes that feed it from outside (a residual
-  /// read as int8 and dequantized in the kernel): ungrouped, read only inside the group, with
-  /// the anchor output's shape. The group keeps its single exit.
+  /// Whether `n`'s output is wider than its input (dequantize_linear, a widening cast): cheaper
+  /// to recompute in each reader than to store.
+  static bool widens(const Node &n) {
+    if (n.op() == Op::kDequantizeLinear)
+      return true;
+    return n.op() == Op::kCast && n.input(0) && n.output(0) &&
+           dtypeSize(n.output(0)->dtype()) > dtypeSize(n.input(0)->dtype());
+  }
+
+  /// Takes into the epilogue the nodes that widen what feeds it from outside (a residual read
+  /// as int8 and dequantized, or cast to int32, in the kernel): ungrouped, read only inside the
+  /// group, with the anchor output's shape. The group keeps its single exit.
   void absorbSideProducers(int id, const Node *anchor) {
     const Shape &want = anchor->output(0)->shape();
     for (size_t i = 0; i < groups_[id].size(); ++i) {
@@ -344,7 +354,7 @@ private:
         continue;
       for (const Value *in : m->inputs()) {
         Node *p = in ? in->producer() : nullptr;
-        if (!p || p->op() != Op::kDequantizeLinear || groupOf_.count(p) ||
+        if (!p || !widens(*p) || groupOf_.count(p) ||
             !elementwiseRefusal(*p, placeOf(*anchor), "producer").empty() ||
             p->output(0)->shape() != want || g_.isOutput(p->output(0)))
           continue;

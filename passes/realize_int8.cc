@@ -29,6 +29,8 @@
 // copy 16-byte chunks along it), batched MatMul weights. Dequantized constants left after the
 // rewrite (weights of nodes not realized) are folded to float constants.
 //
+// Last, a quantize_linear back to the grid its input was dequantized from (directly, or
+// through a relu) is an integer identity (q, or max(q, zero point)) and is replaced by it.
 // Before: types inferred, fake_quant canonicalized (canonicalize-quant). After: quantized
 // compute nodes are integer; run dce to drop the transposes nothing reads.
 #include <algorithm>
@@ -158,7 +160,8 @@ public:
       changed = changed || *done;
     }
     DLC_ASSIGN_OR_RETURN(bool folded, foldDequantizedConstants(g, options));
-    return changed || folded;
+    DLC_ASSIGN_OR_RETURN(bool requant, foldRequantization(g, options));
+    return changed || folded || requant;
   }
 
 private:
@@ -417,6 +420,112 @@ private:
                          add(g, Op::kTranspose, {m->output(0)}, n, n->output(0)->name() + "/nchw",
                              n, {{"perm", Attribute(kToNchw)}}));
     replaceOutput(g, n, back);
+    return true;
+  }
+
+  /// The same per-tensor grid: one-element constant scales equal and positive (and normal),
+  /// zero points equal (absent: 0 of the quantized type).
+  static bool sameGrid(const Node *dq, const Node *q) {
+    auto scalar = [](const Value *v) -> std::optional<double> {
+      return v && v->isConstant() && v->constant().numElements() == 1
+                 ? std::optional<double>(v->constant().elementAsDouble(0))
+                 : std::nullopt;
+    };
+    const std::optional<double> a = scalar(dq->input(1)), b = scalar(q->input(1));
+    if (!a || !b || *a != *b || !(*a > 0) || !std::isnormal(static_cast<float>(*a)) ||
+        dq->input(1)->dtype() != DType::kF32 || q->input(1)->dtype() != DType::kF32)
+      return false;
+    auto zero = [&](const Node *n) -> std::optional<int64_t> {
+      const Value *z = n->input(2);
+      if (!z)
+        return 0;
+      if (!z->isConstant() || z->constant().numElements() != 1)
+        return std::nullopt;
+      return z->constant().elementAsInt64(0);
+    };
+    const std::optional<int64_t> za = zero(dq), zb = zero(q);
+    return za && zb && *za == *zb && dq->input(0)->dtype() == q->output(0)->dtype();
+  }
+
+  /// Requantization to the grid a value came from is an integer identity, which the epilogue
+  /// would otherwise compute in float (a division and a rounding per element):
+  ///     quantize_linear(dequantize_linear(q, s, z), s, z)        == q
+  ///     quantize_linear(relu(dequantize_linear(q, s, z)), s, z)  == max(q, z)
+  /// (8-bit q: (q - z) * s rounded once, divided by s, is within 2^-15 of q - z; and
+  /// dequantization is increasing with DQ(z) = 0 when s > 0, so relu(DQ(q)) = DQ(max(q, z))).
+  /// Quantizers write these pairs around the relu after a residual add.
+  static Expected<bool> foldRequantization(Graph &g, const PassOptions &options) {
+    bool changed = false;
+    for (Node *q : g.nodes()) {
+      if (q->op() != Op::kQuantizeLinear || !q->output(0))
+        continue;
+      const DType t = q->output(0)->dtype();
+      if (t != DType::kI8 && t != DType::kU8)
+        continue;
+      Node *p = q->input(0)->producer();
+      DLC_ASSIGN_OR_RETURN(bool sum, foldQuantizedAdd(g, q, p, options));
+      if (sum) {
+        changed = true;
+        continue;
+      }
+      const bool relu = p && p->op() == Op::kRelu;
+      Node *dq = relu ? p->input(0)->producer() : p;
+      if (!dq || dq->op() != Op::kDequantizeLinear || !sameGrid(dq, q))
+        continue;
+      Value *y = dq->input(0);
+      if (relu) {
+        Value *z = q->input(2);
+        if (!z)
+          z = g.addConstant(g.uniqueName(q->output(0)->name() + ".zero"), Tensor::zeros(t, {}));
+        DLC_ASSIGN_OR_RETURN(y, add(g, Op::kMax, {y, z}, q, q->output(0)->name() + "/max", q));
+        y->producer()->setName(q->name()); // errors still name the model's node
+      }
+      options.debugf("{}: requantizes its own grid: {}", q->describe(),
+                     relu ? "max with the zero point" : "removed");
+      if (relu)
+        replaceOutput(g, q, y);
+      else
+        replaceNode(g, q, {y}); // y keeps its own name: others may read it
+      changed = true;
+    }
+    return changed;
+  }
+
+  /// quantize_linear(add(dequantize_linear(a, s, z), dequantize_linear(b, s, z)), s, z) ==
+  /// saturate(a + b - z): the residual add of two int8 tensors on one grid, in integers. (The
+  /// float sum of (a - z) * s and (b - z) * s, each rounded once, divided by s is within
+  /// 2^-13 of a + b - 2z for 8-bit a, b; s at most 2^100 keeps it finite.)
+  static Expected<bool> foldQuantizedAdd(Graph &g, Node *q, Node *add0,
+                                         const PassOptions &options) {
+    if (!add0 || add0->op() != Op::kAdd || add0->numInputs() != 2)
+      return false;
+    Node *da = add0->input(0)->producer(), *db = add0->input(1)->producer();
+    for (Node *d : {da, db})
+      if (!d || d->op() != Op::kDequantizeLinear || !sameGrid(d, q) ||
+          !(d->input(1)->constant().elementAsDouble(0) <= 0x1p100))
+        return false;
+    const DType t = q->output(0)->dtype();
+    const std::string base = q->output(0)->name();
+    auto i32 = [&](int64_t v, const char *what) {
+      return g.addConstant(g.uniqueName(base + what),
+                           Tensor::fromVector<int32_t>(DType::kI32, {}, {int32_t(v)}));
+    };
+    const Value *zv = q->input(2);
+    const int64_t z = zv ? zv->constant().elementAsInt64(0) : 0;
+    const int64_t lo = t == DType::kI8 ? -128 : 0, hi = t == DType::kI8 ? 127 : 255;
+    auto cast = [&](Value *v, DType to, const char *what) {
+      return add(g, Op::kCast, {v}, q, base + what, q, {{"to", Attribute(to)}});
+    };
+    DLC_ASSIGN_OR_RETURN(Value * a, cast(da->input(0), DType::kI32, "/a_i32"));
+    DLC_ASSIGN_OR_RETURN(Value * b, cast(db->input(0), DType::kI32, "/b_i32"));
+    DLC_ASSIGN_OR_RETURN(Value * sum, add(g, Op::kAdd, {a, b}, q, base + "/sum", q));
+    DLC_ASSIGN_OR_RETURN(Value * c, add(g, Op::kSub, {sum, i32(z, "/zero")}, q, base + "/c", q));
+    DLC_ASSIGN_OR_RETURN(Value * top, add(g, Op::kMin, {c, i32(hi, "/hi")}, q, base + "/top", q));
+    DLC_ASSIGN_OR_RETURN(Value * sat, add(g, Op::kMax, {top, i32(lo, "/lo")}, q, base + "/sat", q));
+    DLC_ASSIGN_OR_RETURN(Value * y, cast(sat, t, "/int"));
+    y->producer()->setName(q->name());
+    options.debugf("{}: requantizes a sum on its own grid: an integer add", q->describe());
+    replaceOutput(g, q, y);
     return true;
   }
 

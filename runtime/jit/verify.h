@@ -4,7 +4,11 @@
 // as an extra output; the same specialised graph runs on the reference backend with every
 // value kept. Values are compared in node order with the dtype's tolerance (relative to the
 // largest magnitude of the reference value: f32 1e-4, f16 1e-2, bf16 4e-2; integers and bools
-// exactly). The first value that diverges names its node.
+// exactly). In a quantized graph, and for integers, each value is compared with the reference
+// of its own kernel run on the GPU's values of that kernel's inputs (a rounding boundary crossed
+// by float error moves a level by one, which a whole-graph run compounds layer after layer);
+// an integer that a kernel quantizes from a float may be one quantization step away (the
+// summary counts them). The first value that diverges names its node.
 #pragma once
 
 #include <map>
@@ -16,9 +20,11 @@
 namespace dlc {
 
 struct VerifyReport {
-  int compared = 0;       // values compared
-  std::string divergence; // empty when everything matched: "node 'conv_3' (Conv): output ..."
-  std::string summary;    // one line for the user
+  int compared = 0;            // values compared
+  int oneStepValues = 0;       // quantized values with elements one step from the reference
+  int64_t oneStepElements = 0; // and how many such elements
+  std::string divergence;      // empty when everything matched: "node 'conv_3' (Conv): output ..."
+  std::string summary;         // one line for the user
 };
 
 Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,

@@ -91,6 +91,7 @@ def main():
                               [helper.make_tensor_value_info("logits", et, [batch, 1000])],
                               b.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8  # opset 17's; newer onnx packages would stamp their own (dlc reads 3-10)
     model.producer_name = "dlc/tools/bench/make_resnet50.py"
     onnx.checker.check_model(model)
     onnx.save(model, args.out)

@@ -6,7 +6,7 @@
 //   kbench gemm 512 256 128 f32 --ta --tb --alpha 0.5 --beta 2 --c row
 //   kbench conv 1 64 56 56 64 3 3 1 1 f16 [--group G] [--dil D] [--bias] [--relu] [--residual]
 //   kbench matmul 1024 3072 768 i8 --relu              # int8: realize-int8's form (below)
-//   kbench conv 32 64 56 56 256 1 1 1 0 i8 --residual
+//   kbench conv 32 64 56 56 256 1 1 1 0 i8 --residual --quant  # int8 residual in, int8 out
 //   kbench --file cases.txt                           # one case per line, compiled in parallel
 //   (--inline-epilogue: keep a transcendental epilogue inlined, for comparison)
 //
@@ -267,9 +267,19 @@ bool prepare(Case &c, const codegen::EmitOptions &opts) {
     parts.body += "  %e1 = add(" + last + ", %ab) : ?\n";
     last = "%e1";
   }
+  // --quant (i8): the epilogue realize-int8 leaves between two int8 layers: the residual
+  // arrives as int8 and is dequantized, the result is quantized to int8 (scales %rs, %qs).
+  const bool quant = c.dtype == DType::kI8 && c.has("quant");
   if (c.has("residual")) {
-    parts.inputs.push_back("%res: " + dt + "[" + dims(outShape) + "]");
-    parts.body += "  %e2 = add(" + last + ", %res) : ?\n";
+    if (quant) {
+      parts.inputs.push_back("%res: i8[" + dims(outShape) + "]");
+      parts.inputs.push_back("%rs: f32[]");
+      parts.body += "  %rd = dequantize_linear(%res, %rs) : ?\n";
+      parts.body += "  %e2 = add(" + last + ", %rd) : ?\n";
+    } else {
+      parts.inputs.push_back("%res: " + dt + "[" + dims(outShape) + "]");
+      parts.body += "  %e2 = add(" + last + ", %res) : ?\n";
+    }
     last = "%e2";
   }
   if (c.has("relu")) {
@@ -279,6 +289,12 @@ bool prepare(Case &c, const codegen::EmitOptions &opts) {
   if (c.has("gelu")) {
     parts.body += "  %e4 = gelu(" + last + ") : ?\n";
     last = "%e4";
+  }
+  if (quant) {
+    parts.inputs.push_back("%qs: f32[]");
+    parts.inputs.push_back("%qz: i8[]");
+    parts.body += "  %q = quantize_linear(" + last + ", %qs, %qz) : ?\n";
+    last = "%q";
   }
   const std::string text = assemble(parts.inputs, parts.body, last);
   auto g = parseGraph(text, "kbench");
@@ -410,8 +426,13 @@ bool run(Case &c, int runs, double *medianMs, std::string *check) {
   const auto &inputs = c.group.inputs;
   std::mt19937 rng(1234);
   std::vector<Tensor> host;
-  for (const Value *v : inputs)
+  for (const Value *v : inputs) {
     host.push_back(randomTensor(v, rng));
+    if (v->name() == "rs" || v->name() == "qs") // --quant's scales: positive, a few levels
+      host.back().mutableData<float>()[0] = v->name() == "rs" ? 100.0f : 500.0f;
+    if (v->name() == "qz")
+      host.back().mutableData<int8_t>()[0] = 0;
+  }
   cudaLibrary_t lib;
   CU(cudaLibraryLoadData(&lib, c.mod.cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   std::vector<cudaKernel_t> kernels;

@@ -90,6 +90,7 @@ static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dsub_rn(double a, double b) { return a - b; }
 static inline double __ddiv_rn(double a, double b) { return a / b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline float __double2float_rn(double d) { return (float)d; }
 static inline double __longlong_as_double(long long i) {
   double d;
   memcpy(&d, &i, sizeof d);

@@ -76,7 +76,7 @@ TEST(QuantEmit, PerAxisParametersAreReadAlongTheirAxis) {
   KernelSet set;
   std::string src = emitSource(wholeGraph(*g, "q_axis"), &set);
   EXPECT_NE(src.find("dlc_quantize<unsigned char>((float)(dlc_load(in0v.v[j])), "
-                     "(float)(dlc_load(in1[((((i) / 20LL) % 3LL))])), "
+                     "dlc_qscale_of(dlc_load(in1[((((i) / 20LL) % 3LL))])), "
                      "(int)(dlc_load(in2[((((i) / 20LL) % 3LL))])))"),
             std::string::npos)
       << src;
@@ -153,6 +153,25 @@ TEST(QuantHostRun, QuantizeMatchesTheReferenceBitForBit) {
 })",
        {{"x", tieData(DType::kF16, {300}, {0.25f}, 1)},
         {"b", tieData(DType::kBF16, {300}, {0.5f}, 1)}}},
+      // Scales outside [2^-60, 2^60] (a subnormal one too) divide after scaling by 2^+-90.
+      {R"(graph @g(%x: f32[500]) -> (y: ?) {
+  %s = constant f32[] dense<[3.7e-20]>
+  %y = quantize_linear(%x, %s) {output_dtype = i8} : ?
+  return %y
+})",
+       {{"x", tieData(DType::kF32, {500}, {3.7e-20f}, 1)}}},
+      {R"(graph @g(%x: f32[500]) -> (y: ?) {
+  %s = constant f32[] dense<[2.5e+30]>
+  %y = quantize_linear(%x, %s) {output_dtype = i8} : ?
+  return %y
+})",
+       {{"x", tieData(DType::kF32, {500}, {2.5e+30f}, 1)}}},
+      {R"(graph @g(%x: f32[500]) -> (y: ?) {
+  %s = constant f32[] dense<[7e-42]>
+  %y = quantize_linear(%x, %s) {output_dtype = i8} : ?
+  return %y
+})",
+       {{"x", tieData(DType::kF32, {500}, {7e-42f}, 1)}}},
       // int32 x divides in double; 16-bit outputs.
       {R"(graph @g(%x: i32[64], %f: f32[64]) -> (y: ?, u: ?) {
   %s = constant f32[] dense<[2.0]>
@@ -273,6 +292,26 @@ TEST(QuantEmit, QuantizeFusesIntoGemmAndConvEpilogues) {
   std::string gemm = emitSource(wholeGraph(*mm, "mm_q"));
   EXPECT_NE(gemm.find("dlc_quantize<signed char>("), std::string::npos) << gemm;
   EXPECT_NE(gemm.find("dlc_store<signed char>("), std::string::npos) << gemm;
+  // The one-element %sc is loaded once, before the epilogue, not per element.
+  const auto hoist = gemm.find("const auto h_in");
+  ASSERT_NE(hoist, std::string::npos) << gemm;
+  EXPECT_LT(hoist, gemm.find("auto dlc_ep = ")) << gemm;
+
+  // A one-element Q scale is hoisted with its reciprocal (dlc_qscale), computed once.
+  auto scalar = parseInfer(R"(graph @g(%a: f32[64,32], %b: f32[32,6]) -> (y: ?) {
+  %m = matmul(%a, %b) : ?
+  %s = constant f32[] dense<[0.37]>
+  %z = constant i8[] dense<[3]>
+  %y = quantize_linear(%m, %s, %z) : ?
+  return %y
+})");
+  ASSERT_TRUE(scalar);
+  std::string sq = emitSource(wholeGraph(*scalar, "mm_qs"));
+  const auto qs = sq.find("const dlc_qscale h_in");
+  ASSERT_NE(qs, std::string::npos) << sq;
+  EXPECT_LT(qs, sq.find("auto dlc_ep = ")) << sq;
+  EXPECT_NE(sq.find("dlc_quantize<signed char>((float)(ea), dlc_qscale_of(h_in"), std::string::npos)
+      << sq;
 
   // Conv NCHW: the scale [8] pairs with dim 1 of [2,8,6,6]: (oidx / 36) % 8.
   auto conv = parseInfer(R"(graph @g(%x: f32[2,4,6,6], %w: f32[8,4,1,1]) -> (y: ?) {
@@ -287,7 +326,7 @@ TEST(QuantEmit, QuantizeFusesIntoGemmAndConvEpilogues) {
   EXPECT_NE(cv.find("dlc_quantize<unsigned char>("), std::string::npos) << cv;
   EXPECT_NE(cv.find("/ 36) % 8)"), std::string::npos) << cv;
   // (The GEMM templates warn about unused tile constants: compiled without the warning check.)
-  const std::string both = gemm + cv;
+  const std::string both = gemm + cv + sq;
   auto mod = compileCuda(cudaPrelude(helpersNamedIn(both)) + both, "epilogues");
   ASSERT_TRUE(mod) << mod.status().message();
   EXPECT_FALSE(mod->cubin.empty());

@@ -2,8 +2,8 @@
 // in realize-int8's channels-last form and matmul_integer with B stored [N, K], on random int8
 // data over shapes that leave partial tiles, with strides, padding and dilation. The int32
 // accumulators are graph outputs, compared exactly (verify poisons the arena first); the
-// rescale -> bias -> relu epilogue after them is compared at float32 tolerance. Skips without
-// a GPU.
+// rescale -> bias -> relu epilogue after them is compared at float32 tolerance; a requantized
+// int8 output exactly. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -36,8 +36,8 @@ Tensor int8Tensor(std::vector<int64_t> shape, uint32_t seed) {
 }
 
 /// Compiles `text` (input %x), runs it on the GPU and the reference; expects every value equal
-/// (integers exactly).
-void expectMatches(const std::string &text, const Tensor &x) {
+/// (integers exactly) and at least `values` of them compared (a fused graph has fewer).
+void expectMatches(const std::string &text, const Tensor &x, int values = 2) {
   auto g = parseGraph(text);
   ASSERT_TRUE(g) << g.status().message() << "\n" << text;
   auto model = Model::fromGraph(std::move(*g));
@@ -48,7 +48,7 @@ void expectMatches(const std::string &text, const Tensor &x) {
   auto report = verifyGpuAgainstReference(*model, {{"x", x}}, so);
   ASSERT_TRUE(report) << report.status().message();
   EXPECT_TRUE(report->divergence.empty()) << report->divergence;
-  EXPECT_GE(report->compared, 2);
+  EXPECT_GE(report->compared, values);
 }
 
 struct ConvCase {
@@ -116,6 +116,39 @@ TEST(Int8Gemm, MatMulIntegerTransBMatchesTheReference) {
 }})",
         b, m, k, n, y, int8Dense(n * k, 5), rt::testing::denseText(static_cast<size_t>(n), 6));
     expectMatches(text, int8Tensor({b, m, k}, 13));
+  }
+}
+
+TEST(Int8Gemm, RequantizingEpilogueMatchesTheReferenceExactly) {
+  // What realize-int8 leaves between two int8 layers, in one kernel: the int32 product rescaled
+  // per channel, plus the bias and an int8 residual (dequantized), relu, then quantized to int8
+  // with a one-element scale and zero point (hoisted with its reciprocal before the epilogue).
+  // The int8 output is compared exactly: the quotient x / scale must round as the reference's.
+  DLC_REQUIRE_GPU(driver);
+  for (const int64_t c : {64, 256}) {
+    SCOPED_TRACE(fmt::format("1x1 conv, {} channels", c));
+    const std::string shape = fmt::format("[2,14,14,{}]", c);
+    const std::string text = fmt::format(
+        R"(graph @rq(%x: i8{0}) -> (y: i8{0}) {{
+  %w = constant i8[{1},1,1,{1}] {2}
+  %s = constant f32[{1}] {3}
+  %b = constant f32[{1}] {4}
+  %rs = constant f32[] dense<[37.5]>
+  %qs = constant f32[] dense<[{5}]>
+  %qz = constant i8[] dense<[-3]>
+  %acc = conv_integer(%x, %w) {{channels_last = 1}} : i32{0}
+  %f = cast(%acc) {{to = f32}} : f32{0}
+  %r = mul(%f, %s) : f32{0}
+  %a = add(%r, %b) : f32{0}
+  %rd = dequantize_linear(%x, %rs) : f32{0}
+  %sum = add(%a, %rd) : f32{0}
+  %u = relu(%sum) : f32{0}
+  %y = quantize_linear(%u, %qs, %qz) : i8{0}
+  return %y
+}})",
+        shape, c, int8Dense(c * c, 21), rt::testing::denseText(static_cast<size_t>(c), 22),
+        rt::testing::denseText(static_cast<size_t>(c), 23), c == 64 ? 97.25 : 193.5);
+    expectMatches(text, int8Tensor({2, 14, 14, c}, 24), 1); // one kernel, one value
   }
 }
 

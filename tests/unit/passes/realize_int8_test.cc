@@ -133,3 +133,59 @@ TEST(RealizeInt8, WhatHasNoInt8KernelStaysFloat) {
 
 } // namespace
 } // namespace dlc
+
+namespace dlc {
+namespace {
+
+/// Every pair (a, b) of int8 values, as two [65536] tensors.
+std::map<std::string, Tensor> everyInt8Pair() {
+  Tensor a = Tensor::zeros(DType::kI8, {65536}), b = Tensor::zeros(DType::kI8, {65536});
+  for (int i = 0; i < 65536; ++i) {
+    a.mutableData<int8_t>()[i] = static_cast<int8_t>(i / 256 - 128);
+    b.mutableData<int8_t>()[i] = static_cast<int8_t>(i % 256 - 128);
+  }
+  return {{"a", a}, {"b", b}};
+}
+
+TEST(RealizeInt8, RequantizationOnItsOwnGridIsExactInIntegers) {
+  // Q(DQ(a)), Q(relu(DQ(a))) and Q(DQ(a) + DQ(b)) on one grid become a, max(a, z) and the
+  // saturating integer sum: equal to the float graph for every pair of int8 values, over
+  // scales from tiny to large and zero points at both ends.
+  for (const char *scale : {"0.05", "0.0078125", "3.3e-07", "123.457", "1e+25"})
+    for (int zero : {0, -128, 127, 5}) {
+      SCOPED_TRACE(fmt::format("scale {} zero point {}", scale, zero));
+      auto g =
+          parsed(fmt::format(R"(graph @rq(%a: i8[65536], %b: i8[65536]) -> (d: ?, r: ?, s: ?) {{
+  %sc = constant f32[] dense<[{0}]>
+  %z = constant i8[] dense<[{1}]>
+  %da = dequantize_linear(%a, %sc, %z) : f32[65536]
+  %db = dequantize_linear(%b, %sc, %z) : f32[65536]
+  %d = quantize_linear(%da, %sc, %z) : i8[65536]
+  %u = relu(%da) : f32[65536]
+  %r = quantize_linear(%u, %sc, %z) : i8[65536]
+  %t = add(%da, %db) : f32[65536]
+  %s = quantize_linear(%t, %sc, %z) : i8[65536]
+  return %d, %r, %s
+}})",
+                             scale, zero));
+      ASSERT_TRUE(g);
+      auto r = after(*g, "realize-int8,dce");
+      EXPECT_EQ(countOps(*r, Op::kQuantizeLinear), 0);
+      auto a = ReferenceExecutor::create(*g);
+      auto b = ReferenceExecutor::create(*r);
+      ASSERT_TRUE(a && b);
+      auto ra = a->run(everyInt8Pair());
+      auto rb = b->run(everyInt8Pair());
+      ASSERT_TRUE(ra && rb);
+      for (size_t i = 0; i < ra->size(); ++i) {
+        const Tensor &x = (*ra)[i].tensor, &y = (*rb)[i].tensor;
+        int64_t differ = 0;
+        for (int64_t k = 0; k < x.numElements(); ++k)
+          differ += x.elementAsInt64(k) != y.elementAsInt64(k);
+        EXPECT_EQ(differ, 0) << "output " << (*ra)[i].name;
+      }
+    }
+}
+
+} // namespace
+} // namespace dlc
