@@ -260,6 +260,15 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       // DRAM bandwidth needs most SMs pulling; memory-bound shapes still prefer the tile
       // that wastes less math.
       const double memory = bytes / (bandwidth * std::min(1.0, double(blocks) / double(sms)));
+      // An int8 product over a short K (one or two K tiles: ResNet's 1x1 convolutions over 64
+      // channels) spends its time in the requantizing epilogue, whose loads only resident
+      // warps hide: fitted on the H200 (kbench, 100352x256x64 with a residual and the output
+      // quantized: 0.136 ms at 8 warps per SM, 0.094 ms at 16).
+      if (spec.dtype == DType::kI8 && kTiles <= 2) {
+        const double warps =
+            std::min(16.0, double(blocksPerSm(spec, c)) * double(threadsOf(c)) / 32.0);
+        extra += double(spec.batch) * spec.m * spec.n * 2.6e-11 * 132.0 / (double(sms) * warps);
+      }
       const double t = std::max(compute, memory) + 0.2 * compute + extra;
       if (t < bestTime * 0.97) {
         bestTime = t;
