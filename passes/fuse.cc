@@ -310,9 +310,10 @@ private:
     while (Node *next = nextConsumer(id, anchor)) {
       add(id, next);
       // An int8 value leaves better than its dequantized float (a quarter of the bytes), or
-      // than its widening cast: the readers take those into their own kernels
-      // (absorbSideProducers).
-      if (singleExit(id) && !widens(*next))
+      // than its widening cast, when its readers take those into their own kernels
+      // (absorbSideProducers, elementwise chains); a reduction (a layer norm) would leave the
+      // dequantization a kernel of its own, so then the float leaves.
+      if (singleExit(id) && !(widens(*next) && readersWiden(*next)))
         best = groups_[id].size();
     }
     std::vector<Node *> &nodes = groups_[id];
@@ -341,6 +342,17 @@ private:
       return true;
     return n.op() == Op::kCast && n.input(0) && n.output(0) &&
            dtypeSize(n.output(0)->dtype()) > dtypeSize(n.input(0)->dtype());
+  }
+
+  /// Whether every reader of `n`'s output can compute `n` itself, in its own kernel:
+  /// elementwise nodes (a GEMM epilogue's residual add too), data movement and views.
+  /// Reductions and normalizations read it from memory, as do GEMM operands.
+  static bool readersWiden(const Node &n) {
+    for (const Use &u : n.output(0)->uses())
+      if (!isElementwiseNode(*u.node) && !isViewOp(u.node->op()) &&
+          opDef(u.node->op()).fusion != FusionKind::kInjective)
+        return false;
+    return true;
   }
 
   /// Takes into the epilogue the nodes that widen what feeds it from outside (a residual read
