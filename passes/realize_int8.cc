@@ -29,6 +29,8 @@
 // copy 16-byte chunks along it), batched MatMul weights. Dequantized constants left after the
 // rewrite (weights of nodes not realized) are folded to float constants.
 //
+// First, QLinearMatMul and DynamicQuantizeLinear are written as integer ops that have GPU
+// kernels, exactly as the reference computes them (passes/util/qlinear_lower.h).
 // Last, a quantize_linear back to the grid its input was dequantized from (directly, or
 // through a relu) is an integer identity (q, or max(q, zero point)) and is replaced by it.
 // Before: types inferred, fake_quant canonicalized (canonicalize-quant). After: quantized
@@ -41,6 +43,7 @@
 #include "ir/eval/eval.h"
 #include "ir/match.h"
 #include "passes/registry.h"
+#include "passes/util/qlinear_lower.h"
 #include "passes/util/transpose_sink.h"
 
 namespace dlc {
@@ -130,7 +133,7 @@ std::optional<QuantizedWeight> quantizedWeight(const Value *v, int64_t axis, std
 class RealizeInt8 : public Pass {
 public:
   Expected<bool> run(Graph &g, const PassOptions &options) override {
-    bool changed = false;
+    DLC_ASSIGN_OR_RETURN(bool changed, lowerQLinearOps(g, options));
     for (Node *n : g.nodes()) {
       std::string why;
       const std::string what = n->describe();

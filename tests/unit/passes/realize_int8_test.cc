@@ -189,3 +189,49 @@ TEST(RealizeInt8, RequantizationOnItsOwnGridIsExactInIntegers) {
 
 } // namespace
 } // namespace dlc
+
+namespace dlc {
+namespace {
+
+TEST(RealizeInt8, QLinearOpsBecomeIntegerOpsThatComputeTheSame) {
+  // QLinearMatMul (uint8 per-row/per-column scales, int8 per-tensor, batched a) and
+  // DynamicQuantizeLinear, against the reference's own evaluation of those ops, exactly.
+  auto g = parsed(
+      R"(graph @q(%a: u8[5,16], %as: f32[5], %az: u8[5], %b: u8[16,7], %bs: f32[7], %bz: u8[7], %ys: f32[], %yz: u8[], %c: i8[2,3,16], %cs: f32[], %d: i8[16,4], %x: f32[3,11]) -> (y: ?, z: ?, q: ?, qs: ?, qz: ?) {
+  %y = qlinear_matmul(%a, %as, %az, %b, %bs, %bz, %ys, %yz) : ?
+  %cz = constant i8[] dense<[3]>
+  %zs = constant f32[] dense<[0.37]>
+  %zz = constant i8[] dense<[-5]>
+  %z = qlinear_matmul(%c, %cs, %cz, %d, %cs, %cz, %zs, %zz) : ?
+  %q, %qs, %qz = dynamic_quantize_linear(%x) : ?, ?, ?
+  return %y, %z, %q, %qs, %qz
+})");
+  ASSERT_TRUE(g);
+  auto r = after(*g, "realize-int8,dce");
+  EXPECT_EQ(countOps(*r, Op::kQLinearMatMul), 0);
+  EXPECT_EQ(countOps(*r, Op::kDynamicQuantizeLinear), 0);
+  EXPECT_EQ(countOps(*r, Op::kMatMulInteger), 2);
+  for (uint64_t seed : {1, 2, 3, 4})
+    expectSameResults(*g, *r, 0.0, seed);
+}
+
+TEST(RealizeInt8, DynamicQuantizeLinearOfOneSignOrZeros) {
+  // The range always includes 0; an all-zero input has scale 1 and zero point 0.
+  for (const char *data : {"dense<[0.5, 1.5, 3.0, 2.25]>", "dense<[-0.5, -1.5, -3.0, -2.25]>",
+                           "dense<[0.0, 0.0, 0.0, 0.0]>"}) {
+    SCOPED_TRACE(data);
+    auto g = parsed(fmt::format(R"(graph @q() -> (q: ?, qs: ?, qz: ?) {{
+  %x = constant f32[4] {}
+  %q, %qs, %qz = dynamic_quantize_linear(%x) : ?, ?, ?
+  return %q, %qs, %qz
+}})",
+                                data));
+    ASSERT_TRUE(g);
+    auto r = after(*g, "realize-int8,dce");
+    EXPECT_EQ(countOps(*r, Op::kDynamicQuantizeLinear), 0);
+    expectSameResults(*g, *r, 0.0);
+  }
+}
+
+} // namespace
+} // namespace dlc

@@ -1,0 +1,203 @@
+#include "passes/util/qlinear_lower.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/match.h"
+
+namespace dlc {
+
+namespace {
+
+/// Builds typed nodes in front of `at`, on its device, named after it.
+class Builder {
+public:
+  Builder(Graph &g, Node *at)
+      : g_(g), at_(at), base_(at->name().empty() ? at->output(0)->name() : at->name()) {}
+
+  Expected<Value *> op(Op op, std::vector<Value *> inputs, const std::string &suffix,
+                       std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+    DLC_ASSIGN_OR_RETURN(std::vector<Value *> outs,
+                         multi(op, std::move(inputs), 1, suffix, std::move(attrs)));
+    return outs[0];
+  }
+
+  Expected<std::vector<Value *>> multi(Op op, std::vector<Value *> inputs, int outputs,
+                                       const std::string &suffix,
+                                       std::vector<std::pair<std::string, Attribute>> attrs) {
+    Node *n =
+        g_.createNode(op, std::move(inputs), outputs, g_.uniqueName(base_ + "/" + suffix), at_);
+    for (auto &[k, a] : attrs)
+      n->setAttr(k, a);
+    n->setDevice(at_->device());
+    std::vector<TensorType> types;
+    std::vector<const Tensor *> consts;
+    for (const Value *v : n->inputs()) {
+      types.push_back(v ? v->type() : TensorType());
+      consts.push_back(v && v->isConstant() ? &v->constant() : nullptr);
+    }
+    std::vector<const std::vector<Dim> *> shapeValues(types.size(), nullptr);
+    InferContext ctx(*n, types, consts, shapeValues);
+    DLC_RETURN_IF_ERROR(inferNode(ctx));
+    std::vector<Value *> outs;
+    for (int i = 0; i < n->numOutputs(); ++i) {
+      n->output(i)->setType(ctx.outputType(i));
+      outs.push_back(n->output(i));
+    }
+    return outs;
+  }
+
+  Expected<Value *> cast(Value *v, DType to, const std::string &suffix) {
+    if (v->dtype() == to)
+      return v;
+    return op(Op::kCast, {v}, suffix, {{"to", Attribute(to)}});
+  }
+
+  Value *constant(const std::string &suffix, Tensor t) {
+    return g_.addConstant(g_.uniqueName(base_ + "/" + suffix), std::move(t));
+  }
+
+  /// clip(v, lo, hi) in v's dtype.
+  Expected<Value *> clip(Value *v, double lo, double hi, const std::string &suffix) {
+    Value *l = constant(suffix + "_lo",
+                        Tensor::fromVector<double>(DType::kF64, {}, {lo}).castTo(v->dtype()));
+    Value *h = constant(suffix + "_hi",
+                        Tensor::fromVector<double>(DType::kF64, {}, {hi}).castTo(v->dtype()));
+    return op(Op::kClip, {v, l, h}, suffix);
+  }
+
+  /// round(v), half to even, with NaN -> 0 (the reference's storeQuantized).
+  Expected<Value *> roundNanZero(Value *v, const std::string &suffix) {
+    DLC_ASSIGN_OR_RETURN(Value * r, op(Op::kRound, {v}, suffix));
+    DLC_ASSIGN_OR_RETURN(Value * nan, op(Op::kIsNaN, {r}, suffix + "_nan"));
+    Value *zero = constant(suffix + "_zero", Tensor::zeros(v->dtype(), {}));
+    return op(Op::kWhere, {nan, zero, r}, suffix + "_num");
+  }
+
+private:
+  Graph &g_;
+  Node *at_;
+  std::string base_; // names: the node's, else its first output's
+};
+
+double lowest(DType t) { return t == DType::kI8 ? -128 : 0; }
+double highest(DType t) { return t == DType::kI8 ? 127 : 255; }
+
+bool scaleShapeOk(const Value *v) { return v && v->shape().isRanked() && v->shape().rank() <= 1; }
+
+Expected<bool> lowerQLinearMatMul(Graph &g, Node *n, std::string &why) {
+  const DType yt = n->output(0)->dtype();
+  if (yt != DType::kI8 && yt != DType::kU8) {
+    why = fmt::format("its output is {}", dtypeName(yt));
+    return false;
+  }
+  for (int i : {1, 2, 4, 5, 6, 7})
+    if (!scaleShapeOk(n->input(i))) {
+      why = fmt::format("input {} is not a scalar or a vector", i);
+      return false;
+    }
+  auto single = [](const Value *v) {
+    return v->shape().numElements() == std::optional<int64_t>(1);
+  };
+  if (!n->input(0)->shape().isRanked() ||
+      (n->input(0)->shape().rank() != 2 && !(single(n->input(1)) && single(n->input(2))))) {
+    why = "a is not a matrix and its scale or zero point is per row";
+    return false;
+  }
+  Builder b(g, n);
+  DLC_ASSIGN_OR_RETURN(
+      Value * acc,
+      b.op(Op::kMatMulInteger, {n->input(0), n->input(3), n->input(2), n->input(5)}, "acc"));
+  DLC_ASSIGN_OR_RETURN(Value * as, b.cast(n->input(1), DType::kF32, "a_scale_f32"));
+  if (as->shape().rank() == 1) { // per row: [M] -> [M, 1]
+    Value *shape = b.constant("row", Tensor::fromVector<int64_t>(DType::kI64, {2}, {-1, 1}));
+    DLC_ASSIGN_OR_RETURN(as, b.op(Op::kReshape, {as, shape}, "a_scale_rows"));
+  }
+  DLC_ASSIGN_OR_RETURN(Value * bs, b.cast(n->input(4), DType::kF32, "b_scale_f32"));
+  DLC_ASSIGN_OR_RETURN(Value * ys, b.cast(n->input(6), DType::kF32, "y_scale_f32"));
+  DLC_ASSIGN_OR_RETURN(Value * ab, b.op(Op::kMul, {as, bs}, "ab_scale"));
+  DLC_ASSIGN_OR_RETURN(Value * m, b.op(Op::kDiv, {ab, ys}, "multiplier"));
+  DLC_ASSIGN_OR_RETURN(Value * accd, b.cast(acc, DType::kF64, "acc_f64"));
+  DLC_ASSIGN_OR_RETURN(Value * md, b.cast(m, DType::kF64, "multiplier_f64"));
+  DLC_ASSIGN_OR_RETURN(Value * p, b.op(Op::kMul, {accd, md}, "real"));
+  DLC_ASSIGN_OR_RETURN(Value * r, b.roundNanZero(p, "level"));
+  DLC_ASSIGN_OR_RETURN(Value * z, b.cast(n->input(7), DType::kF64, "y_zero_f64"));
+  DLC_ASSIGN_OR_RETURN(Value * s, b.op(Op::kAdd, {r, z}, "shifted"));
+  DLC_ASSIGN_OR_RETURN(Value * c, b.clip(s, lowest(yt), highest(yt), "saturated"));
+  DLC_ASSIGN_OR_RETURN(Value * y, b.cast(c, yt, "y"));
+  if (y->shape() != n->output(0)->shape()) {
+    why = fmt::format("the lowered shape {} is not the node's {}", y->shape().str(),
+                      n->output(0)->shape().str());
+    return false; // the nodes built are dead; dce drops them
+  }
+  const std::string name = n->output(0)->name();
+  if (!n->name().empty())
+    y->producer()->setName(n->name()); // errors still name the model's node
+  replaceNode(g, n, {y});
+  g.renameValue(y, name);
+  return true;
+}
+
+Expected<bool> lowerDynamicQuantizeLinear(Graph &g, Node *n, std::string &why) {
+  Value *x = n->input(0);
+  if (x->dtype() != DType::kF32) {
+    why = fmt::format("its input is {}, not float32", dtypeName(x->dtype()));
+    return false;
+  }
+  Builder b(g, n);
+  Value *zero = b.constant("zero", Tensor::scalarF32(0.0f));
+  DLC_ASSIGN_OR_RETURN(Value * mn, b.op(Op::kReduceMin, {x}, "min", {{"keepdims", Attribute(0)}}));
+  DLC_ASSIGN_OR_RETURN(Value * mx, b.op(Op::kReduceMax, {x}, "max", {{"keepdims", Attribute(0)}}));
+  DLC_ASSIGN_OR_RETURN(Value * lo, b.op(Op::kMin, {mn, zero}, "lo"));
+  DLC_ASSIGN_OR_RETURN(Value * hi, b.op(Op::kMax, {mx, zero}, "hi"));
+  DLC_ASSIGN_OR_RETURN(Value * span, b.op(Op::kSub, {hi, lo}, "span"));
+  Value *levels = b.constant("levels", Tensor::scalarF32(255.0f));
+  DLC_ASSIGN_OR_RETURN(Value * step, b.op(Op::kDiv, {span, levels}, "step"));
+  DLC_ASSIGN_OR_RETURN(Value * flat, b.op(Op::kEqual, {hi, lo}, "flat"));
+  Value *one = b.constant("one", Tensor::scalarF32(1.0f));
+  DLC_ASSIGN_OR_RETURN(Value * scale, b.op(Op::kWhere, {flat, one, step}, "scale"));
+  DLC_ASSIGN_OR_RETURN(Value * q, b.op(Op::kDiv, {lo, scale}, "lo_levels"));
+  DLC_ASSIGN_OR_RETURN(Value * iz, b.op(Op::kSub, {zero, q}, "zero_real"));
+  DLC_ASSIGN_OR_RETURN(Value * cz, b.clip(iz, 0, 255, "zero_clipped"));
+  DLC_ASSIGN_OR_RETURN(Value * rz, b.roundNanZero(cz, "zero_level"));
+  DLC_ASSIGN_OR_RETURN(Value * zp, b.cast(rz, DType::kU8, "zero_point"));
+  DLC_ASSIGN_OR_RETURN(Value * y, b.op(Op::kQuantizeLinear, {x, scale, zp}, "y"));
+  std::vector<std::string> names;
+  for (int i = 0; i < 3; ++i)
+    names.push_back(n->output(i) ? n->output(i)->name() : "");
+  replaceNode(g, n, {y, scale, zp});
+  Value *outs[] = {y, scale, zp};
+  for (int i = 0; i < 3; ++i)
+    if (!names[static_cast<size_t>(i)].empty())
+      g.renameValue(outs[i], names[static_cast<size_t>(i)]);
+  why.clear();
+  return true;
+}
+
+} // namespace
+
+Expected<bool> lowerQLinearOps(Graph &g, const PassOptions &options) {
+  bool changed = false;
+  for (Node *n : g.nodes()) {
+    if (n->op() != Op::kQLinearMatMul && n->op() != Op::kDynamicQuantizeLinear)
+      continue;
+    std::string why;
+    const std::string what = n->describe();
+    DLC_ASSIGN_OR_RETURN(bool done, n->op() == Op::kQLinearMatMul
+                                        ? lowerQLinearMatMul(g, n, why)
+                                        : lowerDynamicQuantizeLinear(g, n, why));
+    if (done)
+      options.debugf("{}: written as integer ops with GPU kernels", what);
+    else
+      options.debugf("{}: left to the reference backend: {}", what, why);
+    changed = changed || done;
+  }
+  return changed;
+}
+
+} // namespace dlc
