@@ -29,7 +29,7 @@
 // copy 16-byte chunks along it), batched MatMul weights. Dequantized constants left after the
 // rewrite (weights of nodes not realized) are folded to float constants.
 //
-// First, QLinearMatMul and DynamicQuantizeLinear are written as integer ops that have GPU
+// First, QLinearMatMul, QLinearConv and DynamicQuantizeLinear are written as integer ops with GPU
 // kernels, exactly as the reference computes them (passes/util/qlinear_lower.h).
 // Last, a quantize_linear back to the grid its input was dequantized from (directly, or
 // through a relu) is an integer identity (q, or max(q, zero point)) and is replaced by it.

@@ -90,6 +90,81 @@ double highest(DType t) { return t == DType::kI8 ? 127 : 255; }
 
 bool scaleShapeOk(const Value *v) { return v && v->shape().isRanked() && v->shape().rank() <= 1; }
 
+/// The reference's requantization of an int32 product: saturate(round_half_even(double(acc) *
+/// double(multiplier)) + y_zero_point), NaN -> the zero point.
+Expected<Value *> requantize(Builder &b, Value *acc, Value *multiplier, Value *yz, DType yt) {
+  DLC_ASSIGN_OR_RETURN(Value * accd, b.cast(acc, DType::kF64, "acc_f64"));
+  DLC_ASSIGN_OR_RETURN(Value * md, b.cast(multiplier, DType::kF64, "multiplier_f64"));
+  DLC_ASSIGN_OR_RETURN(Value * p, b.op(Op::kMul, {accd, md}, "real"));
+  DLC_ASSIGN_OR_RETURN(Value * r, b.roundNanZero(p, "level"));
+  DLC_ASSIGN_OR_RETURN(Value * z, b.cast(yz, DType::kF64, "y_zero_f64"));
+  DLC_ASSIGN_OR_RETURN(Value * s, b.op(Op::kAdd, {r, z}, "shifted"));
+  DLC_ASSIGN_OR_RETURN(Value * c, b.clip(s, lowest(yt), highest(yt), "saturated"));
+  return b.cast(c, yt, "y");
+}
+
+/// `v` ([M] per output channel, or one element) shaped to broadcast over [N, M, spatial...].
+Expected<Value *> perChannel(Builder &b, Value *v, int64_t rank, const std::string &suffix) {
+  if (v->shape().rank() != 1 || v->shape().numElements() == std::optional<int64_t>(1))
+    return v;
+  std::vector<int64_t> shape(static_cast<size_t>(rank - 1), 1);
+  shape[0] = -1;
+  Value *s = b.constant(
+      suffix + "_shape",
+      Tensor::fromVector<int64_t>(DType::kI64, {static_cast<int64_t>(shape.size())}, shape));
+  return b.op(Op::kReshape, {v, s}, suffix);
+}
+
+Expected<bool> lowerQLinearConv(Graph &g, Node *n, std::string &why) {
+  const DType yt = n->output(0)->dtype();
+  const Value *x = n->input(0);
+  if ((yt != DType::kI8 && yt != DType::kU8) || !x->shape().isRanked() || x->shape().rank() < 3) {
+    why = "its output is not 8-bit or its input's rank is unknown";
+    return false;
+  }
+  for (int i : {1, 2, 6, 7})
+    if (n->input(i)->shape().numElements() != std::optional<int64_t>(1)) {
+      why = fmt::format("input {} is not one element", i);
+      return false;
+    }
+  for (int i : {4, 5})
+    if (!scaleShapeOk(n->input(i))) {
+      why = fmt::format("input {} is not a scalar or a vector", i);
+      return false;
+    }
+  const int64_t rank = x->shape().rank();
+  Builder b(g, n);
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  for (const auto &[k, a] : n->attrs())
+    attrs.emplace_back(k, a);
+  DLC_ASSIGN_OR_RETURN(
+      Value * acc,
+      b.op(Op::kConvInteger, {n->input(0), n->input(3), n->input(2), n->input(5)}, "acc", attrs));
+  if (n->hasInput(8)) {
+    DLC_ASSIGN_OR_RETURN(Value * bias, b.cast(n->input(8), DType::kI32, "bias_i32"));
+    DLC_ASSIGN_OR_RETURN(bias, perChannel(b, bias, rank, "bias_channels"));
+    DLC_ASSIGN_OR_RETURN(acc, b.op(Op::kAdd, {acc, bias}, "acc_bias"));
+  }
+  DLC_ASSIGN_OR_RETURN(Value * xs, b.cast(n->input(1), DType::kF32, "x_scale_f32"));
+  DLC_ASSIGN_OR_RETURN(Value * ws, b.cast(n->input(4), DType::kF32, "w_scale_f32"));
+  DLC_ASSIGN_OR_RETURN(ws, perChannel(b, ws, rank, "w_scale_channels"));
+  DLC_ASSIGN_OR_RETURN(Value * ys, b.cast(n->input(6), DType::kF32, "y_scale_f32"));
+  DLC_ASSIGN_OR_RETURN(Value * xw, b.op(Op::kMul, {xs, ws}, "xw_scale"));
+  DLC_ASSIGN_OR_RETURN(Value * m, b.op(Op::kDiv, {xw, ys}, "multiplier"));
+  DLC_ASSIGN_OR_RETURN(Value * y, requantize(b, acc, m, n->input(7), yt));
+  if (y->shape() != n->output(0)->shape()) {
+    why = fmt::format("the lowered shape {} is not the node's {}", y->shape().str(),
+                      n->output(0)->shape().str());
+    return false;
+  }
+  const std::string name = n->output(0)->name();
+  if (!n->name().empty())
+    y->producer()->setName(n->name());
+  replaceNode(g, n, {y});
+  g.renameValue(y, name);
+  return true;
+}
+
 Expected<bool> lowerQLinearMatMul(Graph &g, Node *n, std::string &why) {
   const DType yt = n->output(0)->dtype();
   if (yt != DType::kI8 && yt != DType::kU8) {
@@ -122,14 +197,7 @@ Expected<bool> lowerQLinearMatMul(Graph &g, Node *n, std::string &why) {
   DLC_ASSIGN_OR_RETURN(Value * ys, b.cast(n->input(6), DType::kF32, "y_scale_f32"));
   DLC_ASSIGN_OR_RETURN(Value * ab, b.op(Op::kMul, {as, bs}, "ab_scale"));
   DLC_ASSIGN_OR_RETURN(Value * m, b.op(Op::kDiv, {ab, ys}, "multiplier"));
-  DLC_ASSIGN_OR_RETURN(Value * accd, b.cast(acc, DType::kF64, "acc_f64"));
-  DLC_ASSIGN_OR_RETURN(Value * md, b.cast(m, DType::kF64, "multiplier_f64"));
-  DLC_ASSIGN_OR_RETURN(Value * p, b.op(Op::kMul, {accd, md}, "real"));
-  DLC_ASSIGN_OR_RETURN(Value * r, b.roundNanZero(p, "level"));
-  DLC_ASSIGN_OR_RETURN(Value * z, b.cast(n->input(7), DType::kF64, "y_zero_f64"));
-  DLC_ASSIGN_OR_RETURN(Value * s, b.op(Op::kAdd, {r, z}, "shifted"));
-  DLC_ASSIGN_OR_RETURN(Value * c, b.clip(s, lowest(yt), highest(yt), "saturated"));
-  DLC_ASSIGN_OR_RETURN(Value * y, b.cast(c, yt, "y"));
+  DLC_ASSIGN_OR_RETURN(Value * y, requantize(b, acc, m, n->input(7), yt));
   if (y->shape() != n->output(0)->shape()) {
     why = fmt::format("the lowered shape {} is not the node's {}", y->shape().str(),
                       n->output(0)->shape().str());
@@ -184,12 +252,14 @@ Expected<bool> lowerDynamicQuantizeLinear(Graph &g, Node *n, std::string &why) {
 Expected<bool> lowerQLinearOps(Graph &g, const PassOptions &options) {
   bool changed = false;
   for (Node *n : g.nodes()) {
-    if (n->op() != Op::kQLinearMatMul && n->op() != Op::kDynamicQuantizeLinear)
+    if (n->op() != Op::kQLinearMatMul && n->op() != Op::kQLinearConv &&
+        n->op() != Op::kDynamicQuantizeLinear)
       continue;
     std::string why;
     const std::string what = n->describe();
-    DLC_ASSIGN_OR_RETURN(bool done, n->op() == Op::kQLinearMatMul
-                                        ? lowerQLinearMatMul(g, n, why)
+    DLC_ASSIGN_OR_RETURN(bool done, n->op() == Op::kQLinearMatMul ? lowerQLinearMatMul(g, n, why)
+                                    : n->op() == Op::kQLinearConv
+                                        ? lowerQLinearConv(g, n, why)
                                         : lowerDynamicQuantizeLinear(g, n, why));
     if (done)
       options.debugf("{}: written as integer ops with GPU kernels", what);

@@ -1,7 +1,7 @@
-// QLinearMatMul and DynamicQuantizeLinear written as ops that have GPU kernels, computing
-// exactly what the reference backend computes for them (ir/eval/matmul_eval.cc,
-// ir/eval/quant_eval.cc), so that a model (or an ONNX node test) with them runs on the GPU
-// without a CPU step:
+// QLinearMatMul, QLinearConv and DynamicQuantizeLinear written as ops that have GPU kernels,
+// computing exactly what the reference backend computes for them (ir/eval/matmul_eval.cc,
+// ir/eval/qlinear_conv_eval.cc, ir/eval/quant_eval.cc), so that a model (or an ONNX node test)
+// with them runs on the GPU without a CPU step:
 //
 //   qlinear_matmul(a, as, az, b, bs, bz, ys, yz)
 //     => acc = matmul_integer(a, b, az, bz)                  exact int32 sums
@@ -10,6 +10,12 @@
 //                                                            rounded half to even (NaN -> 0)
 //        y   = cast(clip(r + yz, qmin, qmax), y's dtype)
 //   (as' is a per-row scale [M] reshaped to [M, 1].)
+//
+//   qlinear_conv(x, xs, xz, w, ws, wz, ys, yz[, B])
+//     => acc = conv_integer(x, w, xz, wz) {the same attributes} [+ B per channel, int32]
+//        m   = xs * ws / ys                                   ws per channel: [M, 1, ...]
+//        y   = the same requantization as above
+//   (The reference sums in int64 from the bias; int32 differs only past 2^31.)
 //
 //   dynamic_quantize_linear(x)
 //     => lo = min(reduce_min(x), 0), hi = max(reduce_max(x), 0)
@@ -28,8 +34,8 @@
 
 namespace dlc {
 
-/// Rewrites every QLinearMatMul and DynamicQuantizeLinear of `g` as above; returns whether
-/// anything changed. Each decision is logged under the pass's --debug-only name.
+/// Rewrites every QLinearMatMul, QLinearConv and DynamicQuantizeLinear of `g` as above; returns
+/// whether anything changed. Each decision is logged under the pass's --debug-only name.
 Expected<bool> lowerQLinearOps(Graph &g, const PassOptions &options);
 
 } // namespace dlc

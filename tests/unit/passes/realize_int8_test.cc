@@ -235,3 +235,32 @@ TEST(RealizeInt8, DynamicQuantizeLinearOfOneSignOrZeros) {
 
 } // namespace
 } // namespace dlc
+
+namespace dlc {
+namespace {
+
+TEST(RealizeInt8, QLinearConvBecomesAnIntegerConvThatComputesTheSame) {
+  // Per-channel weight scales and zero points, a bias, two groups, padding and a stride;
+  // and an int8 one with per-tensor parameters. Exactly the reference's QLinearConv.
+  auto g = parsed(
+      R"(graph @q(%x: u8[2,4,7,7], %xs: f32[], %xz: u8[], %w: u8[6,2,3,3], %ws: f32[6], %wz: u8[6], %ys: f32[], %yz: u8[], %b: i32[6], %c: i8[1,3,5,5], %v: i8[4,3,1,1]) -> (y: ?, z: ?) {
+  %y = qlinear_conv(%x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %b) {group = 2, pads = [1, 1, 1, 1], strides = [2, 2]} : ?
+  %cs = constant f32[] dense<[0.02]>
+  %cz = constant i8[] dense<[1]>
+  %vs = constant f32[] dense<[0.5]>
+  %vz = constant i8[] dense<[0]>
+  %zs = constant f32[] dense<[0.3]>
+  %zz = constant i8[] dense<[-7]>
+  %z = qlinear_conv(%c, %cs, %cz, %v, %vs, %vz, %zs, %zz) : ?
+  return %y, %z
+})");
+  ASSERT_TRUE(g);
+  auto r = after(*g, "realize-int8,dce");
+  EXPECT_EQ(countOps(*r, Op::kQLinearConv), 0);
+  EXPECT_EQ(countOps(*r, Op::kConvInteger), 2);
+  for (uint64_t seed : {1, 2, 3})
+    expectSameResults(*g, *r, 0.0, seed);
+}
+
+} // namespace
+} // namespace dlc
