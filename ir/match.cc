@@ -43,4 +43,20 @@ void replaceNode(Graph &g, Node *n, const std::vector<Value *> &replacements) {
   g.eraseNode(n);
 }
 
+Status inferNewNode(Node *n) {
+  std::vector<TensorType> types;
+  std::vector<const Tensor *> consts;
+  for (const Value *v : n->inputs()) {
+    types.push_back(v ? v->type() : TensorType());
+    consts.push_back(v && v->isConstant() ? &v->constant() : nullptr);
+  }
+  std::vector<const std::vector<Dim> *> shapeValues(types.size(), nullptr);
+  InferContext ctx(*n, types, consts, shapeValues);
+  DLC_RETURN_IF_ERROR(inferNode(ctx));
+  for (int i = 0; i < n->numOutputs(); ++i)
+    if (Value *out = n->output(i))
+      out->setType(ctx.outputType(i));
+  return Status::ok();
+}
+
 } // namespace dlc

@@ -1,5 +1,6 @@
 // Small questions about values and nodes that passes and codegen ask (is this output used,
-// is that input a constant), and replaceNode, the one rewrite several passes share.
+// is that input a constant), and the steps of a rewrite several passes share: typing a node
+// just built (inferNewNode) and replacing one (replaceNode).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,10 @@ bool isConstantFalse(const Value *v);
 
 /// An attribute of kind ints, when present with that kind.
 std::optional<std::vector<int64_t>> intsAttr(const Node &n, std::string_view name);
+
+/// Runs shape inference on a node a rewrite has just built, from its inputs' types and
+/// constant values, and sets its outputs' types.
+Status inferNewNode(Node *n);
 
 /// Redirects every use of `n`'s outputs (and graph outputs) to `replacements` (one per
 /// output; nullptr for an output that must be unused) and erases `n`.

@@ -168,23 +168,6 @@ public:
   }
 
 private:
-  /// Runs `n`'s shape inference and sets its output types.
-  static Status typeNode(Node *n) {
-    std::vector<TensorType> types;
-    std::vector<const Tensor *> consts;
-    for (const Value *v : n->inputs()) {
-      types.push_back(v ? v->type() : TensorType());
-      consts.push_back(v && v->isConstant() ? &v->constant() : nullptr);
-    }
-    std::vector<const std::vector<Dim> *> shapeValues(types.size(), nullptr);
-    InferContext ctx(*n, types, consts, shapeValues);
-    DLC_RETURN_IF_ERROR(inferNode(ctx));
-    for (int i = 0; i < n->numOutputs(); ++i)
-      if (Value *out = n->output(i))
-        out->setType(ctx.outputType(i));
-    return Status::ok();
-  }
-
   static Expected<Value *> add(Graph &g, Op op, std::vector<Value *> inputs, const Node *at,
                                const std::string &name, Node *before,
                                std::vector<std::pair<std::string, Attribute>> attrs = {}) {
@@ -192,7 +175,7 @@ private:
     for (auto &[k, a] : attrs)
       n->setAttr(k, a);
     n->setDevice(at->device());
-    DLC_RETURN_IF_ERROR(typeNode(n));
+    DLC_RETURN_IF_ERROR(inferNewNode(n));
     return n->output(0);
   }
 
@@ -418,7 +401,7 @@ private:
     for (const auto &[k, a] : n->attrs())
       m->setAttr(k, a);
     m->setDevice(n->device());
-    DLC_RETURN_IF_ERROR(typeNode(m));
+    DLC_RETURN_IF_ERROR(inferNewNode(m));
     DLC_ASSIGN_OR_RETURN(Value * back,
                          add(g, Op::kTranspose, {m->output(0)}, n, n->output(0)->name() + "/nchw",
                              n, {{"perm", Attribute(kToNchw)}}));

@@ -35,20 +35,10 @@ public:
     for (auto &[k, a] : attrs)
       n->setAttr(k, a);
     n->setDevice(at_->device());
-    std::vector<TensorType> types;
-    std::vector<const Tensor *> consts;
-    for (const Value *v : n->inputs()) {
-      types.push_back(v ? v->type() : TensorType());
-      consts.push_back(v && v->isConstant() ? &v->constant() : nullptr);
-    }
-    std::vector<const std::vector<Dim> *> shapeValues(types.size(), nullptr);
-    InferContext ctx(*n, types, consts, shapeValues);
-    DLC_RETURN_IF_ERROR(inferNode(ctx));
+    DLC_RETURN_IF_ERROR(inferNewNode(n));
     std::vector<Value *> outs;
-    for (int i = 0; i < n->numOutputs(); ++i) {
-      n->output(i)->setType(ctx.outputType(i));
+    for (int i = 0; i < n->numOutputs(); ++i)
       outs.push_back(n->output(i));
-    }
     return outs;
   }
 
@@ -90,9 +80,14 @@ double highest(DType t) { return t == DType::kI8 ? 127 : 255; }
 
 bool scaleShapeOk(const Value *v) { return v && v->shape().isRanked() && v->shape().rank() <= 1; }
 
-/// The reference's requantization of an int32 product: saturate(round_half_even(double(acc) *
-/// double(multiplier)) + y_zero_point), NaN -> the zero point.
-Expected<Value *> requantize(Builder &b, Value *acc, Value *multiplier, Value *yz, DType yt) {
+/// The reference's requantization of an int32 product: with the float32 multiplier
+/// s1 * s2 / ys (s1, s2 float32, shaped to broadcast over acc), saturate(round_half_even(
+/// double(acc) * double(multiplier)) + y_zero_point), NaN -> the zero point.
+Expected<Value *> requantize(Builder &b, Value *acc, Value *s1, Value *s2, Value *ys, Value *yz,
+                             DType yt) {
+  DLC_ASSIGN_OR_RETURN(Value * y32, b.cast(ys, DType::kF32, "y_scale_f32"));
+  DLC_ASSIGN_OR_RETURN(Value * s12, b.op(Op::kMul, {s1, s2}, "scales"));
+  DLC_ASSIGN_OR_RETURN(Value * multiplier, b.op(Op::kDiv, {s12, y32}, "multiplier"));
   DLC_ASSIGN_OR_RETURN(Value * accd, b.cast(acc, DType::kF64, "acc_f64"));
   DLC_ASSIGN_OR_RETURN(Value * md, b.cast(multiplier, DType::kF64, "multiplier_f64"));
   DLC_ASSIGN_OR_RETURN(Value * p, b.op(Op::kMul, {accd, md}, "real"));
@@ -101,6 +96,23 @@ Expected<Value *> requantize(Builder &b, Value *acc, Value *multiplier, Value *y
   DLC_ASSIGN_OR_RETURN(Value * s, b.op(Op::kAdd, {r, z}, "shifted"));
   DLC_ASSIGN_OR_RETURN(Value * c, b.clip(s, lowest(yt), highest(yt), "saturated"));
   return b.cast(c, yt, "y");
+}
+
+/// Replaces `n` by `y`, which takes the name of n's output (and its last node n's name, so
+/// that errors still name the model's node); false, with `why`, when the shapes disagree
+/// (the nodes built are then dead, and dce drops them).
+bool replaceWith(Graph &g, Node *n, Value *y, std::string &why) {
+  if (y->shape() != n->output(0)->shape()) {
+    why = fmt::format("the lowered shape {} is not the node's {}", y->shape().str(),
+                      n->output(0)->shape().str());
+    return false;
+  }
+  const std::string name = n->output(0)->name();
+  if (!n->name().empty())
+    y->producer()->setName(n->name());
+  replaceNode(g, n, {y});
+  g.renameValue(y, name);
+  return true;
 }
 
 /// `v` ([M] per output channel, or one element) shaped to broadcast over [N, M, spatial...].
@@ -148,21 +160,8 @@ Expected<bool> lowerQLinearConv(Graph &g, Node *n, std::string &why) {
   DLC_ASSIGN_OR_RETURN(Value * xs, b.cast(n->input(1), DType::kF32, "x_scale_f32"));
   DLC_ASSIGN_OR_RETURN(Value * ws, b.cast(n->input(4), DType::kF32, "w_scale_f32"));
   DLC_ASSIGN_OR_RETURN(ws, perChannel(b, ws, rank, "w_scale_channels"));
-  DLC_ASSIGN_OR_RETURN(Value * ys, b.cast(n->input(6), DType::kF32, "y_scale_f32"));
-  DLC_ASSIGN_OR_RETURN(Value * xw, b.op(Op::kMul, {xs, ws}, "xw_scale"));
-  DLC_ASSIGN_OR_RETURN(Value * m, b.op(Op::kDiv, {xw, ys}, "multiplier"));
-  DLC_ASSIGN_OR_RETURN(Value * y, requantize(b, acc, m, n->input(7), yt));
-  if (y->shape() != n->output(0)->shape()) {
-    why = fmt::format("the lowered shape {} is not the node's {}", y->shape().str(),
-                      n->output(0)->shape().str());
-    return false;
-  }
-  const std::string name = n->output(0)->name();
-  if (!n->name().empty())
-    y->producer()->setName(n->name());
-  replaceNode(g, n, {y});
-  g.renameValue(y, name);
-  return true;
+  DLC_ASSIGN_OR_RETURN(Value * y, requantize(b, acc, xs, ws, n->input(6), n->input(7), yt));
+  return replaceWith(g, n, y, why);
 }
 
 Expected<bool> lowerQLinearMatMul(Graph &g, Node *n, std::string &why) {
@@ -194,21 +193,8 @@ Expected<bool> lowerQLinearMatMul(Graph &g, Node *n, std::string &why) {
     DLC_ASSIGN_OR_RETURN(as, b.op(Op::kReshape, {as, shape}, "a_scale_rows"));
   }
   DLC_ASSIGN_OR_RETURN(Value * bs, b.cast(n->input(4), DType::kF32, "b_scale_f32"));
-  DLC_ASSIGN_OR_RETURN(Value * ys, b.cast(n->input(6), DType::kF32, "y_scale_f32"));
-  DLC_ASSIGN_OR_RETURN(Value * ab, b.op(Op::kMul, {as, bs}, "ab_scale"));
-  DLC_ASSIGN_OR_RETURN(Value * m, b.op(Op::kDiv, {ab, ys}, "multiplier"));
-  DLC_ASSIGN_OR_RETURN(Value * y, requantize(b, acc, m, n->input(7), yt));
-  if (y->shape() != n->output(0)->shape()) {
-    why = fmt::format("the lowered shape {} is not the node's {}", y->shape().str(),
-                      n->output(0)->shape().str());
-    return false; // the nodes built are dead; dce drops them
-  }
-  const std::string name = n->output(0)->name();
-  if (!n->name().empty())
-    y->producer()->setName(n->name()); // errors still name the model's node
-  replaceNode(g, n, {y});
-  g.renameValue(y, name);
-  return true;
+  DLC_ASSIGN_OR_RETURN(Value * y, requantize(b, acc, as, bs, n->input(6), n->input(7), yt));
+  return replaceWith(g, n, y, why);
 }
 
 Expected<bool> lowerDynamicQuantizeLinear(Graph &g, Node *n, std::string &why) {
