@@ -372,8 +372,6 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
 
 namespace {
 
-/// The epilogue of one element: alpha, addends, the elementwise chain; returns the final
-/// expression. `acc` names the float accumulator, `oidx` the flat output offset expression.
 /// The epilogue's one-element operands (scales, zero points), each loaded once before the
 /// epilogue lambdas instead of per element under the bounds branches, where the compiler does
 /// not merge the loads (nor what is computed from them): value -> the hoisted name.
@@ -408,6 +406,8 @@ Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
   return hoisted;
 }
 
+/// The epilogue of one element: alpha, addends, the elementwise chain; returns the final
+/// expression. `acc` names the accumulator, `oidx` the flat output offset expression.
 Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
                                         const Hoisted &hoisted, const std::string &acc,
                                         const std::string &oidx, const std::string &prefix) {

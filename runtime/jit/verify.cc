@@ -127,10 +127,13 @@ Expected<Tensor> fromGpuValues(const Value *v, const std::map<std::string, Tenso
   }
   rounds = rounds || (n->op() == Op::kQuantizeLinear && isFloat(n->input(0)->dtype()));
   DLC_ASSIGN_OR_RETURN(std::vector<Tensor> out, eval::evaluate(*n, args));
-  for (int i = 0; i < n->numOutputs(); ++i)
-    if (const Value *o = n->output(i))
-      local[o] = out[static_cast<size_t>(i)];
-  return local.at(v);
+  for (size_t i = 0; i < out.size() && i < static_cast<size_t>(n->numOutputs()); ++i)
+    if (const Value *o = n->output(static_cast<int>(i)))
+      local[o] = std::move(out[i]);
+  auto it = local.find(v);
+  if (it == local.end())
+    return internalError("verify: {} gave no value for '{}'", n->describe(), v->name());
+  return it->second;
 }
 
 } // namespace
