@@ -253,6 +253,7 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
      "dlc_limits", R"cuda(
 // 1/s in double to within 2^-52 (relative): the hardware's approximation and two Newton steps;
 // exact for 0, inf and NaN. A function of s alone, so a kernel computes it once per scale.
+// (Not __frcp_rn: a per-axis scale is not hoisted, and its slow path is a call per element.)
 __device__ __forceinline__ double dlc_quant_recip(float s) {
   const double d = (double)s;
   double r;
@@ -271,18 +272,16 @@ __device__ __forceinline__ double dlc_quant_recip(float s) {
 // hoist it out of the element loop: gemm_kernel.cc). x / s = (x * p) / (s * p) for the power of
 // two p that brings s into [2^-60, 2^60] (1 for every scale calibration gives).
 struct dlc_qscale {
-  float s;  // the scale, as given
-  float sn; // s * p
+  float sn; // the scale s times p
   float r;  // RN(1/sn): 1/sn in double rounded once (1/sn is never within 2^-50 of a float
             // midpoint, so that is the correctly rounded float reciprocal)
   float p;  // 1, 2^90 or 2^-90
-  __device__ __forceinline__ operator float() const { return s; }
 };
 __device__ __forceinline__ dlc_qscale dlc_qscale_of(float s) {
   const float a = fabsf(s);
   const float p = a < 0x1p-60f ? 0x1p90f : a > 0x1p60f ? 0x1p-90f : 1.0f; // NaN: 1
   const float sn = s * p;
-  return {s, sn, __double2float_rn(dlc_quant_recip(sn)), p};
+  return {sn, __double2float_rn(dlc_quant_recip(sn)), p};
 }
 __device__ __forceinline__ dlc_qscale dlc_qscale_of(double s) { return dlc_qscale_of((float)s); }
 __device__ __forceinline__ const dlc_qscale &dlc_qscale_of(const dlc_qscale &q) { return q; }

@@ -388,13 +388,14 @@ Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
       if (it == ctx.names.end() || hoisted.count(v) || !v->shape().isStatic() ||
           v->shape().numElements() != 1)
         continue;
-      // A QuantizeLinear scale carries its reciprocal (dlc_qscale), computed here once.
-      bool qScaleOnly = true;
-      for (const Node *u : ctx.group.nodes)
-        for (int j = 0; j < u->numInputs(); ++j)
-          if (u != ctx.group.anchor && u->input(j) == v &&
-              !(u->op() == Op::kQuantizeLinear && j == 1))
-            qScaleOnly = false;
+      // A scale that the epilogue reads only as a QuantizeLinear scale carries its reciprocal
+      // (dlc_qscale), computed once. (Readers outside the epilogue do not count.)
+      const bool qScaleOnly = std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
+        return (u.node->op() == Op::kQuantizeLinear && u.index == 1) ||
+               u.node == ctx.group.anchor ||
+               std::find(ctx.group.nodes.begin(), ctx.group.nodes.end(), u.node) ==
+                   ctx.group.nodes.end();
+      });
       const std::string name = "h_" + it->second;
       if (qScaleOnly)
         w.line("const dlc_qscale {} = dlc_qscale_of({});", name, loadExpr(it->second, "0"));

@@ -271,8 +271,11 @@ private:
       }
     }
     const std::string base = n->name().empty() ? std::string(n->opName()) : n->name();
-    Value *wt =
-        g.addConstant(g.uniqueName(base + "/weight_nk"), transB ? *w->q : permuted(*w->q, {1, 0}));
+    Tensor wnk = *w->q;
+    if (!transB) {
+      DLC_ASSIGN_OR_RETURN(wnk, permuted(*w->q, {1, 0}));
+    }
+    Value *wt = g.addConstant(g.uniqueName(base + "/weight_nk"), std::move(wnk));
     DLC_ASSIGN_OR_RETURN(Value * acc, add(g, Op::kMatMulInteger, {x->q, wt}, n, base + "/int8", n,
                                           {{"transB", Attribute(int64_t{1})}}));
     DLC_ASSIGN_OR_RETURN(Value * y, rescale(g, n, acc, x->scale, w->scales, alpha, bias));
@@ -347,7 +350,8 @@ private:
     if (!fromNhwc) {
       DLC_ASSIGN_OR_RETURN(xt, nhwcOf(g, x->q, n));
     }
-    Value *wt = g.addConstant(g.uniqueName(base + "/weight_ohwi"), permuted(*w->q, kToNhwc));
+    DLC_ASSIGN_OR_RETURN(Tensor wohwi, permuted(*w->q, kToNhwc));
+    Value *wt = g.addConstant(g.uniqueName(base + "/weight_ohwi"), std::move(wohwi));
     std::vector<std::pair<std::string, Attribute>> attrs;
     for (const auto &[k, a] : n->attrs())
       if (k.find('.') == std::string::npos)
@@ -385,8 +389,8 @@ private:
       } else if (v->shape().numElements() == std::optional<int64_t>(1)) {
         inputs.push_back(v);
       } else if (!quant && v->isConstant() && v->shape().rank() <= 4) {
-        inputs.push_back(
-            g.addConstant(g.uniqueName(v->name() + ".nhwc"), permuted(v->constant(), kToNhwc)));
+        DLC_ASSIGN_OR_RETURN(Tensor c, permuted(v->constant(), kToNhwc));
+        inputs.push_back(g.addConstant(g.uniqueName(v->name() + ".nhwc"), std::move(c)));
       } else if (!quant) {
         DLC_ASSIGN_OR_RETURN(Value * t, freeNhwc(g, v, n));
         if (!t)

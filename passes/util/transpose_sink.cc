@@ -1,8 +1,8 @@
 #include "passes/util/transpose_sink.h"
 
-#include <cstring>
 #include <numeric>
 
+#include "ir/eval/eval_util.h"
 #include "ir/match.h"
 
 namespace dlc {
@@ -38,32 +38,10 @@ Node *transposeOfWithPerm(const Value *v, const std::vector<int64_t> &perm) {
   return found;
 }
 
-Tensor permuted(const Tensor &t, const std::vector<int64_t> &perm) {
-  const size_t rank = perm.size();
-  std::vector<int64_t> in(rank - static_cast<size_t>(t.rank()), 1);
-  in.insert(in.end(), t.shape().begin(), t.shape().end());
-  std::vector<int64_t> out(rank), inStrides(rank, 1);
-  for (size_t i = rank; i-- > 1;)
-    inStrides[i - 1] = inStrides[i] * in[i];
-  for (size_t i = 0; i < rank; ++i)
-    out[i] = in[static_cast<size_t>(perm[i])];
-  Tensor r = Tensor::zeros(t.dtype(), out);
-  const size_t elem = static_cast<size_t>(dtypeSize(t.dtype()));
-  const auto *src = static_cast<const uint8_t *>(t.raw());
-  auto *dst = static_cast<uint8_t *>(r.mutableRaw());
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t k = 0; k < r.numElements(); ++k) {
-    int64_t from = 0;
-    for (size_t i = 0; i < rank; ++i)
-      from += idx[i] * inStrides[static_cast<size_t>(perm[i])];
-    std::memcpy(dst + static_cast<size_t>(k) * elem, src + static_cast<size_t>(from) * elem, elem);
-    for (size_t i = rank; i-- > 0;) {
-      if (++idx[i] < out[i])
-        break;
-      idx[i] = 0;
-    }
-  }
-  return r;
+Expected<Tensor> permuted(const Tensor &t, const std::vector<int64_t> &perm) {
+  std::vector<int64_t> padded(perm.size() - static_cast<size_t>(t.rank()), 1);
+  padded.insert(padded.end(), t.shape().begin(), t.shape().end());
+  return eval::permuted(t.reshaped(padded), perm);
 }
 
 namespace {
@@ -134,8 +112,12 @@ bool sinkTranspose(Graph &g, Node *n, const PassOptions &options) {
     } else if (Node *t = transposeWithPerm(in, *perm)) {
       inputs.push_back(t->input(0));
     } else if (in->isConstant() && in->shape().isRanked() && in->shape().rank() <= rank) {
-      inputs.push_back(
-          g.addConstant(g.uniqueName(in->name() + ".permuted"), permuted(in->constant(), inverse)));
+      Expected<Tensor> c = permuted(in->constant(), inverse);
+      if (!c) {
+        options.debugf("{}: transpose not sunk: {}", n->describe(), c.status().message());
+        return false;
+      }
+      inputs.push_back(g.addConstant(g.uniqueName(in->name() + ".permuted"), std::move(*c)));
     } else {
       Node *existing = transposeOfWithPerm(in, inverse);
       if (!existing) {

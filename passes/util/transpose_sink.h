@@ -19,8 +19,9 @@ Node *transposeWithPerm(const Value *v, const std::vector<int64_t> &perm);
 /// A transpose reading `v` with permutation `perm` (the last of its uses), else nullptr.
 Node *transposeOfWithPerm(const Value *v, const std::vector<int64_t> &perm);
 
-/// Constant data `t` broadcast to perm.size() dims (leading 1s), then transposed by `perm`.
-Tensor permuted(const Tensor &t, const std::vector<int64_t> &perm);
+/// Constant data `t` broadcast to perm.size() dims (leading 1s), then transposed by `perm`
+/// (eval::permuted; an error only past its size limit).
+Expected<Tensor> permuted(const Tensor &t, const std::vector<int64_t> &perm);
 
 /// Sinks a transpose below the elementwise or broadcast node `n`:
 ///   op(transpose(a, p), b, ...) -> transpose(op(a, b', ...), p)

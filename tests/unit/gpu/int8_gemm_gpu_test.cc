@@ -12,19 +12,12 @@
 #include "ir/parser.h"
 #include "runtime/jit/model.h"
 #include "runtime/jit/verify.h"
+#include "tests/unit/int8_text_util.h"
 
 namespace dlc {
 namespace {
 
-/// `dense<[...]>` of n random int8 values in [-127, 127].
-std::string int8Dense(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(-127, 127);
-  std::string s;
-  for (int64_t i = 0; i < n; ++i)
-    s += fmt::format("{}{}", i ? ", " : "", dist(rng));
-  return "dense<[" + s + "]>";
-}
+using testing::int8Dense;
 
 Tensor int8Tensor(std::vector<int64_t> shape, uint32_t seed) {
   std::mt19937 rng(seed);

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "numerics_util.h"
+#include "tests/unit/int8_text_util.h"
 
 namespace dlc {
 namespace {
@@ -14,17 +15,8 @@ namespace {
 using testing::after;
 using testing::countOps;
 using testing::expectSameResults;
+using testing::int8Dense;
 using testing::parsed;
-
-/// `dense<[...]>` of n int8 values in [-127, 127] (or all `fill` when given).
-std::string int8s(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(-127, 127);
-  std::string s;
-  for (int64_t i = 0; i < n; ++i)
-    s += fmt::format("{}{}", i ? ", " : "", dist(rng));
-  return "dense<[" + s + "]>";
-}
 
 std::string floats(int64_t n, uint32_t seed, double lo, double hi) {
   std::mt19937 rng(seed);
@@ -71,9 +63,9 @@ std::string quantizedText() {
   %r = gemm(%ad, %wg, %cg) {{transB = 1, alpha = 0.5, beta = 2.0}} : f32[4,8]
   return %y1, %y2, %z, %r
 }})",
-      int8s(256, 1), floats(16, 2, 0.001, 0.01), floats(16, 3, -1, 1), int8s(16 * 16 * 9, 4),
-      int8s(32 * 16, 5), floats(16, 6, 0.001, 0.01), int8s(8 * 32, 7), floats(8, 8, 0.001, 0.01),
-      floats(8, 9, -1, 1));
+      int8Dense(256, 1), floats(16, 2, 0.001, 0.01), floats(16, 3, -1, 1),
+      int8Dense(16 * 16 * 9, 4), int8Dense(32 * 16, 5), floats(16, 6, 0.001, 0.01),
+      int8Dense(8 * 32, 7), floats(8, 8, 0.001, 0.01), floats(8, 9, -1, 1));
 }
 
 TEST(RealizeInt8, IntegerProductsComputeWhatTheFloatGraphComputes) {
@@ -115,7 +107,7 @@ TEST(RealizeInt8, WhatHasNoInt8KernelStaysFloat) {
   %d = conv(%d0, %wgd) {{group = 4}} : f32[1,16,4,4]
   return %a, %b, %c, %d
 }})",
-                  int8s(256, 1), int8s(64, 2)));
+                  int8Dense(256, 1), int8Dense(64, 2)));
   ASSERT_TRUE(g);
   std::ostringstream log;
   auto r = after(*g, "realize-int8", &log);
