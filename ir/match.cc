@@ -59,4 +59,15 @@ Status inferNewNode(Node *n) {
   return Status::ok();
 }
 
+Expected<Value *> addTypedNode(Graph &g, Op op, std::vector<Value *> inputs,
+                               const std::string &name, Node *before, const Node &like,
+                               const std::vector<std::pair<std::string, Attribute>> &attrs) {
+  Node *n = g.createNode(op, std::move(inputs), 1, g.uniqueName(name), before);
+  for (const auto &[k, a] : attrs)
+    n->setAttr(k, a);
+  n->setDevice(like.device());
+  DLC_RETURN_IF_ERROR(inferNewNode(n));
+  return n->output(0);
+}
+
 } // namespace dlc

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -32,6 +34,12 @@ std::optional<std::vector<int64_t>> intsAttr(const Node &n, std::string_view nam
 /// Runs shape inference on a node a rewrite has just built, from its inputs' types and
 /// constant values, and sets its outputs' types.
 Status inferNewNode(Node *n);
+
+/// Builds a one-output node for a rewrite: `op` on `inputs` with `attrs`, its output named
+/// uniquely after `name`, in front of `before`, on `like`'s device, typed by inferNewNode.
+Expected<Value *> addTypedNode(Graph &g, Op op, std::vector<Value *> inputs,
+                               const std::string &name, Node *before, const Node &like,
+                               const std::vector<std::pair<std::string, Attribute>> &attrs = {});
 
 /// Redirects every use of `n`'s outputs (and graph outputs) to `replacements` (one per
 /// output; nullptr for an output that must be unused) and erases `n`.

@@ -170,13 +170,8 @@ public:
 private:
   static Expected<Value *> add(Graph &g, Op op, std::vector<Value *> inputs, const Node *at,
                                const std::string &name, Node *before,
-                               std::vector<std::pair<std::string, Attribute>> attrs = {}) {
-    Node *n = g.createNode(op, std::move(inputs), 1, g.uniqueName(name), before);
-    for (auto &[k, a] : attrs)
-      n->setAttr(k, a);
-    n->setDevice(at->device());
-    DLC_RETURN_IF_ERROR(inferNewNode(n));
-    return n->output(0);
+                               const std::vector<std::pair<std::string, Attribute>> &attrs = {}) {
+    return addTypedNode(g, op, std::move(inputs), name, before, *at, attrs);
   }
 
   static Value *floatConstant(Graph &g, const std::string &name, const std::vector<float> &v,

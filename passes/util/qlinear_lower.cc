@@ -21,25 +21,8 @@ public:
       : g_(g), at_(at), base_(at->name().empty() ? at->output(0)->name() : at->name()) {}
 
   Expected<Value *> op(Op op, std::vector<Value *> inputs, const std::string &suffix,
-                       std::vector<std::pair<std::string, Attribute>> attrs = {}) {
-    DLC_ASSIGN_OR_RETURN(std::vector<Value *> outs,
-                         multi(op, std::move(inputs), 1, suffix, std::move(attrs)));
-    return outs[0];
-  }
-
-  Expected<std::vector<Value *>> multi(Op op, std::vector<Value *> inputs, int outputs,
-                                       const std::string &suffix,
-                                       std::vector<std::pair<std::string, Attribute>> attrs) {
-    Node *n =
-        g_.createNode(op, std::move(inputs), outputs, g_.uniqueName(base_ + "/" + suffix), at_);
-    for (auto &[k, a] : attrs)
-      n->setAttr(k, a);
-    n->setDevice(at_->device());
-    DLC_RETURN_IF_ERROR(inferNewNode(n));
-    std::vector<Value *> outs;
-    for (int i = 0; i < n->numOutputs(); ++i)
-      outs.push_back(n->output(i));
-    return outs;
+                       const std::vector<std::pair<std::string, Attribute>> &attrs = {}) {
+    return addTypedNode(g_, op, std::move(inputs), base_ + "/" + suffix, at_, *at_, attrs);
   }
 
   Expected<Value *> cast(Value *v, DType to, const std::string &suffix) {
