@@ -13,3 +13,6 @@ config.substitutions.append(("%models", os.path.join(config.dlc_source_dir, "mod
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# Every pass's output is verified in every build, as debug builds do by default: a test whose
+# input or output a release build would accept unverified fails here too, not only in CI's asan pass.
+config.substitutions.append(("dlc opt ", "dlc opt --verify-each "))
