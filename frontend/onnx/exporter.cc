@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 
+#include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "onnx/onnx.pb.h"
 
@@ -95,6 +96,7 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
   model.set_ir_version(10);
   model.set_producer_name(producer);
   model.add_opset_import()->set_version(kExportOpset);
+  bool training = false; // whether ai.onnx.preview.training is imported yet
   ::onnx::GraphProto &graph = *model.mutable_graph();
   graph.set_name(g.name());
   for (const Value *in : g.inputs()) {
@@ -119,6 +121,15 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
                            n->describe());
     ::onnx::NodeProto &node = *graph.add_node();
     node.set_op_type(n->op() == Op::kCopy ? "Identity" : std::string(opOnnxName(n->op())));
+    if (n->op() == Op::kAdagrad || n->op() == Op::kAdam || n->op() == Op::kMomentum) {
+      node.set_domain(std::string(detail::kTrainingDomain));
+      if (!training) {
+        auto &imp = *model.add_opset_import();
+        imp.set_domain(std::string(detail::kTrainingDomain));
+        imp.set_version(1);
+        training = true;
+      }
+    }
     node.set_name(n->name());
     for (const Value *v : n->inputs())
       node.add_input(v ? v->name() : "");

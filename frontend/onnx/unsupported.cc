@@ -19,13 +19,18 @@ const std::set<std::string, std::less<>> kSequenceOps = {
     "SequenceMap",    "Optional",          "OptionalGetElement", "OptionalHasElement"};
 const std::set<std::string, std::less<>> kStringOps = {"StringNormalizer", "RegexFullMatch",
                                                        "StringConcat", "StringSplit"};
+// The optimizers of ai.onnx.preview.training that the reference backend runs; the domain's
+// gradient ops (Gradient, ...) stay out of scope.
+const std::set<std::string, std::less<>> kTrainingOps = {"Adagrad", "Adam", "Momentum"};
 
 // Why `opType` of `domain` cannot be imported, or "" when it can.
 std::string reasonFor(const std::string &domain, const std::string &opType) {
   if (domain == kTrainingDomain)
-    return "out of scope: training op";
+    return kTrainingOps.count(opType) ? "" : "out of scope: training op";
   if (!isDefaultDomain(domain))
     return "unknown domain";
+  if (kTrainingOps.count(opType))
+    return fmt::format("not an ai.onnx op: {} is in {}", opType, kTrainingDomain);
   if (kSequenceOps.count(opType))
     return "out of scope: sequence/optional type";
   if (kStringOps.count(opType))

@@ -22,6 +22,10 @@ std::vector<EvalRow> miscEvals() {
       {Op::kSTFT, evalStft},
       {Op::kMelWeightMatrix, evalMelWeightMatrix},
       {Op::kNonMaxSuppression, evalNonMaxSuppression},
+      {Op::kTfIdfVectorizer, evalTfIdfVectorizer},
+      {Op::kAdagrad, evalAdagrad},
+      {Op::kAdam, evalAdam},
+      {Op::kMomentum, evalMomentum},
   };
 }
 

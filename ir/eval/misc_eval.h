@@ -3,6 +3,7 @@
 // Internal to ir/eval: the kernel table (families.h) refers to these.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "ir/graph.h"
@@ -23,6 +24,8 @@ MiscEvalResult evalRandomNormal(const Node &node, const std::vector<Tensor> &in)
 MiscEvalResult evalRandomUniform(const Node &node, const std::vector<Tensor> &in);
 MiscEvalResult evalBernoulli(const Node &node, const std::vector<Tensor> &in);
 MiscEvalResult evalMultinomial(const Node &node, const std::vector<Tensor> &in);
+/// Draw n of the stream started at `state`: uniform in [0, 1). Dropout in training uses it.
+double uniformDraw(uint64_t state, uint64_t n);
 
 // signal_eval.cc
 MiscEvalResult evalBlackmanWindow(const Node &node, const std::vector<Tensor> &in);
@@ -34,5 +37,13 @@ MiscEvalResult evalMelWeightMatrix(const Node &node, const std::vector<Tensor> &
 
 // nms_eval.cc
 MiscEvalResult evalNonMaxSuppression(const Node &node, const std::vector<Tensor> &in);
+
+// training_eval.cc: the ai.onnx.preview.training optimizers
+MiscEvalResult evalAdagrad(const Node &node, const std::vector<Tensor> &in);
+MiscEvalResult evalAdam(const Node &node, const std::vector<Tensor> &in);
+MiscEvalResult evalMomentum(const Node &node, const std::vector<Tensor> &in);
+
+// tfidf_eval.cc
+MiscEvalResult evalTfIdfVectorizer(const Node &node, const std::vector<Tensor> &in);
 
 } // namespace dlc::eval

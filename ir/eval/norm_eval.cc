@@ -1,17 +1,19 @@
-// Reference evaluation of the normalisations (BatchNormalization in inference mode,
-// InstanceNormalization, GroupNormalization, LayerNormalization, MeanVarianceNormalization,
-// LpNormalization, LRN) and Dropout in inference mode.
+// Reference evaluation of the normalisations (BatchNormalization, InstanceNormalization,
+// GroupNormalization, LayerNormalization, MeanVarianceNormalization, LpNormalization, LRN) and
+// Dropout.
 //
 // Statistics are accumulated in double with two passes (mean, then the mean squared
 // deviation), whatever the element type; results are rounded once to the output type.
 // MeanVarianceNormalization is ONNX's function (x - mean) / (sqrt(variance) + 1e-9), with the
 // variance computed as the mean squared deviation (equal to E[x^2] - E[x]^2, never negative).
 // LpNormalization divides by the norm as ONNX's reference does (a zero vector gives NaN).
-// Training modes (BatchNormalization's training_mode, Dropout with training_mode and a
-// non-zero ratio) are Unimplemented: the reference backend evaluates inference graphs.
+// BatchNormalization's training_mode normalises with the batch's statistics and returns the
+// updated running ones; Dropout in training draws its mask from the reference backend's
+// reproducible stream (random_eval.cc), so it is a pure function of the seed.
 #include <algorithm>
 #include <cmath>
 
+#include "ir/eval/misc_eval.h"
 #include "ir/eval/nn_eval_util.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/tensor_internal.h"
@@ -96,6 +98,25 @@ void rowStats(const T *x, int64_t rows, int64_t cols, double eps, std::vector<do
   }
 }
 
+/// Per-channel mean and biased variance of x viewed as [N, channels, inner] (two passes).
+template <typename T>
+void batchStats(const T *x, int64_t n, int64_t channels, int64_t inner, std::vector<double> &mean,
+                std::vector<double> &var) {
+  std::vector<double> sum(static_cast<size_t>(channels), 0.0), sq(sum);
+  for (int64_t i = 0; i < n; ++i)
+    sum[static_cast<size_t>((i / inner) % channels)] += static_cast<double>(x[i]);
+  const double count = static_cast<double>(n / std::max<int64_t>(channels, 1));
+  for (int64_t c = 0; c < channels; ++c)
+    mean[static_cast<size_t>(c)] = sum[static_cast<size_t>(c)] / count;
+  for (int64_t i = 0; i < n; ++i) {
+    size_t c = static_cast<size_t>((i / inner) % channels);
+    double d = static_cast<double>(x[i]) - mean[c];
+    sq[c] += d * d;
+  }
+  for (int64_t c = 0; c < channels; ++c)
+    var[static_cast<size_t>(c)] = sq[static_cast<size_t>(c)] / count;
+}
+
 /// Runs `body.template operator()<T>(const T *x, T *y)` on x widened to its compute type and
 /// returns y rounded back to x's dtype.
 template <typename F> Expected<Tensor> mapFloat(const Tensor &x, const char *what, F &&body) {
@@ -136,9 +157,6 @@ Tensor allTrue(const std::vector<int64_t> &shape) {
 } // namespace
 
 EvalResult evalBatchNormalization(const Node &node, const std::vector<Tensor> &in) {
-  if (node.getInt("training_mode") != 0)
-    return unimplemented("training_mode=1 is not supported: the reference backend evaluates "
-                         "BatchNormalization in inference mode only");
   DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, in));
   const Tensor &x = in[0];
   const int64_t channels = x.rank() < 2 ? 1 : x.shape()[1];
@@ -150,17 +168,41 @@ EvalResult evalBatchNormalization(const Node &node, const std::vector<Tensor> &i
   }
   const double eps = node.getFloat("epsilon");
   const int64_t inner = x.rank() < 2 ? 1 : sizeProduct(x.shape(), 2, x.shape().size());
+  const bool training = node.getInt("training_mode") != 0;
+  // Training normalises with the batch's own statistics (mean and biased variance over every
+  // axis but the channel), and the running statistics move towards them by 1 - momentum.
+  std::vector<double> mean = params[2], var = params[3];
+  if (training) {
+    DLC_ASSIGN_OR_RETURN(DType compute, floatComputeType(x.dtype(), "input X"));
+    Tensor xc = toCompute(x, compute);
+    withFloatType(compute, [&]<typename T>() {
+      batchStats(xc.data<T>(), x.numElements(), channels, inner, mean, var);
+    });
+  }
   DLC_ASSIGN_OR_RETURN(Tensor y, mapFloat(x, "input X", [&]<typename T>(const T *src, T *dst) {
                          for (int64_t i = 0; i < x.numElements(); ++i) {
                            size_t c = static_cast<size_t>((i / inner) % channels);
-                           double v = (static_cast<double>(src[i]) - params[2][c]) /
-                                      std::sqrt(params[3][c] + eps);
+                           double v =
+                               (static_cast<double>(src[i]) - mean[c]) / std::sqrt(var[c] + eps);
                            dst[i] = static_cast<T>(v * params[0][c] + params[1][c]);
                          }
                        }));
   std::vector<Tensor> out{std::move(y)};
-  for (int i = 1; i < node.numOutputs(); ++i) // inference: the running statistics pass through
-    out.push_back(node.output(i) ? in[static_cast<size_t>(i) + 2] : Tensor());
+  const double momentum = node.getFloat("momentum");
+  for (int i = 1; i < node.numOutputs(); ++i) {
+    const Tensor &running = in[static_cast<size_t>(i) + 2];
+    if (!node.output(i) || !training) { // inference: the running statistics pass through
+      out.push_back(node.output(i) ? running : Tensor());
+      continue;
+    }
+    const std::vector<double> &batch = i == 1 ? mean : var;
+    Tensor r = Tensor::zeros(DType::kF64, {channels});
+    for (int64_t c = 0; c < channels; ++c)
+      r.mutableData<double>()[c] =
+          params[static_cast<size_t>(i) + 1][static_cast<size_t>(c)] * momentum +
+          batch[static_cast<size_t>(c)] * (1.0 - momentum);
+    out.push_back(r.castTo(running.dtype()));
+  }
   return out;
 }
 
@@ -357,13 +399,31 @@ EvalResult evalDropout(const Node &node, const std::vector<Tensor> &in) {
     return invalidArgument("input data must be a float tensor, got {}", dtypeName(x.dtype()));
   double ratio = in.size() > 1 && !in[1].empty() ? in[1].elementAsDouble(0) : 0.5;
   bool training = in.size() > 2 && !in[2].empty() && in[2].elementAsDouble(0) != 0.0;
-  if (training && ratio != 0.0)
-    return unimplemented("training_mode=true with ratio {} is not supported: the reference "
-                         "backend evaluates Dropout in inference mode only",
-                         ratio);
-  std::vector<Tensor> out{x};
+  if (!training || ratio == 0.0) {
+    std::vector<Tensor> out{x};
+    if (node.numOutputs() > 1)
+      out.push_back(node.output(1) ? allTrue(x.shape()) : Tensor());
+    return out;
+  }
+  if (!(ratio > 0.0 && ratio < 1.0))
+    return invalidArgument("ratio must be in [0, 1) in training, got {}", ratio);
+  // Training: element i is kept (and scaled by 1 / (1 - ratio)) when draw i of the seed's
+  // stream (random_eval.cc) is at least ratio.
+  const uint64_t state =
+      node.hasAttr("seed") ? static_cast<uint32_t>(node.getInt("seed")) : uint64_t{0};
+  Tensor mask = Tensor::zeros(DType::kBool, x.shape());
+  bool *keep = mask.mutableData<bool>();
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    keep[i] = uniformDraw(state, static_cast<uint64_t>(i)) >= ratio;
+  const double scale = 1.0 / (1.0 - ratio);
+  DLC_ASSIGN_OR_RETURN(Tensor y, mapFloat(x, "input data", [&]<typename T>(const T *src, T *dst) {
+                         for (int64_t i = 0; i < x.numElements(); ++i)
+                           dst[i] =
+                               keep[i] ? static_cast<T>(static_cast<double>(src[i]) * scale) : T(0);
+                       }));
+  std::vector<Tensor> out{std::move(y)};
   if (node.numOutputs() > 1)
-    out.push_back(node.output(1) ? allTrue(x.shape()) : Tensor());
+    out.push_back(node.output(1) ? std::move(mask) : Tensor());
   return out;
 }
 

@@ -12,7 +12,9 @@
 //     = mean + scale * r sin(t), r = sqrt(-2 ln(1 - u(2k))), t = 2 pi u(2k+1);
 //   Bernoulli: element i = 1 when u(i) < p(i), else 0;
 //   Multinomial: sample s of batch row b uses u(b * sample_size + s) and picks the first
-//     class whose cumulative softmax weight exceeds u * total.
+//     class whose cumulative softmax weight exceeds u * total;
+//   Dropout in training (norm_eval.cc): element i is kept when u(i) >= ratio, with the stream
+//     started at the int `seed` attribute's low 32 bits.
 // Values are computed in f64 and rounded once to the output type.
 #include <bit>
 #include <cmath>
@@ -41,9 +43,7 @@ public:
   explicit Stream(const Node &node)
       : state_(node.hasAttr("seed") ? std::bit_cast<uint32_t>(node.getFloat("seed")) : 0u) {}
   /// Uniform in [0, 1).
-  double uniform(uint64_t n) const {
-    return static_cast<double>(splitmix64(state_, n) >> 11) * 0x1.0p-53;
-  }
+  double uniform(uint64_t n) const { return uniformDraw(state_, n); }
   /// Standard normal: Box-Muller on draws 2k and 2k+1.
   double normal(uint64_t i) const {
     const uint64_t k = i / 2;
@@ -63,6 +63,10 @@ Status checkFloatOutput(DType dtype) {
 }
 
 } // namespace
+
+double uniformDraw(uint64_t state, uint64_t n) {
+  return static_cast<double>(splitmix64(state, n) >> 11) * 0x1.0p-53;
+}
 
 MiscEvalResult evalRandomNormal(const Node &node, const std::vector<Tensor> &in) {
   DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, in));

@@ -1,6 +1,7 @@
 // The misc family: RNNs, random generators and signal ops (one file each, see misc_parts.h)
-// and NonMaxSuppression, which lives here.
+// and NonMaxSuppression and TfIdfVectorizer, which live here.
 #include "ir/ops/families.h"
+#include "ir/ops/infer_checks.h"
 #include "ir/ops/misc_parts.h"
 #include "ir/ops/nn_util.h"
 #include "ir/ops/util.h"
@@ -25,11 +26,32 @@ Status inferNonMaxSuppression(InferContext &ctx) {
   return Status::ok();
 }
 
+/// TfIdfVectorizer(X i32/i64 [C] or [N, C]) -> f32 [W] or [N, W], W = max(ngram_indexes) + 1.
+Status inferTfIdfVectorizer(InferContext &ctx) {
+  DLC_RETURN_IF_ERROR(checkInputDType(ctx, 0, TypeClass::kInteger));
+  const DType in = ctx.inputType(0).dtype;
+  if (in != DType::kUnknown && in != DType::kI32 && in != DType::kI64)
+    return ctx.error("input X must be i32 or i64, got {}", dtypeName(in));
+  auto pool = ngramPool(ctx.node());
+  if (!pool)
+    return ctx.error("{}", pool.status().message());
+  const Shape &x = ctx.inputType(0).shape;
+  if (!x.isRanked()) {
+    ctx.setOutputType(0, TensorType(DType::kF32, Shape::unranked()));
+    return Status::ok();
+  }
+  if (x.rank() != 1 && x.rank() != 2)
+    return ctx.error("input X must be 1-D or 2-D, got shape {}", x.str());
+  ctx.setOutputType(0, TensorType(DType::kF32, x.rank() == 1 ? Shape({Dim(pool->width)})
+                                                             : Shape({x[0], Dim(pool->width)})));
+  return Status::ok();
+}
+
 } // namespace
 
 std::vector<OpDef> miscOps() {
   std::vector<OpDef> all;
-  for (auto part : {rnnOps, randomOps, signalOps})
+  for (auto part : {rnnOps, randomOps, signalOps, trainingOps})
     for (OpDef &d : part())
       all.push_back(std::move(d));
   // (boxes, scores, max_output_boxes_per_class?, iou_threshold?, score_threshold?)
@@ -38,6 +60,17 @@ std::vector<OpDef> miscOps() {
                  .maxInputs = 5,
                  .attrs = {intAttr("center_point_box", 0)},
                  .infer = inferNonMaxSuppression});
+  all.push_back({.op = Op::kTfIdfVectorizer,
+                 .attrs = {requiredAttr("max_gram_length", AttrKind::kInt),
+                           requiredAttr("max_skip_count", AttrKind::kInt),
+                           requiredAttr("min_gram_length", AttrKind::kInt),
+                           requiredAttr("mode", AttrKind::kString),
+                           requiredAttr("ngram_counts", AttrKind::kInts),
+                           requiredAttr("ngram_indexes", AttrKind::kInts),
+                           optionalAttr("pool_int64s", AttrKind::kInts),
+                           optionalAttr("pool_strings", AttrKind::kStrings),
+                           optionalAttr("weights", AttrKind::kFloats)},
+                 .infer = inferTfIdfVectorizer});
   return all;
 }
 

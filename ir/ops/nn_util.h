@@ -44,6 +44,19 @@ Dim scalarInputAsDim(const InferContext &ctx, int i);
 /// A required int attribute; an error naming it when the node lacks it.
 Expected<int64_t> requiredInt(const Node &node, std::string_view name);
 
+/// TfIdfVectorizer's pool of n-grams, checked against the node's attributes.
+struct NgramPool {
+  int64_t minGram = 1, maxGram = 1, maxSkip = 0;
+  /// grams[k]: the k-th n-gram of the pool, in pool order; outIndex[k] its output column.
+  std::vector<std::vector<int64_t>> grams;
+  std::vector<int64_t> outIndex;
+  std::vector<float> weights; // one per n-gram, or empty (all 1)
+  enum class Mode { kTF, kIDF, kTFIDF } mode = Mode::kTF;
+  int64_t width = 0; // output columns: max(ngram_indexes) + 1
+};
+/// The pool a TfIdfVectorizer node describes; an error naming the attribute that is wrong.
+Expected<NgramPool> ngramPool(const Node &node);
+
 /// The float element type named by an ONNX `stash_type` (a TensorProto data type number).
 Expected<DType> stashTypeToDType(int64_t stashType);
 

@@ -140,9 +140,14 @@ Result runDataSet(const Model &model, const Session &session, const fs::path &se
     return {"mismatch",
             fmt::format("{} outputs, the test expects {}", outputs->size(), expected->size())};
   // A random op's values cannot match another implementation's generator: only the dtype and
-  // shape of its results are checked.
+  // shape of its results are checked. Dropout draws a mask unless training_mode is absent or a
+  // constant false.
   const auto nodes = model.graph().nodes();
-  bool random = std::any_of(nodes.begin(), nodes.end(), [](Node *n) { return n->def().random; });
+  bool random = std::any_of(nodes.begin(), nodes.end(), [](Node *n) {
+    return n->def().random ||
+           (n->op() == Op::kDropout && n->hasInput(2) &&
+            !(n->input(2)->isConstant() && n->input(2)->constant().elementAsDouble(0) == 0.0));
+  });
   for (size_t i = 0; i < outputs->size(); ++i) {
     const NamedTensor &o = (*outputs)[i];
     if (random) {
@@ -313,6 +318,19 @@ std::map<std::string, Result> readKnown(const std::string &path) {
 
 const char *const kCategories[] = {"unsupported", "out of scope", "mismatch", "error"};
 
+/// Failures whose error does not say why, with the cause found by reading the test.
+std::string whyFails(const std::string &test) {
+  if (test == "test_cast_FLOAT_to_BFLOAT16")
+    return "onnx 1.12's expected data truncates f32 to bf16; dlc rounds to nearest even, as "
+           "ONNX's reference does in later releases (onnx/onnx#4193)";
+  if (test == "test_adam_multiple")
+    return "the test computes with epsilon 1e-2, but its node leaves epsilon at the spec's "
+           "default, 1e-6";
+  if (test.starts_with("test_castlike_") && test.find("BFLOAT16") != std::string::npos)
+    return "the test contradicts its model: input 'like' is declared [3,4], its data is [1]";
+  return "";
+}
+
 void writeReport(const std::string &path, const std::string &summary,
                  const std::map<std::string, std::vector<std::pair<std::string, Result>>> &byOp) {
   std::ofstream rep(path);
@@ -336,7 +354,10 @@ void writeReport(const std::string &path, const std::string &summary,
       if (!header)
         rep << "\n### " << op << "\n\n";
       header = true;
-      rep << "- `" << t << "`: " << r.category << ": " << r.reason << "\n";
+      rep << "- `" << t << "`: " << r.category << ": " << r.reason;
+      if (std::string why = whyFails(t); !why.empty())
+        rep << " (why: " << why << ")";
+      rep << "\n";
     }
   }
 }

@@ -6,6 +6,7 @@
 #include "frontend/onnx/exporter.h"
 #include "frontend/onnx/importer.h"
 #include "ir/parser.h"
+#include "onnx/onnx.pb.h"
 
 namespace dlc::onnx {
 namespace {
@@ -49,6 +50,28 @@ TEST(OnnxExport, RenamedOutputsAndQuantizedOpsSurvive) {
     EXPECT_FALSE(n->findAttr("quant.ranges")) << "annotations are dlc's, not ONNX attributes";
   }
   EXPECT_EQ(quantize, 1);
+}
+
+TEST(OnnxExport, OptimizersKeepTheirTrainingDomain) {
+  auto g = parseGraph(
+      R"(graph @t(%r: f32[], %t: i64[], %x: f32[3], %g: f32[3], %v: f32[3]) -> (x2: ?, v2: ?) {
+  %x2, %v2 = momentum(%r, %t, %x, %g, %v) {alpha = 0.9, beta = 0.1, mode = "nesterov", norm_coefficient = 0.0} : f32[3], f32[3] loc("m")
+  return %x2, %v2
+})",
+      "t.dlc");
+  ASSERT_TRUE(g) << g.status().message();
+  auto bytes = exportModel(**g);
+  ASSERT_TRUE(bytes) << bytes.status().message();
+  ::onnx::ModelProto proto;
+  ASSERT_TRUE(proto.ParseFromString(*bytes));
+  EXPECT_EQ(proto.graph().node(0).domain(), "ai.onnx.preview.training");
+  bool imported = false;
+  for (const auto &imp : proto.opset_import())
+    imported |= imp.domain() == "ai.onnx.preview.training" && imp.version() == 1;
+  EXPECT_TRUE(imported);
+  auto back = importBytes(*bytes, "", "t.onnx");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_TRUE((*g)->structurallyEqual(**back));
 }
 
 TEST(OnnxExport, FakeQuantNeedsCanonicalizingFirst) {

@@ -41,14 +41,37 @@ TEST_F(NormEval, BatchNormalizationInference) {
   }
 }
 
-TEST_F(NormEval, BatchNormalizationTrainingIsUnimplemented) {
-  Tensor x = randomTensor({1, 2, 2}, 1), p = randomTensor({2}, 2, DType::kF32, 0.5, 1.0);
-  auto r = eval(Op::kBatchNormalization, {x, p, p, p, p}, {{"training_mode", Attribute(1)}}, 3);
-  ASSERT_FALSE(r.hasValue());
-  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(r.status().message(),
-            "node 'n' (BatchNormalization): training_mode=1 is not supported: the reference "
-            "backend evaluates BatchNormalization in inference mode only");
+TEST_F(NormEval, BatchNormalizationTrainingUsesTheBatchStatistics) {
+  // ONNX (opset 15): y normalised with the batch's mean and biased variance over N and the
+  // spatial axes; running = input * momentum + batch * (1 - momentum).
+  Tensor x = randomTensor({2, 3, 4}, 1), scale = randomTensor({3}, 2), b = randomTensor({3}, 3);
+  Tensor mean = randomTensor({3}, 4), var = randomTensor({3}, 5, DType::kF32, 0.5, 2.0);
+  const double eps = 1e-2, momentum = 0.75;
+  std::vector<double> xs = values(x), expected(xs.size()), runMean, runVar;
+  for (size_t c = 0; c < 3; ++c) {
+    std::vector<size_t> at;
+    for (size_t n = 0; n < 2; ++n)
+      for (size_t i = 0; i < 4; ++i)
+        at.push_back((n * 3 + c) * 4 + i);
+    auto [m, v] = stats(xs, at);
+    for (size_t i : at)
+      expected[i] = (xs[i] - m) / std::sqrt(v + eps) * values(scale)[c] + values(b)[c];
+    runMean.push_back(values(mean)[c] * momentum + m * (1 - momentum));
+    runVar.push_back(values(var)[c] * momentum + v * (1 - momentum));
+  }
+  auto r = eval(Op::kBatchNormalization, {x, scale, b, mean, var},
+                {{"training_mode", Attribute(1)},
+                 {"epsilon", Attribute(static_cast<float>(eps))},
+                 {"momentum", Attribute(static_cast<float>(momentum))}},
+                3);
+  ASSERT_TRUE(r.hasValue()) << r.status().message();
+  expectClose(r->at(0), expected, 1e-6, 1e-6);
+  expectClose(r->at(1), runMean, 1e-6, 1e-6);
+  expectClose(r->at(2), runVar, 1e-6, 1e-6);
+  // Inference ignores the batch: the running statistics pass through unchanged.
+  auto inference = eval(Op::kBatchNormalization, {x, scale, b, mean, var}, {}, 3);
+  ASSERT_TRUE(inference.hasValue()) << inference.status().message();
+  EXPECT_TRUE(inference->at(1).identical(mean));
 }
 
 TEST_F(NormEval, InstanceNormalization) {
@@ -232,12 +255,32 @@ TEST_F(NormEval, DropoutInference) {
   auto zero = eval(Op::kDropout, {x, f32({}, {0.0f}), trueT}, {}, 2);
   ASSERT_TRUE(zero.hasValue()) << zero.status().message();
   EXPECT_TRUE(zero->at(0).identical(x));
-  auto train = eval(Op::kDropout, {x, f32({}, {0.25f}), trueT}, {}, 2);
-  ASSERT_FALSE(train.hasValue());
-  EXPECT_EQ(train.status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(train.status().message(),
-            "node 'n' (Dropout): training_mode=true with ratio 0.25 is not supported: the "
-            "reference backend evaluates Dropout in inference mode only");
+}
+
+TEST_F(NormEval, DropoutTrainingKeepsAndScalesByTheMask) {
+  Tensor x = randomTensor({64, 64}, 21);
+  Tensor trueT = Tensor::zeros(DType::kBool, {});
+  trueT.mutableData<bool>()[0] = true;
+  auto train = eval(Op::kDropout, {x, f32({}, {0.25f}), trueT}, {{"seed", Attribute(7)}}, 2);
+  ASSERT_TRUE(train.hasValue()) << train.status().message();
+  std::vector<double> xs = values(x), ys = values(train->at(0)), mask = values(train->at(1));
+  int64_t kept = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    kept += mask[i] != 0;
+    EXPECT_NEAR(ys[i], mask[i] != 0 ? xs[i] / 0.75 : 0.0, 1e-6) << "element " << i;
+  }
+  // 4,096 draws keep about three quarters (binomial standard deviation about 28).
+  EXPECT_NEAR(static_cast<double>(kept), 3072.0, 200.0);
+  // The mask is a function of the seed: the same seed repeats it, another seed does not.
+  auto again = eval(Op::kDropout, {x, f32({}, {0.25f}), trueT}, {{"seed", Attribute(7)}}, 2);
+  auto other = eval(Op::kDropout, {x, f32({}, {0.25f}), trueT}, {{"seed", Attribute(8)}}, 2);
+  ASSERT_TRUE(again.hasValue() && other.hasValue());
+  EXPECT_TRUE(again->at(1).identical(train->at(1)));
+  EXPECT_FALSE(other->at(1).identical(train->at(1)));
+  auto one = eval(Op::kDropout, {x, f32({}, {1.0f}), trueT}, {}, 2);
+  ASSERT_FALSE(one.hasValue());
+  EXPECT_EQ(one.status().message(),
+            "node 'n' (Dropout): ratio must be in [0, 1) in training, got 1");
 }
 
 } // namespace
