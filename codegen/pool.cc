@@ -1,12 +1,17 @@
 // Pooling family: MaxPool, AveragePool and LpPool over any number of spatial axes (pads,
-// auto_pad, strides, dilations, ceil_mode, count_include_pad), and GlobalAveragePool,
-// GlobalMaxPool and GlobalLpPool; each with its group's elementwise epilogue.
+// auto_pad, strides, dilations, ceil_mode, count_include_pad), GlobalAveragePool,
+// GlobalMaxPool and GlobalLpPool, and LRN (a window over the channel axis); each with its
+// group's elementwise epilogue.
 //
 // Windowed pools: one thread per output element walks its window (loops over the kernel
 // offsets, taps in the padding skipped) in the compute type (float for f16/bf16). Semantics are
 // the reference's (ir/eval/pool_eval.cc): MaxPool propagates NaN and yields -inf for a window
 // wholly in the padding; AveragePool divides by the taps inside the input, or with
 // count_include_pad by the taps inside the padded extent. MaxPool's Indices output is refused.
+//
+// LRN: one thread per output element sums the squares of its channel window (floor((size-1)/2)
+// channels before, the rest after, clipped to [0, C)) in the compute type, then divides x by
+// (bias + alpha / size * sum)^beta, as the reference (ir/eval/norm_eval.cc) does.
 //
 // Global pools: one warp per (n, c) plane for planes up to kWarpPlane elements, one block of
 // 256 threads per plane above that; each thread accumulates a strided share, then a fixed
@@ -67,7 +72,8 @@ bool claims(const Node *anchor) {
   if (!anchor)
     return false;
   const Op op = anchor->op();
-  return isGlobal(op) || op == Op::kMaxPool || op == Op::kAveragePool || op == Op::kLpPool;
+  return isGlobal(op) || op == Op::kMaxPool || op == Op::kAveragePool || op == Op::kLpPool ||
+         op == Op::kLRN;
 }
 
 Status check(const Node &node) {
@@ -81,6 +87,14 @@ Status check(const Node &node) {
   if (node.op() == Op::kLpPool || node.op() == Op::kGlobalLpPool)
     if (node.getInt("p") < 1)
       return invalidArgument("attribute 'p' must be positive, got {}", node.getInt("p"));
+  if (node.op() == Op::kLRN) {
+    if (node.input(0)->shape().rank() < 3)
+      return invalidArgument("LRN needs an input of rank >= 3, got {}",
+                             node.input(0)->shape().rank());
+    if (node.getInt("size") < 1)
+      return invalidArgument("attribute 'size' must be positive, got {}", node.getInt("size"));
+    return Status::ok();
+  }
   if (isGlobal(node.op())) {
     if (node.input(0)->shape().rank() < 2)
       return invalidArgument("{} needs an input of rank >= 2", node.opName());
@@ -235,6 +249,54 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   return single(std::move(k));
 }
 
+Expected<KernelSet> emitLrn(const FusedGroup &group, const EmitOptions &opts) {
+  const Node &node = *group.anchor;
+  DLC_RETURN_IF_ERROR(check(node));
+  const Value *x = node.input(0), *y = node.output(0);
+  const std::vector<int64_t> xs = staticSizes(x);
+  const int64_t channels = xs[1];
+  int64_t inner = 1;
+  for (size_t d = 2; d < xs.size(); ++d)
+    inner *= xs[d];
+  const int64_t count = x->shape().numElements().value_or(0);
+  const int64_t size = node.getInt("size");
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const DType t = x->dtype();
+  const std::string ct = cudaComputeType(t);
+  const std::string idx = count < (int64_t{1} << 31) ? "int" : "long long";
+  ParamList params;
+  params.read(x);
+
+  CodeWriter body;
+  auto loop = body.block("{}", gridStrideLoop(idx, count));
+  body.line("const {} s = i % {};", idx, inner);
+  body.line("const int c = (int)((i / {}) % {});", inner, channels);
+  body.line("const {} *__restrict__ x = in0 + i / {} * {} + s;", cudaStorageType(t),
+            channels * inner, channels * inner);
+  body.line("{} acc = ({})0;", ct, ct);
+  body.line("const int lo = c - {} < 0 ? 0 : c - {};", before, before);
+  body.line("const int hi = c + {} > {} ? {} : c + {};", after, channels - 1, channels - 1, after);
+  {
+    auto window = body.block("for (int k = lo; k <= hi; ++k)");
+    body.line("const {} v = dlc_load(x[({})k * {}]);", ct, idx, inner);
+    body.line("acc += v * v;");
+  }
+  body.line("const {} scale = pow({} + {} * acc, {});", ct, cudaLiteral(node.getFloat("bias"), t),
+            cudaLiteral(static_cast<double>(node.getFloat("alpha")) / static_cast<double>(size), t),
+            cudaLiteral(node.getFloat("beta"), t));
+  body.line("const {} y = dlc_load(x[({})c * {}]) / scale;", ct, idx, inner);
+  std::vector<const Value *> stored;
+  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
+  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  loop.close();
+
+  Kernel k;
+  k.name = group.name;
+  finishKernel(k, params, 256, body);
+  k.launch = gridStrideLaunch(count, opts);
+  return single(std::move(k));
+}
+
 /// Combines the shares of a warp: `acc` of every lane ends up holding the whole.
 void warpReduce(CodeWriter &w, const Node &node) {
   const bool max = node.op() == Op::kGlobalMaxPool;
@@ -310,6 +372,8 @@ Expected<KernelSet> emitGlobal(const FusedGroup &group, const EmitOptions &opts)
 Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   if (!group.anchor)
     return invalidArgument("a pooling group needs an anchor");
+  if (group.anchor->op() == Op::kLRN)
+    return emitLrn(group, opts);
   return isGlobal(group.anchor->op()) ? emitGlobal(group, opts) : emitWindowed(group, opts);
 }
 

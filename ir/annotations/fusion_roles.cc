@@ -60,6 +60,7 @@ FusionClass classifyForFusion(const Node &n) {
   case Op::kGlobalAveragePool:
   case Op::kGlobalMaxPool:
   case Op::kGlobalLpPool:
+  case Op::kLRN:
   case Op::kResize:
     return {R::kAnchor, false, ""};
   default:

@@ -153,6 +153,8 @@ TEST(PoolEmit, EveryPoolCompilesForSm90) {
       pool("f32[2,8,5,5]", "global_max_pool", ""),
       pool("bf16[1,8,100,100]", "global_max_pool", ""),
       pool("f64[2,8,3]", "global_lp_pool", "{p = 3}"),
+      pool("f32[1,16,13,13]", "lrn", "{size = 5, alpha = 0.0001, beta = 0.75, bias = 2.0}"),
+      pool("f16[2,6,4]", "lrn", "{size = 2}"),
   };
   std::string source;
   int count = 0;
@@ -270,6 +272,11 @@ TEST(PoolHostRun, KernelsMatchTheReference) {
       {pool("f32[2,8,5,5]", "global_max_pool", ""), {}, 0},
       {pool("f32[1,3,70,40]", "global_max_pool", ""), {}, 0},
       {pool("f64[2,8,3]", "global_lp_pool", "{p = 3}"), {}, 1e-12},
+      // LRN: odd and even windows (the even one reaches one channel further after), clipped at
+      // both ends; alpha large enough that the window's squares matter.
+      {pool("f32[2,7,3,4]", "lrn", "{size = 5, alpha = 0.5, beta = 0.75, bias = 2.0}"), {}, 1e-5},
+      {pool("f32[1,6,5]", "lrn", "{size = 2, alpha = 1.0, beta = 0.5, bias = 1.0}"), {}, 1e-5},
+      {pool("f16[1,5,2,2]", "lrn", "{size = 3, alpha = 0.3}"), {}, 1e-2},
       {R"(graph @g(%x: f16[2,16,7,7], %b: f16[1,16,1,1]) -> (y: ?) {
   %p = global_average_pool(%x) : ?
   %s = add(%p, %b) : ?
