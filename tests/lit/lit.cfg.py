@@ -16,3 +16,10 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
 # Every pass's output is verified in every build, as debug builds do by default: a test whose
 # input or output a release build would accept unverified fails here too, not only in CI's asan pass.
 config.substitutions.append(("dlc opt ", "dlc opt --verify-each "))
+# Pictures: `dlc opt --svg` runs Graphviz's dot; the tests render the SVG with rsvg-convert.
+import shutil
+if shutil.which("dot") and shutil.which("rsvg-convert"):
+    config.available_features.add("graphviz")
+import sys
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%{dlc}", os.path.join(config.dlc_bin_dir, "dlc")))

@@ -2,12 +2,15 @@
 #include <fstream>
 #include <iostream>
 
+#include "codegen/kernel.h"
 #include "frontend/onnx/exporter.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "runtime/jit/compile.h"
 #include "runtime/jit/pipelines.h"
 #include "tools/dlc/commands.h"
+#include "tools/dlc/picture.h"
 #include "tools/dlc/placement_report.h"
 
 namespace dlc::tool {
@@ -32,7 +35,12 @@ struct OptArgs {
   bool listPasses = false;
   bool printPipeline = false;
   std::string placementReport;
+  std::string dot, svg, dotScope;
+  std::vector<std::string> dims;
 };
+
+/// Above this many nodes a whole-graph picture is hard to read: --dot-scope is suggested.
+constexpr int64_t kLargePicture = 1500;
 
 #ifdef NDEBUG
 constexpr bool kVerifyEachDefault = false;
@@ -70,11 +78,15 @@ int runOpt(const OptArgs &args) {
   if (args.input.empty())
     return reportError(invalidArgument("opt: an input model is required"));
   std::string pipelineText = args.pipeline;
+  const bool gpuPipeline = pipelineText == "gpu";
   if (pipelineText.empty()) {
     auto load = jit::loadPipeline(level);
     if (!load)
       return reportError(load.status());
     pipelineText = *load;
+  } else if (pipelineText == "gpu") {
+    // What `dlc run --device gpu` runs: the load pipeline, then the GPU pipeline.
+    pipelineText = *jit::loadPipeline(1) + "," + jit::gpuPipeline();
   }
   auto pipelineOr = parsePipeline(pipelineText);
   if (!pipelineOr)
@@ -83,6 +95,17 @@ int runOpt(const OptArgs &args) {
   auto graphOr = loadGraph(args.input, args.load);
   if (!graphOr)
     return reportError(graphOr.status());
+  auto dims = parseDims(args.dims);
+  if (!dims)
+    return reportError(dims.status());
+  if (gpuPipeline || !dims->empty()) {
+    // The GPU pipeline plans memory, so every input needs static sizes (as `dlc run` binds).
+    auto specialized = jit::specializeGraph(**graphOr, *dims);
+    if (!specialized)
+      return reportError(specialized.status().withContext(
+          gpuPipeline ? "-p gpu needs static input shapes (--dim NAME=SIZE)" : "--dim"));
+    *graphOr = std::move(*specialized);
+  }
   Graph &g = **graphOr;
 
   PipelineOptions po;
@@ -96,6 +119,8 @@ int runOpt(const OptArgs &args) {
   po.print.printConstants = args.printConstants;
   po.out = &std::cout;
   po.err = &std::cerr;
+  if (gpuPipeline) // placement asks the GPU backend, as `dlc run` does
+    po.gpuSupport = [](const Node &n, std::string *why) { return codegen::gpuSupports(n, why); };
   if (Status st = runPipeline(g, *pipelineOr, po); !st.isOk())
     return reportError(st);
   if (!args.placementReport.empty())
@@ -103,6 +128,24 @@ int runOpt(const OptArgs &args) {
             writePlacementReport(g, args.placementReport, "placement report (after the pipeline):");
         !st.isOk())
       return reportError(st);
+
+  if (!args.dot.empty() || !args.svg.empty()) {
+    DotOptions dot;
+    dot.scope = args.dotScope;
+    dot.title = fmt::format("{} after {}", args.input,
+                            args.stopAfter.empty() ? std::string("the pipeline")
+                                                   : "'" + args.stopAfter + "'");
+    const int64_t drawn = dotNodeCount(g, dot);
+    if (!args.dotScope.empty() && drawn == 0)
+      return reportError(
+          invalidArgument("--dot-scope '{}': no node's name starts with it", args.dotScope));
+    if (drawn > kLargePicture)
+      std::cerr << fmt::format("dlc: warning: the picture has {} nodes; --dot-scope PREFIX draws "
+                               "only the nodes whose name starts with PREFIX\n",
+                               drawn);
+    if (Status st = writePictures(g, args.dot, args.svg, dot); !st.isOk())
+      return reportError(st);
+  }
 
   if (args.output.ends_with(".onnx")) {
     // An ONNX model (opset 21): what other tools load, e.g. a TensorFlow graph converted.
@@ -118,7 +161,8 @@ int runOpt(const OptArgs &args) {
     printGraph(g, out, full);
     if (!out.flush())
       return reportError(invalidArgument("error writing '{}'", args.output));
-  } else if (!args.printIrAfterAll && args.printIrAfter.empty()) {
+  } else if (!args.printIrAfterAll && args.printIrAfter.empty() && args.dot.empty() &&
+             args.svg.empty()) {
     printGraph(g, std::cout, po.print);
   }
   return 0;
@@ -137,7 +181,8 @@ void addOptCommand(CLI::App &app, int &exitCode) {
   addLoadFlags(cmd, args->load);
   cmd->add_option("-p,--pipeline", args->pipeline,
                   "Comma-separated passes, e.g. 'infer-shapes,fold-constants,simplify,cse,dce'; "
-                  "options as name{key=value}");
+                  "options as name{key=value}; 'gpu': the load and GPU pipelines `dlc run` runs "
+                  "(see --print-pipeline)");
   cmd->add_option("-O", args->optLevel,
                   "Run the load pipeline of this level: 0 infer-shapes only, 1 (default) the "
                   "cleanup (see --print-pipeline)")
@@ -167,6 +212,19 @@ void addOptCommand(CLI::App &app, int &exitCode) {
                 "After the pipeline, print where each node runs and why (name, op, requested "
                 "and assigned device, colocation group, reason: what place-devices left) to "
                 "stderr; --placement-report=FILE.json writes it as JSON");
+  cmd->add_option("--dim", args->dims,
+                  "Size of a symbolic input dim, NAME=SIZE (repeatable); -p gpu needs every one")
+      ->delimiter(',');
+  cmd->add_option("--dot", args->dot,
+                  "Write the graph after the pipeline (or --stop-after PASS) as Graphviz DOT: "
+                  "fused groups as clusters, devices as colours, copies between devices in "
+                  "orange, value types on the edges (the IR is then not printed)");
+  cmd->add_option("--svg", args->svg,
+                  "Render the same picture to SVG with Graphviz's 'dot' program (package "
+                  "graphviz)");
+  cmd->add_option("--dot-scope", args->dotScope,
+                  "Draw only the nodes whose name starts with this prefix (one block of a large "
+                  "model); values crossing its border are drawn as stubs");
   cmd->add_flag("--list-passes", args->listPasses,
                 "List the available passes with their options and exit");
   cmd->add_flag("--print-pipeline", args->printPipeline,

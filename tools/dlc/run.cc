@@ -25,6 +25,7 @@
 
 #include "runtime/jit/model.h"
 #include "runtime/jit/pipelines.h"
+#include "runtime/jit/profile_trace.h"
 #include "runtime/jit/verify.h"
 #include "runtime/random_tensor.h"
 #include "runtime/reference_executor.h"
@@ -63,6 +64,7 @@ struct RunArgs {
   bool profile = false;
   int profileRuns = 20;
   std::string profileJson;
+  std::string trace;
   std::string placementReport;
   ComparePrecisionArgs comparePrecision;
 };
@@ -271,7 +273,8 @@ std::string stepKind(const Session::StepProfile &s) {
 /// --profile: every step of the GPU program timed with events; the slowest steps and the time
 /// per kind of step (stepKind).
 Status profileRuns(const Session &session, const std::map<std::string, Tensor> &inputs, int runs,
-                   const std::string &jsonPath) {
+                   const std::string &jsonPath, const std::string &tracePath,
+                   const std::string &title) {
   if (session.backend() != Backend::kGpu)
     return invalidArgument("--profile times the GPU program's kernels, but this run is on the CPU");
   DLC_ASSIGN_OR_RETURN(auto steps, session.profileGpu(inputs, runs));
@@ -320,6 +323,12 @@ Status profileRuns(const Session &session, const std::map<std::string, Tensor> &
     if (!f)
       return invalidArgument("--profile-json {}: cannot write the file", jsonPath);
   }
+  if (!tracePath.empty()) {
+    std::ofstream f(tracePath);
+    f << profileTraceJson(steps, runs, title);
+    if (!f.flush())
+      return invalidArgument("--trace {}: cannot write the file", tracePath);
+  }
   return Status::ok();
 }
 
@@ -345,6 +354,8 @@ Status runModel(const RunArgs &args) {
     return invalidArgument("--benchmark-json needs --benchmark N");
   if (!args.profile && !args.profileJson.empty())
     return invalidArgument("--profile-json needs --profile");
+  if (!args.profile && !args.trace.empty())
+    return invalidArgument("--trace needs --profile");
   SessionOptions so;
   so.backend = backend;
   so.cudaGraph = !args.noCudaGraph;
@@ -453,7 +464,8 @@ Status runModel(const RunArgs &args) {
     DLC_RETURN_IF_ERROR(
         benchmarkRuns(session, inputs, args.benchmark, args.benchmarkJson, firstRun));
   if (args.profile)
-    DLC_RETURN_IF_ERROR(profileRuns(session, inputs, args.profileRuns, args.profileJson));
+    DLC_RETURN_IF_ERROR(
+        profileRuns(session, inputs, args.profileRuns, args.profileJson, args.trace, args.model));
   for (const NamedTensor &o : outputs)
     std::cout << fmt::format("output '{}': {}\n", o.name, summarizeTensor(o.tensor));
   if (!args.outputDir.empty())
@@ -506,6 +518,9 @@ void addRunCommand(CLI::App &app, int &exitCode) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--profile-json", args->profileJson,
                   "With --profile: also write every step's time to FILE as JSON");
+  cmd->add_option("--trace", args->trace,
+                  "With --profile: write the steps as a timeline to FILE.json (Chrome's Trace "
+                  "Event format; open it in ui.perfetto.dev or chrome://tracing)");
   cmd->add_flag("--verify", args->verify,
                 "GPU: run the reference backend beside it and name the first node whose output "
                 "diverges");

@@ -1,0 +1,54 @@
+#include "runtime/jit/profile_trace.h"
+
+#include <nlohmann/json.hpp>
+
+namespace dlc {
+
+namespace {
+
+constexpr int kPid = 1;
+constexpr int kStreamTid = 1, kHostTid = 2;
+
+nlohmann::ordered_json metadata(const char *name, int tid, const nlohmann::json &args) {
+  nlohmann::ordered_json e;
+  e["name"] = name;
+  e["ph"] = "M";
+  e["pid"] = kPid;
+  if (tid)
+    e["tid"] = tid;
+  e["args"] = args;
+  return e;
+}
+
+} // namespace
+
+std::string profileTraceJson(const std::vector<Session::StepProfile> &steps, int runs,
+                             const std::string &title) {
+  nlohmann::ordered_json events = nlohmann::json::array();
+  events.push_back(metadata("process_name", 0, {{"name", "dlc: " + title}}));
+  events.push_back(metadata("thread_name", kStreamTid, {{"name", "GPU stream"}}));
+  events.push_back(metadata("thread_name", kHostTid, {{"name", "host (CPU fallback)"}}));
+  double us = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Session::StepProfile &s = steps[i];
+    nlohmann::ordered_json e;
+    e["name"] = s.name.empty() ? s.kind : s.name;
+    e["cat"] = s.kind;
+    e["ph"] = "X";
+    e["ts"] = us;
+    e["dur"] = s.ms * 1000.0;
+    e["pid"] = kPid;
+    e["tid"] = s.kind == "host" ? kHostTid : kStreamTid;
+    e["args"] = {{"step", i}, {"nodes", s.origin}, {"ms", s.ms}};
+    events.push_back(std::move(e));
+    us += s.ms * 1000.0;
+  }
+  nlohmann::ordered_json trace;
+  trace["traceEvents"] = std::move(events);
+  trace["displayTimeUnit"] = "ms";
+  trace["otherData"] = {{"dlc", "steps laid end to end with their mean time over " +
+                                    std::to_string(runs) + " step-by-step run(s)"}};
+  return trace.dump(1) + "\n";
+}
+
+} // namespace dlc
