@@ -24,6 +24,7 @@ EXCEPTIONS = {}
 # (folder prefix, the project include prefixes it may use). The first matching prefix wins,
 # so subfolders with rules of their own come first.
 RULES = [
+    ("python/", ["dlc/"]),  # the extension sees the C API only (runtime/dlc/dlc.h)
     ("runtime/jit/", ["ir/", "frontend/", "passes/", "codegen/", "runtime/"]),
     ("runtime/", ["ir/", "runtime/", "dlc/"]),
     ("codegen/", ["ir/", "codegen/", "runtime/program.h"]),
