@@ -1,11 +1,15 @@
 #include "frontend/onnx/exporter.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/tensor_proto.h"
+#include "ir/annotations/fused_groups.h"
 #include "onnx/onnx.pb.h"
 
 namespace dlc::onnx {
@@ -106,6 +110,13 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
   }
   for (const Value *c : g.constants())
     DLC_RETURN_IF_ERROR(fillTensor(c->constant(), c->name(), *graph.add_initializer()));
+  std::map<int64_t, std::string> groupOps; // fused group -> its ops ("conv + add + relu")
+  for (const Node *n : g.nodes())
+    if (auto group = fuseGroupOf(*n)) {
+      std::string &ops = groupOps[*group];
+      ops += (ops.empty() ? "" : " + ") + std::string(opOnnxName(n->op()));
+    }
+  int64_t fusedNodes = 0;
   for (const Node *n : g.nodes()) {
     if (n->op() == Op::kFakeQuant)
       return unimplemented("{}: ONNX has no FakeQuant; run canonicalize-quant first (it makes "
@@ -138,6 +149,21 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
     for (const auto &[name, a] : n->attrs())
       if (name.find('.') == std::string::npos) // annotations are dlc's
         DLC_RETURN_IF_ERROR(addAttribute(name, a, *n, node));
+    // What the passes decided, where viewers (Netron) show it: the node's doc string.
+    std::string doc;
+    if (auto group = fuseGroupOf(*n)) {
+      doc = fmt::format("dlc: fused group {} ({})", *group, groupOps[*group]);
+      ++fusedNodes;
+    }
+    if (n->device().isSet())
+      doc += fmt::format("{}dlc: runs on {}", doc.empty() ? "" : "; ", n->device().str());
+    if (!doc.empty())
+      node.set_doc_string(doc);
+  }
+  if (fusedNodes > 0) {
+    auto *prop = model.add_metadata_props();
+    prop->set_key("dlc.fused_groups");
+    prop->set_value(std::to_string(groupOps.size()));
   }
   // ONNX names outputs by value: an output known under another name gets an Identity.
   std::set<std::string> declared;

@@ -20,6 +20,7 @@ void addOptCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);
 void addCompileCommand(CLI::App &app, int &exitCode);
 void addQuantizeCommand(CLI::App &app, int &exitCode);
+void addExportCommand(CLI::App &app, int &exitCode);
 
 /// The flags every command that reads a model shares: --format, --input-shape, --outputs.
 struct LoadArgs {

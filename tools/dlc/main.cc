@@ -18,6 +18,7 @@ int main(int argc, char **argv) {
   dlc::tool::addCompileCommand(app, exitCode);
   dlc::tool::addRunCommand(app, exitCode);
   dlc::tool::addQuantizeCommand(app, exitCode);
+  dlc::tool::addExportCommand(app, exitCode);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
