@@ -11,7 +11,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev
   llvm-14-tools python3 python3-numpy python3-onnx python3-protobuf python3-sklearn
-  graphviz librsvg2-bin pybind11-dev python3-dev python3-pytest
+  graphviz librsvg2-bin pybind11-dev python3-dev python3-pytest python3-pip python3-venv
 )
 
 missing=()
