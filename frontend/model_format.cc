@@ -1,4 +1,5 @@
 #include "frontend/model_format.h"
+#include "ir/file_util.h"
 
 #include <cctype>
 #include <cerrno>
@@ -113,6 +114,8 @@ Expected<std::optional<ModelFormat>> parseModelFormatFlag(std::string_view flag)
 
 Expected<ModelFormat> detectModelFormat(const std::string &path,
                                         std::optional<ModelFormat> forced) {
+  if (Status regular = checkRegularFile(path); !regular.isOk())
+    return regular.withContext(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return notFound("{}: cannot open file: {}", path, std::strerror(errno));

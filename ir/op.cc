@@ -201,7 +201,23 @@ Status inferNode(InferContext &ctx) {
                          opName(def.op));
   // Every inference function may index required inputs and read attributes freely.
   DLC_RETURN_IF_ERROR(ops::checkSchema(ctx).withContext(ctx.node().describe()));
-  return def.infer(ctx).withContext(ctx.node().describe());
+  DLC_RETURN_IF_ERROR(def.infer(ctx).withContext(ctx.node().describe()));
+  // A shape whose element count int64 cannot hold (a Resize by 1e12, say) is refused here,
+  // where the node is known, not by whatever later tries to size it.
+  for (int i = 0; i < ctx.numOutputs(); ++i) {
+    const Shape &shape = ctx.outputType(i).shape;
+    if (!shape.isRanked())
+      continue;
+    int64_t n = 1;
+    bool overflow = false;
+    for (const Dim &d : shape.dims())
+      if (d.isKnown() && d.value() > 0)
+        overflow |= __builtin_mul_overflow(n, d.value(), &n);
+    if (overflow)
+      return invalidArgument("{}: output {} would have shape {}, more elements than int64 holds",
+                             ctx.node().describe(), i, shape.str());
+  }
+  return Status::ok();
 }
 
 } // namespace dlc

@@ -1,6 +1,7 @@
 // The parser of the text IR: graph structure, statements and nodes. Types, tensor literals
 // and attributes are in parser_literals.cc; the grammar is ir/TEXT_FORMAT.md.
 #include "ir/parser.h"
+#include "ir/file_util.h"
 
 #include <climits>
 #include <fstream>
@@ -85,6 +86,17 @@ Expected<std::unique_ptr<Graph>> Parser::parse() {
 }
 
 Expected<std::unique_ptr<Graph>> Parser::parseGraphDef() {
+  // Bodies nest by recursion: past the limit a file would overflow the stack, not parse.
+  if (depth_ > kMaxGraphNesting) // depth_: the graphs around this one
+    return errorAt(tok_,
+                   fmt::format("graph attributes nested more than {} deep", kMaxGraphNesting));
+  ++depth_;
+  auto g = parseNestedGraph();
+  --depth_;
+  return g;
+}
+
+Expected<std::unique_ptr<Graph>> Parser::parseNestedGraph() {
   // A nested graph (a graph attribute) is a scope of its own: it sees only its own values.
   std::unique_ptr<Graph> outerGraph = std::exchange(g_, std::make_unique<Graph>());
   auto outerOutputs = std::exchange(outputs_, {});
@@ -344,6 +356,8 @@ Expected<std::unique_ptr<Graph>> parseGraph(std::string_view text, std::string_v
 }
 
 Expected<std::unique_ptr<Graph>> parseGraphFile(const std::string &path) {
+  if (Status regular = checkRegularFile(path); !regular.isOk())
+    return regular.withContext(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return notFound("cannot open '{}'", path);

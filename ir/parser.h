@@ -10,6 +10,9 @@
 
 namespace dlc {
 
+/// How deep graph attributes (If/Loop/Scan bodies) may nest in the text form.
+inline constexpr int kMaxGraphNesting = 64;
+
 struct ParseOptions {
   /// Supplies the data of an elided constant, `dense<hash:"...">`, by its printed hash (see
   /// text::formatHash); nullptr when unknown. The tensor is shared, not copied, and must have

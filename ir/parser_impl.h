@@ -38,6 +38,7 @@ private:
   /// `graph @name(...) -> (...) { ... }` up to its closing brace, as a graph of its own; the
   /// enclosing graph being parsed (if any) is set aside meanwhile.
   Expected<std::unique_ptr<Graph>> parseGraphDef();
+  Expected<std::unique_ptr<Graph>> parseNestedGraph();
   Status parseGraphParts();
   Status parseHeader();
   Status parseStatement();
@@ -71,6 +72,8 @@ private:
   Lexer lex_;
   std::string file_;
   ParseOptions opts_;
+  /// Graphs being parsed inside graph attributes (the outermost graph is depth 0).
+  int depth_ = 0;
   Token tok_;
   std::unique_ptr<Graph> g_;
   std::vector<std::pair<std::string, TensorType>> outputs_;

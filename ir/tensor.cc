@@ -8,13 +8,16 @@
 
 namespace dlc {
 
-std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
+std::shared_ptr<Buffer> Buffer::tryAllocate(size_t bytes) {
+  if (bytes > std::numeric_limits<size_t>::max() - 63)
+    return nullptr;
   std::shared_ptr<Buffer> b(new Buffer());
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0)
     rounded = 64;
   b->data_ = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
-  DLC_CHECK(b->data_ != nullptr, "out of memory allocating {} bytes", bytes);
+  if (b->data_ == nullptr)
+    return nullptr;
   std::memset(b->data_, 0, rounded);
   b->size_ = bytes;
   b->owned_ = true;
@@ -30,20 +33,38 @@ std::shared_ptr<Buffer> Buffer::view(const void *data, size_t bytes, std::shared
   return b;
 }
 
+std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
+  std::shared_ptr<Buffer> b = tryAllocate(bytes);
+  DLC_CHECK(b != nullptr, "out of memory allocating {} bytes", bytes);
+  return b;
+}
+
 Buffer::~Buffer() {
   if (owned_)
     std::free(data_);
 }
 
-Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+Expected<Tensor> Tensor::tryZeros(DType dtype, std::vector<int64_t> shape) {
+  DLC_ASSIGN_OR_RETURN(int64_t n, checkedNumElements(shape, "tensor"));
+  int64_t bytes;
+  if (__builtin_mul_overflow(n, dtypeSize(dtype), &bytes))
+    return outOfRange("a {} tensor of {} elements: its byte size overflows int64", dtypeName(dtype),
+                      n);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  auto n = checkedNumElements(t.shape_, "tensor");
-  DLC_CHECK(n.hasValue(), "{}", n.status().message());
-  t.numElements_ = *n;
-  t.buffer_ = Buffer::allocate(static_cast<size_t>(t.byteSize()));
+  t.numElements_ = n;
+  t.buffer_ = Buffer::tryAllocate(static_cast<size_t>(bytes));
+  if (!t.buffer_)
+    return unavailable("out of host memory allocating {} bytes for a {} tensor", bytes,
+                       dtypeName(dtype));
   return t;
+}
+
+Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  auto t = tryZeros(dtype, std::move(shape));
+  DLC_CHECK(t.hasValue(), "{}", t.status().message());
+  return std::move(*t);
 }
 
 Expected<Tensor> Tensor::fromBuffer(DType dtype, std::vector<int64_t> shape,

@@ -23,7 +23,9 @@ uint64_t fnv1a64(const void *data, size_t n, uint64_t h = kFnv1a64Offset);
 
 class Buffer {
 public:
-  /// Zero-filled, 64-byte aligned, owned storage.
+  /// Zero-filled, 64-byte aligned, owned storage; null when the memory cannot be had.
+  static std::shared_ptr<Buffer> tryAllocate(size_t bytes);
+  /// tryAllocate for sizes the program chose (running out is an internal error).
   static std::shared_ptr<Buffer> allocate(size_t bytes);
   /// A view of `bytes` bytes at `data`, valid while `owner` lives.
   static std::shared_ptr<Buffer> view(const void *data, size_t bytes, std::shared_ptr<void> owner);
@@ -51,6 +53,9 @@ public:
 
   /// Zero-filled tensor of the given type. Sizes must be valid (non-negative, no overflow).
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);
+  /// The same for sizes that come from outside (a model, a file, a user): an error, never an
+  /// abort, when the element count or byte size overflows or the memory cannot be had.
+  static Expected<Tensor> tryZeros(DType dtype, std::vector<int64_t> shape);
   /// Tensor over an existing buffer (shared, not copied). Size must match.
   static Expected<Tensor> fromBuffer(DType dtype, std::vector<int64_t> shape,
                                      std::shared_ptr<Buffer> buffer, size_t offset = 0);

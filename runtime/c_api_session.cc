@@ -76,8 +76,20 @@ Status checkTensor(const rt::PackageTensor &p, const char *fn, const char *role,
     if (shape.isRanked() && shape[i].isKnown() && shape[i].value() != t.shape[i])
       return invalidArgument("{}: {} '{}' dim {} must be {} ({}), got {}", fn, role, name, i,
                              shape[i].value(), p.type.str(), t.shape[i]);
-    elements *= t.shape[i];
+    if (__builtin_mul_overflow(elements, t.shape[i], &elements))
+      return invalidArgument("{}: {} '{}' has shape {}, whose element count overflows int64", fn,
+                             role, name,
+                             shapeText(std::vector<int64_t>(t.shape, t.shape + t.ndim)));
   }
+  // The tensor's bytes must lie inside an address range a process can map (user space is below
+  // 2^57 even with 5-level paging): a byte_offset or size past it can only crash the run.
+  uint64_t bytes = 0, end = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(elements), uint64_t{t.dtype.bits} / 8, &bytes) ||
+      __builtin_add_overflow(reinterpret_cast<uint64_t>(t.data), t.byte_offset, &end) ||
+      __builtin_add_overflow(end, bytes, &end) || end > (uint64_t{1} << 57))
+    return invalidArgument("{}: {} '{}' ({} bytes at byte_offset {}) lies past any address a "
+                           "process can map",
+                           fn, role, name, bytes, t.byte_offset);
   if (t.strides) { // compact row-major only
     int64_t expect = 1;
     for (int32_t i = t.ndim - 1; i >= 0; --i) {

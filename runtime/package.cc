@@ -1,6 +1,7 @@
 // Writing and reading packages: the header, the FlatBuffer of runtime/package.fbs, and the
 // content checks shared by both directions. Format: runtime/PACKAGE_FORMAT.md.
 #include "runtime/package.h"
+#include "ir/file_util.h"
 
 #include <elf.h>
 
@@ -671,6 +672,8 @@ Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::stri
 /// The bytes of the `.dlc_package` section of an ELF shared library (every offset checked,
 /// only the headers and that section read), or the whole file when it is a raw package.
 Expected<std::vector<uint8_t>> readPackageFile(const std::string &path) {
+  if (Status regular = checkRegularFile(path); !regular.isOk())
+    return regular.withContext(path);
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f)
     return notFound("{}: cannot open the file", path);

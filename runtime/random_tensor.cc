@@ -1,5 +1,7 @@
 #include "runtime/random_tensor.h"
 
+#include "ir/eval/eval_util.h"
+
 namespace dlc {
 
 namespace {
@@ -15,8 +17,9 @@ double unitDouble(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.
 
 } // namespace
 
-Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape, std::mt19937_64 &rng) {
-  Tensor t = Tensor::zeros(dtype, shape);
+Expected<Tensor> randomTensor(DType dtype, const std::vector<int64_t> &shape,
+                              std::mt19937_64 &rng) {
+  DLC_ASSIGN_OR_RETURN(Tensor t, eval::newTensor(dtype, shape));
   switch (dtype) {
   case DType::kF32:
     fill<float>(t, rng, [](uint64_t b) { return static_cast<float>(unitDouble(b)); });

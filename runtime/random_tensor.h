@@ -11,7 +11,8 @@
 
 namespace dlc {
 
-/// Floats uniform in [-1, 1) (f16/bf16 rounded), integers uniform in [0, 8), bools 0/1.
-Tensor randomTensor(DType dtype, const std::vector<int64_t> &shape, std::mt19937_64 &rng);
+/// Floats uniform in [-1, 1) (f16/bf16 rounded), integers uniform in [0, 8), bools 0/1. A
+/// shape past the reference backend's per-tensor limit (or whose size overflows) is an error.
+Expected<Tensor> randomTensor(DType dtype, const std::vector<int64_t> &shape, std::mt19937_64 &rng);
 
 } // namespace dlc

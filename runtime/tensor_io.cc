@@ -1,4 +1,5 @@
 #include "runtime/tensor_io.h"
+#include "ir/file_util.h"
 
 #include <algorithm>
 #include <cctype>
@@ -236,9 +237,8 @@ std::string npyDescr(DType dtype) {
 }
 
 Expected<Tensor> readNpy(const std::string &path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return invalidArgument("{}: is a directory, not a .npy file", path);
+  if (Status regular = checkRegularFile(path); !regular.isOk())
+    return regular.withContext(path);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
     return notFound("{}: cannot open file", path);

@@ -1,5 +1,7 @@
 #include "frontend/onnx/mapped_file.h"
 
+#include "ir/file_util.h"
+
 #include <cerrno>
 #include <cstring>
 
@@ -11,7 +13,8 @@
 namespace dlc::onnx::detail {
 
 Expected<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return notFound("{}", std::strerror(errno));
   struct stat st;
@@ -20,9 +23,9 @@ Expected<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &path) 
     ::close(fd);
     return invalidArgument("{}", std::strerror(err));
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (Status regular = checkRegularFd(fd); !regular.isOk()) {
     ::close(fd);
-    return invalidArgument("{}", S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+    return regular;
   }
   std::shared_ptr<MappedFile> file(new MappedFile());
   if (st.st_size > 0) {

@@ -1,4 +1,5 @@
 #include "frontend/tf/graph_def_io.h"
+#include "ir/file_util.h"
 
 #include <cerrno>
 #include <cstring>
@@ -79,6 +80,8 @@ Expected<tfproto::GraphDef> parseGraphDef(std::string_view bytes, bool text,
 }
 
 Expected<std::string> readFileBytes(const std::string &path) {
+  if (Status regular = checkRegularFile(path); !regular.isOk())
+    return regular.withContext(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return notFound("{}: cannot open file: {}", path, std::strerror(errno));

@@ -53,8 +53,10 @@ EvalResult evalResize(const Node &node, const std::vector<Tensor> &in) {
   if (!isNumeric(x.dtype()))
     return invalidArgument("input X must be numeric, got {}", dtypeName(x.dtype()));
   const std::vector<int64_t> yShape = types[0].shape.sizes();
-  DLC_ASSIGN_OR_RETURN(ResizePlan plan, planResize(node, x.shape(), yShape, in));
+  // The output first: its size limit refuses a huge scale before the plan (tables as long as
+  // the output's axes) is made.
   DLC_ASSIGN_OR_RETURN(Tensor y, newTensor(DType::kF64, yShape));
+  DLC_ASSIGN_OR_RETURN(ResizePlan plan, planResize(node, x.shape(), yShape, in));
   if (y.numElements() == 0)
     return std::vector<Tensor>{y.castTo(x.dtype())};
   if (x.numElements() == 0)

@@ -1,4 +1,5 @@
 #include "tools/dlc/calibrate.h"
+#include "ir/file_util.h"
 
 #include <unistd.h>
 
@@ -109,6 +110,8 @@ Expected<RangeMap> calibrateSamples(const Graph &g, const std::string &dir,
 }
 
 Expected<std::string> readFile(const std::string &path, const char *flag) {
+  if (Status regular = checkRegularFile(path); !regular.isOk())
+    return regular.withContext(fmt::format("{} '{}'", flag, path));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return notFound("{} '{}': cannot open it", flag, path);

@@ -15,6 +15,13 @@
 
 namespace dlc::tool {
 
+/// Exit statuses of every command: 0 done, 1 an error (the message says which), 2 a usage
+/// error (an unknown flag, a missing argument: CLI11's message), 3 `dlc run --compare` found
+/// outputs that differ from the expected ones.
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitMismatch = 3;
+
 void addInspectCommand(CLI::App &app, int &exitCode);
 void addOptCommand(CLI::App &app, int &exitCode);
 void addRunCommand(CLI::App &app, int &exitCode);

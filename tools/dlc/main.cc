@@ -22,13 +22,14 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    // --help and --version end here too (status 0); anything else is a usage error.
+    return app.exit(e) == 0 ? 0 : dlc::tool::kExitUsage;
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "dlc: error: out of memory\n");
-    return 1;
+    return dlc::tool::kExitError;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "dlc: error: %s\n", e.what());
-    return 1;
+    return dlc::tool::kExitError;
   }
   return exitCode;
 }

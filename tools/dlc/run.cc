@@ -5,7 +5,7 @@
 // sizes from `--dim N=8` or from the inputs given as files. Each output is summarised
 // (type, min/max/mean, first values), written to `--output-dir` as NAME.npy, and compared with
 // `--compare NAME=expected.npy` (floats within --rtol/--atol, NaN equal to NaN, integers and
-// bools exactly); any difference makes the exit status 1.
+// bools exactly); any difference makes the exit status 3 (kExitMismatch).
 //
 // `--device auto` (default) runs on the GPU when there is one (driver and device), else on the
 // CPU reference backend; `--device gpu` insists, `--device cpu` forces the reference backend.
@@ -342,7 +342,8 @@ Status verifyAgainstReference(const Model &model, const std::map<std::string, Te
   return Status::ok();
 }
 
-Status runModel(const RunArgs &args) {
+/// `*mismatch` is set when the run succeeded but --compare found outputs that differ.
+Status runModel(const RunArgs &args, bool *mismatch) {
   DLC_ASSIGN_OR_RETURN(Backend backend, parseDevice(args.device));
   DLC_ASSIGN_OR_RETURN(auto dims, parseDims(args.dims));
   if (!(args.rtol >= 0) || !(args.atol >= 0))
@@ -414,7 +415,11 @@ Status runModel(const RunArgs &args) {
       continue;
     }
     DLC_ASSIGN_OR_RETURN(auto shape, randomShape(in, bound));
-    inputs[in.name] = randomTensor(in.type.dtype, shape, rng);
+    auto random = randomTensor(in.type.dtype, shape, rng);
+    if (!random)
+      return random.status().withContext(
+          fmt::format("--random: input '{}' ({})", in.name, Shape::fromSizes(shape).str()));
+    inputs[in.name] = std::move(*random);
     source[in.name] = "random";
   }
   if (!missing.empty()) {
@@ -471,6 +476,7 @@ Status runModel(const RunArgs &args) {
   if (!args.outputDir.empty())
     DLC_RETURN_IF_ERROR(writeTensors(args.outputDir, outputs, "--output-dir"));
   DLC_ASSIGN_OR_RETURN(int differ, compareOutputs(args, model, outputs));
+  *mismatch = differ > 0;
   if (differ > 0)
     return invalidArgument("{} of {} compared output{} differ from the expected values (rtol "
                            "{:g}, atol {:g})",
@@ -502,7 +508,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--device", args->device,
                   "cpu, gpu or auto (default: auto: the GPU when there is one, else the CPU)");
   cmd->add_option("--compare", args->compares,
-                  "Compare an output with a tensor file, NAME=FILE; exit 1 on a mismatch")
+                  "Compare an output with a tensor file, NAME=FILE; exit status 3 on a mismatch")
       ->allow_extra_args(false);
   cmd->add_option("--rtol", args->rtol, "Relative tolerance of --compare (default 1e-4)");
   cmd->add_option("--atol", args->atol, "Absolute tolerance of --compare (default 1e-5)");
@@ -556,9 +562,10 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                   "(`dlc opt --print-pipeline`)")
       ->check(CLI::Range(0, jit::kMaxOptLevel));
   cmd->callback([args, &exitCode] {
-    Status st = runModel(*args);
+    bool mismatch = false;
+    Status st = runModel(*args, &mismatch);
     std::cout.flush(); // what was printed comes before the error
-    exitCode = st.isOk() ? 0 : reportError(st);
+    exitCode = st.isOk() ? 0 : mismatch ? (reportError(st), kExitMismatch) : reportError(st);
   });
 }
 

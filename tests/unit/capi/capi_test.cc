@@ -270,6 +270,13 @@ TEST(CApi, WrongBindingsNameTheTensor) {
   t = x.view();
   t.device = {kDLOpenCL, 0};
   expectError(t, "x", "device type");
+  // A byte_offset (or size) no mapping can hold: refused, where the run used to segfault.
+  t = x.view();
+  t.byte_offset = uint64_t{1} << 62;
+  expectError(t, "x", "lies past any address a process can map");
+  t = x.view();
+  t.byte_offset = ~uint64_t{0} - 8; // wraps the address
+  expectError(t, "x", "lies past any address a process can map");
   // An output bound with the wrong shape for these inputs fails at run.
   t = x.view();
   ASSERT_EQ(dlc_session_set_input(s, "x", &t), DLC_OK);
@@ -373,6 +380,9 @@ TEST(CApi, FilesAndTheEmbeddedModel) {
   EXPECT_NE(std::string(dlc_last_error()).find("no .dlc_package section"), std::string::npos);
   // This test binary is not a model library.
   EXPECT_EQ(dlc_model_load_embedded(&m), DLC_ERROR_NOT_FOUND);
+  // A directory said "out of host memory"; it is named for what it is.
+  EXPECT_NE(dlc_model_load(dir.c_str(), &m), DLC_OK);
+  EXPECT_EQ(std::string(dlc_last_error()), dir.string() + ": is a directory");
   fs::remove_all(dir);
 }
 

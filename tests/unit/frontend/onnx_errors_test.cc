@@ -1,6 +1,9 @@
 // The ONNX importer on bad input: every error names the file and where, word for word.
+#include <sys/stat.h>
+
 #include <random>
 
+#include "frontend/onnx/tensor_file.h"
 #include "onnx_test_util.h"
 
 namespace dlc::onnx {
@@ -27,6 +30,21 @@ TEST(OnnxErrors, DirectoryInsteadOfFile) {
   testing::TempDir dir;
   EXPECT_EQ(errorOf(importFile(dir.path().string())),
             dir.path().string() + ": cannot open file: is a directory");
+}
+
+TEST(OnnxErrors, SpecialFilesAreRefusedBeforeAnyRead) {
+  // A FIFO blocked inspect, opt and run forever (the open waited for a writer); a device
+  // streams without end. Both are refused after a stat, for models and tensor files alike.
+  testing::TempDir dir;
+  const std::string fifo = dir.file("m.onnx");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string why = ": is a FIFO; dlc reads only regular files (it would block or never end)";
+  EXPECT_EQ(errorOf(importFile(fifo)), fifo + ": cannot open file" + why);
+  auto tensor = readTensorProtoFile(fifo);
+  ASSERT_FALSE(tensor.hasValue());
+  EXPECT_NE(tensor.status().message().find("is a FIFO"), std::string::npos)
+      << tensor.status().message();
+  EXPECT_NE(errorOf(importFile("/dev/zero")).find("is a character device"), std::string::npos);
 }
 
 TEST(OnnxErrors, NotAProtobuf) {

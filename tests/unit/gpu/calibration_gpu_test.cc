@@ -36,7 +36,7 @@ std::vector<std::map<std::string, Tensor>> samplesFor(const Model &m, int count)
       std::vector<int64_t> shape;
       for (const Dim &d : in.type.shape.dims())
         shape.push_back(d.isKnown() ? d.value() : 2);
-      Tensor t = randomTensor(in.type.dtype, shape, rng);
+      Tensor t = randomTensor(in.type.dtype, shape, rng).value();
       if (t.dtype() == DType::kF32)
         for (int64_t i = 0; i < t.numElements(); ++i)
           t.mutableData<float>()[i] *= 3;

@@ -78,6 +78,14 @@ TEST_F(NnTest, ResizeWithScales) {
   EXPECT_EQ(infer(axes), "f32[N,3,60,90]");
 }
 
+TEST_F(NnTest, AShapeTooLargeToCountIsRefusedWhereItIsInferred) {
+  // A 121-byte model: Resize by 1e12 used to infer f32[1,3,7999999967232,7999999967232] and
+  // make `dlc run` grow to gigabytes before failing.
+  Node *n = node(Op::kResize, {input("f32[1,3,8,8]"), nullptr, f32s({1, 1, 1e12f, 1e12f})});
+  EXPECT_EQ(infer(n), "error: node 'n' (Resize): output 0 would have shape "
+                      "[1,3,7999999967232,7999999967232], more elements than int64 holds");
+}
+
 TEST_F(NnTest, ResizeWithSizes) {
   Node *n = node(Op::kResize, {input("f32[N,3,20,30]"), nullptr, nullptr, i64s({1, 3, 64, 48})});
   EXPECT_EQ(infer(n), "f32[1,3,64,48]");

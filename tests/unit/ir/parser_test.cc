@@ -252,7 +252,29 @@ TEST(Parser, ReadsFiles) {
   std::remove(path.c_str());
   auto missing = parseGraphFile(path);
   ASSERT_FALSE(missing.hasValue());
-  EXPECT_EQ(missing.status().message(), "cannot open '" + path + "'");
+  EXPECT_EQ(missing.status().message(), path + ": cannot open file: No such file or directory");
+}
+
+/// If bodies nested `depth` deep along their else branches.
+std::string nestedIfs(int depth) {
+  std::string body = "graph @leaf(%c: ?, %x: ?) -> (r: ?) {\n  return %x\n}";
+  for (int d = 0; d < depth; ++d)
+    body = "graph @b(%c: ?, %x: ?) -> (r: ?) {\n  %r = if(%c, %c, %x) {else_branch = " + body +
+           ", then_branch = graph @t(%c: ?, %x: ?) -> (r: ?) {\n  return %x\n}} : ?\n  "
+           "return %r\n}";
+  return "graph @g(%c: bool[], %x: f32[2]) -> (y: ?) {\n  %y = if(%c, %c, %x) {else_branch = " +
+         body + ", then_branch = graph @t(%c: ?, %x: ?) -> (r: ?) {\n  return %x\n}} : ?\n  " +
+         "return %y\n}\n";
+}
+
+TEST(Parser, NestingIsLimitedInsteadOfOverflowingTheStack) {
+  // 64 levels of bodies parse; one more is an error (5,000 used to overflow the stack).
+  EXPECT_TRUE(parseOk(nestedIfs(kMaxGraphNesting - 1)));
+  EXPECT_NE(parseError(nestedIfs(kMaxGraphNesting))
+                .find("graph attributes nested more than 64 "
+                      "deep"),
+            std::string::npos);
+  EXPECT_NE(parseError(nestedIfs(1000)).find("nested more than 64 deep"), std::string::npos);
 }
 
 } // namespace

@@ -17,7 +17,7 @@ protected:
   std::mt19937_64 rng{7};
 
   Value *random(std::string name, std::vector<int64_t> shape, double lo = -1, double hi = 1) {
-    Tensor t = randomTensor(DType::kF32, shape, rng);
+    Tensor t = randomTensor(DType::kF32, shape, rng).value();
     float *p = t.mutableData<float>();
     for (int64_t i = 0; i < t.numElements(); ++i)
       p[i] = static_cast<float>(lo + (hi - lo) * (p[i] + 1) / 2);

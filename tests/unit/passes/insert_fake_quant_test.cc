@@ -19,7 +19,7 @@ using testing::countOps;
 
 /// A tensor of `shape` uniform in [lo, hi).
 Tensor uniform(std::vector<int64_t> shape, double lo, double hi, std::mt19937_64 &rng) {
-  Tensor t = randomTensor(DType::kF32, shape, rng); // [-1, 1)
+  Tensor t = randomTensor(DType::kF32, shape, rng).value(); // [-1, 1)
   float *p = t.mutableData<float>();
   for (int64_t i = 0; i < t.numElements(); ++i)
     p[i] = static_cast<float>(lo + (hi - lo) * (p[i] + 1) / 2);

@@ -34,7 +34,7 @@ inline std::map<std::string, Tensor> randomInputs(const Graph &g, uint64_t seed)
   std::mt19937_64 rng(seed);
   std::map<std::string, Tensor> inputs;
   for (const Value *in : g.inputs())
-    inputs[in->name()] = randomTensor(in->dtype(), in->shape().sizes(), rng);
+    inputs[in->name()] = randomTensor(in->dtype(), in->shape().sizes(), rng).value();
   return inputs;
 }
 

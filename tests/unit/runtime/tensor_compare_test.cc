@@ -96,9 +96,9 @@ TEST(TensorCompare, ElementIndex) {
 
 TEST(RandomTensor, SeededRangedAndNotConstant) {
   std::mt19937_64 a(42), b(42), c(43);
-  Tensor x = randomTensor(DType::kF32, {64}, a);
-  EXPECT_TRUE(x.identical(randomTensor(DType::kF32, {64}, b)));
-  EXPECT_FALSE(x.identical(randomTensor(DType::kF32, {64}, c)));
+  Tensor x = randomTensor(DType::kF32, {64}, a).value();
+  EXPECT_TRUE(x.identical(randomTensor(DType::kF32, {64}, b).value()));
+  EXPECT_FALSE(x.identical(randomTensor(DType::kF32, {64}, c).value()));
   double lo = 1, hi = -1;
   for (int64_t i = 0; i < x.numElements(); ++i) {
     lo = std::min(lo, x.elementAsDouble(i));
@@ -108,16 +108,39 @@ TEST(RandomTensor, SeededRangedAndNotConstant) {
   EXPECT_LT(hi, 1.0);
   EXPECT_LT(lo, -0.5);
   EXPECT_GT(hi, 0.5);
-  Tensor ints = randomTensor(DType::kI32, {256}, a);
+  Tensor ints = randomTensor(DType::kI32, {256}, a).value();
   std::set<int64_t> seen;
   for (int64_t v : ints.toInt64Vector())
     seen.insert(v);
   EXPECT_EQ(seen, (std::set<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
-  Tensor bools = randomTensor(DType::kBool, {64}, a);
+  Tensor bools = randomTensor(DType::kBool, {64}, a).value();
   std::set<int64_t> bs;
   for (int64_t v : bools.toInt64Vector())
     bs.insert(v);
   EXPECT_EQ(bs, (std::set<int64_t>{0, 1}));
+}
+
+TEST(RandomTensor, HugeShapesAreErrorsNotCrashes) {
+  // Shapes a model may declare: a byte size that wraps (it used to allocate 64 bytes and write
+  // the whole tensor), an element count that overflows (an abort), and one too large to
+  // allocate (an abort). Each is now an error that says what was asked for.
+  std::mt19937_64 rng(1);
+  auto wraps = randomTensor(DType::kF32, {int64_t{1} << 62}, rng);
+  ASSERT_FALSE(wraps.hasValue());
+  EXPECT_EQ(wraps.status().message(), "a f32 tensor of 4611686018427387904 elements exceeds the "
+                                      "reference backend's limit of 4294967296 bytes per tensor");
+  auto overflows = randomTensor(DType::kF32, {int64_t{1} << 40, int64_t{1} << 40}, rng);
+  ASSERT_FALSE(overflows.hasValue());
+  EXPECT_EQ(overflows.status().message(), "tensor: number of elements overflows int64");
+  auto large = randomTensor(DType::kF32, {1 << 20, 1 << 20, 1024}, rng);
+  ASSERT_FALSE(large.hasValue());
+  EXPECT_EQ(large.status().code(), StatusCode::kOutOfRange);
+  EXPECT_NE(large.status().message().find("exceeds the reference backend's limit"),
+            std::string::npos)
+      << large.status().message();
+  // Tensor::tryZeros: the same sizes from outside any limit are errors too.
+  EXPECT_FALSE(Tensor::tryZeros(DType::kF64, {int64_t{1} << 61}).hasValue());
+  EXPECT_FALSE(Tensor::tryZeros(DType::kF32, {int64_t{1} << 40, int64_t{1} << 40}).hasValue());
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // .npy reading and writing: NumPy's exact layout, a round trip for every dtype, versions 2.0
 // and 3.0, and every refusal with its message.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <random>
 
@@ -68,7 +69,7 @@ TEST(Npy, RoundTripsEveryDtype) {
   const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {5}, {2, 3, 4}, {1, 0, 3}};
   for (DType d : dtypes) {
     for (const auto &shape : shapes) {
-      Tensor t = randomTensor(d, shape, rng);
+      Tensor t = randomTensor(d, shape, rng).value();
       std::string path = dir.file("t.npy");
       ASSERT_TRUE(writeNpy(path, t).isOk()) << dtypeName(d);
       auto back = readNpy(path);
@@ -169,10 +170,18 @@ TEST(Npy, Errors) {
   EXPECT_EQ(readError(dir, std::string("\x93NUMPY\x01\x00\x50\x00{'descr'", 17)),
             p + ": truncated header");
   std::filesystem::create_directories(dir.file("d.npy"));
-  EXPECT_EQ(readNpy(dir.file("d.npy")).status().message(),
-            dir.file("d.npy") + ": is a directory, not a .npy file");
+  EXPECT_EQ(readNpy(dir.file("d.npy")).status().message(), dir.file("d.npy") + ": is a directory");
+  // A FIFO would block the read until a writer came: refused before it is opened.
+  ASSERT_EQ(mkfifo(dir.file("f.npy").c_str(), 0600), 0);
+  EXPECT_EQ(readNpy(dir.file("f.npy")).status().message(),
+            dir.file("f.npy") +
+                ": is a FIFO; dlc reads only regular files (it would block or never end)");
+  EXPECT_EQ(readNpy("/dev/zero").status().message(),
+            "/dev/zero: is a character device; dlc reads only regular files (it would block or "
+            "never end)");
   auto missing = readNpy(dir.file("none.npy"));
-  EXPECT_EQ(missing.status().message(), dir.file("none.npy") + ": cannot open file");
+  EXPECT_EQ(missing.status().message(),
+            dir.file("none.npy") + ": cannot open file: No such file or directory");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
 }
 
