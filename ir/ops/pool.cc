@@ -29,6 +29,16 @@ Status inferPool(InferContext &ctx) {
     return ctx.error("attribute 'kernel_shape' is required");
   DLC_ASSIGN_OR_RETURN(WindowGeometry g, readWindowGeometry(ctx.node(), x.shape.rank() - 2, nullptr,
                                                             {.dilations = true, .ceilMode = true}));
+  // ONNX: explicit pads must be smaller than the (dilated) kernel. A window wholly in the
+  // padding has nothing to pool (AveragePool divided by zero taps: NaN).
+  for (int64_t a = 0; a < g.spatialRank(); ++a)
+    for (int64_t side : {a, a + g.spatialRank()}) {
+      const size_t i = static_cast<size_t>(side);
+      if (i < g.pads.size() && g.pads[i] >= g.effectiveKernel(a))
+        return ctx.error("pads {} must be smaller than the kernel ({} along axis {}): a window "
+                         "could lie wholly in the padding",
+                         formatInts(g.pads), g.effectiveKernel(a), a + 2);
+    }
   DLC_ASSIGN_OR_RETURN(Shape y, windowOutputShape(g, x.shape, x.shape[1]));
   ctx.setOutputType(0, TensorType(x.dtype, y));
   ctx.setOutputType(1, TensorType(DType::kI64, y));
