@@ -29,9 +29,11 @@ Status inferPool(InferContext &ctx) {
     return ctx.error("attribute 'kernel_shape' is required");
   DLC_ASSIGN_OR_RETURN(WindowGeometry g, readWindowGeometry(ctx.node(), x.shape.rank() - 2, nullptr,
                                                             {.dilations = true, .ceilMode = true}));
-  // ONNX: explicit pads must be smaller than the (dilated) kernel. A window wholly in the
-  // padding has nothing to pool (AveragePool divided by zero taps: NaN).
-  for (int64_t a = 0; a < g.spatialRank(); ++a)
+  // ONNX: AveragePool's explicit pads must be smaller than the (dilated) kernel: a window
+  // wholly in the padding has no taps to average (it divided by zero: NaN). MaxPool defines
+  // such a window (-inf, the reference's and the GPU's) and keeps it.
+  const bool average = ctx.node().op() == Op::kAveragePool;
+  for (int64_t a = 0; average && a < g.spatialRank(); ++a)
     for (int64_t side : {a, a + g.spatialRank()}) {
       const size_t i = static_cast<size_t>(side);
       if (i < g.pads.size() && g.pads[i] >= g.effectiveKernel(a))

@@ -64,6 +64,11 @@ int inspectTfGraph(const std::string &path, bool text, bool json);
 /// Prints `dlc: error: <message>` to stderr and returns exit status 1.
 int reportError(const Status &status);
 
+/// Output files (`-o`) are new files or regular files dlc replaces: a symbolic link, a device,
+/// a FIFO or a directory at `path` is refused before any work, where `compile -o` used to
+/// rename over a link or a device node and `opt -o` wrote through links.
+Status checkOutputFile(const std::string &flag, const std::string &path);
+
 /// "1.5 MiB" (binary units, one decimal; plain bytes below 1 KiB). Defined in inspect.cc.
 std::string humanBytes(int64_t bytes);
 

@@ -147,6 +147,7 @@ Status compileModel(const CompileArgs &args) {
   // A library's tools are checked before the (long) compilation.
   std::optional<LibraryToolchain> toolchain;
   if (!args.output.empty()) {
+    DLC_RETURN_IF_ERROR(checkOutputFile("-o", args.output));
     DLC_ASSIGN_OR_RETURN(toolchain, findLibraryToolchain());
   }
   DLC_ASSIGN_OR_RETURN(auto ranges, parseDimRanges(args.dims));

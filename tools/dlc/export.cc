@@ -26,6 +26,8 @@ int runExport(const ExportArgs &args) {
   if (!args.output.ends_with(".onnx"))
     return reportError(
         invalidArgument("export: -o must name an .onnx file, got '{}'", args.output));
+  if (Status out = checkOutputFile("-o", args.output); !out.isOk())
+    return reportError(out);
   auto graph = loadGraph(args.input, args.load);
   if (!graph)
     return reportError(graph.status());

@@ -1,6 +1,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include <sys/stat.h>
+
 #include "runtime/jit/model.h"
 #include "tools/dlc/commands.h"
 
@@ -113,6 +115,21 @@ Expected<std::vector<rt::DimRange>> parseDimRanges(const std::vector<std::string
     ranges.push_back(r);
   }
   return ranges;
+}
+
+Status checkOutputFile(const std::string &flag, const std::string &path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0)
+    return Status::ok(); // a new file (or a folder that is missing: the write says so)
+  if (S_ISREG(st.st_mode))
+    return Status::ok();
+  const char *what = S_ISLNK(st.st_mode)                          ? "a symbolic link"
+                     : S_ISDIR(st.st_mode)                        ? "a directory"
+                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                     : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+                                                                  : "not a regular file";
+  return invalidArgument("{} '{}' is {}: dlc writes new files or replaces regular ones only", flag,
+                         path, what);
 }
 
 int reportError(const Status &status) {

@@ -92,6 +92,12 @@ int runOpt(const OptArgs &args) {
   if (!pipelineOr)
     return reportError(pipelineOr.status());
 
+  for (const auto &[flag, path] : {std::pair<const char *, const std::string &>{"-o", args.output},
+                                   {"--dot", args.dot},
+                                   {"--svg", args.svg}})
+    if (!path.empty())
+      if (Status out = checkOutputFile(flag, path); !out.isOk())
+        return reportError(out);
   auto graphOr = loadGraph(args.input, args.load);
   if (!graphOr)
     return reportError(graphOr.status());

@@ -71,6 +71,7 @@ Status runQuantize(const QuantizeArgs &args) {
                           : args.device == "gpu" ? Backend::kGpu
                                                  : Backend::kAuto;
 
+  DLC_RETURN_IF_ERROR(checkOutputFile("-o", args.output));
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, loadGraph(args.model, args.load));
   Graph &g = *graph;
   DLC_ASSIGN_OR_RETURN(std::string loadText, jit::loadPipeline(1));

@@ -17,7 +17,7 @@ TEST_F(PoolTest, MaxPoolCeilMode) {
   EXPECT_EQ(infer(n), "f32[1,1,1,1]");
 }
 
-TEST_F(PoolTest, PadsAsLargeAsTheKernelAreRefused) {
+TEST_F(PoolTest, AveragePoolPadsAsLargeAsTheKernelAreRefused) {
   // A window wholly in the padding pools nothing (AveragePool returned NaN); ONNX requires
   // pads smaller than the kernel. The dilated kernel is what counts.
   Node *n = node(Op::kAveragePool, {input("f32[1,1,4,4]")});
@@ -25,11 +25,16 @@ TEST_F(PoolTest, PadsAsLargeAsTheKernelAreRefused) {
   n->setAttr("pads", ints({0, 2, 0, 0}));
   EXPECT_EQ(infer(n), "error: node 'n' (AveragePool): pads [0,2,0,0] must be smaller than the "
                       "kernel (2 along axis 3): a window could lie wholly in the padding");
-  Node *dilated = node(Op::kMaxPool, {input("f32[1,1,8,8]")});
+  Node *dilated = node(Op::kAveragePool, {input("f32[1,1,8,8]")});
   dilated->setAttr("kernel_shape", ints({2, 2}));
   dilated->setAttr("dilations", ints({2, 2}));
   dilated->setAttr("pads", ints({2, 2, 2, 2}));
   EXPECT_EQ(infer(dilated), "f32[1,1,10,10]");
+  // MaxPool defines a window in the padding (-inf) and keeps it.
+  Node *max = node(Op::kMaxPool, {input("f32[1,1,4,4]")});
+  max->setAttr("kernel_shape", ints({2, 2}));
+  max->setAttr("pads", ints({0, 2, 0, 0}));
+  EXPECT_EQ(infer(max), "f32[1,1,3,5]");
 }
 
 TEST_F(PoolTest, CeilModeDropsWindowsStartingInRightPadding) {
