@@ -173,6 +173,22 @@ KernelSet single(Kernel k) {
   return set;
 }
 
+/// The end of a kernel with one thread per output element `i` (a grid-stride `loop` over
+/// `count`): the group's epilogue stores compute-type `y`, then the loop closes.
+Expected<KernelSet> finishPerOutput(CodeWriter &body, CodeWriter::Scope &loop,
+                                    const FusedGroup &group, const Value *y, ParamList &params,
+                                    int64_t count, const EmitOptions &opts) {
+  std::vector<const Value *> stored;
+  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
+  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  loop.close();
+  Kernel k;
+  k.name = group.name;
+  finishKernel(k, params, 256, body);
+  k.launch = gridStrideLaunch(count, opts);
+  return single(std::move(k));
+}
+
 Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opts) {
   const Node &node = *group.anchor;
   DLC_RETURN_IF_ERROR(check(node));
@@ -237,16 +253,7 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
     divisor = c.str();
   }
   body.line("const {} y = {};", ct, finalValue(node, "acc", divisor));
-  std::vector<const Value *> stored;
-  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
-  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  loop.close();
-
-  Kernel k;
-  k.name = group.name;
-  finishKernel(k, params, 256, body);
-  k.launch = gridStrideLaunch(yCount, opts);
-  return single(std::move(k));
+  return finishPerOutput(body, loop, group, y, params, yCount, opts);
 }
 
 Expected<KernelSet> emitLrn(const FusedGroup &group, const EmitOptions &opts) {
@@ -285,16 +292,7 @@ Expected<KernelSet> emitLrn(const FusedGroup &group, const EmitOptions &opts) {
             cudaLiteral(static_cast<double>(node.getFloat("alpha")) / static_cast<double>(size), t),
             cudaLiteral(node.getFloat("beta"), t));
   body.line("const {} y = dlc_load(x[({})c * {}]) / scale;", ct, idx, inner);
-  std::vector<const Value *> stored;
-  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
-  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  loop.close();
-
-  Kernel k;
-  k.name = group.name;
-  finishKernel(k, params, 256, body);
-  k.launch = gridStrideLaunch(count, opts);
-  return single(std::move(k));
+  return finishPerOutput(body, loop, group, y, params, count, opts);
 }
 
 /// Combines the shares of a warp: `acc` of every lane ends up holding the whole.
