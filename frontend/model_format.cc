@@ -1,11 +1,12 @@
 #include "frontend/model_format.h"
-#include "ir/file_util.h"
 
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <vector>
+
+#include "ir/file_util.h"
 
 namespace dlc {
 

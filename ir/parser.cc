@@ -1,13 +1,13 @@
 // The parser of the text IR: graph structure, statements and nodes. Types, tensor literals
 // and attributes are in parser_literals.cc; the grammar is ir/TEXT_FORMAT.md.
 #include "ir/parser.h"
-#include "ir/file_util.h"
 
 #include <climits>
 #include <fstream>
 #include <sstream>
 #include <unordered_set>
 
+#include "ir/file_util.h"
 #include "ir/parser_impl.h"
 #include "ir/text_util.h"
 

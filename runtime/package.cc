@@ -1,7 +1,6 @@
 // Writing and reading packages: the header, the FlatBuffer of runtime/package.fbs, and the
 // content checks shared by both directions. Format: runtime/PACKAGE_FORMAT.md.
 #include "runtime/package.h"
-#include "ir/file_util.h"
 
 #include <elf.h>
 
@@ -13,6 +12,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/file_util.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/tensor_text.h"

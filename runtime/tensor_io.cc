@@ -1,5 +1,4 @@
 #include "runtime/tensor_io.h"
-#include "ir/file_util.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+
+#include "ir/file_util.h"
 
 namespace dlc {
 

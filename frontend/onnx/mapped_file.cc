@@ -1,7 +1,5 @@
 #include "frontend/onnx/mapped_file.h"
 
-#include "ir/file_util.h"
-
 #include <cerrno>
 #include <cstring>
 
@@ -9,6 +7,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "ir/file_util.h"
 
 namespace dlc::onnx::detail {
 

@@ -1,5 +1,4 @@
 #include "frontend/tf/graph_def_io.h"
-#include "ir/file_util.h"
 
 #include <cerrno>
 #include <cstring>
@@ -10,6 +9,8 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
+
+#include "ir/file_util.h"
 
 namespace dlc::tf::detail {
 

@@ -1,5 +1,4 @@
 #include "tools/dlc/calibrate.h"
-#include "ir/file_util.h"
 
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "ir/file_util.h"
 #include "tools/dlc/run_util.h"
 
 namespace dlc::tool {

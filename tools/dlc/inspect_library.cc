@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ir/file_util.h"
 #include "runtime/package.h"
 #include "tools/dlc/commands.h"
 
@@ -41,6 +42,8 @@ ProgramFacts factsOf(const rt::Program &p) {
 } // namespace
 
 bool looksLikeModelLibrary(const std::string &path) {
+  if (!checkRegularFile(path).isOk()) // not opened: a FIFO would block (the caller says why)
+    return false;
   std::ifstream f(path, std::ios::binary);
   char head[8] = {};
   f.read(head, sizeof head);
