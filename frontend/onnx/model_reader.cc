@@ -2,9 +2,16 @@
 
 #include <climits>
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include "frontend/onnx/mapped_file.h"
 
 namespace dlc::onnx::detail {
+
+namespace {
+constexpr int kProtobufNesting = 100; // protobuf's default recursion limit
+constexpr int kProbeNesting = 1000;   // bounded, so that a hostile file cannot exhaust the stack
+} // namespace
 
 int64_t Opsets::version(std::string_view domain) const {
   auto it = versions.find(std::string(isDefaultDomain(domain) ? "" : domain));
@@ -26,9 +33,19 @@ Expected<std::unique_ptr<::onnx::ModelProto>> parseModel(const void *data, size_
   if (size > static_cast<size_t>(INT_MAX))
     return invalidArgument("model is larger than 2 GiB; store its weights as external data");
   auto model = std::make_unique<::onnx::ModelProto>();
-  if (!model->ParseFromArray(data, static_cast<int>(size)))
-    return invalidArgument("not a valid ONNX model (protobuf parsing failed)");
-  return model;
+  if (model->ParseFromArray(data, static_cast<int>(size)))
+    return model;
+  // Why: a second parse with a deeper (still bounded) nesting limit tells a model whose
+  // subgraphs nest past protobuf's default limit from a damaged file.
+  ::onnx::ModelProto probe;
+  google::protobuf::io::CodedInputStream deep(static_cast<const uint8_t *>(data),
+                                              static_cast<int>(size));
+  deep.SetRecursionLimit(kProbeNesting);
+  if (probe.ParseFromCodedStream(&deep) && deep.ConsumedEntireMessage())
+    return invalidArgument("the model nests messages deeper than protobuf's limit of {} (subgraphs "
+                           "of If/Loop/Scan nested about {} deep); dlc does not read past it",
+                           kProtobufNesting, kProtobufNesting / 3);
+  return invalidArgument("not a valid ONNX model (protobuf parsing failed)");
 }
 
 Expected<std::unique_ptr<::onnx::ModelProto>> readModelFile(const std::string &path) {
