@@ -63,8 +63,13 @@ Expected<Dim> inferredDim(const TensorType &in, const std::vector<Dim> &target, 
   for (auto &[sym, count] : inF.symbols)
     for (int k = 0; k < count; ++k)
       rest.push_back(sym);
-  if (outF.known == 0)
-    return Dim::unknown(); // 0 * x: x cannot be recovered
+  if (outF.known == 0) { // 0 * x: x cannot be recovered
+    if (rest.empty() && inF.symbols.empty() && outF.symbols.empty())
+      return invalidArgument("cannot reshape {} to {}: the other dims hold no elements, so the "
+                             "-1 could be any size (an input with a 0 dim?)",
+                             in.str(), elementsStr(target));
+    return Dim::unknown();
+  }
   if (inF.known % outF.known != 0) {
     if (!rest.empty())
       return Dim::unknown();

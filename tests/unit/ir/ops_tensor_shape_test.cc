@@ -82,6 +82,24 @@ TEST(TensorShapeInfer, ReshapeErrors) {
                                 "2 of f32[2,3], which has rank 2");
 }
 
+TEST(TensorShapeInfer, ReshapeOfNoElementsWithAMinusOneIsAmbiguous) {
+  // `dlc run --dim N=0` on a CNN's flatten said only "output 0 has no static type (f32[0,?])".
+  // As in numpy, -1 cannot be solved when the other dims hold no elements.
+  Graph g;
+  Value *x = g.addInput("x", ty(kF32, {0, 32, 8, 8}));
+  Node *r = g.createNode(Op::kReshape, {x, constI64(g, {0, -1})}, 1, "flatten");
+  EXPECT_EQ(inferStr(r), "error: node 'flatten' (Reshape): cannot reshape f32[0,32,8,8] to "
+                         "[0,-1]: the other dims hold no elements, so the -1 could be any size "
+                         "(an input with a 0 dim?)");
+  // A 0 dim is fine where -1 is solvable: [0,32,8,8] -> [-1,64] is [0,64].
+  Node *ok = g.createNode(Op::kReshape, {x, constI64(g, {-1, 64})}, 1, "ok");
+  EXPECT_EQ(inferStr(ok), "f32[0,64]");
+  // Symbolic: N may be 0 or not; inference cannot tell and leaves the dim open.
+  Value *n = g.addInput("n", ty(kF32, {sym("N"), 32}));
+  Node *sym0 = g.createNode(Op::kReshape, {n, constI64(g, {0, -1})}, 1, "sym");
+  EXPECT_EQ(inferStr(sym0), "f32[N,32]");
+}
+
 TEST(TensorShapeInfer, ShapeGatherUnsqueezeConcatReshapeChain) {
   Graph g;
   Value *x = g.addInput("x", ty(kF32, {sym("N"), 12, 64}));
