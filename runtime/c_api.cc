@@ -195,7 +195,14 @@ dlc_status dlc_model_load_embedded(dlc_model **out) {
   });
 }
 
-void dlc_model_free(dlc_model *model) { delete model; }
+namespace {
+void releaseModel(const dlc_model *model) {
+  if (model && model->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete model;
+}
+} // namespace
+
+void dlc_model_free(dlc_model *model) { releaseModel(model); }
 
 dlc_status dlc_model_compiler_version(const dlc_model *model, const char **out) {
   return guarded("dlc_model_compiler_version", [&] {
@@ -276,6 +283,7 @@ dlc_status dlc_session_create(const dlc_model *model, dlc_device device, dlc_ses
     if (!where)
       return fail(where.status().withContext("dlc_session_create"));
     auto s = std::make_unique<dlc_session>();
+    model->refs.fetch_add(1, std::memory_order_relaxed); // released by dlc_session_free
     s->model = model;
     s->device = *where;
     *out = s.release();
@@ -283,7 +291,13 @@ dlc_status dlc_session_create(const dlc_model *model, dlc_device device, dlc_ses
   });
 }
 
-void dlc_session_free(dlc_session *session) { delete session; }
+void dlc_session_free(dlc_session *session) {
+  if (!session)
+    return;
+  const dlc_model *model = session->model;
+  delete session; // its GPU state first: it uses the model's programs
+  releaseModel(model);
+}
 
 dlc_status dlc_session_device(const dlc_session *session, dlc_device *out) {
   return guarded("dlc_session_device", [&] {

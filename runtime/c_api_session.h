@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,9 @@ struct dlc_model {
   /// GPU programs loaded on first use, by index into package.programs.
   mutable std::mutex mu;
   mutable std::map<size_t, std::shared_ptr<const dlc::rt::GpuProgram>> loaded;
+  /// The caller's handle and every session hold one: dlc_model_free drops the caller's, and
+  /// the model goes with the last of them, so a session may outlive dlc_model_free.
+  mutable std::atomic<int> refs{1};
 };
 
 struct dlc_session {

@@ -90,6 +90,8 @@ DLC_API dlc_status dlc_model_load_memory(const void *data, size_t size, const ch
                                          dlc_model **out);
 /* Inside a model library: the model embedded in it. Elsewhere: DLC_ERROR_NOT_FOUND. */
 DLC_API dlc_status dlc_model_load_embedded(dlc_model **out);
+/* Drops the caller's handle. Sessions keep their model alive: they may be used and freed
+ * after dlc_model_free, and the model is released with the last of them. */
 DLC_API void dlc_model_free(dlc_model *model);
 
 /* The dlc version that compiled the model. */

@@ -290,6 +290,29 @@ TEST(CApi, WrongBindingsNameTheTensor) {
   dlc_model_free(m);
 }
 
+TEST(CApi, SessionsKeepTheirModelAlive) {
+  // Running a session after dlc_model_free read freed memory; the session now holds the model
+  // (ASan checks the reads), and the model goes with the last session.
+  dlc_model *m = load(packageBytes(1, 8));
+  ASSERT_TRUE(m);
+  dlc_session *a = nullptr, *b = nullptr;
+  ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_CPU, &a), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_CPU, &b), DLC_OK) << dlc_last_error();
+  dlc_model_free(m);
+  HostTensor x = randomInput(3, 5);
+  auto want = reference(x);
+  for (dlc_session *s : {a, b}) {
+    DLTensor xv = x.view();
+    ASSERT_EQ(dlc_session_set_input(s, "x", &xv), DLC_OK) << dlc_last_error();
+    ASSERT_EQ(dlc_session_run(s), DLC_OK) << dlc_last_error();
+    const DLTensor *y = nullptr;
+    ASSERT_EQ(dlc_session_get_output(s, "y", &y), DLC_OK);
+    expectSame(*y, want.at("y"), "y");
+    dlc_session_free(s);
+  }
+  dlc_session_free(nullptr); // a no-op, as free(NULL)
+}
+
 TEST(CApi, TwoSessionsOnTwoThreads) {
   dlc_model *m = load(packageBytes());
   ASSERT_TRUE(m);
