@@ -49,7 +49,7 @@ Expected<Tensor> newTensor(DType dtype, const std::vector<int64_t> &shape) {
     return outOfRange("a {} tensor of {} elements exceeds the reference backend's limit of {} "
                       "bytes per tensor",
                       dtypeName(dtype), n, kMaxEvalBytes);
-  return Tensor::zeros(dtype, shape);
+  return Tensor::tryZeros(dtype, shape);
 }
 
 namespace {

@@ -32,6 +32,8 @@ Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
   return g;
 }
 
+bool codegenSupports(const Node &n, std::string *why) { return codegen::gpuSupports(n, why); }
+
 Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
                                                const std::map<std::string, int64_t> &dims,
                                                const JitOptions &opts) {
@@ -44,7 +46,7 @@ Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(gpo)));
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)
-    po.gpuSupport = [](const Node &n, std::string *why) { return codegen::gpuSupports(n, why); };
+    po.gpuSupport = codegenSupports;
   DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, po));
   for (const Node *n : g->nodes())
     for (const Value *v : n->outputs())

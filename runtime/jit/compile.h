@@ -37,6 +37,9 @@ struct JitOptions {
 Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
                                                  const std::map<std::string, int64_t> &dims);
 
+/// The GPU backend's answer to placement: whether codegen has a kernel for a node.
+bool codegenSupports(const Node &n, std::string *why);
+
 /// specializeGraph + the GPU pipeline: the graph lowering sees.
 Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
                                                const std::map<std::string, int64_t> &dims,

@@ -25,6 +25,8 @@ Expected<std::string> loadPipeline(int optLevel) {
   return text;
 }
 
+std::string loadAndGpuPipeline() { return *loadPipeline(1) + "," + gpuPipeline(); }
+
 std::string gpuPipeline(const GpuPipelineOptions &opts) {
   std::string precision;
   if (!opts.precision.empty() && opts.precision != "fp32")

@@ -43,6 +43,9 @@ struct GpuPipelineOptions {
 
 /// The GPU pipeline (see above).
 std::string gpuPipeline(const GpuPipelineOptions &opts = {});
+/// What `dlc run --device gpu` runs on a model file: the load pipeline of -O1, then the GPU
+/// pipeline (`dlc opt -p gpu`, `dlc export`).
+std::string loadAndGpuPipeline();
 
 /// The pipeline `dlc quantize` runs on the loaded, calibrated graph (see above);
 /// `insertOptions` ("range-mismatch=requantize,range-ratio=64") go to insert-fake-quant.

@@ -33,6 +33,7 @@
 
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_file.h"
+#include "ir/match.h"
 #include "runtime/jit/compile.h"
 #include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
@@ -145,8 +146,7 @@ Result runDataSet(const Model &model, const Session &session, const fs::path &se
   const auto nodes = model.graph().nodes();
   bool random = std::any_of(nodes.begin(), nodes.end(), [](Node *n) {
     return n->def().random ||
-           (n->op() == Op::kDropout && n->hasInput(2) &&
-            !(n->input(2)->isConstant() && n->input(2)->constant().elementAsDouble(0) == 0.0));
+           (n->op() == Op::kDropout && n->hasInput(2) && !isConstantFalse(n->input(2)));
   });
   for (size_t i = 0; i < outputs->size(); ++i) {
     const NamedTensor &o = (*outputs)[i];

@@ -4,7 +4,6 @@
 // every node its fused group and device (doc strings; frontend/onnx/exporter.h).
 #include <iostream>
 
-#include "codegen/kernel.h"
 #include "frontend/onnx/exporter.h"
 #include "passes/pass_manager.h"
 #include "runtime/jit/compile.h"
@@ -45,14 +44,14 @@ int runExport(const ExportArgs &args) {
     *graph = std::move(*specialized);
   }
   // What `dlc run --device gpu` runs, up to --after; placement asks the GPU backend.
-  auto pipeline = parsePipeline(*jit::loadPipeline(1) + "," + jit::gpuPipeline());
+  auto pipeline = parsePipeline(jit::loadAndGpuPipeline());
   if (!pipeline)
     return reportError(pipeline.status());
   PipelineOptions po;
   po.stopAfter = args.after;
   po.out = &std::cout;
   po.err = &std::cerr;
-  po.gpuSupport = [](const Node &n, std::string *why) { return codegen::gpuSupports(n, why); };
+  po.gpuSupport = jit::codegenSupports;
   if (Status st = runPipeline(**graph, *pipeline, po); !st.isOk())
     return reportError(st);
   if (Status st = onnx::exportModelFile(**graph, args.output, "dlc export"); !st.isOk())

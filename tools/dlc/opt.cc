@@ -2,7 +2,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "codegen/kernel.h"
 #include "frontend/onnx/exporter.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -86,7 +85,7 @@ int runOpt(const OptArgs &args) {
     pipelineText = *load;
   } else if (pipelineText == "gpu") {
     // What `dlc run --device gpu` runs: the load pipeline, then the GPU pipeline.
-    pipelineText = *jit::loadPipeline(1) + "," + jit::gpuPipeline();
+    pipelineText = jit::loadAndGpuPipeline();
   }
   auto pipelineOr = parsePipeline(pipelineText);
   if (!pipelineOr)
@@ -126,7 +125,7 @@ int runOpt(const OptArgs &args) {
   po.out = &std::cout;
   po.err = &std::cerr;
   if (gpuPipeline) // placement asks the GPU backend, as `dlc run` does
-    po.gpuSupport = [](const Node &n, std::string *why) { return codegen::gpuSupports(n, why); };
+    po.gpuSupport = jit::codegenSupports;
   if (Status st = runPipeline(g, *pipelineOr, po); !st.isOk())
     return reportError(st);
   if (!args.placementReport.empty())

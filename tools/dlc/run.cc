@@ -565,7 +565,9 @@ void addRunCommand(CLI::App &app, int &exitCode) {
     bool mismatch = false;
     Status st = runModel(*args, &mismatch);
     std::cout.flush(); // what was printed comes before the error
-    exitCode = st.isOk() ? 0 : mismatch ? (reportError(st), kExitMismatch) : reportError(st);
+    exitCode = st.isOk() ? 0 : reportError(st);
+    if (mismatch) // the run went through; --compare's verdict has a status of its own
+      exitCode = kExitMismatch;
   });
 }
 
