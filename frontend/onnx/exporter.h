@@ -5,10 +5,11 @@
 // its op type (opset 21) with its attributes; annotations (`quant.ranges`, `place.*`: names
 // with a `.`) are dlc's and stay out as attributes: a node's fused group and device go to its
 // doc string ("dlc: fused group 3 (Conv + Add + Relu); dlc: runs on gpu:0"), which viewers
-// such as Netron show, and the model's metadata counts the groups (`dlc.fused_groups`). Constants become initializers (raw_data), graph inputs
-// and outputs keep their names and types (symbolic dims as dim_param). `copy` becomes
-// Identity. Refused, naming the node: `fake_quant` (run canonicalize-quant first: ONNX has no
-// such op), ops with body graphs (If, Loop, Scan: their closed bodies would need re-opening).
+// such as Netron show, and the model's metadata counts the groups (`dlc.fused_groups`). Constants
+// become initializers (raw_data), graph inputs and outputs keep their names and types (symbolic
+// dims as dim_param). `copy` becomes Identity. Refused, naming the node: `fake_quant` (run
+// canonicalize-quant first: ONNX has no such op), ops with body graphs (If, Loop, Scan: their
+// closed bodies would need re-opening).
 #pragma once
 
 #include <string>
