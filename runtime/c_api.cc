@@ -5,12 +5,15 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "runtime/c_api_session.h"
+#include "runtime/tensor_io.h"
 
 // Defined (by `dlc compile -o`) only inside a model library; null elsewhere.
 extern "C" {
@@ -350,6 +353,73 @@ dlc_status dlc_session_get_output(dlc_session *session, const char *name, const 
                               name));
     *out = &it->second.first;
     return DLC_OK;
+  });
+}
+
+// --- .npy arrays ------------------------------------------------------------------------------
+
+struct dlc_array {
+  dlc::Tensor tensor;
+  std::vector<int64_t> shape;
+  DLTensor view{};
+};
+
+dlc_status dlc_array_read_npy(const char *path, dlc_array **out) {
+  return guarded("dlc_array_read_npy", [&] {
+    DLC_API_REQUIRE(path && out, "dlc_array_read_npy: path or out is NULL");
+    *out = nullptr;
+    auto t = dlc::readNpy(path);
+    if (!t)
+      return fail(t.status());
+    auto a = std::make_unique<dlc_array>();
+    a->tensor = std::move(*t);
+    a->shape = a->tensor.shape();
+    a->view.data = a->tensor.numElements() > 0 ? a->tensor.mutableRaw() : nullptr;
+    a->view.device = {kDLCPU, 0};
+    a->view.ndim = static_cast<int32_t>(a->shape.size());
+    a->view.dtype = dlc::capi::toDl(a->tensor.dtype());
+    a->view.shape = a->shape.data();
+    *out = a.release();
+    return DLC_OK;
+  });
+}
+
+const DLTensor *dlc_array_tensor(const dlc_array *array) { return array ? &array->view : nullptr; }
+
+void dlc_array_free(dlc_array *array) { delete array; }
+
+dlc_status dlc_array_write_npy(const char *path, const DLTensor *tensor) {
+  return guarded("dlc_array_write_npy", [&] {
+    DLC_API_REQUIRE(path && tensor, "dlc_array_write_npy: path or tensor is NULL");
+    const DLTensor &t = *tensor;
+    DLC_API_REQUIRE(t.ndim >= 0 && (t.ndim == 0 || t.shape),
+                    fmt::format("dlc_array_write_npy: {}: ndim {} with shape {}", path, t.ndim,
+                                t.shape ? "set" : "NULL"));
+    DLC_API_REQUIRE(
+        t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost,
+        fmt::format("dlc_array_write_npy: {}: the tensor must be in host memory", path));
+    auto dtype = dlc::capi::fromDl(t.dtype);
+    if (!dtype)
+      return fail(dtype.status().withContext(fmt::format("dlc_array_write_npy: {}", path)));
+    std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+    int64_t expect = 1;
+    for (int32_t i = t.ndim - 1; i >= 0; --i) {
+      DLC_API_REQUIRE(
+          !t.strides || t.shape[i] == 1 || t.strides[i] == expect,
+          fmt::format("dlc_array_write_npy: {}: the tensor is not compact row-major", path));
+      if (__builtin_mul_overflow(expect, std::max<int64_t>(t.shape[i], 1), &expect))
+        expect = 0; // tryZeros below refuses the shape
+    }
+    auto copy = dlc::Tensor::tryZeros(*dtype, shape);
+    if (!copy)
+      return fail(copy.status().withContext(fmt::format("dlc_array_write_npy: {}", path)));
+    if (copy->byteSize() > 0) {
+      DLC_API_REQUIRE(t.data, fmt::format("dlc_array_write_npy: {}: NULL data", path));
+      std::memcpy(copy->mutableRaw(), static_cast<const char *>(t.data) + t.byte_offset,
+                  copy->byteSize());
+    }
+    dlc::Status st = dlc::writeNpy(path, *copy);
+    return st.isOk() ? DLC_OK : fail(st);
   });
 }
 

@@ -326,6 +326,15 @@ void describeInfo(const rt::PackageTensor &t, dlc_model::Info &info) {
 
 } // namespace
 
+Expected<DType> fromDl(const DLDataType &t) {
+  for (DType d :
+       {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI8, DType::kI16, DType::kI32,
+        DType::kI64, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kBool})
+    if (sameDType(t, d))
+      return d;
+  return invalidArgument("dlc has no dtype for DLPack type {}", dlTypeName(t));
+}
+
 DLDataType toDl(DType t) {
   auto make = [](uint8_t code, uint8_t bits) { return DLDataType{code, bits, 1}; };
   switch (t) {

@@ -59,6 +59,9 @@ namespace dlc::capi {
 
 /// The DLPack type of a dtype (bool as uint1, TVM's convention).
 DLDataType toDl(DType t);
+/// The dtype of a DLPack type (bool as uint1 or DLPack 0.8's kDLBool); an error naming it when
+/// dlc has none.
+Expected<DType> fromDl(const DLDataType &t);
 
 /// A model over a package read from `name`: fills the interface dlc_model_input/output give.
 Expected<std::unique_ptr<dlc_model>> makeModel(rt::Package package, const std::string &name);

@@ -237,6 +237,83 @@ std::string npyDescr(DType dtype) {
   return "";
 }
 
+namespace {
+
+/// Where the array lies in a `.npy` file of `fileSize` bytes whose first bytes are `head` (at
+/// least the magic, the version, the header length and the header, or the whole file).
+struct NpyLayout {
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t dataOffset;
+  uint64_t dataBytes;
+};
+
+Expected<NpyLayout> parseNpyLayout(std::string_view head, uint64_t fileSize) {
+  if (head.size() < kMagicSize || std::memcmp(head.data(), kMagic, kMagicSize) != 0)
+    return invalidArgument("not a .npy file (it does not start with \\x93NUMPY)");
+  if (head.size() < 10)
+    return invalidArgument("truncated header");
+  int major = static_cast<uint8_t>(head[6]), minor = static_cast<uint8_t>(head[7]);
+  if ((major != 1 && major != 2 && major != 3) || minor != 0)
+    return unimplemented("unsupported .npy format version {}.{}", major, minor);
+  uint64_t prefix = major == 1 ? 10 : 12;
+  if (head.size() < prefix)
+    return invalidArgument("truncated header");
+  uint32_t headerSize = readLe(head.data() + 8, major == 1 ? 2 : 4);
+  if (headerSize > kMaxHeaderSize)
+    return invalidArgument("header of {} bytes is too large", headerSize);
+  if (fileSize < prefix + headerSize || head.size() < prefix + headerSize)
+    return invalidArgument("truncated header");
+
+  DLC_ASSIGN_OR_RETURN(NpyHeader h, HeaderParser(head.substr(prefix, headerSize)).parse());
+  DLC_ASSIGN_OR_RETURN(DType dtype, dtypeFromDescr(h.descr));
+  if (h.fortranOrder)
+    return unimplemented("Fortran-ordered arrays are not supported; save a C-ordered array "
+                         "(np.ascontiguousarray)");
+  DLC_ASSIGN_OR_RETURN(int64_t count, checkedNumElements(h.shape, "the array"));
+  uint64_t bytes;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), dtypeSize(dtype), &bytes))
+    return invalidArgument("the array's byte size overflows");
+  std::string type = TensorType(dtype, Shape::fromSizes(h.shape)).str();
+  uint64_t available = fileSize - prefix - headerSize;
+  if (available < bytes)
+    return invalidArgument("truncated data: the header says {} ({} bytes), the file has {}", type,
+                           bytes, available);
+  if (available > bytes)
+    return invalidArgument("{} bytes after the data of the {} array", available - bytes, type);
+  return NpyLayout{dtype, std::move(h.shape), prefix + headerSize, bytes};
+}
+
+/// A zeroed tensor for `layout`; an error when the memory cannot be had.
+Expected<Tensor> allocateFor(const NpyLayout &layout) {
+  return Tensor::tryZeros(layout.dtype, layout.shape);
+}
+
+/// NumPy treats any nonzero byte of a bool array as true; dlc stores 0 or 1.
+void normalizeBools(Tensor &t) {
+  if (t.dtype() != DType::kBool)
+    return;
+  auto *p = static_cast<uint8_t *>(t.mutableRaw());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    p[i] = p[i] != 0;
+}
+
+} // namespace
+
+Expected<Tensor> parseNpy(std::string_view bytes, std::string_view source) {
+  auto fail = [&](const Status &st) { return st.withContext(std::string(source)); };
+  auto layout = parseNpyLayout(bytes, bytes.size());
+  if (!layout)
+    return fail(layout.status());
+  auto t = allocateFor(*layout);
+  if (!t)
+    return fail(t.status());
+  if (layout->dataBytes > 0)
+    std::memcpy(t->mutableRaw(), bytes.data() + layout->dataOffset, layout->dataBytes);
+  normalizeBools(*t);
+  return std::move(*t);
+}
+
 Expected<Tensor> readNpy(const std::string &path) {
   if (Status regular = checkRegularFile(path); !regular.isOk())
     return regular.withContext(path);
@@ -247,67 +324,33 @@ Expected<Tensor> readNpy(const std::string &path) {
   in.seekg(0);
   auto fail = [&](const Status &st) { return st.withContext(path); };
 
-  char pre[12] = {};
-  in.read(pre, 10);
-  if (in.gcount() < static_cast<std::streamsize>(kMagicSize) ||
-      std::memcmp(pre, kMagic, kMagicSize) != 0)
-    return fail(invalidArgument("not a .npy file (it does not start with \\x93NUMPY)"));
-  if (in.gcount() < 10)
-    return fail(invalidArgument("truncated header"));
-  int major = static_cast<uint8_t>(pre[6]), minor = static_cast<uint8_t>(pre[7]);
-  if ((major != 1 && major != 2 && major != 3) || minor != 0)
-    return fail(unimplemented("unsupported .npy format version {}.{}", major, minor));
-  uint32_t headerSize;
-  uint64_t prefix = major == 1 ? 10 : 12;
-  if (major == 1) {
-    headerSize = readLe(pre + 8, 2);
-  } else {
-    in.read(pre + 10, 2);
-    if (in.gcount() < 2)
-      return fail(invalidArgument("truncated header"));
-    headerSize = readLe(pre + 8, 4);
+  // The header is read first (it is at most 12 + kMaxHeaderSize bytes), then the data goes
+  // straight into the tensor.
+  std::string head(12, '\0');
+  in.read(head.data(), 12);
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head.size() >= 12 && std::memcmp(head.data(), kMagic, kMagicSize) == 0) {
+    bool v1 = head[6] == 1;
+    uint64_t headerEnd = (v1 ? 10 : 12) + uint64_t{readLe(head.data() + 8, v1 ? 2 : 4)};
+    if (headerEnd <= fileSize && headerEnd <= 12 + uint64_t{kMaxHeaderSize} && headerEnd > 12) {
+      head.resize(headerEnd);
+      in.read(head.data() + 12, static_cast<std::streamsize>(headerEnd - 12));
+      head.resize(12 + static_cast<size_t>(in.gcount()));
+    }
   }
-  if (headerSize > kMaxHeaderSize)
-    return fail(invalidArgument("header of {} bytes is too large", headerSize));
-  if (fileSize < prefix + headerSize)
-    return fail(invalidArgument("truncated header"));
-  std::string header(headerSize, '\0');
-  in.read(header.data(), headerSize);
-
-  auto parsed = HeaderParser(header).parse();
-  if (!parsed)
-    return fail(parsed.status());
-  const NpyHeader &h = *parsed;
-  auto dtype = dtypeFromDescr(h.descr);
-  if (!dtype)
-    return fail(dtype.status());
-  if (h.fortranOrder)
-    return fail(unimplemented("Fortran-ordered arrays are not supported; save a C-ordered array "
-                              "(np.ascontiguousarray)"));
-  auto count = checkedNumElements(h.shape, "the array");
-  if (!count)
-    return fail(count.status());
-  uint64_t bytes;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(*count), dtypeSize(*dtype), &bytes))
-    return fail(invalidArgument("the array's byte size overflows"));
-  std::string type = TensorType(*dtype, Shape::fromSizes(h.shape)).str();
-  uint64_t available = fileSize - prefix - headerSize;
-  if (available < bytes)
-    return fail(invalidArgument("truncated data: the header says {} ({} bytes), the file has {}",
-                                type, bytes, available));
-  if (available > bytes)
-    return fail(
-        invalidArgument("{} bytes after the data of the {} array", available - bytes, type));
-  Tensor t = Tensor::zeros(*dtype, h.shape);
-  in.read(static_cast<char *>(t.mutableRaw()), static_cast<std::streamsize>(bytes));
-  if (static_cast<uint64_t>(in.gcount()) != bytes)
+  auto layout = parseNpyLayout(head, fileSize);
+  if (!layout)
+    return fail(layout.status());
+  auto t = allocateFor(*layout);
+  if (!t)
+    return fail(t.status());
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(layout->dataOffset));
+  in.read(static_cast<char *>(t->mutableRaw()), static_cast<std::streamsize>(layout->dataBytes));
+  if (static_cast<uint64_t>(in.gcount()) != layout->dataBytes)
     return fail(invalidArgument("read error"));
-  if (*dtype == DType::kBool) { // NumPy treats any nonzero byte as true
-    auto *p = static_cast<uint8_t *>(t.mutableRaw());
-    for (int64_t i = 0; i < t.numElements(); ++i)
-      p[i] = p[i] != 0;
-  }
-  return t;
+  normalizeBools(*t);
+  return std::move(*t);
 }
 
 Status writeNpy(const std::string &path, const Tensor &t) {

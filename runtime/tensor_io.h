@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "ir/tensor.h"
 
@@ -18,6 +19,10 @@ namespace dlc {
 
 /// Reads a `.npy` file. Errors read `PATH: <what is wrong>`.
 Expected<Tensor> readNpy(const std::string &path);
+
+/// The same from the file's bytes; errors read `SOURCE: <what is wrong>`. readNpy reads the
+/// header into memory and the data straight into the tensor; both share one header parser.
+Expected<Tensor> parseNpy(std::string_view bytes, std::string_view source);
 
 /// Writes `t` as a `.npy` file. bf16 has no NumPy dtype and is refused (convert it first).
 Status writeNpy(const std::string &path, const Tensor &t);

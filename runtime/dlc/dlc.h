@@ -132,6 +132,17 @@ DLC_API dlc_status dlc_session_run_async(dlc_session *session, void *cuda_stream
 DLC_API dlc_status dlc_session_get_output(dlc_session *session, const char *name,
                                           const DLTensor **out);
 
+/* .npy files, read and written by the code `dlc run` uses (format 1.0-3.0, little-endian
+ * numbers and bool, C order; anything else is refused with a message naming the file), so a
+ * host program and dlc never disagree on what a file holds. */
+typedef struct dlc_array dlc_array;
+DLC_API dlc_status dlc_array_read_npy(const char *path, dlc_array **out);
+/* A host DLTensor over the array's data, valid until dlc_array_free. */
+DLC_API const DLTensor *dlc_array_tensor(const dlc_array *array);
+DLC_API void dlc_array_free(dlc_array *array);
+/* Writes a host tensor (compact row-major) as a .npy file. */
+DLC_API dlc_status dlc_array_write_npy(const char *path, const DLTensor *tensor);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

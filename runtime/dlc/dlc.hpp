@@ -5,6 +5,7 @@
 //     session.setInput("x", x);                             // DLTensor
 //     session.run();
 //     const DLTensor &y = session.output("y");
+//     dlc::api::writeNpy("y.npy", y);                       // .npy files: dlc::api::Array
 //
 // Every failure throws dlc::api::Error, which carries the dlc_status and dlc_last_error().
 #ifndef DLC_DLC_HPP_
@@ -153,6 +154,37 @@ public:
 private:
   dlc_session *s_ = nullptr;
 };
+
+/// A `.npy` file read by dlc's own reader (dlc_array_read_npy), so a host program accepts
+/// exactly the files `dlc run` accepts.
+class Array {
+public:
+  static Array readNpy(const std::string &path) {
+    dlc_array *a = nullptr;
+    check(dlc_array_read_npy(path.c_str(), &a));
+    return Array(a);
+  }
+  Array(Array &&o) noexcept : a_(std::exchange(o.a_, nullptr)) {}
+  Array &operator=(Array &&o) noexcept {
+    std::swap(a_, o.a_);
+    return *this;
+  }
+  Array(const Array &) = delete;
+  Array &operator=(const Array &) = delete;
+  ~Array() { dlc_array_free(a_); }
+
+  /// A host DLTensor over the data (valid while the Array lives).
+  const DLTensor &tensor() const { return *dlc_array_tensor(a_); }
+
+private:
+  explicit Array(dlc_array *a) : a_(a) {}
+  dlc_array *a_ = nullptr;
+};
+
+/// Writes a host tensor as a `.npy` file (dlc_array_write_npy).
+inline void writeNpy(const std::string &path, const DLTensor &t) {
+  check(dlc_array_write_npy(path.c_str(), &t));
+}
 
 } // namespace dlc::api
 

@@ -154,6 +154,41 @@ def main():
     open(bad, "wb").write(bytes(altered))
     run([a.host_app, bad, "--input", f"x={x3}"], expect_ok=False,
         contains=r"CORRUPT.*checksum")
+
+    print("== .npy files: the host app reads them with dlc's own reader (dlc_array_read_npy),")
+    print("   so it accepts and refuses exactly what `dlc run` does, with the same message")
+    def npy(name, header, payload):
+        header = header + " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+        path = os.path.join(a.work, name)
+        with open(path, "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") +
+                    header.encode() + payload)
+        return path
+    ones = np.ones((2, 64), np.float32).tobytes()
+    # A duplicated key: Python's literal (NumPy's reader) keeps the last, so this is f4 data.
+    dup = npy("dup.npy", "{'descr': '<f8', 'descr': '<f4', 'fortran_order': False, "
+              "'shape': (2, 64), }", ones)
+    run([a.host_app, lib, "--input", f"x={dup}", "--device", "cpu"],
+        contains=r"output 'probs': float32 \[2,10\]")
+    for name, header, payload, why in [
+            ("shape.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (a, 64), }", ones,
+             r"malformed header \(expected a non-negative integer dim"),
+            ("tail.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 64), }",
+             ones + b"xx", r"2 bytes after the data of the f32\[2,64\] array"),
+            ("short.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 64), }", ones,
+             r"truncated data: the header says f32\[3,64\]"),
+            ("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 64), }", ones,
+             r"Fortran-ordered arrays are not supported"),
+            ("big.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 64), }", ones,
+             r"big-endian dtype '>f4' is not supported")]:
+        path = npy(name, header, payload)
+        host = run([a.host_app, lib, "--input", f"x={path}"], expect_ok=False,
+                   contains=re.escape(path) + ": " + why)
+        cli = run([a.dlc, "run", os.path.join(ROOT, "models", "mlp.onnx"), "--device", "cpu",
+                   "--input", f"x={path}"], expect_ok=False, contains=re.escape(path) + ": " + why)
+        said = [re.search(re.escape(path) + r": (.*)", o).group(1) for o in (host, cli)]
+        if said[0] != said[1]:
+            sys.exit(f"FAILED: the host app says {said[0]!r}, dlc run says {said[1]!r}")
     print("model library test: ok")
 
 

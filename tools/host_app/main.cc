@@ -21,8 +21,6 @@
 
 #include <dlc/dlc.hpp>
 
-#include "npy.h"
-
 namespace {
 
 struct Args {
@@ -165,9 +163,9 @@ std::string firstValues(const DLTensor &t) {
 }
 
 /// One session: binds the inputs, runs `runs` times, returns each output's bytes by name.
-std::map<std::string, std::vector<uint8_t>> runSession(const dlc::api::Model &model,
-                                                       std::map<std::string, host_app::Array> &in,
-                                                       const Args &args) {
+std::map<std::string, std::vector<uint8_t>>
+runSession(const dlc::api::Model &model, const std::map<std::string, dlc::api::Array> &in,
+           const Args &args) {
   dlc::api::Session session(model, args.device);
   for (auto &[name, array] : in)
     session.setInput(name, array.tensor());
@@ -197,9 +195,11 @@ int run(const Args &args) {
     std::cout << "  output '" << t.name << "': " << typeName(t.dtype) << " "
               << shapeText(t.shape, t.dimNames) << "\n";
 
-  std::map<std::string, host_app::Array> inputs;
+  // Read by dlc's own .npy reader (the C API's dlc_array_read_npy): the host app accepts
+  // exactly the files `dlc run` accepts.
+  std::map<std::string, dlc::api::Array> inputs;
   for (const auto &[name, path] : args.inputs)
-    inputs[name] = host_app::readNpy(path);
+    inputs.emplace(name, dlc::api::Array::readNpy(path));
 
   dlc::api::Session session(model, args.device);
   std::cout << "running on the " << (session.device() == DLC_DEVICE_GPU ? "GPU" : "CPU") << "\n";
@@ -221,7 +221,7 @@ int run(const Args &args) {
               << "]\n";
     if (!args.outputDir.empty()) {
       std::filesystem::create_directories(args.outputDir);
-      host_app::writeNpy((std::filesystem::path(args.outputDir) / (o.name + ".npy")).string(), t);
+      dlc::api::writeNpy((std::filesystem::path(args.outputDir) / (o.name + ".npy")).string(), t);
     }
   }
 
@@ -231,9 +231,8 @@ int run(const Args &args) {
     std::vector<std::thread> pool;
     for (int i = 0; i < args.threads; ++i)
       pool.emplace_back([&, i] {
-        try {
-          auto local = inputs; // each thread binds its own copies
-          results[i] = runSession(model, local, args);
+        try { // the sessions only read the input arrays
+          results[i] = runSession(model, inputs, args);
         } catch (const std::exception &e) {
           errors[i] = e.what();
         }

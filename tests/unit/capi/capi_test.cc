@@ -2,8 +2,10 @@
 // from memory or a file, sessions, bindings, dynamic dims, threads and every error a caller
 // can cause, NULL arguments included. Results are compared with the reference executor.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -423,6 +425,60 @@ TEST(CApi, GpuWithoutAGpuIsUnavailable) {
   EXPECT_EQ(where, DLC_DEVICE_CPU);
   dlc_session_free(s);
   dlc_model_free(m);
+}
+
+TEST(CApi, NpyArraysRoundTripThroughDlcsReader) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / fmt::format("dlc_capi_npy_{}", getpid());
+  fs::create_directories(dir);
+  std::string path = (dir / "a.npy").string();
+  std::vector<int16_t> data = {1, -2, 3, -4, 5, -6};
+  std::vector<int64_t> shape = {2, 3};
+  DLTensor t{};
+  t.data = data.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = 2;
+  t.dtype = {kDLInt, 16, 1};
+  t.shape = shape.data();
+  ASSERT_EQ(dlc_array_write_npy(path.c_str(), &t), DLC_OK) << dlc_last_error();
+  dlc_array *a = nullptr;
+  ASSERT_EQ(dlc_array_read_npy(path.c_str(), &a), DLC_OK) << dlc_last_error();
+  const DLTensor *back = dlc_array_tensor(a);
+  ASSERT_EQ(back->ndim, 2);
+  EXPECT_EQ(back->shape[0], 2);
+  EXPECT_EQ(back->shape[1], 3);
+  EXPECT_EQ(back->dtype.code, kDLInt);
+  EXPECT_EQ(back->dtype.bits, 16);
+  EXPECT_EQ(std::memcmp(back->data, data.data(), data.size() * 2), 0);
+  dlc_array_free(a);
+
+  // What cannot be written is refused, naming the file.
+  t.device = {kDLCUDA, 0};
+  EXPECT_EQ(dlc_array_write_npy(path.c_str(), &t), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dlc_last_error()).find("host memory"), std::string::npos);
+  t.device = {kDLCPU, 0};
+  t.dtype = {kDLFloat, 8, 1};
+  EXPECT_EQ(dlc_array_write_npy(path.c_str(), &t), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dlc_last_error()).find("no dtype for DLPack type float8"),
+            std::string::npos)
+      << dlc_last_error();
+  t.dtype = {kDLInt, 16, 1};
+  std::vector<int64_t> strides = {1, 2}; // column-major
+  t.strides = strides.data();
+  EXPECT_EQ(dlc_array_write_npy(path.c_str(), &t), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dlc_last_error()).find("not compact"), std::string::npos);
+  // Reading: the messages are readNpy's (`dlc run` says the same).
+  std::ofstream(dir / "bad.npy") << "not numpy";
+  EXPECT_EQ(dlc_array_read_npy((dir / "bad.npy").c_str(), &a), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(a, nullptr);
+  EXPECT_EQ(std::string(dlc_last_error()),
+            (dir / "bad.npy").string() + ": not a .npy file (it does not start with \\x93NUMPY)");
+  EXPECT_EQ(dlc_array_read_npy(dir.c_str(), &a), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(dlc_last_error()), dir.string() + ": is a directory");
+  EXPECT_EQ(dlc_array_read_npy(nullptr, &a), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlc_array_tensor(nullptr), nullptr);
+  dlc_array_free(nullptr);
+  fs::remove_all(dir);
 }
 
 } // namespace
