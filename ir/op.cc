@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "ir/graph.h"
+#include "ir/limits.h"
 #include "ir/ops/families.h"
 #include "ir/ops/infer_checks.h"
 
@@ -216,6 +217,11 @@ Status inferNode(InferContext &ctx) {
     if (overflow)
       return invalidArgument("{}: output {} would have shape {}, more elements than int64 holds",
                              ctx.node().describe(), i, shape.str());
+    // ... and so is one past the per-tensor limit (ir/limits.h).
+    const TensorType &type = ctx.outputType(i);
+    if (type.isKnown() && shape.isStatic() && dtypeSize(type.dtype) > 0)
+      DLC_RETURN_IF_ERROR(checkTensorBytes(type.dtype, shape.sizes(),
+                                           fmt::format("{}: output {}", ctx.node().describe(), i)));
   }
   return Status::ok();
 }

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ir/file_util.h"
+#include "ir/limits.h"
 #include "ir/parser_impl.h"
 #include "ir/text_util.h"
 
@@ -280,6 +281,9 @@ Status Parser::parseNode(std::vector<Token> results) {
     DLC_RETURN_IF_ERROR(expect(Tok::kRParen, "')'"));
   }
 
+  if (++nodeCount_ > maxNodes_)
+    return errorAt(results.empty() ? tok_ : results.front(),
+                   fmt::format("more than {} nodes, the limit (--max-nodes)", maxNodes_));
   int numOutputs = static_cast<int>(results.size());
   Node *n = g_->createNode(*op, std::move(inputs), numOutputs, scratchBase(numOutputs, results));
   n->setName(std::move(loc));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/limits.h"
 #include "ir/parser.h"
 #include "ir/text_lexer.h"
 
@@ -74,6 +75,9 @@ private:
   ParseOptions opts_;
   /// Graphs being parsed inside graph attributes (the outermost graph is depth 0).
   int depth_ = 0;
+  /// Nodes parsed so far, bodies included (checked against ir/limits.h's maxNodes).
+  int64_t nodeCount_ = 0;
+  int64_t maxNodes_ = limits().maxNodes;
   Token tok_;
   std::unique_ptr<Graph> g_;
   std::vector<std::pair<std::string, TensorType>> outputs_;

@@ -22,12 +22,14 @@
 // the body.
 //
 // Not done here: ops without an inference row and nodes with an input of unknown dtype keep
-// their hints (reported under --debug-only); graph inputs and the declared types of graph
-// outputs are left alone; symbolic values are not kept between runs.
+// their hints (reported under --debug-only); graph inputs (only checked against the per-tensor
+// limit of ir/limits.h) and the declared types of graph outputs are left alone; symbolic values are
+// not kept between runs.
 #include <optional>
 #include <unordered_map>
 
 #include "ir/eval/eval.h"
+#include "ir/limits.h"
 #include "passes/registry.h"
 
 namespace dlc {
@@ -38,6 +40,14 @@ class InferShapes : public Pass {
 public:
   Expected<bool> run(Graph &g, const PassOptions &options) override {
     shapeValues_.clear();
+    // A declared input past the per-tensor limit (ir/limits.h) is refused before anything
+    // sizes it; inferred outputs are checked by inferNode.
+    for (const Value *in : g.inputs()) {
+      const TensorType &t = in->type();
+      if (t.isKnown() && t.shape.isStatic() && dtypeSize(t.dtype) > 0)
+        DLC_RETURN_IF_ERROR(
+            checkTensorBytes(t.dtype, t.shape.sizes(), fmt::format("input '{}'", in->name())));
+    }
     bool changed = false;
     for (Node *n : g.nodes()) {
       DLC_ASSIGN_OR_RETURN(bool c, inferOne(*n, options));

@@ -5,6 +5,7 @@
 #include "frontend/onnx/graph_builder.h"
 #include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/unsupported.h"
+#include "ir/limits.h"
 
 namespace dlc::onnx {
 
@@ -12,9 +13,23 @@ namespace {
 
 using namespace detail;
 
+/// Nodes of `graph` and of every graph in its nodes' attributes.
+int64_t countNodes(const ::onnx::GraphProto &graph) {
+  int64_t n = graph.node_size();
+  for (const auto &node : graph.node())
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        n += countNodes(attr.g());
+      for (const auto &g : attr.graphs())
+        n += countNodes(g);
+    }
+  return n;
+}
+
 // Everything after parsing; errors carry no file name (the callers add it).
 Expected<std::unique_ptr<Graph>> importModel(::onnx::ModelProto &model, const std::string &modelDir,
                                              const ImportOptions &opts) {
+  DLC_RETURN_IF_ERROR(checkNodeCount(countNodes(model.graph()), "the model"));
   Opsets opsets = opsetsOf(model);
   DLC_RETURN_IF_ERROR(checkModelVersions(model, opsets));
   // Every unsupported op, found before any conversion work, in one error.

@@ -15,6 +15,7 @@
 #include "frontend/tf/refusals.h"
 #include "frontend/tf/tensor_proto.h"
 #include "ir/annotations/placement.h"
+#include "ir/limits.h"
 
 namespace dlc::tf {
 
@@ -228,6 +229,7 @@ void ImportGraph::warnAboutRandomOps(const Graph &g) {
 Expected<std::unique_ptr<Graph>> importBytes(std::string_view bytes, const std::string &displayName,
                                              const ImportOptions &opts) {
   DLC_ASSIGN_OR_RETURN(tfproto::GraphDef gd, detail::parseGraphDef(bytes, opts.text, displayName));
+  DLC_RETURN_IF_ERROR(checkNodeCount(gd.node_size(), "the graph").withContext(displayName));
   std::string stem = std::filesystem::path(displayName).stem().string();
   DLC_ASSIGN_OR_RETURN(auto graph, detail::ImportGraph::index(gd, displayName, stem));
   return graph.build(opts);

@@ -8,6 +8,7 @@
 #include "ir/eval/eval.h"
 #include "ir/eval/eval_util.h"
 #include "ir/eval/families.h"
+#include "ir/limits.h"
 #include "ir/ops/body.h"
 #include "ir/ops/control_flow.h"
 
@@ -171,7 +172,12 @@ Expected<std::vector<Tensor>> evalLoop(const Node &node, const std::vector<Tenso
   for (int i = 2; i < 2 + p.carried + p.captures; ++i)
     args[static_cast<size_t>(i)] = in[static_cast<size_t>(i)];
   std::vector<std::vector<Tensor>> scans(static_cast<size_t>(p.scanOutputs));
+  const int64_t maxIterations = limits().maxLoopIterations;
   for (int64_t iter = 0; go && (!tripLimit || iter < *tripLimit); ++iter) {
+    if (iter == maxIterations)
+      return outOfRange("the loop did not end within {} iterations (trip count {}), the limit "
+                        "of the reference backend (--max-loop-iterations)",
+                        maxIterations, tripLimit ? std::to_string(*tripLimit) : "none");
     args[0] = Tensor::scalarI64(iter);
     args[1] = boolScalar(go);
     DLC_ASSIGN_OR_RETURN(std::vector<Tensor> outs, runBody(body, "body", args, iter));

@@ -3,12 +3,9 @@
 #include <bit>
 #include <cstring>
 
-namespace dlc::eval {
+#include "ir/limits.h"
 
-namespace {
-/// The reference backend refuses to allocate a single tensor above this size.
-constexpr int64_t kMaxEvalBytes = int64_t{1} << 32;
-} // namespace
+namespace dlc::eval {
 
 Expected<std::vector<TensorType>> constantOutputTypes(const Node &node,
                                                       const std::vector<Tensor> &inputs) {
@@ -43,12 +40,8 @@ Expected<std::vector<TensorType>> staticOutputTypes(const Node &node,
 }
 
 Expected<Tensor> newTensor(DType dtype, const std::vector<int64_t> &shape) {
-  DLC_ASSIGN_OR_RETURN(int64_t n, checkedNumElements(shape, "tensor"));
-  int64_t bytes;
-  if (__builtin_mul_overflow(n, dtypeSize(dtype), &bytes) || bytes > kMaxEvalBytes)
-    return outOfRange("a {} tensor of {} elements exceeds the reference backend's limit of {} "
-                      "bytes per tensor",
-                      dtypeName(dtype), n, kMaxEvalBytes);
+  DLC_RETURN_IF_ERROR(checkedNumElements(shape, "tensor").status());
+  DLC_RETURN_IF_ERROR(checkTensorBytes(dtype, shape, "a tensor"));
   return Tensor::tryZeros(dtype, shape);
 }
 

@@ -36,8 +36,8 @@ Expected<std::vector<TensorType>> constantOutputTypes(const Node &node,
 /// must be static.
 Expected<std::vector<TensorType>> staticOutputTypes(const Node &node,
                                                     const std::vector<Tensor> &inputs);
-/// A zero-filled tensor; an error when the size overflows or exceeds the reference backend's
-/// per-tensor limit.
+/// A zero-filled tensor; an error when the size overflows or exceeds the per-tensor limit
+/// (ir/limits.h, --max-tensor-bytes).
 Expected<Tensor> newTensor(DType dtype, const std::vector<int64_t> &shape);
 /// out[idx] = in[base + sum(idx[d] * strides[d])] for every index of out (element units).
 void stridedCopy(const Tensor &in, Tensor &out, int64_t base, const std::vector<int64_t> &strides);

@@ -127,11 +127,15 @@ Expected<Model> Model::fromGraph(std::unique_ptr<Graph> graph, const ModelOption
   PipelineOptions po;
   po.out = &sink;
   po.err = &sink;
+  auto start = std::chrono::steady_clock::now();
   Status st = runPipeline(*graph, pipeline, po);
   if (st.isOk()) // the executor relies on what the verifier checks (topological order, arity)
     st = verifyGraph(*graph);
   if (!st.isOk())
     return displayName.empty() ? st : st.withContext(displayName);
+  spdlog::info(
+      "load pipeline -O{}: {} nodes after it ({:.1f} ms)", opts.optLevel, graph->nodes().size(),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return Model(std::shared_ptr<const Graph>(std::move(graph)));
 }
 

@@ -2,7 +2,10 @@
 // GraphDef, or dlc's text IR), then applying the shared load options.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+
+#include <spdlog/spdlog.h>
 
 #include "frontend/onnx/importer.h"
 #include "frontend/tf/importer.h"
@@ -74,8 +77,10 @@ Status parseInputShape(const std::string &spec, std::map<std::string, std::vecto
   return Status::ok();
 }
 
-Expected<std::unique_ptr<Graph>> loadGraphFile(const std::string &path, const LoadOptions &opts) {
-  DLC_ASSIGN_OR_RETURN(ModelFormat format, detectModelFormat(path, opts.format));
+namespace {
+
+Expected<std::unique_ptr<Graph>> loadGraphOfFormat(const std::string &path, ModelFormat format,
+                                                   const LoadOptions &opts) {
   if (format == ModelFormat::kTfGraphDef || format == ModelFormat::kTfText) {
     tf::ImportOptions io;
     io.inputShapes = opts.inputShapes;
@@ -96,6 +101,21 @@ Expected<std::unique_ptr<Graph>> loadGraphFile(const std::string &path, const Lo
     return invalidArgument("--outputs: {} is {}, which declares its outputs; --outputs picks "
                            "the outputs of a TensorFlow GraphDef, which declares none",
                            path, modelFormatName(format));
+  return g;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Graph>> loadGraphFile(const std::string &path, const LoadOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(ModelFormat format, detectModelFormat(path, opts.format));
+  auto start = std::chrono::steady_clock::now();
+  auto g = loadGraphOfFormat(path, format, opts);
+  if (g)
+    spdlog::info("{}: {} imported: {} nodes, {} inputs, {} outputs ({:.1f} ms)", path,
+                 modelFormatName(format), (*g)->nodes().size(), (*g)->inputs().size(),
+                 (*g)->outputs().size(),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
   return g;
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ir/file_util.h"
+#include "tools/dlc/commands.h"
 #include "tools/dlc/run_util.h"
 
 namespace dlc::tool {
@@ -24,6 +25,8 @@ class Progress {
 public:
   explicit Progress(int total) : total_(total), tty_(isatty(fileno(stderr)) != 0) {}
   void step(int done) {
+    if (quiet())
+      return;
     if (tty_) {
       const int width = 30, filled = width * done / total_;
       std::fprintf(stderr, "\rcalibrating [%s%s] %d/%d samples", std::string(filled, '#').c_str(),
@@ -90,9 +93,9 @@ Expected<RangeMap> calibrateSamples(const Graph &g, const std::string &dir,
     if (!st.isOk() && inputs && i == 0 && backend == Backend::kAuto && ranOn == Backend::kGpu) {
       // The GPU program is compiled at the first sample; a graph it cannot compile (a shape
       // only the reference backend works out) is still calibrated, on the CPU.
-      std::cerr << fmt::format("dlc: note: calibration on the GPU failed ({}); calibrating on "
-                               "the CPU reference backend\n",
-                               st.message());
+      note(fmt::format("calibration on the GPU failed ({}); calibrating on the CPU reference "
+                       "backend",
+                       st.message()));
       DLC_ASSIGN_OR_RETURN(cal, Calibrator::create(g, method, Backend::kCpu));
       ranOn = cal.backend();
       st = cal.addSample(*inputs);

@@ -69,6 +69,19 @@ int reportError(const Status &status);
 /// rename over a link or a device node and `opt -o` wrote through links.
 Status checkOutputFile(const std::string &flag, const std::string &path);
 
+/// The flags every subcommand takes (common_flags.cc): -v/--verbose (-vv: debug logs),
+/// -q/--quiet (errors only: no warnings, no progress), and the resource limits of ir/limits.h
+/// (--max-tensor-bytes, --max-nodes, --max-loop-iterations). They take effect as parsed, before
+/// the command runs.
+void addCommonFlags(CLI::App *cmd);
+/// -q was given: progress output stays off.
+bool quiet();
+/// Prints `dlc: note: <message>` to stderr, unless -q.
+void note(const std::string &message);
+/// "8G", "512MiB", "1000000": a byte count (K/M/G/T are powers of 1024, an optional trailing
+/// B or iB); an error naming `flag` otherwise.
+Expected<int64_t> parseByteSize(const std::string &flag, const std::string &text);
+
 /// "1.5 MiB" (binary units, one decimal; plain bytes below 1 KiB). Defined in inspect.cc.
 std::string humanBytes(int64_t bytes);
 

@@ -2,11 +2,14 @@
 #include <cstdio>
 #include <exception>
 
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "tools/dlc/commands.h"
 
 int main(int argc, char **argv) {
+  // Logs (warnings, -v's info, -vv's debug) go to stderr: stdout carries results only.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("dlc"));
   spdlog::set_pattern("dlc: %l: %v");
   int exitCode = 0;
   CLI::App app{"dlc: a deep-learning graph compiler (ONNX or TensorFlow -> IR -> passes -> CUDA)",
@@ -19,6 +22,9 @@ int main(int argc, char **argv) {
   dlc::tool::addRunCommand(app, exitCode);
   dlc::tool::addQuantizeCommand(app, exitCode);
   dlc::tool::addExportCommand(app, exitCode);
+  for (CLI::App *cmd : app.get_subcommands([](CLI::App *) { return true; }))
+    dlc::tool::addCommonFlags(cmd);
+  spdlog::set_level(spdlog::level::warn); // -v: info, -vv: debug, -q: errors only
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

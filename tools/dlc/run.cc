@@ -379,12 +379,11 @@ Status runModel(const RunArgs &args, bool *mismatch) {
   so.poison = args.verify;
   DLC_ASSIGN_OR_RETURN(Session session, model.createSession(so));
   if (!so.precision.empty() && session.backend() == Backend::kCpu)
-    std::cerr << fmt::format("dlc: note: --precision {} applies to the GPU; the CPU reference "
-                             "backend runs the model's own types\n",
-                             so.precision);
+    note(fmt::format("--precision {} applies to the GPU; the CPU reference backend runs the "
+                     "model's own types",
+                     so.precision));
   if (backend == Backend::kAuto && session.backend() == Backend::kCpu)
-    std::cerr << fmt::format("dlc: note: running on the CPU reference backend: {}\n",
-                             gpuUnavailableReason());
+    note(fmt::format("running on the CPU reference backend: {}", gpuUnavailableReason()));
   if (args.profile && session.backend() != Backend::kGpu)
     return invalidArgument("--profile times the GPU program's kernels, but this run is on the "
                            "CPU");
