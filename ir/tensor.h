@@ -17,8 +17,11 @@
 
 namespace dlc {
 
-/// 64-bit FNV-1a of `n` bytes, continuing from `h` (start with kFnv1a64Offset).
-inline constexpr uint64_t kFnv1a64Offset = 1469598103934665603ull;
+/// 64-bit FNV-1a of `n` bytes, continuing from `h` (start with kFnv1a64Offset, FNV's published
+/// offset basis 0xcbf29ce484222325 = 14695981039346656037). Until package format 2 dlc used
+/// 1469598103934665603, the decimal basis with its last digit lost; runtime/package.cc still
+/// checks format-1 packages with it.
+inline constexpr uint64_t kFnv1a64Offset = 0xcbf29ce484222325ull;
 uint64_t fnv1a64(const void *data, size_t n, uint64_t h = kFnv1a64Offset);
 
 class Buffer {

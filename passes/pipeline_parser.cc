@@ -18,8 +18,9 @@ std::string_view trim(std::string_view s) {
 /// Checks every given option against what the pass accepts.
 Status checkOptions(const PassOptions &options, const std::vector<PassOptionSpec> &specs) {
   for (const auto &[key, value] : options.values) {
+    const std::string &name = key; // clang 14 cannot capture a structured binding
     auto spec = std::find_if(specs.begin(), specs.end(),
-                             [&](const PassOptionSpec &s) { return s.name == key; });
+                             [&](const PassOptionSpec &s) { return s.name == name; });
     if (spec == specs.end()) {
       if (specs.empty())
         return invalidArgument("unknown option '{}'; it takes no options", key);

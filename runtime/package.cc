@@ -24,6 +24,10 @@ namespace dlc::rt {
 namespace {
 
 namespace fbs = ::dlc::rt::fb;
+
+/// The offset basis format-1 packages were checksummed with: FNV's 14695981039346656037 with
+/// its last digit lost (ir/tensor.h kept it until format 2).
+constexpr uint64_t kFnv1a64OffsetFormat1 = 1469598103934665603ull;
 static_assert(FLATBUFFERS_LITTLEENDIAN, "packages are read in place: little-endian hosts only");
 using flatbuffers::FlatBufferBuilder;
 using flatbuffers::Offset;
@@ -636,7 +640,9 @@ Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::stri
     payload = aligned->data();
   }
 
-  if (version != kPackageFormatVersion) {
+  // Format 1 differs from 2 only in the checksum's offset basis (PACKAGE_FORMAT.md).
+  const uint64_t basis = version == 1 ? kFnv1a64OffsetFormat1 : kFnv1a64Offset;
+  if (version < kOldestReadablePackageFormat || version > kPackageFormatVersion) {
     std::string writer;
     if (complete && fnv1a64(payload, payloadSize) == checksum) {
       flatbuffers::Verifier v(payload, payloadSize);
@@ -646,17 +652,19 @@ Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::stri
           writer = " (dlc " + stamp->dlc_version()->str() + ")";
       }
     }
-    return unimplemented("{}: was written by a dlc package format {}{}; this dlc reads format {}",
-                         source, version, writer, kPackageFormatVersion);
+    return unimplemented("{}: was written by a dlc package format {}{}; this dlc reads formats "
+                         "{} to {}",
+                         source, version, writer, kOldestReadablePackageFormat,
+                         kPackageFormatVersion);
   }
   if (flags != 0)
     return unimplemented("{}: unknown header flags {:#x}; format {} has none", source, flags,
-                         kPackageFormatVersion);
+                         version);
   if (!complete)
     return invalidArgument("{}: truncated: the header announces a {}-byte payload but {} bytes "
                            "follow it",
                            source, payloadSize, size - kPackageHeaderBytes);
-  if (uint64_t actual = fnv1a64(payload, payloadSize); actual != checksum)
+  if (uint64_t actual = fnv1a64(payload, payloadSize, basis); actual != checksum)
     return invalidArgument("{}: corrupted: checksum {:016x} of the payload does not match the "
                            "header's {:016x}",
                            source, actual, checksum);

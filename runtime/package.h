@@ -26,7 +26,10 @@
 namespace dlc::rt {
 
 /// The format this dlc writes and the only one it reads.
-inline constexpr uint32_t kPackageFormatVersion = 1;
+inline constexpr uint32_t kPackageFormatVersion = 2;
+/// The oldest format this dlc still reads (format 1: the checksum's FNV-1a started from a
+/// mistyped offset basis; PACKAGE_FORMAT.md, Compatibility).
+inline constexpr uint32_t kOldestReadablePackageFormat = 1;
 /// Size of the header in front of the FlatBuffer payload.
 inline constexpr size_t kPackageHeaderBytes = 32;
 

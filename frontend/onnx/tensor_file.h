@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "ir/tensor.h"
 
@@ -13,5 +14,10 @@ namespace dlc::onnx {
 /// directory. When `name` is given, it receives the proto's `name` field (may be empty).
 /// Errors read `PATH: <what is wrong>`.
 Expected<Tensor> readTensorProtoFile(const std::string &path, std::string *name = nullptr);
+
+/// The same from a serialized TensorProto in memory; external data is refused. Errors read
+/// `SOURCE: <what is wrong>`.
+Expected<Tensor> parseTensorProto(std::string_view bytes, const std::string &source,
+                                  std::string *name = nullptr);
 
 } // namespace dlc::onnx

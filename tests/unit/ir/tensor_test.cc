@@ -1,5 +1,6 @@
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -67,6 +68,18 @@ TEST(TensorTest, HashCoversShapeAndDtype) {
   EXPECT_NE(a.hash(), b.hash());
   EXPECT_NE(a.hash(), c.hash());
   EXPECT_FALSE(a.identical(b));
+}
+
+TEST(TensorTest, Fnv1aMatchesThePublishedTestVectors) {
+  // FNV-1a 64 as published (Fowler, Noll, Vo; the IETF draft's test vectors): offset basis
+  // 0xcbf29ce484222325, prime 0x100000001b3.
+  auto fnv = [](std::string_view s) { return fnv1a64(s.data(), s.size()); };
+  EXPECT_EQ(kFnv1a64Offset, 14695981039346656037ull);
+  EXPECT_EQ(fnv(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(fnv("foobar"), 0x85944171f73967e8ull);
+  // Continuing from a partial hash is hashing the concatenation.
+  EXPECT_EQ(fnv1a64("bar", 3, fnv("foo")), fnv("foobar"));
 }
 
 TEST(TensorTest, FromBufferChecksSize) {

@@ -155,7 +155,8 @@ void fixChecksum(std::vector<uint8_t> &b) {
 
 /// The header of serializePackage around a hand-made payload.
 std::vector<uint8_t> withHeader(const uint8_t *payload, size_t size) {
-  std::vector<uint8_t> b = {0x89, 'D', 'L', 'C', 'P', 'K', 'G', '\n', 1, 0, 0, 0, 0, 0, 0, 0};
+  std::vector<uint8_t> b = {0x89, 'D', 'L', 'C', 'P', 'K', 'G', '\n', kPackageFormatVersion,
+                            0,    0,   0,   0,   0,   0,   0};
   b.resize(kPackageHeaderBytes);
   putU64(b, 16, size);
   b.insert(b.end(), payload, payload + size);
@@ -366,21 +367,41 @@ TEST(Package, RefusesBadMagic) {
 
 TEST(Package, RefusesOtherFormatVersionsNamingTheWriter) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
-  bytes[8] = 2;
-  EXPECT_EQ(errorOf(bytes),
-            "m.so: was written by a dlc package format 2 (dlc 0.1.0); this dlc reads format 1");
+  ASSERT_EQ(bytes[8], 2); // format 2 is written
+  bytes[8] = 3;
+  EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 3 (dlc 0.1.0); this dlc "
+                            "reads formats 1 to 2");
+  bytes[8] = 0;
+  EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 0 (dlc 0.1.0); this dlc "
+                            "reads formats 1 to 2");
   // Without a readable stamp the writer goes unnamed.
   std::vector<uint8_t> junk(64, 0xee);
   std::vector<uint8_t> other = withHeader(junk.data(), junk.size());
   other[8] = 0, other[11] = 1; // format 2^24
   EXPECT_EQ(errorOf(other),
-            "m.so: was written by a dlc package format 16777216; this dlc reads format 1");
+            "m.so: was written by a dlc package format 16777216; this dlc reads formats 1 to 2");
+}
+
+TEST(Package, ReadsFormat1WithItsChecksumBasis) {
+  // Format 1 is format 2 with the checksum's FNV-1a started from 1469598103934665603 (FNV's
+  // basis with its last digit lost): such a package still reads; a format-1 header with a
+  // checksum over the right basis is corrupt.
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  const uint8_t *payload = bytes.data() + kPackageHeaderBytes;
+  const size_t size = bytes.size() - kPackageHeaderBytes;
+  bytes[8] = 1;
+  putU64(bytes, 24, fnv1a64(payload, size, 1469598103934665603ull));
+  auto p = read(bytes);
+  ASSERT_TRUE(p.hasValue()) << p.status().message();
+  EXPECT_EQ(p->inputs.size(), modelPackage().inputs.size());
+  putU64(bytes, 24, fnv1a64(payload, size));
+  EXPECT_NE(errorOf(bytes).find("corrupted: checksum"), std::string::npos) << errorOf(bytes);
 }
 
 TEST(Package, RefusesUnknownFlags) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
   bytes[12] = 4;
-  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 1 has none");
+  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 2 has none");
 }
 
 TEST(Package, RefusesTruncatedPayload) {
