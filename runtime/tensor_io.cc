@@ -284,11 +284,6 @@ Expected<NpyLayout> parseNpyLayout(std::string_view head, uint64_t fileSize) {
   return NpyLayout{dtype, std::move(h.shape), prefix + headerSize, bytes};
 }
 
-/// A zeroed tensor for `layout`; an error when the memory cannot be had.
-Expected<Tensor> allocateFor(const NpyLayout &layout) {
-  return Tensor::tryZeros(layout.dtype, layout.shape);
-}
-
 /// NumPy treats any nonzero byte of a bool array as true; dlc stores 0 or 1.
 void normalizeBools(Tensor &t) {
   if (t.dtype() != DType::kBool)
@@ -305,7 +300,7 @@ Expected<Tensor> parseNpy(std::string_view bytes, std::string_view source) {
   auto layout = parseNpyLayout(bytes, bytes.size());
   if (!layout)
     return fail(layout.status());
-  auto t = allocateFor(*layout);
+  auto t = Tensor::tryZeros(layout->dtype, layout->shape);
   if (!t)
     return fail(t.status());
   if (layout->dataBytes > 0)
@@ -324,24 +319,15 @@ Expected<Tensor> readNpy(const std::string &path) {
   in.seekg(0);
   auto fail = [&](const Status &st) { return st.withContext(path); };
 
-  // The header is read first (it is at most 12 + kMaxHeaderSize bytes), then the data goes
-  // straight into the tensor.
-  std::string head(12, '\0');
-  in.read(head.data(), 12);
+  // The header (at most 12 + kMaxHeaderSize bytes) is parsed from the file's first bytes, then
+  // the data goes straight into the tensor.
+  std::string head(static_cast<size_t>(std::min<uint64_t>(fileSize, 12 + kMaxHeaderSize)), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
-  if (head.size() >= 12 && std::memcmp(head.data(), kMagic, kMagicSize) == 0) {
-    bool v1 = head[6] == 1;
-    uint64_t headerEnd = (v1 ? 10 : 12) + uint64_t{readLe(head.data() + 8, v1 ? 2 : 4)};
-    if (headerEnd <= fileSize && headerEnd <= 12 + uint64_t{kMaxHeaderSize} && headerEnd > 12) {
-      head.resize(headerEnd);
-      in.read(head.data() + 12, static_cast<std::streamsize>(headerEnd - 12));
-      head.resize(12 + static_cast<size_t>(in.gcount()));
-    }
-  }
   auto layout = parseNpyLayout(head, fileSize);
   if (!layout)
     return fail(layout.status());
-  auto t = allocateFor(*layout);
+  auto t = Tensor::tryZeros(layout->dtype, layout->shape);
   if (!t)
     return fail(t.status());
   in.clear();
