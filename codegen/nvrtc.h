@@ -6,9 +6,9 @@
 // compileModules() compiles many programs on a pool of threads and keeps the results in an
 // on-disk cache: one file per program, named by a hash of the source, the NVRTC options
 // (arch included) and NVRTC's version. An entry also holds the source and options it was
-// made from and a checksum, so a hash collision or a corrupt or truncated file is a miss
-// (and is rewritten), never a wrong module. Entries are written to a temporary file and
-// renamed into place, so concurrent compilers never see half an entry.
+// made from and a checksum, so a hash collision is a miss and a corrupt or truncated file is
+// discarded with a warning and recompiled, never a wrong module. Entries are written to a temporary
+// file and renamed into place, so concurrent compilers never see half an entry.
 #pragma once
 
 #include <cstdint>
@@ -41,8 +41,9 @@ struct CompiledModule {
 
 /// What compileModules did.
 struct CompileStats {
-  int hits = 0;   // programs found in the cache
-  int misses = 0; // programs compiled by NVRTC
+  int hits = 0;    // programs found in the cache
+  int misses = 0;  // programs compiled by NVRTC
+  int damaged = 0; // cache entries that failed their checks (discarded, counted among misses)
   bool cacheEnabled = false;
   std::string cacheDir; // the directory used; empty when the cache is off
   double seconds = 0;   // wall time

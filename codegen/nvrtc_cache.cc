@@ -3,8 +3,9 @@
 // An entry file: the magic "DLCMOD1\n", then six length-prefixed fields (lengths are
 // little-endian u64): key text, source, PTX, cubin, log, and the FNV-1a 64 (16 hex digits) of
 // all the bytes before that last field. The key text holds NVRTC's version and every NVRTC option,
-// the arch among them. A load checks the magic, the field bounds, the checksum, and that key text
-// and source are exactly the ones asked for; anything else is a miss.
+// the arch among them. A load checks the magic, the field bounds and the checksum (a failure is a
+// damaged entry: warned about, deleted, recompiled), then that key text and source are exactly
+// the ones asked for (else a hash collision: a plain miss).
 #include <unistd.h>
 
 #include <atomic>
@@ -83,27 +84,33 @@ std::string serialize(const std::string &key, const std::string &source, const C
   return out;
 }
 
-std::optional<CompiledModule> deserialize(std::string_view bytes, const std::string &key,
-                                          const std::string &source) {
+/// What a cache file held: the module asked for, a damaged entry, or a sound entry made from
+/// another key or source (a hash collision).
+struct Loaded {
+  std::optional<CompiledModule> module;
+  bool damaged = false;
+};
+
+Loaded deserialize(std::string_view bytes, const std::string &key, const std::string &source) {
   if (bytes.substr(0, kMagic.size()) != kMagic)
-    return std::nullopt;
+    return {std::nullopt, true};
   std::string_view in = bytes.substr(kMagic.size());
   std::string_view fKey, fSource, fPtx, fCubin, fLog, fSum;
   if (!takeField(in, fKey) || !takeField(in, fSource) || !takeField(in, fPtx) ||
       !takeField(in, fCubin) || !takeField(in, fLog))
-    return std::nullopt;
+    return {std::nullopt, true};
   const size_t covered = bytes.size() - in.size();
   if (!takeField(in, fSum) || !in.empty() ||
       fSum != fmt::format("{:016x}", fnv1a(bytes.substr(0, covered))))
-    return std::nullopt;
+    return {std::nullopt, true};
   if (fKey != key || fSource != source)
-    return std::nullopt;
+    return {};
   CompiledModule m;
   m.ptx = std::string(fPtx);
   m.cubin.assign(fCubin.begin(), fCubin.end());
   m.log = std::string(fLog);
   m.fromCache = true;
-  return m;
+  return {std::move(m), false};
 }
 
 /// The cache directory for `opts`, created if needed; empty when the cache is off.
@@ -130,17 +137,29 @@ std::string openCacheDir(const NvrtcOptions &opts) {
   return dir;
 }
 
+/// The entry at `path` if it holds `source` compiled under `key`. A damaged entry (bad magic,
+/// fields past the end, a checksum that does not match: a crash or a full disk while another
+/// dlc wrote it, or a change on disk) is deleted with a warning and sets `damaged`.
 std::optional<CompiledModule> loadEntry(const fs::path &path, const std::string &key,
-                                        const std::string &source) {
+                                        const std::string &source, bool &damaged) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return std::nullopt;
   std::ostringstream bytes;
   bytes << in.rdbuf();
-  auto m = deserialize(bytes.str(), key, source);
-  if (!m)
-    spdlog::debug("NVRTC cache: ignoring the unreadable or foreign entry {}", path.string());
-  return m;
+  Loaded loaded = deserialize(bytes.str(), key, source);
+  damaged = loaded.damaged;
+  if (damaged) {
+    spdlog::warn("NVRTC cache: the entry {} is damaged (its checksum or layout does not match); "
+                 "discarded, recompiling",
+                 path.string());
+    std::error_code ec;
+    fs::remove(path, ec);
+  } else if (!loaded.module) {
+    spdlog::debug("NVRTC cache: {} holds another program (a hash collision); recompiling",
+                  path.string());
+  }
+  return std::move(loaded.module);
 }
 
 void storeEntry(const fs::path &path, const std::string &bytes) {
@@ -200,16 +219,19 @@ Expected<std::vector<CompiledModule>> compileModules(const std::vector<std::stri
   const size_t n = sources.size();
   std::vector<std::optional<Expected<CompiledModule>>> results(n);
   std::atomic<size_t> next{0};
-  std::atomic<int> hits{0}, misses{0};
+  std::atomic<int> hits{0}, misses{0}, damaged{0};
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) {
       fs::path path = dir.empty() ? fs::path() : fs::path(dir) / entryName(key, sources[i]);
-      if (!dir.empty())
-        if (auto m = loadEntry(path, key, sources[i])) {
+      if (!dir.empty()) {
+        bool bad = false;
+        if (auto m = loadEntry(path, key, sources[i], bad)) {
           ++hits;
           results[i].emplace(std::move(*m));
           continue;
         }
+        damaged += bad;
+      }
       ++misses;
       results[i].emplace(compileCuda(sources[i], names[i], opts));
       if (!dir.empty() && results[i]->hasValue())
@@ -229,6 +251,7 @@ Expected<std::vector<CompiledModule>> compileModules(const std::vector<std::stri
   if (stats) {
     stats->hits = hits;
     stats->misses = misses;
+    stats->damaged = damaged;
     stats->cacheEnabled = !dir.empty();
     stats->cacheDir = dir;
     stats->seconds =

@@ -170,33 +170,47 @@ private:
 
   // --- reachability -----------------------------------------------------------------------
 
-  /// Whether merging `members` (whole groups and new nodes) into one group would put it on a
-  /// cycle: a path that leaves the set and comes back, through any nodes and groups.
-  bool createsCycle(const std::set<const Node *> &members) const {
+  /// Whether merging the groups `a` and `b` (b may be -1) and the ungrouped node `extra` (may
+  /// be null) into one group would put it on a cycle: a path that leaves the merged set and
+  /// comes back, through any nodes and groups. Paths leave a group only from its exits, so the
+  /// search starts there and crosses other groups through theirs: its cost follows the region
+  /// between the members, not the size of the groups.
+  bool createsCycle(int a, int b, const Node *extra) const {
+    auto member = [&](const Node *n) {
+      if (n == extra)
+        return true;
+      auto it = groupOf_.find(n);
+      return it != groupOf_.end() && (it->second == a || it->second == b);
+    };
     // Edges go up in node position, except jumps between members of a group. Past `bound`,
     // the smallest position >= every member's such that no group straddles it, nothing can
     // lead back to the members, so the search stops there.
-    int bound = 0;
-    for (const Node *m : members)
-      bound = std::max(bound, pos_.at(m));
+    int bound = extra ? pos_.at(extra) : 0;
+    for (int id : {a, b})
+      if (id >= 0)
+        bound = std::max(bound, info_.at(id).last);
     for (int wider = spans_.maxLast(bound); wider > bound; wider = spans_.maxLast(bound))
       bound = wider;
     std::vector<const Node *> stack;
     std::unordered_set<const Node *> seen;
-    std::set<int> seenGroups;
+    std::unordered_set<int> seenGroups;
     bool cycle = false;
     auto follow = [&](const Node *from, bool outside) {
       for (const Value *out : from->outputs())
         if (out)
           for (const Use &u : out->uses()) {
-            if (members.count(u.node))
+            if (member(u.node))
               cycle |= outside;
             else if (pos_.at(u.node) <= bound && seen.insert(u.node).second)
               stack.push_back(u.node);
           }
     };
-    for (const Node *m : members)
-      follow(m, false);
+    for (int id : {a, b})
+      if (id >= 0)
+        for (const auto &[pos, m] : info_.at(id).exits)
+          follow(m, false);
+    if (extra)
+      follow(extra, false);
     while (!stack.empty() && !cycle) {
       const Node *v = stack.back();
       stack.pop_back();
@@ -204,43 +218,80 @@ private:
       if (it == groupOf_.end()) {
         follow(v, true);
       } else if (seenGroups.insert(it->second).second) {
-        for (const Node *w : groups_.at(it->second)) {
-          seen.insert(w);
+        for (const auto &[pos, w] : info_.at(it->second).exits)
           follow(w, true);
-        }
       }
     }
     return cycle;
   }
 
-  std::set<const Node *> membersWith(int group, const Node *extra) const {
-    std::set<const Node *> s(groups_.at(group).begin(), groups_.at(group).end());
-    s.insert(extra);
-    return s;
+  /// What fusion keeps about each group beside its members, updated as they change.
+  struct GroupInfo {
+    int first = INT32_MAX, last = -1; // the members' smallest and largest positions
+    int nonElementwise = 0;           // members that are not elementwise (anchors)
+    /// Members with a use outside the group or a graph output, by position.
+    std::map<int, const Node *> exits;
+  };
+
+  /// Whether a value of `m` is used outside its group (or is a graph output).
+  bool leaves(const Node *m, int id) const {
+    for (const Value *out : m->outputs()) {
+      if (!out)
+        continue;
+      if (g_.isOutput(out))
+        return true;
+      for (const Use &u : out->uses())
+        if (!inGroup(u.node, id))
+          return true;
+    }
+    return false;
+  }
+
+  void updateExit(const Node *m, int id) {
+    if (leaves(m, id))
+      info_[id].exits[pos_.at(m)] = m;
+    else
+      info_[id].exits.erase(pos_.at(m));
   }
 
   void add(int group, Node *n) {
     groups_[group].push_back(n);
     groupOf_[n] = group;
-    updateSpan(group);
+    GroupInfo &info = info_[group];
+    const int p = pos_.at(n);
+    if (p < info.first) {
+      if (info.last >= 0)
+        spans_.set(info.first, -1);
+      info.first = p;
+    }
+    info.last = std::max(info.last, p);
+    spans_.set(info.first, info.last);
+    info.nonElementwise += kind_.at(n).role != Role::kElementwise;
+    updateExit(n, group);
+    for (const Value *in : n->inputs())
+      if (in && in->producer() && inGroup(in->producer(), group))
+        updateExit(in->producer(), group);
   }
 
-  /// Keeps spans_ in step with the members of `group` (which may have been erased).
-  void updateSpan(int group) {
-    if (auto old = first_.find(group); old != first_.end()) {
-      spans_.set(old->second, -1);
-      first_.erase(old);
+  /// Recomputes what info_ keeps of `group` from its members (after members left it); drops
+  /// it when it has none.
+  void recompute(int group) {
+    if (auto it = info_.find(group); it != info_.end()) {
+      if (it->second.last >= 0)
+        spans_.set(it->second.first, -1);
+      info_.erase(it);
     }
     auto it = groups_.find(group);
     if (it == groups_.end() || it->second.empty())
       return;
-    int first = INT32_MAX, last = -1;
+    GroupInfo &info = info_[group];
     for (const Node *m : it->second) {
-      first = std::min(first, pos_.at(m));
-      last = std::max(last, pos_.at(m));
+      info.first = std::min(info.first, pos_.at(m));
+      info.last = std::max(info.last, pos_.at(m));
+      info.nonElementwise += kind_.at(m).role != Role::kElementwise;
+      updateExit(m, group);
     }
-    spans_.set(first, last);
-    first_[group] = first;
+    spans_.set(info.first, info.last);
   }
 
   // --- a. anchors --------------------------------------------------------------------------
@@ -295,7 +346,7 @@ private:
       if (!inside)
         return fmt::format("%{} is also used by {}", out->name(), u.node->describe());
     }
-    if (createsCycle(membersWith(id, &p)))
+    if (createsCycle(id, -1, &p))
       return "fusing would create a cycle between groups";
     return "";
   }
@@ -323,7 +374,7 @@ private:
       groupOf_.erase(nodes[i]);
     }
     nodes.resize(best);
-    updateSpan(id);
+    recompute(id);
     absorbSideProducers(id, anchor);
     std::set<const Node *> logged;
     for (const Value *open : openValues(id))
@@ -373,7 +424,7 @@ private:
         bool inside = true;
         for (const Use &u : p->output(0)->uses())
           inside = inside && inGroup(u.node, id);
-        if (!inside || createsCycle(membersWith(id, p)))
+        if (!inside || createsCycle(id, -1, p))
           continue;
         add(id, p);
         options_.debugf("{}: joins the epilogue of {} as a side producer", p->describe(),
@@ -406,15 +457,15 @@ private:
     if (c.output(0)->shape() != want)
       return fmt::format("consumer shape {} differs from anchor output {}",
                          c.output(0)->shape().str(), want.str());
-    if (createsCycle(membersWith(id, &c)))
+    if (createsCycle(id, -1, &c))
       return "fusing would create a cycle between groups";
     return "";
   }
 
-  /// Values of the group used outside it (or graph outputs).
+  /// Values of the group used outside it (or graph outputs), in node order.
   std::vector<const Value *> openValues(int id) const {
     std::vector<const Value *> open;
-    for (const Node *n : groups_.at(id))
+    for (const auto &[pos, n] : info_.at(id).exits)
       for (const Value *out : n->outputs()) {
         if (!out)
           continue;
@@ -459,11 +510,15 @@ private:
         refuse(*n, *p, why);
         continue;
       }
+      // The smaller group moves into the larger, so a long chain costs n log n moves.
       int from = groupOf_.at(p), to = groupOf_.at(n);
-      for (Node *m : groups_[from])
-        add(to, m);
+      if (groups_[from].size() > groups_[to].size())
+        std::swap(from, to);
+      std::vector<Node *> moved = std::move(groups_[from]);
       groups_.erase(from);
-      updateSpan(from);
+      recompute(from);
+      for (Node *m : moved)
+        add(to, m);
     }
   }
 
@@ -472,22 +527,13 @@ private:
     add(nextId_++, n);
   }
 
-  bool isElementwiseGroup(int id) const {
-    for (const Node *m : groups_.at(id))
-      if (kind_.at(m).role != Role::kElementwise)
-        return false;
-    return true;
-  }
+  bool isElementwiseGroup(int id) const { return info_.at(id).nonElementwise == 0; }
 
   std::string joinRefusal(const Node &p, const Node &n) const {
     if (p.output(0)->shape() != n.output(0)->shape())
       return fmt::format("%{} has shape {}, the group iterates over {}", p.output(0)->name(),
                          p.output(0)->shape().str(), n.output(0)->shape().str());
-    std::set<const Node *> members(groups_.at(groupOf_.at(&p)).begin(),
-                                   groups_.at(groupOf_.at(&p)).end());
-    for (const Node *m : groups_.at(groupOf_.at(&n)))
-      members.insert(m);
-    if (createsCycle(members))
+    if (createsCycle(groupOf_.at(&p), groupOf_.at(&n), nullptr))
       return "fusing would create a cycle between groups";
     return "";
   }
@@ -508,10 +554,10 @@ private:
   std::unordered_map<const Node *, FusionClass> kind_;
   std::map<int, std::vector<Node *>> groups_;
   std::unordered_map<const Node *, int> groupOf_;
+  std::unordered_map<int, GroupInfo> info_;
   int nextId_ = 0;
   /// Where each group starts and ends in node order, for createsCycle.
   SpanIndex spans_;
-  std::map<int, int> first_;
 };
 
 /// Each node's group annotation, in node order, to tell whether anything changed.

@@ -23,7 +23,8 @@
 //
 // Not done here: ops without an inference row and nodes with an input of unknown dtype keep
 // their hints (reported under --debug-only); graph inputs (only checked against the per-tensor
-// limit of ir/limits.h) and the declared types of graph outputs are left alone; symbolic values are
+// limit of ir/limits.h) and the declared types of graph outputs are left alone (only checked: a
+// declared type that contradicts inference is an error naming the output); symbolic values are
 // not kept between runs.
 #include <optional>
 #include <unordered_map>
@@ -53,6 +54,7 @@ public:
       DLC_ASSIGN_OR_RETURN(bool c, inferOne(*n, options));
       changed |= c;
     }
+    DLC_RETURN_IF_ERROR(checkDeclaredOutputs(g));
     return changed;
   }
 
@@ -100,6 +102,23 @@ private:
     DLC_ASSIGN_OR_RETURN(bool bodies, inferBodies(n, ctx, options));
     evaluateShapeValues(n);
     return changed || bodies;
+  }
+
+  /// A graph output whose declared type contradicts what inference gave its value (another
+  /// dtype, rank or known dim) is an error naming the output and the node computing it, here
+  /// rather than at run time.
+  static Status checkDeclaredOutputs(const Graph &g) {
+    for (const Graph::Output &o : g.outputs()) {
+      const TensorType &inferred = o.value->type();
+      if (!o.declared.isKnown() || !inferred.isKnown() || refineType(inferred, o.declared))
+        continue;
+      const Node *producer = o.value->producer();
+      return invalidArgument("output '{}' is declared {} but {} gives {}", o.name, o.declared.str(),
+                             producer ? producer->describe()
+                                      : fmt::format("its value '{}'", o.value->name()),
+                             inferred.str());
+    }
+    return Status::ok();
   }
 
   /// A node with bodies (If, Loop, Scan): each body's inputs take the types the node's

@@ -40,6 +40,7 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/annotations/placement.h"
 #include "passes/registry.h"
@@ -316,12 +317,13 @@ private:
     // Rule 3: what each member can run on.
     std::vector<Device> candidates = devices_;
     std::optional<size_t> noGpu; // the first member the GPUs cannot run
-    std::vector<std::string> why(nodes_.size());
-    std::vector<bool> gpuOk(nodes_.size(), true);
+    // Per member, not per node of the graph: a group costs its size, not the graph's.
+    std::unordered_map<size_t, std::string> why;
+    std::unordered_set<size_t> gpuCannot;
     for (size_t m : grp.members) {
       if (nodes_[m]->device().isSet() || gpuCanRun(m, &why[m]))
         continue;
-      gpuOk[m] = false;
+      gpuCannot.insert(m);
       if (!noGpu)
         noGpu = m;
       std::erase_if(candidates, [](const Device &d) { return d.kind == Device::Kind::kGpu; });
@@ -448,7 +450,7 @@ private:
       Device d = device;
       if (!alone && noGpu && m == *noGpu && !pinned)
         own = "no GPU kernel: " + why[m];
-      if (d.kind == Device::Kind::kGpu && !gpuOk[m]) // apart from a group pinned to a GPU
+      if (d.kind == Device::Kind::kGpu && gpuCannot.count(m)) // apart from a group pinned to a GPU
         d = Device::cpu(), own = "no GPU kernel: " + why[m];
       assign(m, nodes_[m]->device().isSet() ? nodes_[m]->device() : d, own, grp.id);
     }

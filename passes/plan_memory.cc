@@ -133,7 +133,9 @@ private:
     }
   }
 
-  /// Greedy by size, best fit among the gaps left by buffers whose lifetimes overlap.
+  /// Greedy by size, best fit among the gaps left by buffers whose lifetimes overlap. The
+  /// neighbours of a buffer are found through an index of the placed lifetimes, so planning
+  /// costs the overlaps there are, not the square of the number of buffers.
   void place() {
     std::vector<size_t> order(plan_.buffers.size());
     for (size_t i = 0; i < order.size(); ++i)
@@ -142,14 +144,23 @@ private:
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return aligned(bufs[a].bytes) > aligned(bufs[b].bytes);
     });
-    std::vector<size_t> placed;
+    int steps = 1;
+    for (const ArenaBuffer &b : bufs)
+      steps = std::max(steps, b.last + 1);
+    LifetimeIndex placed(steps);
+    std::vector<size_t> live;
     for (size_t i : order) {
       ArenaBuffer &b = bufs[i];
       const uint64_t size = aligned(b.bytes);
+      if (!reuse_) { // every buffer of its own: side by side, in this order
+        b.offset = plan_.arenaBytes;
+        plan_.arenaBytes += size;
+        continue;
+      }
       std::vector<std::pair<uint64_t, uint64_t>> busy; // [begin, end) of live neighbours
-      for (size_t j : placed)
-        if (!reuse_ || (bufs[j].first <= b.last && b.first <= bufs[j].last))
-          busy.emplace_back(bufs[j].offset, bufs[j].offset + aligned(bufs[j].bytes));
+      placed.overlapping(b.first, b.last, live);
+      for (size_t j : live)
+        busy.emplace_back(bufs[j].offset, bufs[j].offset + aligned(bufs[j].bytes));
       std::sort(busy.begin(), busy.end());
       uint64_t top = 0, bestGap = UINT64_MAX;
       b.offset = UINT64_MAX;
@@ -163,9 +174,43 @@ private:
       if (b.offset == UINT64_MAX)
         b.offset = top;
       plan_.arenaBytes = std::max(plan_.arenaBytes, b.offset + size);
-      placed.push_back(i);
+      placed.insert(b.first, b.last, i);
     }
   }
+
+  /// Lifetimes [first, last] over steps 0..steps-1, and which of them overlap a query: those
+  /// that contain its first step (a segment tree holding each lifetime at the nodes that
+  /// cover it) and those that start after it, up to its last (by first step).
+  class LifetimeIndex {
+  public:
+    explicit LifetimeIndex(int steps) {
+      while (size_ < steps)
+        size_ <<= 1;
+      nodes_.resize(2 * static_cast<size_t>(size_));
+    }
+    void insert(int first, int last, size_t id) {
+      for (int l = first + size_, r = last + size_ + 1; l < r; l >>= 1, r >>= 1) {
+        if (l & 1)
+          nodes_[static_cast<size_t>(l++)].push_back(id);
+        if (r & 1)
+          nodes_[static_cast<size_t>(--r)].push_back(id);
+      }
+      byFirst_.emplace(first, id);
+    }
+    void overlapping(int first, int last, std::vector<size_t> &out) const {
+      out.clear();
+      for (int i = first + size_; i > 0; i >>= 1)
+        out.insert(out.end(), nodes_[static_cast<size_t>(i)].begin(),
+                   nodes_[static_cast<size_t>(i)].end());
+      for (auto it = byFirst_.upper_bound(first); it != byFirst_.end() && it->first <= last; ++it)
+        out.push_back(it->second);
+    }
+
+  private:
+    int size_ = 1;
+    std::vector<std::vector<size_t>> nodes_;
+    std::multimap<int, size_t> byFirst_;
+  };
 
   const Graph &g_;
   const bool reuse_;

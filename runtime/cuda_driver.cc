@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <mutex>
 #include <vector>
 
 #if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
@@ -53,7 +55,81 @@ Status resolve(void *lib, const std::string &library, DriverApi &api) {
                      library, version, shown);
 }
 
+// --- Fault injection (CudaDriver::injectFault) -------------------------------------------------
+// While armed, every DriverApi member points at a trampoline that counts the call and either
+// fails it or forwards it to the driver's own entry point (kept in `real`).
+
+struct FaultState {
+  std::mutex mutex; // guards the plan against concurrent arming; calls read atomics only
+  DriverApi real;
+  std::string function;
+  int64_t nth = 0;
+  CUresult error = CUDA_SUCCESS;
+  std::atomic<int64_t> calls{0};
+  std::atomic<int64_t> counted{0};
+  std::atomic<bool> fired{false};
+};
+
+FaultState &faultState() {
+  static FaultState state;
+  return state;
+}
+
+/// Whether this call of `symbol` is the one to fail.
+bool faultFires(const char *symbol) {
+  FaultState &f = faultState();
+  f.calls.fetch_add(1);
+  if (!f.function.empty() && f.function != symbol)
+    return false;
+  return f.counted.fetch_add(1) + 1 == f.nth && !f.fired.exchange(true);
+}
+
+template <auto Member, const char *Symbol> struct Trampoline;
+template <typename... A, CUresult (*DriverApi::*Member)(A...), const char *Symbol>
+struct Trampoline<Member, Symbol> {
+  static CUresult call(A... args) {
+    if (faultFires(Symbol))
+      return faultState().error;
+    return (faultState().real.*Member)(args...);
+  }
+};
+
+#define DLC_DRIVER_SYMBOL_NAME(member, symbol) constexpr char k_##member[] = #symbol;
+DLC_CUDA_DRIVER_FUNCTIONS(DLC_DRIVER_SYMBOL_NAME)
+#undef DLC_DRIVER_SYMBOL_NAME
+
 } // namespace
+
+void CudaDriver::injectFault(const DriverFault &fault) {
+  FaultState &f = faultState();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (!armed_)
+    real_ = api_;
+  f.real = real_;
+  f.function = fault.function;
+  f.nth = fault.nth;
+  f.error = fault.error;
+  f.calls = 0;
+  f.counted = 0;
+  f.fired = false;
+#define DLC_DRIVER_TRAMPOLINE(member, symbol)                                                      \
+  api_.member = &Trampoline<&DriverApi::member, k_##member>::call;
+  DLC_CUDA_DRIVER_FUNCTIONS(DLC_DRIVER_TRAMPOLINE)
+#undef DLC_DRIVER_TRAMPOLINE
+  api_.getErrorName = real_.getErrorName; // errors are formatted with these: never counted
+  api_.getErrorString = real_.getErrorString;
+  armed_ = true;
+}
+
+CudaDriver::FaultReport CudaDriver::clearFault() {
+  FaultState &f = faultState();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  if (!armed_)
+    return {};
+  api_ = real_;
+  armed_ = false;
+  return {f.calls.load(), f.fired.load()};
+}
 
 std::string DeviceInfo::describe() const {
   return fmt::format("{} ({}, {} SMs, {}, driver CUDA {}.{})", name, arch(), smCount,

@@ -94,6 +94,17 @@ struct DeviceInfo {
   std::string describe() const;
 };
 
+/// A test hook (CudaDriver::injectFault): one driver call that fails without reaching the
+/// driver, as an allocation that runs out of memory, a failed launch or a lost context would.
+struct DriverFault {
+  /// The exported symbol whose calls are counted ("cuMemAlloc_v2"); empty: every call.
+  /// cuGetErrorName and cuGetErrorString are never counted (errors are formatted with them).
+  std::string function;
+  /// The nth counted call from the arming fails (1: the next one), once.
+  int64_t nth = 1;
+  CUresult error = CUDA_ERROR_OUT_OF_MEMORY;
+};
+
 class CudaDriver {
 public:
   /// The process's driver: loaded, initialised and with device 0's primary context retained
@@ -123,10 +134,23 @@ public:
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
   std::string errorText(CUresult r) const;
 
+  /// Test hook: arms `fault`, replacing one armed before; until disarmed, every call through
+  /// api() (from any thread) is counted and the fault's call fails. Not for use while other
+  /// threads make driver calls: arming and disarming swap the entry points.
+  void injectFault(const DriverFault &fault);
+  /// Disarms the hook. Returns the counted calls since arming and whether the fault fired.
+  struct FaultReport {
+    int64_t calls = 0;
+    bool fired = false;
+  };
+  FaultReport clearFault();
+
 private:
   CudaDriver() = default;
 
   DriverApi api_;
+  DriverApi real_; // the driver's own entry points while a fault is armed
+  bool armed_ = false;
   DeviceInfo info_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;

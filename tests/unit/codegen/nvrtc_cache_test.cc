@@ -1,11 +1,17 @@
 // compileModules: parallel NVRTC compilation and the on-disk module cache (no GPU needed).
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "codegen/nvrtc.h"
 
@@ -59,6 +65,24 @@ public:
 private:
   const char *name_;
   std::optional<std::string> old_;
+};
+
+/// Captures spdlog's default logger (warnings and above) for the scope.
+class LogCapture {
+public:
+  LogCapture() : old_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    auto logger = std::make_shared<spdlog::logger>("capture", sink);
+    logger->set_level(spdlog::level::warn);
+    logger->set_pattern("[%l] %v");
+    spdlog::set_default_logger(logger);
+  }
+  ~LogCapture() { spdlog::set_default_logger(old_); }
+  std::string text() const { return out_.str(); }
+
+private:
+  std::shared_ptr<spdlog::logger> old_;
+  std::ostringstream out_;
 };
 
 std::string kernelSource(const std::string &name, float k) {
@@ -149,9 +173,19 @@ TEST(NvrtcCache, CorruptOrTruncatedEntryIsRecompiled) {
     f.write(&c, 1);
   }
   CompileStats stats;
-  auto redo = compileModules({src}, {"k"}, cachedIn(dir), 1, &stats);
+  std::string warnings;
+  auto redo = [&] {
+    LogCapture log;
+    auto r = compileModules({src}, {"k"}, cachedIn(dir), 1, &stats);
+    warnings = log.text();
+    return r;
+  }();
   ASSERT_TRUE(redo) << redo.status().message();
   EXPECT_EQ(stats.misses, 1);
+  EXPECT_EQ(stats.damaged, 1);
+  EXPECT_NE(warnings.find("[warning] NVRTC cache: the entry " + path + " is damaged"),
+            std::string::npos)
+      << warnings;
   EXPECT_FALSE(redo->front().fromCache);
   EXPECT_EQ(redo->front().cubin, fresh->front().cubin);
   EXPECT_EQ(fs::file_size(path), size) << "the entry is rewritten whole";
@@ -161,6 +195,7 @@ TEST(NvrtcCache, CorruptOrTruncatedEntryIsRecompiled) {
   redo = compileModules({src}, {"k"}, cachedIn(dir), 1, &stats);
   ASSERT_TRUE(redo);
   EXPECT_EQ(stats.misses, 1);
+  EXPECT_EQ(stats.damaged, 1);
   EXPECT_EQ(redo->front().ptx, fresh->front().ptx);
 
   // Not an entry at all.
@@ -168,11 +203,13 @@ TEST(NvrtcCache, CorruptOrTruncatedEntryIsRecompiled) {
   redo = compileModules({src}, {"k"}, cachedIn(dir), 1, &stats);
   ASSERT_TRUE(redo);
   EXPECT_EQ(stats.misses, 1);
+  EXPECT_EQ(stats.damaged, 1);
 
   // And the rewritten entry is good again.
   redo = compileModules({src}, {"k"}, cachedIn(dir), 1, &stats);
   ASSERT_TRUE(redo);
   EXPECT_EQ(stats.hits, 1);
+  EXPECT_EQ(stats.damaged, 0);
   EXPECT_EQ(redo->front().cubin, fresh->front().cubin);
 }
 
@@ -188,7 +225,73 @@ TEST(NvrtcCache, EntryForAnotherSourceIsAMiss) {
   auto mb = compileModules({b}, {"kb"}, cachedIn(dir), 1, &stats);
   ASSERT_TRUE(mb);
   EXPECT_EQ(stats.misses, 1);
+  EXPECT_EQ(stats.damaged, 0) << "a sound entry for another program is not damaged";
   EXPECT_NE(mb->front().ptx.find(".entry kb"), std::string::npos);
+}
+
+std::vector<std::string> writerSources() {
+  std::vector<std::string> sources;
+  for (int i = 0; i < 8; ++i)
+    sources.push_back(kernelSource("w" + std::to_string(i), static_cast<float>(i + 1)));
+  return sources;
+}
+std::vector<std::string> writerNames() {
+  std::vector<std::string> names;
+  for (int i = 0; i < 8; ++i)
+    names.push_back("w" + std::to_string(i));
+  return names;
+}
+
+// The writer process of TwoProcessesFillOneCache (this test binary run again, on this test
+// only): compiles writerSources() into the cache directory $DLC_TEST_CACHE_WRITER_DIR.
+TEST(NvrtcCacheWriter, DISABLED_FillTheCacheOfTheEnvironment) {
+  const char *dir = std::getenv("DLC_TEST_CACHE_WRITER_DIR");
+  ASSERT_NE(dir, nullptr);
+  NvrtcOptions opts;
+  opts.cacheDir = dir;
+  auto modules = compileModules(writerSources(), writerNames(), opts, 4);
+  ASSERT_TRUE(modules) << modules.status().message();
+}
+
+TEST(NvrtcCache, TwoProcessesFillOneCacheAtOnce) {
+  // Two dlc processes compiling the same programs into one cache at the same moment: each
+  // writes every entry to a temporary file and renames it into place, so whichever rename
+  // lands last, every entry is whole, no temporary file is left, and both processes succeed.
+  TempDir dir;
+  for (int round = 0; round < 2; ++round) {
+    for (const fs::path &f : dir.files())
+      fs::remove(f);
+    std::vector<std::string> env;
+    for (char **e = environ; *e; ++e)
+      env.emplace_back(*e);
+    env.push_back("DLC_TEST_CACHE_WRITER_DIR=" + dir.str());
+    std::vector<char *> envp;
+    for (std::string &e : env)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string self = fs::read_symlink("/proc/self/exe").string();
+    std::string filter = "--gtest_filter=NvrtcCacheWriter.DISABLED_FillTheCacheOfTheEnvironment";
+    std::string disabled = "--gtest_also_run_disabled_tests";
+    char *argv[] = {self.data(), filter.data(), disabled.data(), nullptr};
+    pid_t pids[2];
+    for (pid_t &pid : pids)
+      ASSERT_EQ(::posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+    for (pid_t pid : pids) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer status " << status;
+    }
+    for (const fs::path &f : dir.files())
+      EXPECT_EQ(f.extension(), ".dlcm") << "left behind: " << f;
+    EXPECT_EQ(dir.files().size(), 8u);
+    NvrtcOptions opts;
+    opts.cacheDir = dir.str();
+    CompileStats stats;
+    auto modules = compileModules(writerSources(), writerNames(), opts, 4, &stats);
+    ASSERT_TRUE(modules) << modules.status().message();
+    EXPECT_EQ(stats.hits, 8) << "round " << round;
+    EXPECT_EQ(stats.damaged, 0) << "round " << round;
+  }
 }
 
 TEST(NvrtcCache, OffWhenTheDirectoryCannotBeCreated) {

@@ -97,6 +97,19 @@ TEST_F(InferShapesTest, HintWithOnlyMatchingInfoIsUnchanged) {
   EXPECT_FALSE(*changed);
 }
 
+TEST_F(InferShapesTest, DeclaredOutputTypeContradictingInferenceIsAnError) {
+  Value *x = g.addInput("x", f32({Dim::symbol("N"), 3}));
+  Node *a = g.createNode(Op::kRelu, {x}, 1, "a");
+  // A symbolic or unknown declared dim agrees with anything; a known one must match.
+  g.addOutput("ok", a->output(0), f32({Dim::symbol("B"), Dim::unknown()}));
+  EXPECT_TRUE(runPass(g, "infer-shapes"));
+  g.addOutput("bad", a->output(0), f32({Dim::symbol("N"), 4}));
+  Expected<bool> r = runPass(g, "infer-shapes");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().message(),
+            "output 'bad' is declared f32[N,4] but node 'a' (Relu) gives f32[N,3]");
+}
+
 TEST_F(InferShapesTest, ContradictingDimIsAnError) {
   Value *x = g.addInput("x", f32({2, 6}));
   Value *shape = g.addConstant("shape", Tensor::vectorI64({-1, 4}));
