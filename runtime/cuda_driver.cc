@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
@@ -84,13 +85,23 @@ bool faultFires(const char *symbol) {
   return f.counted.fetch_add(1) + 1 == f.nth && !f.fired.exchange(true);
 }
 
+/// Calls that end or release something still take effect when they fail: the driver ends a
+/// stream capture even when cuStreamEndCapture reports an error, and a handle given to a
+/// destroy call is gone whatever it returns. A fault on them reaches the driver, then fails.
+bool takesEffectWhenFailing(std::string_view symbol) {
+  return symbol == "cuStreamEndCapture" || symbol.find("Destroy") != std::string_view::npos ||
+         symbol.find("Free") != std::string_view::npos || symbol == "cuModuleUnload";
+}
+
 template <auto Member, const char *Symbol> struct Trampoline;
 template <typename... A, CUresult (*DriverApi::*Member)(A...), const char *Symbol>
 struct Trampoline<Member, Symbol> {
   static CUresult call(A... args) {
-    if (faultFires(Symbol))
-      return faultState().error;
-    return (faultState().real.*Member)(args...);
+    if (!faultFires(Symbol))
+      return (faultState().real.*Member)(args...);
+    if (takesEffectWhenFailing(Symbol))
+      (void)(faultState().real.*Member)(args...);
+    return faultState().error;
   }
 };
 

@@ -96,6 +96,8 @@ struct DeviceInfo {
 
 /// A test hook (CudaDriver::injectFault): one driver call that fails without reaching the
 /// driver, as an allocation that runs out of memory, a failed launch or a lost context would.
+/// Calls that end or release something (cuStreamEndCapture, the frees, destroys and unloads)
+/// reach the driver and then report the error, as they do when they really fail.
 struct DriverFault {
   /// The exported symbol whose calls are counted ("cuMemAlloc_v2"); empty: every call.
   /// cuGetErrorName and cuGetErrorString are never counted (errors are formatted with them).

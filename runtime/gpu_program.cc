@@ -211,7 +211,8 @@ Status validateProgram(const Program &p) {
 }
 
 Status checkInputs(const Program &p, const std::map<std::string, Tensor> &inputs) {
-  for (const auto &[name, tensor] : inputs) {
+  for (const auto &entry : inputs) {
+    const std::string &name = entry.first; // a plain reference: clang 14 cannot capture bindings
     auto it = std::find_if(p.inputs.begin(), p.inputs.end(),
                            [&](const ProgramTensor &t) { return t.name == name; });
     if (it != p.inputs.end())

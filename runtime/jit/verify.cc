@@ -162,7 +162,8 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
   // rounding boundary moves the level by one; a whole-graph run would compound such steps
   // layer after layer, and into the floats after them). Other graphs: the reference runs the
   // same specialised graph with every node output returned.
-  const bool quantized = std::any_of(g->nodes().begin(), g->nodes().end(),
+  const std::vector<Node *> nodes = g->nodes(); // a snapshot: one vector for both iterators
+  const bool quantized = std::any_of(nodes.begin(), nodes.end(),
                                      [](const Node *n) { return n->op() == Op::kQuantizeLinear; });
   std::map<std::string, Tensor> refByName;
   if (!quantized) {

@@ -63,7 +63,6 @@ TEST_F(DriverFaults, EveryCallOfASessionsLifeFailingOnce) {
   DLC_REQUIRE_GPU(driver);
   auto want = sessionLife(); // also warms the kernel cache and the driver's own allocations
   ASSERT_TRUE(want) << want.status().message();
-  const size_t freeBefore = freeDeviceMemory(*driver);
   driver->injectFault(faultAt("", std::numeric_limits<int64_t>::max(), CUDA_ERROR_UNKNOWN));
   auto counted = sessionLife();
   const int64_t calls = driver->clearFault().calls;
@@ -72,6 +71,7 @@ TEST_F(DriverFaults, EveryCallOfASessionsLifeFailingOnce) {
 
   int failedRuns = 0;
   for (int64_t n = 1; n <= calls; ++n) {
+    const size_t freeBefore = freeDeviceMemory(*driver);
     driver->injectFault(faultAt("", n, CUDA_ERROR_UNKNOWN));
     auto got = sessionLife();
     CudaDriver::FaultReport report = driver->clearFault();
@@ -82,7 +82,8 @@ TEST_F(DriverFaults, EveryCallOfASessionsLifeFailingOnce) {
       ++failedRuns;
       EXPECT_THAT(got.status().message(), HasSubstr("CUDA_ERROR_UNKNOWN")) << "call " << n;
     }
-    EXPECT_EQ(freeDeviceMemory(*driver), freeBefore) << "call " << n << " failing leaked memory";
+    // The driver may return memory freed earlier late, never keep what a session freed.
+    EXPECT_GE(freeDeviceMemory(*driver), freeBefore) << "call " << n << " failing leaked memory";
     auto next = sessionLife();
     ASSERT_TRUE(next) << "after call " << n << " failed: " << next.status().message();
     EXPECT_EQ(testing::differences(*next, *want), "") << "after call " << n << " failed";
@@ -126,7 +127,7 @@ TEST(DriverLimits, AnArenaBiggerThanTheGpuIsAClearError) {
   ASSERT_FALSE(session);
   EXPECT_THAT(session.status().message(), HasSubstr("device memory for the session's arena"));
   EXPECT_THAT(session.status().message(), HasSubstr("CUDA_ERROR_OUT_OF_MEMORY"));
-  EXPECT_EQ(freeDeviceMemory(*driver), freeBefore);
+  EXPECT_GE(freeDeviceMemory(*driver), freeBefore);
 }
 
 } // namespace

@@ -115,8 +115,9 @@ void expectGpuMatchesReference(const std::string &text, const std::map<std::stri
     EXPECT_NE(s.kind, "host") << s.origin << " ran on the CPU";
     launched += s.kind == "kernel";
   }
-  if (kernels)
+  if (kernels) {
     EXPECT_EQ(launched, kernels);
+  }
 }
 
 TEST(QuantGpu, QuantizePerTensorInt8AndUint8) {
