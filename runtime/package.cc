@@ -674,6 +674,7 @@ Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::stri
   auto pkg = readPackage(fbs::GetPackage(payload), source);
   if (!pkg)
     return pkg.status().withContext(fmt::format("{}: inconsistent package", source));
+  pkg->formatVersion = version;
   return pkg;
 }
 

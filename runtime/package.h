@@ -54,6 +54,9 @@ struct CompiledProgram {
 
 struct Package {
   std::string dlcVersion; // the dlc that wrote it, e.g. "0.1.0"
+  /// The package format it was read from (deserializePackage); serializePackage always writes
+  /// kPackageFormatVersion.
+  uint32_t formatVersion = kPackageFormatVersion;
   /// Inputs and outputs name inputs and outputs of the graph.
   std::vector<PackageTensor> inputs, outputs;
   std::vector<DimRange> dimRanges;

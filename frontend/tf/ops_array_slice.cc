@@ -48,6 +48,8 @@ Expected<Value *> pads(NodeConverter &c, int i) {
 Expected<Value *> padSymmetric(NodeConverter &c, Value *v, const std::vector<int64_t> &p) {
   const int64_t r = static_cast<int64_t>(p.size() / 2);
   const Shape &s = v->shape();
+  if (s.isRanked() && s.rank() != r)
+    return c.error("paddings must have shape [rank, 2] = [{}, 2], got [{}, 2]", s.rank(), r);
   for (int64_t a = 0; a < r; ++a) {
     const int64_t before = p[static_cast<size_t>(a)], after = p[static_cast<size_t>(a + r)];
     if (before < 0 || after < 0)

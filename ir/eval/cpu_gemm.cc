@@ -12,8 +12,9 @@
 #include <cstring>
 #include <vector>
 
+// Not under the sanitizers: their instrumented ifunc resolvers run before the runtime is up.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
-    !defined(__SANITIZE_ADDRESS__)
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define DLC_GEMM_CLONES                                                                            \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else

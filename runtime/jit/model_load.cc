@@ -21,7 +21,7 @@ namespace {
 Status applyInputShapes(Graph &g, const std::map<std::string, std::vector<int64_t>> &shapes) {
   for (const auto &[name, dims] : shapes) {
     auto it = std::find_if(g.inputs().begin(), g.inputs().end(),
-                           [&](const Value *v) { return v->name() == name; });
+                           [&name = name](const Value *v) { return v->name() == name; });
     if (it == g.inputs().end())
       return invalidArgument("--input-shape {}: the model has no input named '{}'", name, name);
     Value *in = *it;

@@ -70,7 +70,7 @@ Status inspectModelLibrary(const std::string &path, bool json) {
     j["path"] = path;
     j["file_bytes"] = fileBytes;
     j["package_bytes"] = bytes.size();
-    j["format_version"] = rt::kPackageFormatVersion;
+    j["format_version"] = p.formatVersion;
     j["written_by"] = p.dlcVersion;
     for (const auto *list : {&p.inputs, &p.outputs})
       for (const rt::PackageTensor &t : *list)
@@ -98,8 +98,8 @@ Status inspectModelLibrary(const std::string &path, bool json) {
     return Status::ok();
   }
   std::cout << fmt::format("model library: {} ({}; package {}, format {}, written by dlc {})\n",
-                           path, humanBytes(fileBytes), humanBytes(bytes.size()),
-                           rt::kPackageFormatVersion, p.dlcVersion);
+                           path, humanBytes(fileBytes), humanBytes(bytes.size()), p.formatVersion,
+                           p.dlcVersion);
   std::cout << "inputs:\n";
   for (const rt::PackageTensor &t : p.inputs)
     std::cout << fmt::format("  {:<12} {}\n", t.name, t.type.str());

@@ -1,6 +1,7 @@
 // compileModules: parallel NVRTC compilation and the on-disk module cache (no GPU needed).
 #include <gtest/gtest.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -227,6 +228,27 @@ TEST(NvrtcCache, EntryForAnotherSourceIsAMiss) {
   EXPECT_EQ(stats.misses, 1);
   EXPECT_EQ(stats.damaged, 0) << "a sound entry for another program is not damaged";
   EXPECT_NE(mb->front().ptx.find(".entry kb"), std::string::npos);
+}
+
+TEST(NvrtcCache, SpecialFileAtAnEntryIsNeverRead) {
+  // A FIFO where an entry belongs would block an open for reading forever: it is skipped with a
+  // warning and the program compiled (the FIFO is replaced by the new entry).
+  TempDir dir;
+  const std::string src = kernelSource("kf", 2);
+  const std::string path = cacheEntryPath(dir.str(), src, cachedIn(dir));
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  CompileStats stats;
+  std::string warnings;
+  {
+    LogCapture log;
+    auto m = compileModules({src}, {"kf"}, cachedIn(dir), 1, &stats);
+    warnings = log.text();
+    ASSERT_TRUE(m) << m.status().message();
+  }
+  EXPECT_EQ(stats.misses, 1);
+  EXPECT_NE(warnings.find("[warning] NVRTC cache: ignoring " + path + ": "), std::string::npos)
+      << warnings;
+  EXPECT_TRUE(fs::is_regular_file(path)) << "the new entry replaces the FIFO";
 }
 
 std::vector<std::string> writerSources() {

@@ -394,6 +394,8 @@ TEST(Package, ReadsFormat1WithItsChecksumBasis) {
   auto p = read(bytes);
   ASSERT_TRUE(p.hasValue()) << p.status().message();
   EXPECT_EQ(p->inputs.size(), modelPackage().inputs.size());
+  EXPECT_EQ(p->formatVersion, 1u) << "dlc inspect reports the format the file has";
+  EXPECT_EQ(read(serialized(modelPackage()))->formatVersion, kPackageFormatVersion);
   putU64(bytes, 24, fnv1a64(payload, size));
   EXPECT_NE(errorOf(bytes).find("corrupted: checksum"), std::string::npos) << errorOf(bytes);
 }
