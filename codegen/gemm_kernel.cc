@@ -260,11 +260,14 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       // DRAM bandwidth needs most SMs pulling; memory-bound shapes still prefer the tile
       // that wastes less math.
       const double memory = bytes / (bandwidth * std::min(1.0, double(blocks) / double(sms)));
-      // An int8 product over a short K (one or two K tiles: ResNet's 1x1 convolutions over 64
-      // channels) spends its time in the requantizing epilogue, whose loads only resident
-      // warps hide: fitted on the H200 (kbench, 100352x256x64 with a residual and the output
-      // quantized: 0.136 ms at 8 warps per SM, 0.094 ms at 16).
-      if (spec.dtype == DType::kI8 && kTiles <= 2) {
+      // An int8 product spends much of its time in the requantizing epilogue (int32 to float,
+      // per-channel scales, residual loads, byte stores), whose loads only resident warps
+      // hide: fitted on the H200 with kbench on 100352x256x64 with a residual and the output
+      // quantized (0.136 ms at 8 warps per SM, 0.094 ms at 16). Over a longer K it still
+      // decides between tiles whose main loops cost alike: BERT's FFN up-projection
+      // (1024x3072x768, GELU, quantized) takes 0.0366 ms at 128x256 (8 warps per SM) and
+      // 0.0314 ms at 128x64 (16).
+      if (spec.dtype == DType::kI8) {
         const double warps =
             std::min(16.0, double(blocksPerSm(spec, c)) * double(threadsOf(c)) / 32.0);
         extra += double(spec.batch) * spec.m * spec.n * 2.6e-11 * 132.0 / (double(sms) * warps);
