@@ -31,6 +31,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_file.h"
 #include "ir/match.h"
@@ -365,6 +367,9 @@ void writeReport(const std::string &path, const std::string &summary,
 } // namespace
 
 int main(int argc, char **argv) {
+  // Warnings and errors only, as the dlc tool by default: the info lines of every model load
+  // (import and pipeline times) would bury the report.
+  spdlog::set_level(spdlog::level::warn);
   std::string testsDir, knownPath, reportPath, filter, backend = "cpu";
   bool update = false, isolate = true;
   int jobs = 1;
