@@ -143,13 +143,12 @@ std::string openCacheDir(const NvrtcOptions &opts) {
 /// dlc wrote it, or a change on disk) is deleted with a warning and sets `damaged`.
 std::optional<CompiledModule> loadEntry(const fs::path &path, const std::string &key,
                                         const std::string &source, bool &damaged) {
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    return std::nullopt;
   // A FIFO would block the read forever, a device could stream without end: only a regular
-  // file is read. The compiled module then goes elsewhere only if storeEntry can replace it.
+  // file is read (one stat; no entry yet is the common miss). The compiled module then goes
+  // elsewhere only if storeEntry can replace it.
   if (Status regular = checkRegularFile(path.string()); !regular) {
-    spdlog::warn("NVRTC cache: ignoring {}: {}", path.string(), regular.message());
+    if (regular.code() != StatusCode::kNotFound)
+      spdlog::warn("NVRTC cache: ignoring {}: {}", path.string(), regular.message());
     return std::nullopt;
   }
   std::ifstream in(path, std::ios::binary);

@@ -105,12 +105,12 @@ private:
   }
 
   /// A graph output whose declared type contradicts what inference gave its value (another
-  /// dtype, rank or known dim) is an error naming the output and the node computing it, here
-  /// rather than at run time.
+  /// dtype, rank or known dim; the verifier's typesCompatible) is an error naming the output
+  /// and the node computing it, here rather than at run time.
   static Status checkDeclaredOutputs(const Graph &g) {
     for (const Graph::Output &o : g.outputs()) {
       const TensorType &inferred = o.value->type();
-      if (!o.declared.isKnown() || !inferred.isKnown() || refineType(inferred, o.declared))
+      if (!o.declared.isKnown() || !inferred.isKnown() || typesCompatible(inferred, o.declared))
         continue;
       const Node *producer = o.value->producer();
       return invalidArgument("output '{}' is declared {} but {} gives {}", o.name, o.declared.str(),

@@ -115,8 +115,7 @@ void CudaDriver::injectFault(const DriverFault &fault) {
   FaultState &f = faultState();
   std::lock_guard<std::mutex> lock(f.mutex);
   if (!armed_)
-    real_ = api_;
-  f.real = real_;
+    f.real = api_;
   f.function = fault.function;
   f.nth = fault.nth;
   f.error = fault.error;
@@ -127,8 +126,8 @@ void CudaDriver::injectFault(const DriverFault &fault) {
   api_.member = &Trampoline<&DriverApi::member, k_##member>::call;
   DLC_CUDA_DRIVER_FUNCTIONS(DLC_DRIVER_TRAMPOLINE)
 #undef DLC_DRIVER_TRAMPOLINE
-  api_.getErrorName = real_.getErrorName; // errors are formatted with these: never counted
-  api_.getErrorString = real_.getErrorString;
+  api_.getErrorName = f.real.getErrorName; // errors are formatted with these: never counted
+  api_.getErrorString = f.real.getErrorString;
   armed_ = true;
 }
 
@@ -137,7 +136,7 @@ CudaDriver::FaultReport CudaDriver::clearFault() {
   std::lock_guard<std::mutex> lock(f.mutex);
   if (!armed_)
     return {};
-  api_ = real_;
+  api_ = f.real;
   armed_ = false;
   return {f.calls.load(), f.fired.load()};
 }

@@ -151,8 +151,7 @@ private:
   CudaDriver() = default;
 
   DriverApi api_;
-  DriverApi real_; // the driver's own entry points while a fault is armed
-  bool armed_ = false;
+  bool armed_ = false; // api_ holds injectFault's trampolines (the real entry points: FaultState)
   DeviceInfo info_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;

@@ -50,6 +50,21 @@ inline std::string differences(const std::map<std::string, Tensor> &a,
   return "";
 }
 
+/// Runs 0..total-1 one after another on `session`: their inputs (inputsOfRun) and outputs.
+/// Returns an error message for the first run that fails, else "".
+inline std::string runAlone(const Model &model, const Session &session, int total,
+                            std::vector<std::map<std::string, Tensor>> &inputs,
+                            std::vector<std::map<std::string, Tensor>> &outputs) {
+  for (int k = 0; k < total; ++k) {
+    inputs.push_back(inputsOfRun(model.inputs(), k));
+    auto out = session.run(inputs.back());
+    if (!out)
+      return "run " + std::to_string(k) + " alone: " + out.status().message();
+    outputs.push_back(std::move(*out));
+  }
+  return "";
+}
+
 /// Runs `runsPerThread` runs on each of `threads` threads at once (thread t makes runs
 /// t * runsPerThread ...), half the threads on one shared session and half on a session of
 /// their own, and compares each with the same run made alone on one thread beforehand.
@@ -61,15 +76,10 @@ inline std::vector<std::string> concurrentRunFailures(const Model &model,
   Expected<Session> shared = model.createSession(options);
   if (!shared)
     return {"createSession: " + shared.status().message()};
-  const int total = threads * runsPerThread;
   std::vector<std::map<std::string, Tensor>> inputs, alone;
-  for (int k = 0; k < total; ++k) {
-    inputs.push_back(inputsOfRun(model.inputs(), k));
-    auto out = shared->run(inputs.back());
-    if (!out)
-      return {"run " + std::to_string(k) + " alone: " + out.status().message()};
-    alone.push_back(std::move(*out));
-  }
+  if (std::string why = runAlone(model, *shared, threads * runsPerThread, inputs, alone);
+      !why.empty())
+    return {why};
   std::vector<std::vector<std::string>> perThread(static_cast<size_t>(threads));
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {

@@ -63,14 +63,8 @@ TEST(Threads, OneModelLibraryFromEightThreads) {
   cpu.backend = Backend::kCpu;
   auto alone = model->createSession(cpu);
   ASSERT_TRUE(alone) << alone.status().message();
-  const int total = kThreads * kRunsPerThread;
   std::vector<std::map<std::string, Tensor>> inputs, want;
-  for (int k = 0; k < total; ++k) {
-    inputs.push_back(testing::inputsOfRun(model->inputs(), k));
-    auto out = alone->run(inputs.back());
-    ASSERT_TRUE(out) << out.status().message();
-    want.push_back(std::move(*out));
-  }
+  ASSERT_EQ(testing::runAlone(*model, *alone, kThreads * kRunsPerThread, inputs, want), "");
 
   std::vector<std::vector<std::string>> failures(kThreads);
   std::vector<std::thread> pool;
