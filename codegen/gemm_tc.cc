@@ -533,6 +533,13 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("dlc_cp_async_wait<0>();");
   w.line("__syncthreads();");
   writeOpaqueOrigin(w);
+  if (ctx.stagedV > 0) {
+    writeStagedStore(w, ctx);
+    // The next batch's loads refill the slabs: every lane is past its last slab read.
+    if (s.batch > 1)
+      w.line("__syncthreads();");
+    return Status::ok();
+  }
   w.line("#pragma unroll");
   auto rows = w.block("for (int mi = 0; mi < MI; ++mi)");
   w.line("#pragma unroll");

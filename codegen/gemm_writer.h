@@ -1,5 +1,6 @@
-// Internals shared by the GEMM kernel writers: gemm_kernel.cc (parameters, epilogue, split-K
-// reduction, dispatch), gemm_tc.cc (tensor-core main loop) and gemm_simt.cc (f32 SIMT).
+// Internals shared by the GEMM kernel writers: gemm_kernel.cc (tiles, parameters, split-K
+// reduction, dispatch), gemm_epilogue.cc (the epilogue and the stores), gemm_tc.cc
+// (tensor-core main loop) and gemm_simt.cc (f32 SIMT).
 #pragma once
 
 #include <map>
@@ -28,12 +29,23 @@ struct KernelContext {
   // The epilogue lambdas are compiled as calls, not inlined: set for a main kernel whose
   // epilogue has transcendental math, which the fully unrolled accumulator loop would
   // otherwise copy once per accumulator pair (64 copies of erf for a 64 x 64 warp tile: a
-  // cubin past the instruction cache).
+  // cubin past the instruction cache). Only for the fragment epilogue.
   bool outlineEpilogue = false;
+  // Outputs per lane of the staged epilogue (writeStagedStore), 0 for the fragment epilogue.
+  int stagedV = 0;
+  int stagedRows = 16; // rows of a warp's slab: 16, 32, ... up to the warp tile's rows
 };
 
 /// Whether the group's epilogue (its nodes beside the anchor) does more than cheap arithmetic.
 bool heavyEpilogue(const FusedGroup &group);
+
+/// The C type of the kernel's output offsets: int where every offset fits in 32 bits.
+std::string indexType(const KernelContext &ctx);
+
+/// Outputs per lane of the staged epilogue: 16 bytes' worth, or 8 where that does not divide
+/// the output's rows and splits; 0 where the kernel keeps the fragment epilogue (SIMT, split-K,
+/// or no 4-element chunk fits, e.g. a row stride not a multiple of 4).
+int stagedWidth(const GemmSpec &spec, const TileConfig &cfg, int64_t splits, DType out);
 
 /// C expression of the output offset of column `col` (outSplit applied), in the index type.
 std::string outColOffset(const KernelContext &ctx, const std::string &col);
@@ -44,8 +56,23 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
                    const std::string &col, const std::string &v0, const std::string &v1);
 
 /// Writes `dlc_ep` / `dlc_ep2` lambdas: epilogue of one element (or of two adjacent ones) at
-/// flat output offset `oidx`, ending in the store.
+/// flat output offset `oidx`, ending in the store; with ctx.stagedV instead `dlc_epv`, the
+/// epilogue of stagedV adjacent elements whose accumulators are in shared memory.
 Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx);
+
+/// The staged epilogue of a tensor-core kernel (ctx.stagedV > 0), written after its main loop.
+/// The m16n8 accumulator fragments leave each lane with two adjacent outputs in each of 8 rows,
+/// so storing them directly moves 2-8 bytes per lane, scattered over 8 rows, and reads the
+/// epilogue's full-size operands (a residual) the same way: for int8 outputs the kernel is
+/// bound by L1 transactions, not by DRAM. Instead each warp writes its accumulators, a slab of
+/// ctx.stagedRows rows at a time, to private shared memory, and each lane then finishes stagedV
+/// adjacent outputs of one row from it, with 16-byte loads of the full-size operands and one
+/// 16-byte store (element by element when a buffer is not aligned to it).
+void writeStagedStore(CodeWriter &w, const KernelContext &ctx);
+
+/// Shared memory of the staged epilogue's slabs of `rows` rows (reused from the operand
+/// pipeline's).
+uint32_t stagedEpilogueBytes(const TileConfig &cfg, int rows);
 
 /// Tile raster: writes `tm`, `tn` from blockIdx.x (groups of 8 row tiles for L2 reuse).
 void writeRaster(CodeWriter &w, const KernelContext &ctx);

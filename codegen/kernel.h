@@ -91,6 +91,10 @@ struct EmitOptions {
   /// GEMM/conv epilogues with transcendental math (erf, exp, tanh...) are called, not inlined,
   /// from the unrolled accumulator loop (see gemm::KernelContext::outlineEpilogue).
   bool outlineHeavyEpilogues = true;
+  /// Tensor-core GEMM/conv kernels finish their outputs through shared memory, a lane storing
+  /// 16 adjacent bytes (gemm::writeStagedStore); false keeps the fragment-order epilogue
+  /// (kbench --fragment-epilogue, for comparison).
+  bool stagedEpilogue = true;
 };
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).

@@ -8,7 +8,8 @@
 //   kbench matmul 1024 3072 768 i8 --relu              # int8: realize-int8's form (below)
 //   kbench conv 32 64 56 56 256 1 1 1 0 i8 --residual --quant  # int8 residual in, int8 out
 //   kbench --file cases.txt                           # one case per line, compiled in parallel
-//   (--inline-epilogue: keep a transcendental epilogue inlined, for comparison)
+//   (--inline-epilogue: keep a transcendental epilogue inlined; --fragment-epilogue: store
+//   from the accumulator fragments instead of the staged epilogue; both for comparison)
 //
 // Per case: the group is built from a one-node graph (plus the epilogue asked for), emitted
 // with codegen::emitGroup (or with --tile CFG, e.g. 128x256x32/2x4s4k1, through the family's
@@ -667,6 +668,7 @@ int main(int argc, char **argv) {
     codegen::EmitOptions o = opts;
     o.allowTf32 = tf32 || cases[i].has("tf32");
     o.outlineHeavyEpilogues = !cases[i].has("inline-epilogue");
+    o.stagedEpilogue = !cases[i].has("fragment-epilogue");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());

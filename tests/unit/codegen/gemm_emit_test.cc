@@ -5,6 +5,7 @@
 #include "codegen/cuda_prelude.h"
 #include "codegen/emitters.h"
 #include "codegen/gemm_kernel.h"
+#include "codegen/gemm_writer.h"
 #include "codegen/nvrtc.h"
 #include "ir/parser.h"
 #include "passes/pass_manager.h"
@@ -119,32 +120,88 @@ TEST(GemmEmit, GemmAttributesAndEpiloguesCompile) {
   EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
 }
 
-TEST(GemmEmit, TranscendentalEpiloguesAreCalledNotInlined) {
+TEST(GemmEmit, TranscendentalEpiloguesAreCopiedFewTimes) {
   const std::string gelu = "  %y1 = gelu(%y0) : ?\n", relu = "  %y1 = relu(%y0) : ?\n";
   const std::string noinline = "__attribute__((noinline))";
+  const std::string rolled = "#pragma unroll 1\n";
   auto source = [](Built &b, const EmitOptions &opts) {
     auto set = emitGroup(b.group, opts);
     EXPECT_TRUE(set) << set.status().message();
     return set ? set->kernels[0].source : std::string();
   };
+  auto has = [](const std::string &src, const std::string &what) {
+    return src.find(what) != std::string::npos;
+  };
   std::vector<Built> gs;
   gs.push_back(build(matmulGraph("f16[256,128]", "f16[128,256]", gelu), "gelu16"));
   gs.push_back(build(matmulGraph("f32[256,16]", "f32[16,256]", gelu), "gelu32")); // no split-K
   gs.push_back(build(matmulGraph("f16[256,128]", "f16[128,256]", relu), "relu16"));
-  EXPECT_NE(source(gs[0], {}).find(noinline), std::string::npos);
-  EXPECT_NE(source(gs[1], {}).find(noinline), std::string::npos);
-  EXPECT_EQ(source(gs[2], {}).find(noinline), std::string::npos);
-  EmitOptions inlined;
+  // The staged epilogue (the default) inlines a heavy epilogue but does not unroll its chunk
+  // loop; a cheap one is unrolled.
+  const std::string staged = source(gs[0], {});
+  EXPECT_NE(staged.find("dlc_epv"), std::string::npos);
+  EXPECT_FALSE(has(staged, noinline));
+  EXPECT_TRUE(has(staged, rolled));
+  EXPECT_FALSE(has(source(gs[2], {}), rolled));
+  // The fragment epilogue calls it instead (f16 and f32 SIMT), never a cheap one.
+  EmitOptions fragment;
+  fragment.stagedEpilogue = false;
+  EXPECT_TRUE(has(source(gs[0], fragment), noinline));
+  EXPECT_TRUE(has(source(gs[1], fragment), noinline));
+  EXPECT_TRUE(has(source(gs[1], {}), noinline)); // SIMT: no staged epilogue
+  EXPECT_FALSE(has(source(gs[2], fragment), noinline));
+  EmitOptions inlined = fragment;
   inlined.outlineHeavyEpilogues = false;
-  EXPECT_EQ(source(gs[0], inlined).find(noinline), std::string::npos);
-  // The attribute is accepted by NVRTC, and the outlined program is the smaller one.
+  EXPECT_FALSE(has(source(gs[0], inlined), noinline));
+  // The attribute is accepted by NVRTC; on a big warp tile (64 x 64: 64 accumulator pairs per
+  // lane) the outlined program and the staged one are both far smaller than the fragment
+  // epilogue inlined once per pair.
+  Built big = build(matmulGraph("f16[1024,768]", "f16[768,3072]", gelu), "gelu_big");
   auto cubinSize = [&](const EmitOptions &opts) {
-    auto mod = compileCuda(std::string(cudaPrelude()) + source(gs[0], opts), "gelu");
+    auto mod = compileCuda(std::string(cudaPrelude()) + source(big, opts), "gelu");
     EXPECT_TRUE(mod) << mod.status().message();
     return mod ? mod->cubin.size() : size_t{0};
   };
-  EXPECT_LT(cubinSize({}), cubinSize(inlined));
+  const size_t full = cubinSize(inlined);
+  EXPECT_LT(cubinSize(fragment), full / 2);
+  EXPECT_LT(cubinSize({}), full / 2);
   compileAll(gs, {}, "epilogues");
+  compileAll(gs, fragment, "fragment_epilogues");
+}
+
+TEST(GemmEmit, StagedEpilogueWidthFollowsTheOutput) {
+  // 16 bytes per lane: 8 halves, 16 int8, 4 floats (a float output of an f16 product).
+  using gemm::stagedWidth;
+  gemm::GemmSpec spec;
+  spec.dtype = DType::kF16;
+  spec.m = 256;
+  spec.n = 256;
+  spec.k = 64;
+  spec.outRowStride = 256;
+  gemm::TileConfig cfg; // 128 x 128, 2 x 2 warps: 64 columns per warp
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kF16), 8);
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kI8), 16);
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kF32), 4);
+  // Rows of 200 halves take chunks of 8, rows of 204 chunks of 4; 202 none: the fragments.
+  spec.n = spec.outRowStride = 200;
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kF16), 8);
+  spec.n = spec.outRowStride = 204;
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kF16), 4);
+  spec.n = spec.outRowStride = 202;
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kF16), 0);
+  // Split-K finishes in its reduction kernel; SIMT has no fragments to stage.
+  spec.n = spec.outRowStride = 256;
+  EXPECT_EQ(stagedWidth(spec, cfg, 2, DType::kF16), 0);
+  cfg.simt = true;
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kF16), 0);
+  // Column splits (NCHW conv outputs: pixels of one image) must hold whole chunks.
+  cfg.simt = false;
+  spec.outSplit = 196; // 14 x 14 pixels: chunks of 4, not 8
+  spec.outSplitStride = 196 * 64;
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kF16), 4);
+  spec.outSplit = 49; // 7 x 7
+  spec.outSplitStride = 49 * 64;
+  EXPECT_EQ(stagedWidth(spec, cfg, 1, DType::kF16), 0);
 }
 
 TEST(GemmEmit, F32WithoutTf32UsesTheSimtKernel) {

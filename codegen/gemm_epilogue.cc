@@ -1,0 +1,391 @@
+// The GEMM epilogue writers (see gemm_writer.h): the per-element epilogue body (alpha,
+// addends, the group's elementwise nodes, the store), the fragment-order store of the
+// accumulators, and the staged epilogue through shared memory.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "codegen/cuda_prelude.h"
+#include "codegen/elementwise_chain.h"
+#include "codegen/emitters.h"
+#include "codegen/gemm_writer.h"
+
+namespace dlc::codegen::gemm {
+
+std::string outColOffset(const KernelContext &ctx, const std::string &col) {
+  const GemmSpec &spec = ctx.spec;
+  const char *t = ctx.narrow ? "int" : "long long";
+  if (spec.outSplit == 0)
+    return fmt::format("({})({})", t, col);
+  return fmt::format("(({})(({}) / {}) * {} + ({}) % {})", t, col, spec.outSplit,
+                     spec.outSplitStride, col, spec.outSplit);
+}
+
+std::string indexType(const KernelContext &ctx) { return ctx.narrow ? "int" : "long long"; }
+
+void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &row,
+                   const std::string &col, const std::string &v0, const std::string &v1) {
+  const GemmSpec &s = ctx.spec;
+  const bool split = ctx.cfg.splitK > 1;
+  // Where the tiles cover M (N) exactly, every row (column) is inside and takes no test: the
+  // epilogue's loads (bias, residual, scales) are then in one block, free to be issued together
+  // instead of one branch's latency after another.
+  std::optional<CodeWriter::Scope> inRows;
+  if (s.m % ctx.cfg.bm != 0)
+    inRows.emplace(w.block("if ({} < {})", row, s.m));
+  const bool colsInside = s.n % ctx.cfg.bn == 0;
+  w.line("const {0} ob = ({0})b * {1} + ({0})({2}) * {3};", indexType(ctx), s.outBatchStride, row,
+         s.outRowStride);
+  const std::string c0 = outColOffset(ctx, col), c1 = outColOffset(ctx, col + " + 1");
+  if (split) {
+    w.line("float *wp = ws + (long long)blockIdx.y * {}LL;", ctx.total);
+    if (ctx.outPairs && ctx.total % 2 == 0) {
+      w.line(
+          "if ({0} + 1 < {1}) *reinterpret_cast<float2 *>(wp + ob + {2}) = make_float2({3}, {4});",
+          col, s.n, c0, v0, v1);
+      w.line("else if ({} < {}) wp[ob + {}] = {};", col, s.n, c0, v0);
+    } else {
+      w.line("if ({} < {}) wp[ob + {}] = {};", col, s.n, c0, v0);
+      w.line("if ({} + 1 < {}) wp[ob + {}] = {};", col, s.n, c1, v1);
+    }
+  } else if (ctx.outPairs && colsInside) {
+    w.line("dlc_ep2({}, {}, ob + {});", v0, v1, c0);
+  } else if (ctx.outPairs && s.n % 2 == 0) { // col is even: no lone last column
+    w.line("if ({} < {}) dlc_ep2({}, {}, ob + {});", col, s.n, v0, v1, c0);
+  } else if (ctx.outPairs) {
+    w.line("if ({0} + 1 < {1}) dlc_ep2({2}, {3}, ob + {4});", col, s.n, v0, v1, c0);
+    w.line("else if ({} < {}) dlc_ep({}, ob + {});", col, s.n, v0, c0);
+  } else {
+    w.line("if ({} < {}) dlc_ep({}, ob + {});", col, s.n, v0, c0);
+    w.line("if ({} + 1 < {}) dlc_ep({}, ob + {});", col, s.n, v1, c1);
+  }
+}
+
+namespace {
+
+std::string epilogueOffset(const KernelContext &ctx, const std::vector<int64_t> &in,
+                           const std::vector<int64_t> &out, const std::string &idx) {
+  // Narrow kernels: every offset is below 2^31, so 32-bit arithmetic.
+  return broadcastOffset(in, out, idx, !ctx.narrow);
+}
+
+/// The epilogue's one-element operands (scales, zero points), each loaded once before the
+/// epilogue lambdas instead of per element under the bounds branches, where the compiler does
+/// not merge the loads (nor what is computed from them): value -> the hoisted name.
+using Hoisted = std::map<const Value *, std::string>;
+
+Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
+  Hoisted hoisted;
+  for (const Node *n : ctx.group.nodes) {
+    if (n == ctx.group.anchor)
+      continue;
+    for (int i = 0; i < n->numInputs(); ++i) {
+      const Value *v = n->input(i);
+      auto it = v ? ctx.names.find(v) : ctx.names.end();
+      if (it == ctx.names.end() || hoisted.count(v) || !v->shape().isStatic() ||
+          v->shape().numElements() != 1)
+        continue;
+      // A scale that the epilogue reads only as a QuantizeLinear scale carries its reciprocal
+      // (dlc_qscale), computed once. (Readers outside the epilogue do not count.)
+      const bool qScaleOnly = std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
+        return (u.node->op() == Op::kQuantizeLinear && u.index == 1) ||
+               u.node == ctx.group.anchor ||
+               std::find(ctx.group.nodes.begin(), ctx.group.nodes.end(), u.node) ==
+                   ctx.group.nodes.end();
+      });
+      const std::string name = "h_" + it->second;
+      if (qScaleOnly)
+        w.line("const dlc_qscale {} = dlc_qscale_of({});", name, loadExpr(it->second, "0"));
+      else
+        w.line("const auto {} = {};", name, loadExpr(it->second, "0"));
+      hoisted[v] = name;
+    }
+  }
+  return hoisted;
+}
+
+/// How an epilogue operand varies over a staged-epilogue chunk (stagedV adjacent outputs
+/// starting at a multiple of stagedV).
+enum class ChunkAccess {
+  kFull,     // as many elements as the output: the chunk's own V elements
+  kRow,      // equal to the output on trailing dims of product Q (Q % V == 0) and 1 before:
+             // V adjacent elements from oidx % Q (a bias or per-channel scale along N)
+  kConstant, // 1 on trailing dims of product P (P % V == 0): one element for the chunk
+  kOther,
+};
+
+struct ChunkOperand {
+  ChunkAccess access;
+  int64_t q = 0; // kRow: the period
+};
+
+ChunkOperand chunkAccess(const std::vector<int64_t> &in, const std::vector<int64_t> &out, int v) {
+  auto count = [](const std::vector<int64_t> &s) {
+    int64_t n = 1;
+    for (int64_t d : s)
+      n *= d;
+    return n;
+  };
+  if (count(in) == count(out))
+    return {ChunkAccess::kFull};
+  const int rank = static_cast<int>(out.size()), lead = rank - static_cast<int>(in.size());
+  auto inDim = [&](int d) { return d < lead ? int64_t{1} : in[d - lead]; };
+  int64_t p = 1;
+  for (int d = rank - 1; d >= 0 && inDim(d) == 1; --d)
+    p *= out[d];
+  if (p % v == 0)
+    return {ChunkAccess::kConstant};
+  int64_t q = 1;
+  int d = rank - 1;
+  for (; d >= 0 && inDim(d) == out[d]; --d)
+    q *= out[d];
+  for (int e = d; e >= 0; --e)
+    if (inDim(e) != 1)
+      return {ChunkAccess::kOther};
+  return q % v == 0 ? ChunkOperand{ChunkAccess::kRow, q} : ChunkOperand{ChunkAccess::kOther};
+}
+
+/// The staged epilogue's element loop reads its operands from registers filled before the loop:
+/// `v_<param>` (kFull) and `r_<param>` (kRow) by vector loads, `c_<param>` (kConstant) by one
+/// load; element `lane` inside the loop.
+struct VecOperands {
+  std::string lane;
+  int width = 0;
+  std::map<std::string, std::pair<const Value *, ChunkOperand>> used; // by parameter name
+  std::map<std::string, std::string> constants; // parameter name -> the chunk's offset
+};
+
+/// The epilogue of one element: alpha, addends, the elementwise chain; returns the final
+/// expression. `acc` names the accumulator, `oidx` the flat output offset expression. With
+/// `vec`, operands broadcast as the identity (as many elements as the output) are read from
+/// the vector registers instead, and recorded in vec->used.
+Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
+                                        const Hoisted &hoisted, const std::string &acc,
+                                        const std::string &oidx, const std::string &prefix,
+                                        VecOperands *vec = nullptr) {
+  const GemmSpec &s = ctx.spec;
+  const Value *out = ctx.group.outputs[0];
+  const std::vector<int64_t> outShape = staticSizes(out);
+  auto operand = [&](const Value *val, const std::string &name, const std::vector<int64_t> &shape) {
+    if (vec) {
+      const ChunkOperand c = chunkAccess(shape, outShape, vec->width);
+      switch (c.access) {
+      case ChunkAccess::kFull:
+      case ChunkAccess::kRow:
+        vec->used[name] = {val, c};
+        return fmt::format("dlc_load({}_{}.v[{}])", c.access == ChunkAccess::kFull ? "v" : "r",
+                           name, vec->lane);
+      case ChunkAccess::kConstant:
+        vec->constants[name] = epilogueOffset(ctx, shape, outShape, "oidx");
+        return fmt::format("c_{}", name);
+      case ChunkAccess::kOther:
+        break;
+      }
+    }
+    return loadExpr(name, epilogueOffset(ctx, shape, outShape, oidx));
+  };
+  std::string v = prefix + "a";
+  std::string init =
+      s.alpha == 1.0 ? acc : fmt::format("{} * {}", acc, cudaLiteral(s.alpha, DType::kF32));
+  // An int8 product's int32 accumulator stays an int until the epilogue's cast (exact).
+  w.line("{} {} = {};", s.dtype == DType::kI8 ? "int" : "float", v, init);
+  for (const Addend &ad : s.addends) {
+    std::string load = operand(ad.value, ctx.names.at(ad.value), ad.shape);
+    if (ad.coef == 1.0)
+      w.line("{} += {};", v, load);
+    else
+      w.line("{} += {} * {};", v, cudaLiteral(ad.coef, DType::kF32), load);
+  }
+  const Node *anchor = ctx.group.anchor;
+  std::vector<const Node *> chain;
+  for (const Node *n : ctx.group.nodes)
+    if (n != anchor)
+      chain.push_back(n);
+  ValueEnv env;
+  env[anchor->output(0)] = v;
+  LoadFn load = [&](const Value *val, const std::vector<int64_t> &shape) -> Expected<std::string> {
+    if (auto h = hoisted.find(val); h != hoisted.end())
+      return h->second;
+    auto it = ctx.names.find(val);
+    if (it == ctx.names.end())
+      return invalidArgument("value '{}' is neither a group input nor computed in the group",
+                             val->name());
+    return operand(val, it->second, shape);
+  };
+  DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, chain, env, load, prefix));
+  auto it = env.find(out);
+  if (it == env.end())
+    return invalidArgument("output '{}' is not computed by the group", out->name());
+  return it->second;
+}
+
+/// `dlc_epv(a, oidx)`: the epilogue of ctx.stagedV adjacent outputs from offset `oidx`, their
+/// accumulators at `a` (shared memory). Operands that vary along the chunk (full-size ones, a
+/// bias along N) and the output move as vectors when every such buffer is aligned to one
+/// (dlc_va, tested once), else element by element; an operand constant over the chunk is
+/// loaded once.
+Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoisted &hoisted,
+                           const char *accType) {
+  const int v = ctx.stagedV;
+  CodeWriter body;
+  VecOperands vec{"j", v, {}, {}};
+  {
+    body.line("#pragma unroll");
+    auto loop = body.block("for (int j = 0; j < {}; ++j)", v);
+    DLC_ASSIGN_OR_RETURN(std::string r,
+                         writeEpilogueBody(body, ctx, hoisted, "av.v[j]", "(oidx + j)", "e", &vec));
+    body.line("o.v[j] = dlc_store<{}>({});", ctx.outStorage, r);
+  }
+  std::vector<std::string> align;
+  auto alignOf = [&](const std::string &ptr, DType t) {
+    const int bytes = std::min(16, v * static_cast<int>(dtypeSize(t)));
+    align.push_back(fmt::format("((unsigned long long){} & {})", ptr, bytes - 1));
+  };
+  alignOf("out0", ctx.group.outputs[0]->dtype());
+  for (const auto &[name, use] : vec.used)
+    alignOf(name, use.first->dtype());
+  w.line("const bool dlc_va = (({}) == 0);", fmt::join(align, " | "));
+  auto epv = w.blockSemi("auto dlc_epv = [&](const {} *a, {} oidx)", accType, indexType(ctx));
+  w.line("dlc_vec<{}, {}> av;", accType, v);
+  w.line("dlc_vload(av, a, true);");
+  w.line("dlc_vec<{}, {}> o;", ctx.outStorage, v);
+  for (const auto &[name, use] : vec.used) {
+    const bool full = use.second.access == ChunkAccess::kFull;
+    w.line("dlc_vec<{}, {}> {}_{};", cudaStorageType(use.first->dtype()), v, full ? "v" : "r",
+           name);
+    if (full)
+      w.line("dlc_vload(v_{0}, {0} + oidx, dlc_va);", name);
+    else
+      w.line("dlc_vload(r_{0}, {0} + oidx % {1}, dlc_va);", name, use.second.q);
+  }
+  for (const auto &[name, offset] : vec.constants)
+    w.line("const auto c_{} = {};", name, loadExpr(name, offset));
+  w.embed(body);
+  w.line("dlc_vstore(out0 + oidx, o, dlc_va);");
+  return Status::ok();
+}
+
+} // namespace
+
+int stagedWidth(const GemmSpec &spec, const TileConfig &cfg, int64_t splits, DType out) {
+  if (cfg.simt || splits > 1)
+    return 0;
+  const int wn = cfg.bn / cfg.warpsN;
+  for (int v = 16 / static_cast<int>(dtypeSize(out)); v >= 4; v /= 2) {
+    auto divides = [&](int64_t x) { return x % v == 0; };
+    if (divides(spec.n) && divides(wn) && (spec.m == 1 || divides(spec.outRowStride)) &&
+        (spec.batch == 1 || divides(spec.outBatchStride)) &&
+        (spec.outSplit == 0 || (divides(spec.outSplit) && divides(spec.outSplitStride))))
+      return v * static_cast<int>(dtypeSize(out)) >= 8 ? v : 0;
+  }
+  return 0;
+}
+
+bool heavyEpilogue(const FusedGroup &group) {
+  for (const Node *n : group.nodes) {
+    if (n == group.anchor)
+      continue;
+    switch (n->op()) {
+    case Op::kAbs:
+    case Op::kAdd:
+    case Op::kCast:
+    case Op::kClip:
+    case Op::kDequantizeLinear:
+    case Op::kDiv:
+    case Op::kIdentity:
+    case Op::kLeakyRelu:
+    case Op::kMax:
+    case Op::kMin:
+    case Op::kMul:
+    case Op::kNeg:
+    case Op::kQuantizeLinear:
+    case Op::kRelu:
+    case Op::kSub:
+    case Op::kWhere:
+      break;
+    default:
+      return true;
+    }
+  }
+  return false;
+}
+
+Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
+  // GNU attribute syntax on a lambda; NVRTC and nvcc accept it.
+  const char *attr = ctx.outlineEpilogue ? " __attribute__((noinline))" : "";
+  const bool intAcc = ctx.spec.dtype == DType::kI8;
+  const char *accType = intAcc ? "int" : "float";
+  const Hoisted hoisted = writeHoistedScalars(w, ctx);
+  if (ctx.stagedV > 0)
+    return writeVectorEpilogue(w, ctx, hoisted, accType);
+  {
+    auto ep = w.blockSemi("auto dlc_ep = [&]({} acc, {} oidx){}", accType, indexType(ctx), attr);
+    DLC_ASSIGN_OR_RETURN(std::string r, writeEpilogueBody(w, ctx, hoisted, "acc", "oidx", "e"));
+    w.line("out0[oidx] = dlc_store<{}>({});", ctx.outStorage, r);
+  }
+  w.line("(void)dlc_ep;");
+  if (ctx.outPairs) {
+    auto ep2 = w.blockSemi("auto dlc_ep2 = [&]({0} acc0, {0} acc1, {1} oidx){2}", accType,
+                           indexType(ctx), attr);
+    DLC_ASSIGN_OR_RETURN(std::string r0, writeEpilogueBody(w, ctx, hoisted, "acc0", "oidx", "e"));
+    DLC_ASSIGN_OR_RETURN(std::string r1,
+                         writeEpilogueBody(w, ctx, hoisted, "acc1", "(oidx + 1)", "f"));
+    if (intAcc && !isFloat(ctx.group.outputs[0]->dtype())) { // no round trip through float
+      w.line("dlc_store2_exact<{0}>(out0 + oidx, dlc_store<{0}>({1}), dlc_store<{0}>({2}));",
+             ctx.outStorage, r0, r1);
+    } else {
+      w.line("dlc_store2<{}>(out0 + oidx, {}, {});", ctx.outStorage, r0, r1);
+    }
+  }
+  return Status::ok();
+}
+
+uint32_t stagedEpilogueBytes(const TileConfig &cfg, int rows) {
+  const int wn = cfg.bn / cfg.warpsN;
+  return static_cast<uint32_t>(cfg.warpsM * cfg.warpsN * rows * (wn + 8) * 4);
+}
+
+void writeStagedStore(CodeWriter &w, const KernelContext &ctx) {
+  const GemmSpec &s = ctx.spec;
+  const int v = ctx.stagedV;
+  const char *acc = s.dtype == DType::kI8 ? "int" : "float";
+  // A slab row is WN + 8 words: 8 banks apart, the fragment writes of a half-warp (4 rows x 8
+  // words) hit 32 different banks.
+  w.line("constexpr int EP_PITCH = WN + 8, EP_CHUNKS = WN / {}, EP_ROWS = {};", v, ctx.stagedRows);
+  w.line("{0} *ep = reinterpret_cast<{0} *>(dlc_smem) + warp * (EP_ROWS * EP_PITCH);", acc);
+  w.line("#pragma unroll");
+  auto slabs = w.block("for (int s0 = 0; s0 < MI; s0 += EP_ROWS / 16)");
+  w.line("#pragma unroll");
+  w.line("for (int mj = 0; mj < EP_ROWS / 16; ++mj)");
+  w.line("#pragma unroll");
+  w.line("  for (int ni = 0; ni < NI; ++ni)");
+  w.line("#pragma unroll");
+  w.line("    for (int h = 0; h < 2; ++h)");
+  w.line("      *reinterpret_cast<{0}2 *>(ep + (mj * 16 + (lane >> 2) + h * 8) * EP_PITCH + "
+         "ni * 8 + (lane & 3) * 2) = make_{0}2(acc[s0 + mj][ni][2 * h], "
+         "acc[s0 + mj][ni][2 * h + 1]);",
+         acc);
+  w.line("__syncwarp();");
+  w.line("#pragma unroll{}", heavyEpilogue(ctx.group) ? " 1" : "");
+  {
+    auto chunks = w.block("for (int q = lane; q < EP_ROWS * EP_CHUNKS; q += 32)");
+    w.line("const int r = q / EP_CHUNKS, c = (q % EP_CHUNKS) * {};", v);
+    w.line("const int row = m0e + wm * WM + s0 * 16 + r, col = n0e + wn * WN + c;");
+    std::vector<std::string> inside;
+    if (s.m % ctx.cfg.bm != 0)
+      inside.push_back(fmt::format("row < {}", s.m));
+    if (s.n % ctx.cfg.bn != 0)
+      inside.push_back(fmt::format("col < {}", s.n)); // n % stagedV == 0: whole chunks
+    std::optional<CodeWriter::Scope> test;
+    if (!inside.empty())
+      test.emplace(w.block("if ({})", fmt::join(inside, " && ")));
+    w.line("const {0} ob = ({0})b * {1} + ({0})row * {2};", indexType(ctx), s.outBatchStride,
+           s.outRowStride);
+    w.line("dlc_epv(ep + r * EP_PITCH + c, ob + {});", outColOffset(ctx, "col"));
+  }
+  w.line("__syncwarp();");
+}
+
+} // namespace dlc::codegen::gemm
