@@ -10,10 +10,12 @@
 //   whose planes are 16-byte aligned reads B as a plain strided matrix with cp.async instead.
 //   The output [images, M, OH, OW] is written at (m, column) -> image * M * OHW + m * OHW + pixel.
 // 3-D convolutions are refused.
-// * ConvInteger with channels_last (realize-int8's form: int8 NHWC input, OHWI weight, group 1,
-//   channels a multiple of 16): implicit GEMM on int8 tensor cores with A = the im2col rows of
-//   the NHWC input (one per output pixel, gathered in 16-byte chunks by cp.async) and B = the
-//   weight as [M, KH * KW * C]; the output [images, OH, OW, M] is the row-major M x N result.
+// * Channels-last convolutions: ConvInteger from realize-int8 (int8 NHWC input, OHWI weight)
+//   and f16/bf16 Conv from the layout pass, 2-D, group 1, input channels a multiple of one
+//   16-byte chunk (16 int8, 8 halves): implicit GEMM with A = the im2col rows of the NHWC
+//   input (one per output pixel, gathered in 16-byte chunks by cp.async: one tap's channels
+//   each) and B = the weight as [M, KH * KW * C]; the output [images, OH, OW, M] is the
+//   row-major M x N result, its rows the channels (the staged epilogue's 16-byte stores).
 #include <fmt/format.h>
 
 #include "codegen/cuda_prelude.h"
@@ -34,6 +36,8 @@ bool claims(const Node *anchor) {
                     (anchor->op() == Op::kConvInteger && anchor->getInt("channels_last") != 0));
 }
 
+bool channelsLast(const Node &n) { return n.getInt("channels_last") != 0; }
+
 /// Geometry of a 1-D or 2-D conv node, 1-D as 2-D with H = 1.
 struct ConvShape {
   ConvGather g;
@@ -53,7 +57,7 @@ std::vector<int64_t> channelsFirst(std::vector<int64_t> v) {
 Expected<ConvShape> convShape(const Node &n) {
   std::vector<int64_t> x = staticSizes(n.input(0)), w = staticSizes(n.input(1)),
                        y = staticSizes(n.output(0));
-  if (n.op() == Op::kConvInteger) { // channels_last: read the dims channels first
+  if (channelsLast(n)) { // read the dims channels first
     x = channelsFirst(std::move(x));
     w = channelsFirst(std::move(w));
     y = channelsFirst(std::move(y));
@@ -102,10 +106,32 @@ bool supportsInteger(const Node &node, std::string *why) {
   return true;
 }
 
+/// A channels-last f16/bf16 Conv (the layout pass's form).
+bool supportsChannelsLast(const Node &node, std::string *why) {
+  const DType t = node.input(0)->dtype();
+  if (t != DType::kF16 && t != DType::kBF16) {
+    *why =
+        fmt::format("Conv: channels_last has a GPU kernel for f16 and bf16, not {}", dtypeName(t));
+    return false;
+  }
+  if (node.input(0)->shape().rank() != 4 || node.getInt("group") != 1) {
+    *why = "Conv: the channels_last GPU kernel is 2-D with group 1";
+    return false;
+  }
+  if (node.input(0)->shape()[3].value() % 8 != 0) {
+    *why = "Conv: the channels_last GPU kernel needs input channels a multiple of 8";
+    return false;
+  }
+  return true;
+}
+
 bool supports(const Node &node, std::string *why) {
   const DType t = node.input(0)->dtype();
   if (node.op() == Op::kConvInteger) {
     if (!supportsInteger(node, why))
+      return false;
+  } else if (channelsLast(node)) {
+    if (!supportsChannelsLast(node, why))
       return false;
   } else if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16) {
     *why = fmt::format("Conv: dtype {} has no GPU kernel (f32, f16 and bf16 only)", dtypeName(t));
@@ -218,9 +244,9 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     return invalidArgument("{}", why);
   DLC_ASSIGN_OR_RETURN(ConvShape cs, convShape(*n));
   const ConvGather &g = cs.g;
-  if (n->op() == Op::kConvInteger) {
+  if (channelsLast(*n)) {
     GemmSpec s;
-    s.dtype = DType::kI8;
+    s.dtype = n->op() == Op::kConvInteger ? DType::kI8 : n->input(0)->dtype();
     s.m = g.images * g.oh * g.ow;
     s.n = cs.outChannels;
     s.k = g.kh * g.kw * g.channels;
@@ -232,6 +258,8 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     s.b.kContig = true;
     s.b.ld = s.k;
     s.outRowStride = s.n;
+    if (n->op() == Op::kConv && n->hasInput(2)) // bias along the output's channels (its rows)
+      s.addends.push_back({n->input(2), 1.0, {cs.outChannels}});
     return writeGemm(group, s, opts, cfg);
   }
   if (g.groupChannels == 1 && cs.group > 1 && !cfg)

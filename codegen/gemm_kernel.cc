@@ -182,13 +182,15 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     for (const Operand *op : {&spec.a, &spec.b})
       if (!op->kContig || op->gather || op->ld % 16 != 0 || op->split != 0)
         return no("int8 operands must be K-contiguous with 16-byte aligned rows");
-    if (spec.a.nhwc) {
-      const int nt = threadsOf(c), cpr = c.bk / 16;
-      if (nt % cpr != 0 || (c.bm * cpr) % nt != 0)
-        return no("the NHWC loader needs whole rows of chunks per thread group");
-      if (spec.a.nhwc->channels % 16 != 0)
-        return no("the NHWC loader needs channels a multiple of 16");
-    }
+  }
+  if (spec.a.nhwc) {
+    if (spec.dtype == DType::kF32)
+      return no("the NHWC loader is for int8, f16 and bf16");
+    const int cpr = c.bk / ce;
+    if (nt % cpr != 0 || (c.bm * cpr) % nt != 0)
+      return no("the NHWC loader needs whole rows of chunks per thread group");
+    if (spec.a.nhwc->channels % ce != 0)
+      return no(fmt::format("the NHWC loader needs channels a multiple of {}", ce));
   }
   for (const Operand *op : {&spec.a, &spec.b}) {
     if (op->gather) {

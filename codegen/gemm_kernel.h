@@ -50,9 +50,9 @@ struct Operand {
   std::string batchOffset = "0";
   /// Set for conv's B: an im2col gather instead of a strided matrix.
   std::optional<ConvGather> gather;
-  /// Set for an int8 conv's A (kContig): the im2col rows of an NHWC image, one row per output
-  /// pixel (M = images * OH * OW), K in kernel-row, kernel-column, channel order; channels a
-  /// multiple of 16, so that every 16-byte chunk is 16 channels of one tap.
+  /// Set for a channels-last conv's A (kContig): the im2col rows of an NHWC image, one row per
+  /// output pixel (M = images * OH * OW), K in kernel-row, kernel-column, channel order;
+  /// channels a multiple of a 16-byte chunk, so that every chunk is channels of one tap.
   std::optional<ConvGather> nhwc;
 };
 

@@ -286,10 +286,11 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
          f32 ? "uint2" : "unsigned", rg);
 }
 
-/// An int8 conv's operand A: the im2col rows of an NHWC image (one row per output pixel, K in
-/// kernel-row, kernel-column, channel order). A 16-byte chunk is 16 channels of one tap, so it
-/// is one cp.async (zero-filled in the padding); a thread's chunks share one K column (the
-/// layout is affine, tileFits checks it), so the tap is worked out once per K tile.
+/// A channels-last conv's operand A: the im2col rows of an NHWC image (one row per output
+/// pixel, K in kernel-row, kernel-column, channel order). A 16-byte chunk is 16 (int8) or 8
+/// (f16/bf16) channels of one tap, so it is one cp.async (zero-filled in the padding); a thread's
+/// chunks share one K column (the layout is affine, tileFits checks it), so the tap is worked out
+/// once per K tile.
 void writeNhwcLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op) {
   const ConvGather &g = *op.nhwc;
   const ChunkLayout l = chunkLayout(ctx, op, ctx.cfg.bm);
@@ -298,7 +299,7 @@ void writeNhwcLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op)
   const char *off = wide ? "long long" : "int";
   w.line("// A: im2col rows of an NHWC image, cp.async 16-byte chunks ({} per thread)", l.cpt);
   w.line("const unsigned Au = dlc_smem_u32(sA);");
-  w.line("const int Ar0 = tid / {0}, Ac0 = (tid % {0}) * 16;", l.cpr);
+  w.line("const int Ar0 = tid / {0}, Ac0 = (tid % {0}) * {1};", l.cpr, l.ce);
   w.line("{} Abase[{}];", off, l.cpt);
   w.line("int Aih[{0}], Aiw[{0}];", l.cpt);
   w.line("#pragma unroll");
@@ -321,9 +322,9 @@ void writeNhwcLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op)
     w.line("const int ih = Aih[j] + kh * {}, iw = Aiw[j] + kw * {};", g.dilationH, g.dilationW);
     w.line("const bool p = k < K && (unsigned)ih < {}u && (unsigned)iw < {}u;", g.h, g.w);
     w.line("const {0} o = Abase[j] + (({0})ih * {1} + iw) * {2} + c;", off, g.w, g.channels);
-    w.line("dlc_cp_async16(Au + (unsigned)(stage * A_STAGE + (Ar0 + j * {}) * A_PITCH + Ac0), "
-           "p ? (const void *)({} + o) : (const void *){}, p);",
-           l.rs, ptr, ptr);
+    w.line("dlc_cp_async16(Au + (unsigned)(stage * A_STAGE + (Ar0 + j * {}) * A_PITCH + Ac0) * "
+           "{}u, p ? (const void *)({} + o) : (const void *){}, p);",
+           l.rs, l.eb, ptr, ptr);
   }
   w.line("auto A_store = [&](int) {{}};");
 }

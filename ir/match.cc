@@ -43,6 +43,12 @@ void replaceNode(Graph &g, Node *n, const std::vector<Value *> &replacements) {
   g.eraseNode(n);
 }
 
+void replaceOutputNamed(Graph &g, Node *n, Value *y) {
+  const std::string name = n->output(0)->name();
+  replaceNode(g, n, {y});
+  g.renameValue(y, name);
+}
+
 Status inferNewNode(Node *n) {
   std::vector<TensorType> types;
   std::vector<const Tensor *> consts;

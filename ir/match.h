@@ -45,4 +45,8 @@ Expected<Value *> addTypedNode(Graph &g, Op op, std::vector<Value *> inputs,
 /// output; nullptr for an output that must be unused) and erases `n`.
 void replaceNode(Graph &g, Node *n, const std::vector<Value *> &replacements);
 
+/// replaceNode for a one-output node whose replacement `y` also takes the output's name (so
+/// printed IR and profiles keep the model's names).
+void replaceOutputNamed(Graph &g, Node *n, Value *y);
+
 } // namespace dlc

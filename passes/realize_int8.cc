@@ -43,6 +43,7 @@
 #include "ir/eval/eval.h"
 #include "ir/match.h"
 #include "passes/registry.h"
+#include "passes/util/nhwc.h"
 #include "passes/util/qlinear_lower.h"
 #include "passes/util/transpose_sink.h"
 
@@ -50,8 +51,8 @@ namespace dlc {
 
 namespace {
 
-const std::vector<int64_t> kToNhwc = {0, 2, 3, 1};
-const std::vector<int64_t> kToNchw = {0, 3, 1, 2};
+using nhwc::kToNchw;
+using nhwc::kToNhwc;
 
 /// Element `i` of a tensor as float.
 float at(const Tensor &t, int64_t i) { return static_cast<float>(t.elementAsDouble(i)); }
@@ -149,7 +150,7 @@ public:
       default:
         if (isElementwiseOp(n->op()) || n->op() == Op::kQuantizeLinear ||
             n->op() == Op::kDequantizeLinear) {
-          DLC_ASSIGN_OR_RETURN(bool moved, moveToNhwc(g, n));
+          DLC_ASSIGN_OR_RETURN(bool moved, nhwc::moveElementwise(g, n));
           changed = changed || moved;
         }
         continue;
@@ -197,19 +198,6 @@ private:
       DLC_ASSIGN_OR_RETURN(y, add(g, Op::kAdd, {y, bias}, n, base + "/biased", n));
     }
     return y;
-  }
-
-  /// Replaces `n`'s output by `y`, which takes its name.
-  static void replaceOutput(Graph &g, Node *n, Value *y) {
-    const std::string name = n->output(0)->name();
-    replaceNode(g, n, {y});
-    g.renameValue(y, name);
-  }
-
-  /// The NHWC value of which `v` is the transpose to NCHW, else nullptr.
-  static Value *nhwcSourceOf(const Value *v) {
-    const Node *t = transposeWithPerm(v, kToNchw);
-    return t ? t->input(0) : nullptr;
   }
 
   /// MatMul [.., M, K] x [K, N] and Gemm.
@@ -274,46 +262,9 @@ private:
     DLC_ASSIGN_OR_RETURN(Value * acc, add(g, Op::kMatMulInteger, {x->q, wt}, n, base + "/int8", n,
                                           {{"transB", Attribute(int64_t{1})}}));
     DLC_ASSIGN_OR_RETURN(Value * y, rescale(g, n, acc, x->scale, w->scales, alpha, bias));
-    replaceOutput(g, n, y);
+    replaceOutputNamed(g, n, y);
     why = fmt::format("matmul_integer, K {}", k);
     return true;
-  }
-
-  /// An existing NHWC form of NCHW value `v`: the input of a transpose to NCHW, or a
-  /// transpose to NHWC already made of it; nullptr when there is none.
-  static Value *existingNhwc(Value *v) {
-    if (Value *x = nhwcSourceOf(v))
-      return x;
-    const Node *t = transposeOfWithPerm(v, kToNhwc);
-    return t ? t->output(0) : nullptr;
-  }
-
-  /// The NHWC form of NCHW value `v`: an existing one, else a new transpose.
-  static Expected<Value *> nhwcOf(Graph &g, Value *v, Node *before) {
-    if (Value *t = existingNhwc(v))
-      return t;
-    return add(g, Op::kTranspose, {v}, before, v->name() + "/nhwc", before,
-               {{"perm", Attribute(kToNhwc)}});
-  }
-
-  /// For moveToNhwc: the NHWC form of operand `v` when it costs no transpose: an existing
-  /// one, or a per-tensor dequantize_linear of a value that has one (made again in NHWC).
-  static Expected<Value *> freeNhwc(Graph &g, Value *v, Node *before) {
-    if (Value *t = existingNhwc(v))
-      return t;
-    const Node *p = v->producer();
-    if (!p || p->op() != Op::kDequantizeLinear)
-      return static_cast<Value *>(nullptr);
-    for (int i = 1; i < p->numInputs(); ++i)
-      if (p->input(i) && p->input(i)->shape().numElements() != std::optional<int64_t>(1))
-        return static_cast<Value *>(nullptr);
-    Value *q = existingNhwc(p->input(0));
-    if (!q)
-      return static_cast<Value *>(nullptr);
-    std::vector<Value *> ins = p->inputs();
-    ins[0] = q;
-    std::vector<std::pair<std::string, Attribute>> attrs(p->attrs().begin(), p->attrs().end());
-    return add(g, Op::kDequantizeLinear, ins, before, v->name() + "/nhwc", before, attrs);
   }
 
   static Expected<bool> realizeConv(Graph &g, Node *n, std::string &why) {
@@ -332,7 +283,7 @@ private:
       return false;
     }
     // The data input, dequantized in NCHW or (moved there by an earlier rewrite) in NHWC.
-    Value *x0 = n->input(0), *x0Nhwc = nhwcSourceOf(x0);
+    Value *x0 = n->input(0), *x0Nhwc = nhwc::sourceOf(x0);
     const bool fromNhwc = x0Nhwc != nullptr;
     auto x = quantizedInput(fromNhwc ? x0Nhwc : x0, why);
     if (!x)
@@ -343,7 +294,7 @@ private:
     const std::string base = n->name().empty() ? std::string(n->opName()) : n->name();
     Value *xt = x->q;
     if (!fromNhwc) {
-      DLC_ASSIGN_OR_RETURN(xt, nhwcOf(g, x->q, n));
+      DLC_ASSIGN_OR_RETURN(xt, nhwc::of(g, x->q, n));
     }
     DLC_ASSIGN_OR_RETURN(Tensor wohwi, permuted(*w->q, kToNhwc));
     Value *wt = g.addConstant(g.uniqueName(base + "/weight_ohwi"), std::move(wohwi));
@@ -357,54 +308,8 @@ private:
     DLC_ASSIGN_OR_RETURN(Value * y, rescale(g, n, acc, x->scale, w->scales, 1.0f, n->input(2)));
     DLC_ASSIGN_OR_RETURN(Value * back, add(g, Op::kTranspose, {y}, n, base + "/nchw", n,
                                            {{"perm", Attribute(kToNchw)}}));
-    replaceOutput(g, n, back);
+    replaceOutputNamed(g, n, back);
     why = fmt::format("conv_integer channels-last, {} input channels", cin);
-    return true;
-  }
-
-  /// Moves elementwise node `n` into NHWC when one of its inputs comes back from NHWC (a
-  /// transpose to NCHW) and every other input can follow: see the file comment.
-  static Expected<bool> moveToNhwc(Graph &g, Node *n) {
-    if (n->numOutputs() != 1 || !n->output(0) || !n->output(0)->shape().isRanked() ||
-        n->output(0)->shape().rank() != 4)
-      return false;
-    const bool quant = n->op() == Op::kQuantizeLinear || n->op() == Op::kDequantizeLinear;
-    // Q/DQ move when their data comes from NHWC; other ops when any operand does.
-    auto backTransposed = [](const Value *v) { return v && nhwcSourceOf(v) != nullptr; };
-    if (!backTransposed(n->input(0)) &&
-        (quant || std::none_of(n->inputs().begin(), n->inputs().end(), backTransposed)))
-      return false;
-    std::vector<Value *> inputs;
-    for (int i = 0; i < n->numInputs(); ++i) {
-      Value *v = n->input(i);
-      if (!v) {
-        inputs.push_back(nullptr);
-      } else if (Value *x = nhwcSourceOf(v)) {
-        inputs.push_back(x);
-      } else if (v->shape().numElements() == std::optional<int64_t>(1)) {
-        inputs.push_back(v);
-      } else if (!quant && v->isConstant() && v->shape().rank() <= 4) {
-        DLC_ASSIGN_OR_RETURN(Tensor c, permuted(v->constant(), kToNhwc));
-        inputs.push_back(g.addConstant(g.uniqueName(v->name() + ".nhwc"), std::move(c)));
-      } else if (!quant) {
-        DLC_ASSIGN_OR_RETURN(Value * t, freeNhwc(g, v, n));
-        if (!t)
-          return false; // an input that would need a transpose of its own
-        inputs.push_back(t);
-      } else {
-        return false;
-      }
-    }
-    Node *m = g.createNode(n->op(), inputs, 1, g.uniqueName(n->output(0)->name() + "/nhwc"), n);
-    m->setName(n->name());
-    for (const auto &[k, a] : n->attrs())
-      m->setAttr(k, a);
-    m->setDevice(n->device());
-    DLC_RETURN_IF_ERROR(inferNewNode(m));
-    DLC_ASSIGN_OR_RETURN(Value * back,
-                         add(g, Op::kTranspose, {m->output(0)}, n, n->output(0)->name() + "/nchw",
-                             n, {{"perm", Attribute(kToNchw)}}));
-    replaceOutput(g, n, back);
     return true;
   }
 
@@ -468,7 +373,7 @@ private:
       options.debugf("{}: requantizes its own grid: {}", q->describe(),
                      relu ? "max with the zero point" : "removed");
       if (relu)
-        replaceOutput(g, q, y);
+        replaceOutputNamed(g, q, y);
       else
         replaceNode(g, q, {y}); // y keeps its own name: others may read it
       changed = true;
@@ -510,7 +415,7 @@ private:
     DLC_ASSIGN_OR_RETURN(Value * y, cast(sat, t, "/int"));
     y->producer()->setName(q->name());
     options.debugf("{}: requantizes a sum on its own grid: an integer add", q->describe());
-    replaceOutput(g, q, y);
+    replaceOutputNamed(g, q, y);
     return true;
   }
 
@@ -535,7 +440,7 @@ private:
         continue;
       }
       Value *c = g.addConstant(g.uniqueName(n->output(0)->name() + ".f32"), (*out)[0]);
-      replaceOutput(g, n, c);
+      replaceOutputNamed(g, n, c);
       changed = true;
     }
     return changed;

@@ -130,6 +130,27 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
     if (n->def().op == Op::kIf || n->def().op == Op::kLoop || n->def().op == Op::kScan)
       return unimplemented("{}: exporting control flow to ONNX is not supported yet",
                            n->describe());
+    // ONNX's Conv is channels first: the layout pass's channels-last Conv is written between
+    // transposes of its input, its OHWI weight and its output.
+    const bool lastConv = n->op() == Op::kConv && n->getInt("channels_last") != 0;
+    auto transpose = [&](const std::string &in, const std::string &out,
+                         std::initializer_list<int64_t> perm) {
+      ::onnx::NodeProto &t = *graph.add_node();
+      t.set_op_type("Transpose");
+      t.set_name(out);
+      t.add_input(in);
+      t.add_output(out);
+      ::onnx::AttributeProto &a = *t.add_attribute();
+      a.set_name("perm");
+      a.set_type(::onnx::AttributeProto::INTS);
+      for (int64_t p : perm)
+        a.add_ints(p);
+    };
+    const std::string lastY = lastConv ? n->output(0)->name() : "";
+    if (lastConv) {
+      transpose(n->input(0)->name(), lastY + ".dlc_x_nchw", {0, 3, 1, 2});
+      transpose(n->input(1)->name(), lastY + ".dlc_w_oihw", {0, 3, 1, 2});
+    }
     ::onnx::NodeProto &node = *graph.add_node();
     node.set_op_type(n->op() == Op::kCopy ? "Identity" : std::string(opOnnxName(n->op())));
     if (n->op() == Op::kAdagrad || n->op() == Op::kAdam || n->op() == Op::kMomentum) {
@@ -142,13 +163,20 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
       }
     }
     node.set_name(n->name());
-    for (const Value *v : n->inputs())
-      node.add_input(v ? v->name() : "");
+    for (int i = 0; i < n->numInputs(); ++i) {
+      const Value *v = n->input(i);
+      node.add_input(lastConv && i < 2 ? lastY + (i == 0 ? ".dlc_x_nchw" : ".dlc_w_oihw")
+                     : v               ? v->name()
+                                       : "");
+    }
     for (const Value *v : n->outputs())
-      node.add_output(v ? v->name() : "");
+      node.add_output(lastConv ? lastY + ".dlc_y_nchw" : v ? v->name() : "");
     for (const auto &[name, a] : n->attrs())
-      if (name.find('.') == std::string::npos) // annotations are dlc's
+      if (name.find('.') == std::string::npos && // annotations are dlc's
+          !(lastConv && name == "channels_last"))
         DLC_RETURN_IF_ERROR(addAttribute(name, a, *n, node));
+    if (lastConv)
+      transpose(lastY + ".dlc_y_nchw", lastY, {0, 2, 3, 1});
     // What the passes decided, where viewers (Netron) show it: the node's doc string.
     std::string doc;
     if (auto group = fuseGroupOf(*n)) {

@@ -157,6 +157,36 @@ void convTransposeForward(const ConvSetup &s, const T *x, const T *w, const T *b
         y[r * outSize + i] += bias[r % s.outChannels];
 }
 
+/// [N, spatial..., C] dims as [N, C, spatial...].
+std::vector<int64_t> channelsFirstShape(std::vector<int64_t> v) {
+  if (v.size() >= 3) {
+    v.insert(v.begin() + 1, v.back());
+    v.pop_back();
+  }
+  return v;
+}
+
+/// A convolution with channels_last = 1 (x [N, spatial..., C], w [M, k..., C], y
+/// [N, spatial..., M]) evaluated channels first: `first` runs on x and w permuted to
+/// [N, C, spatial...] and [M, C, k...] (other inputs as they are); its result is permuted back.
+template <class F> EvalResult evalChannelsLast(const std::vector<Tensor> &in, F first) {
+  if (in.size() < 2 || in[0].rank() < 3 || in[1].rank() != in[0].rank())
+    return invalidArgument("channels_last needs X and W of one rank, at least 3");
+  const int64_t r = in[0].rank();
+  std::vector<int64_t> toFirst{0, r - 1}, toLast{0};
+  for (int64_t d = 1; d < r - 1; ++d)
+    toFirst.push_back(d);
+  for (int64_t d = 2; d < r; ++d)
+    toLast.push_back(d);
+  toLast.push_back(1);
+  std::vector<Tensor> args = in;
+  DLC_ASSIGN_OR_RETURN(args[0], permuted(in[0], toFirst));
+  DLC_ASSIGN_OR_RETURN(args[1], permuted(in[1], toFirst));
+  DLC_ASSIGN_OR_RETURN(std::vector<Tensor> y, first(args));
+  DLC_ASSIGN_OR_RETURN(Tensor out, permuted(y[0], toLast));
+  return std::vector<Tensor>{std::move(out)};
+}
+
 /// Checks that the float inputs X, W and optional B share X's dtype; returns the compute type.
 Expected<DType> floatConvType(const std::vector<Tensor> &in) {
   DLC_ASSIGN_OR_RETURN(DType compute, floatComputeType(in[0].dtype(), "input X"));
@@ -168,12 +198,19 @@ Expected<DType> floatConvType(const std::vector<Tensor> &in) {
   return compute;
 }
 
-/// Shared driver of Conv and ConvTranspose.
+/// Shared driver of Conv and ConvTranspose; `yFirst`: the output shape channels first when
+/// `in` holds a channels_last conv's operands permuted (evalChannelsLast).
 template <bool kTranspose>
-EvalResult evalFloatConv(const Node &node, const std::vector<Tensor> &in) {
-  DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, in));
+EvalResult evalFloatConv(const Node &node, const std::vector<Tensor> &in,
+                         const std::vector<int64_t> *yFirst = nullptr) {
+  std::vector<int64_t> yShape;
+  if (yFirst) {
+    yShape = *yFirst;
+  } else {
+    DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, in));
+    yShape = types[0].shape.sizes();
+  }
   DLC_ASSIGN_OR_RETURN(DType compute, floatConvType(in));
-  std::vector<int64_t> yShape = types[0].shape.sizes();
   DLC_ASSIGN_OR_RETURN(ConvSetup s, kTranspose ? transposeSetup(node, in[0], in[1], yShape)
                                                : convSetup(node, in[0], in[1], yShape));
   DLC_ASSIGN_OR_RETURN(Tensor y, newTensor(compute, yShape));
@@ -229,7 +266,13 @@ void integerGemm(int64_t M, int64_t N, int64_t K, const int32_t *w, int64_t ldw,
 } // namespace
 
 EvalResult evalConv(const Node &node, const std::vector<Tensor> &in) {
-  return evalFloatConv<false>(node, in);
+  if (node.getInt("channels_last") == 0)
+    return evalFloatConv<false>(node, in);
+  DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, in));
+  const std::vector<int64_t> yFirst = channelsFirstShape(types[0].shape.sizes());
+  return evalChannelsLast(in, [&](const std::vector<Tensor> &first) {
+    return evalFloatConv<false>(node, first, &yFirst);
+  });
 }
 
 EvalResult evalConvTranspose(const Node &node, const std::vector<Tensor> &in) {
@@ -280,21 +323,10 @@ EvalResult evalConvInteger(const Node &node, const std::vector<Tensor> &in) {
     return convIntegerFirst(node, in[0], in[1], in, yShape);
   // channels_last = 1 (realize-int8's form): x [N, spatial..., C], w [M, k..., C], Y
   // [N, spatial..., M]; evaluated channels first on permuted operands.
-  const int64_t r = in[0].rank();
-  std::vector<int64_t> toFirst{0, r - 1}, toLast{0};
-  for (int64_t d = 1; d < r - 1; ++d)
-    toFirst.push_back(d);
-  for (int64_t d = 2; d < r; ++d)
-    toLast.push_back(d);
-  toLast.push_back(1);
-  std::vector<int64_t> yFirst;
-  for (int64_t d : toFirst)
-    yFirst.push_back(yShape[static_cast<size_t>(d)]);
-  DLC_ASSIGN_OR_RETURN(Tensor x, permuted(in[0], toFirst));
-  DLC_ASSIGN_OR_RETURN(Tensor w, permuted(in[1], toFirst));
-  DLC_ASSIGN_OR_RETURN(std::vector<Tensor> y, convIntegerFirst(node, x, w, in, yFirst));
-  DLC_ASSIGN_OR_RETURN(Tensor out, permuted(y[0], toLast));
-  return std::vector<Tensor>{std::move(out)};
+  const std::vector<int64_t> yFirst = channelsFirstShape(yShape);
+  return evalChannelsLast(in, [&](const std::vector<Tensor> &first) {
+    return convIntegerFirst(node, first[0], first[1], in, yFirst);
+  });
 }
 
 } // namespace dlc::eval

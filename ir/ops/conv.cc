@@ -90,10 +90,23 @@ Shape moveDim(const Shape &s, int64_t from, int64_t to) {
   return Shape(std::move(d));
 }
 
+/// Conv; with channels_last = 1 (dlc's layout for 16-bit GPU convolutions, set by
+/// the layout pass) X is [N, spatial..., C], W [M, k..., C] and Y [N, spatial..., M], group 1.
 Status inferConv(InferContext &ctx) {
-  DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, ctx.inputType(0).shape, ctx.inputType(1).shape,
+  const Shape &x = ctx.inputType(0).shape, &w = ctx.inputType(1).shape;
+  if (ctx.node().getInt("channels_last") == 0) {
+    DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, x, w, /*biasInput=*/2));
+    ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, std::move(y)));
+    return Status::ok();
+  }
+  if (ctx.node().getInt("group") != 1)
+    return ctx.error("channels_last supports group 1 only, got group {}",
+                     ctx.node().getInt("group"));
+  DLC_RETURN_IF_ERROR(checkConvRanks(ctx));
+  const int64_t r = x.isRanked() ? x.rank() : w.rank();
+  DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, moveDim(x, r - 1, 1), moveDim(w, r - 1, 1),
                                                 /*biasInput=*/2));
-  ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, std::move(y)));
+  ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, moveDim(y, 1, r - 1)));
   return Status::ok();
 }
 
@@ -196,7 +209,7 @@ std::vector<OpDef> convOps() {
        .minInputs = 2,
        .maxInputs = 3,
        .fusion = FusionKind::kOutFusable,
-       .attrs = convAttrs(),
+       .attrs = integerAttrs,
        .infer = inferConv},
       // (x, w, x_zero_point?, w_zero_point?) -> i32
       {.op = Op::kConvInteger,

@@ -32,11 +32,10 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
   if (!opts.precision.empty() && opts.precision != "fp32")
     precision = fmt::format("mixed-precision{{precision={}{}}},", opts.precision,
                             opts.keepFp32.empty() ? "" : ",keep-fp32=" + opts.keepFp32);
-  return fmt::format(
-      "infer-shapes,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,dce,{}"
-      "place-devices{{gpu=true,gpus=1,strict={}}},insert-copies,fuse,"
-      "plan-memory{{reuse={}}}",
-      precision, opts.strictPlacement, opts.reuseMemory);
+  return fmt::format("infer-shapes,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,{}"
+                     "layout,dce,place-devices{{gpu=true,gpus=1,strict={}}},insert-copies,fuse,"
+                     "plan-memory{{reuse={}}}",
+                     precision, opts.strictPlacement, opts.reuseMemory);
 }
 
 std::string quantizePipeline(const std::string &insertOptions) {

@@ -5,6 +5,7 @@
 //   kbench matmul 1576 3072 768 f16 --addbias --gelu  # --addbias --residual --relu --gelu
 //   kbench gemm 512 256 128 f32 --ta --tb --alpha 0.5 --beta 2 --c row
 //   kbench conv 1 64 56 56 64 3 3 1 1 f16 [--group G] [--dil D] [--bias] [--relu] [--residual]
+//                                            [--nhwc: channels-last, as layout makes it]
 //   kbench matmul 1024 3072 768 i8 --relu              # int8: realize-int8's form (below)
 //   kbench conv 32 64 56 56 256 1 1 1 0 i8 --residual --quant  # int8 residual in, int8 out
 //   kbench --file cases.txt                           # one case per line, compiled in parallel
@@ -172,17 +173,25 @@ bool anchorParts(Case &c, Parts &out) {
     const int64_t n = a[0], ci = a[1], h = a[2], w = a[3], co = a[4], kh = a[5], kw = a[6],
                   s = a[7], p = a[8];
     const int64_t g = std::stoll(c.flag("group", "1")), d = std::stoll(c.flag("dil", "1"));
-    out.inputs = {"%x: " + t({n, ci, h, w}), "%w: " + t({co, ci / g, kh, kw})};
+    // --nhwc: the layout pass's channels-last form (x NHWC, w OHWI, y NHWC; group 1).
+    const bool last = c.has("nhwc");
+    if (last && g != 1) {
+      c.error = "--nhwc convolutions have group 1";
+      return false;
+    }
+    out.inputs = {"%x: " + (last ? t({n, h, w, ci}) : t({n, ci, h, w})),
+                  "%w: " + (last ? t({co, kh, kw, ci}) : t({co, ci / g, kh, kw}))};
     std::string bias;
     if (c.has("bias")) {
       out.inputs.push_back("%cb: " + t({co}));
       bias = ", %cb";
     }
     const std::string ds = std::to_string(d), ss = std::to_string(s), ps = std::to_string(p);
-    out.body = "  %m = conv(%x, %w" + bias + ") {dilations = [" + ds + ", " + ds +
-               "], group = " + std::to_string(g) + ", pads = [" + ps + ", " + ps + ", " + ps +
-               ", " + ps + "], strides = [" + ss + ", " + ss + "]} : ?\n";
-    out.biasShape = {co, 1, 1};
+    out.body = "  %m = conv(%x, %w" + bias + ") {" + (last ? "channels_last = 1, " : "") +
+               "dilations = [" + ds + ", " + ds + "], group = " + std::to_string(g) + ", pads = [" +
+               ps + ", " + ps + ", " + ps + ", " + ps + "], strides = [" + ss + ", " + ss +
+               "]} : ?\n";
+    out.biasShape = last ? std::vector<int64_t>{co} : std::vector<int64_t>{co, 1, 1};
   } else {
     c.error = "unknown case (kinds: matmul M N K, mm A B, gemm M N K, conv N C H W M KH KW S P)";
     return false;
@@ -502,8 +511,15 @@ bool run(Case &c, int runs, double *medianMs, std::string *check) {
 
   // Check.
   // The sampled reference knows float layouts only: int8 cases are checked in full.
-  const std::string mode =
-      c.flag("check", c.flops <= 4e9 || c.dtype == DType::kI8 ? "full" : "sample");
+  // The sampled reference knows the NCHW float layouts only: int8 and --nhwc cases are
+  // checked in full.
+  const bool fullOnly = c.dtype == DType::kI8 || c.has("nhwc");
+  const std::string mode = c.flag("check", c.flops <= 4e9 || fullOnly ? "full" : "sample");
+  if (mode == "sample" && fullOnly) {
+    c.error = "--check sample: the sampled reference knows NCHW float layouts only; int8 and "
+              "--nhwc cases are checked in full (or --check none)";
+    return false;
+  }
   const double rtol = c.dtype == DType::kI8     ? 1e-5 // exact sums, one float rescale
                       : c.dtype == DType::kF16  ? 1e-2
                       : c.dtype == DType::kBF16 ? 3e-2
