@@ -348,34 +348,28 @@ template <class T, int N> struct alignas(sizeof(T) * N) dlc_vec {
   T v[N];
 };
 )cuda"},
-    {"dlc_vload dlc_vstore", "dlc_vec", R"cuda(
-// N adjacent elements moved in pieces of at most 16 bytes when `vec` (the address then aligned
-// to a piece), else one by one. The staged GEMM epilogue's loads and stores.
-template <class T, int N>
-__device__ __forceinline__ void dlc_vload(dlc_vec<T, N> &d, const T *p, bool vec) {
+    {"dlc_vmove dlc_vload dlc_vstore", "dlc_vec", R"cuda(
+// N adjacent elements moved in pieces of at most 16 bytes when `vec` (both addresses then
+// aligned to a piece), else one by one. The staged GEMM epilogue's loads and stores.
+template <class T, int N> __device__ __forceinline__ void dlc_vmove(T *d, const T *s, bool vec) {
   constexpr int P = N * sizeof(T) < 16 ? N : 16 / sizeof(T);
   if (vec) {
 #pragma unroll
     for (int i = 0; i < N; i += P)
-      *reinterpret_cast<dlc_vec<T, P> *>(d.v + i) = *reinterpret_cast<const dlc_vec<T, P> *>(p + i);
+      *reinterpret_cast<dlc_vec<T, P> *>(d + i) = *reinterpret_cast<const dlc_vec<T, P> *>(s + i);
   } else {
 #pragma unroll
     for (int i = 0; i < N; ++i)
-      d.v[i] = p[i];
+      d[i] = s[i];
   }
 }
 template <class T, int N>
+__device__ __forceinline__ void dlc_vload(dlc_vec<T, N> &d, const T *p, bool vec) {
+  dlc_vmove<T, N>(d.v, p, vec);
+}
+template <class T, int N>
 __device__ __forceinline__ void dlc_vstore(T *p, const dlc_vec<T, N> &s, bool vec) {
-  constexpr int P = N * sizeof(T) < 16 ? N : 16 / sizeof(T);
-  if (vec) {
-#pragma unroll
-    for (int i = 0; i < N; i += P)
-      *reinterpret_cast<dlc_vec<T, P> *>(p + i) = *reinterpret_cast<const dlc_vec<T, P> *>(s.v + i);
-  } else {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-      p[i] = s.v[i];
-  }
+  dlc_vmove<T, N>(p, s.v, vec);
 }
 )cuda"},
     {"dlc_imin dlc_imax", "", R"cuda(

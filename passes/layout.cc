@@ -89,11 +89,7 @@ private:
     std::vector<Value *> inputs{xt, wt};
     if (n->hasInput(2))
       inputs.push_back(n->input(2));
-    std::vector<std::pair<std::string, Attribute>> attrs;
-    for (const auto &[k, a] : n->attrs())
-      if (k.find('.') == std::string::npos)
-        attrs.emplace_back(k, a);
-    attrs.emplace_back("channels_last", Attribute(int64_t{1}));
+    const auto attrs = nhwc::channelsLastAttrs(*n);
     DLC_ASSIGN_OR_RETURN(Value * y,
                          addTypedNode(g, Op::kConv, inputs, base + "/nhwc", n, *n, attrs));
     y->producer()->setName(n->name());

@@ -298,11 +298,7 @@ private:
     }
     DLC_ASSIGN_OR_RETURN(Tensor wohwi, permuted(*w->q, kToNhwc));
     Value *wt = g.addConstant(g.uniqueName(base + "/weight_ohwi"), std::move(wohwi));
-    std::vector<std::pair<std::string, Attribute>> attrs;
-    for (const auto &[k, a] : n->attrs())
-      if (k.find('.') == std::string::npos)
-        attrs.emplace_back(k, a);
-    attrs.emplace_back("channels_last", Attribute(int64_t{1}));
+    const auto attrs = nhwc::channelsLastAttrs(*n);
     DLC_ASSIGN_OR_RETURN(Value * acc,
                          add(g, Op::kConvInteger, {xt, wt}, n, base + "/int8", n, attrs));
     DLC_ASSIGN_OR_RETURN(Value * y, rescale(g, n, acc, x->scale, w->scales, 1.0f, n->input(2)));

@@ -90,13 +90,17 @@ Shape moveDim(const Shape &s, int64_t from, int64_t to) {
   return Shape(std::move(d));
 }
 
-/// Conv; with channels_last = 1 (dlc's layout for 16-bit GPU convolutions, set by
-/// the layout pass) X is [N, spatial..., C], W [M, k..., C] and Y [N, spatial..., M], group 1.
-Status inferConv(InferContext &ctx) {
+/// Conv and ConvInteger: with channels_last = 1 (dlc's layout for its GPU kernels: set by the
+/// layout pass on 16-bit Convs, by realize-int8 on int8 ones) X is [N, spatial..., C], W
+/// [M, k..., C] and Y [N, spatial..., M], group 1. Y has dtype `out` (X's when kUnknown);
+/// `biasInput`: the bias input's index, -1 for none.
+Status inferConvLayout(InferContext &ctx, DType out, int biasInput) {
   const Shape &x = ctx.inputType(0).shape, &w = ctx.inputType(1).shape;
+  if (out == DType::kUnknown)
+    out = ctx.inputType(0).dtype;
   if (ctx.node().getInt("channels_last") == 0) {
-    DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, x, w, /*biasInput=*/2));
-    ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, std::move(y)));
+    DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, x, w, biasInput));
+    ctx.setOutputType(0, TensorType(out, std::move(y)));
     return Status::ok();
   }
   if (ctx.node().getInt("group") != 1)
@@ -104,32 +108,15 @@ Status inferConv(InferContext &ctx) {
                      ctx.node().getInt("group"));
   DLC_RETURN_IF_ERROR(checkConvRanks(ctx));
   const int64_t r = x.isRanked() ? x.rank() : w.rank();
-  DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, moveDim(x, r - 1, 1), moveDim(w, r - 1, 1),
-                                                /*biasInput=*/2));
-  ctx.setOutputType(0, TensorType(ctx.inputType(0).dtype, moveDim(y, 1, r - 1)));
+  DLC_ASSIGN_OR_RETURN(Shape y,
+                       convOutputShape(ctx, moveDim(x, r - 1, 1), moveDim(w, r - 1, 1), biasInput));
+  ctx.setOutputType(0, TensorType(out, moveDim(y, 1, r - 1)));
   return Status::ok();
 }
 
-/// ConvInteger; with channels_last = 1 (dlc's layout for int8 kernels, set by realize-int8)
-/// X is [N, spatial..., C], W [M, k..., C/group] and Y [N, spatial..., M].
-Status inferConvInteger(InferContext &ctx) {
-  const bool last = ctx.node().getInt("channels_last") != 0;
-  const Shape &x = ctx.inputType(0).shape, &w = ctx.inputType(1).shape;
-  if (!last) {
-    DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, x, w, /*biasInput=*/-1));
-    ctx.setOutputType(0, TensorType(DType::kI32, std::move(y)));
-    return Status::ok();
-  }
-  if (ctx.node().getInt("group") != 1)
-    return ctx.error("channels_last supports group 1 only, got group {}",
-                     ctx.node().getInt("group"));
-  DLC_RETURN_IF_ERROR(checkConvRanks(ctx));
-  const int64_t r = x.isRanked() ? x.rank() : w.rank();
-  DLC_ASSIGN_OR_RETURN(Shape y, convOutputShape(ctx, moveDim(x, r - 1, 1), moveDim(w, r - 1, 1),
-                                                /*biasInput=*/-1));
-  ctx.setOutputType(0, TensorType(DType::kI32, moveDim(y, 1, r - 1)));
-  return Status::ok();
-}
+Status inferConv(InferContext &ctx) { return inferConvLayout(ctx, DType::kUnknown, 2); }
+
+Status inferConvInteger(InferContext &ctx) { return inferConvLayout(ctx, DType::kI32, -1); }
 
 /// ConvTranspose: X [N, C, ...], W [C, M/group, k...] -> Y [N, M, spatial...].
 Status inferConvTranspose(InferContext &ctx) {

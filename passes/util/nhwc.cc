@@ -54,6 +54,15 @@ Expected<Value *> of(Graph &g, Value *v, Node *before) {
   return add(g, Op::kTranspose, {v}, before, v->name() + "/nhwc", {{"perm", Attribute(kToNhwc)}});
 }
 
+std::vector<std::pair<std::string, Attribute>> channelsLastAttrs(const Node &n) {
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  for (const auto &[k, a] : n.attrs())
+    if (k.find('.') == std::string::npos)
+      attrs.emplace_back(k, a);
+  attrs.emplace_back("channels_last", Attribute(int64_t{1}));
+  return attrs;
+}
+
 Expected<bool> moveElementwise(Graph &g, Node *n) {
   if (n->numOutputs() != 1 || !n->output(0) || !n->output(0)->shape().isRanked() ||
       n->output(0)->shape().rank() != 4)

@@ -25,6 +25,10 @@ Value *existing(Value *v);
 /// The NHWC form of NCHW value `v`: an existing one, else a new transpose in front of `before`.
 Expected<Value *> of(Graph &g, Value *v, Node *before);
 
+/// The attributes of a channels-last rewrite of conv `n`: n's own (annotations dropped) and
+/// channels_last = 1.
+std::vector<std::pair<std::string, Attribute>> channelsLastAttrs(const Node &n);
+
 /// Moves elementwise (or quantize/dequantize_linear) node `n` into NHWC when its data input
 /// (for Q/DQ), or any input (other ops), comes back from NHWC and every other input can follow
 /// for free: an NHWC form that exists, one element, a constant (permuted), or a per-tensor

@@ -8,9 +8,6 @@
 #include <random>
 
 #include "gpu_test_util.h"
-#include "ir/parser.h"
-#include "runtime/jit/model.h"
-#include "runtime/jit/verify.h"
 
 namespace dlc {
 namespace {
@@ -24,22 +21,6 @@ Tensor randomTensor(DType t, std::vector<int64_t> shape, uint32_t seed) {
   for (int64_t i = 0; i < f.numElements(); ++i)
     f.mutableData<float>()[i] = dist(rng);
   return f.castTo(t);
-}
-
-/// Compiles `text` (input %x), runs it on the GPU alone and on the reference; expects every
-/// value to match at the dtype's tolerance, `values` of them at least.
-void expectMatches(const std::string &text, const Tensor &x, int values) {
-  auto g = parseGraph(text);
-  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
-  auto model = Model::fromGraph(std::move(*g));
-  ASSERT_TRUE(model) << model.status().message();
-  SessionOptions so;
-  so.backend = Backend::kGpu;
-  so.cpuFallback = false;
-  auto report = verifyGpuAgainstReference(*model, {{"x", x}}, so);
-  ASSERT_TRUE(report) << report.status().message();
-  EXPECT_TRUE(report->divergence.empty()) << report->divergence;
-  EXPECT_GE(report->compared, values);
 }
 
 struct ConvCase {
@@ -77,7 +58,7 @@ TEST(ConvNhwc, ChannelsLastMatchesTheReference) {
           dt, c.n, c.h, c.w, c.c, c.m, y, c.k,
           denseText(static_cast<size_t>(c.m * c.k * c.k * c.c), 7),
           denseText(static_cast<size_t>(c.m), 3), c.stride, c.pad, c.dilation);
-      expectMatches(text, randomTensor(t, {c.n, c.h, c.w, c.c}, 11), 1);
+      rt::testing::expectGpuMatchesReference(text, randomTensor(t, {c.n, c.h, c.w, c.c}, 11), 1);
     }
   }
 }
@@ -105,7 +86,7 @@ TEST(ConvNhwc, BottleneckBlockRunsChannelsLast) {
   return %y
 }})",
       denseText(16 * 64, 1), denseText(16 * 16 * 9, 2), denseText(64 * 16, 3), denseText(16, 4));
-  expectMatches(text, randomTensor(DType::kF16, {2, 64, 14, 14}, 5), 1);
+  rt::testing::expectGpuMatchesReference(text, randomTensor(DType::kF16, {2, 64, 14, 14}, 5), 1);
 }
 
 } // namespace

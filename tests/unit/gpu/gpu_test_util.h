@@ -10,7 +10,10 @@
 #include <vector>
 
 #include "codegen/nvrtc.h"
+#include "ir/parser.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/jit/model.h"
+#include "runtime/jit/verify.h"
 #include "runtime/program.h"
 
 namespace dlc::rt::testing {
@@ -103,6 +106,23 @@ inline uint32_t bitsOf(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
+}
+
+/// Compiles graph `text` (one input, %x), runs it on the GPU alone (no CPU fallback) and on
+/// the reference backend; expects every value to match at its dtype's tolerance (integers
+/// exactly) and at least `values` of them compared (a fused graph has fewer).
+inline void expectGpuMatchesReference(const std::string &text, const Tensor &x, int values = 2) {
+  auto g = parseGraph(text);
+  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
+  auto model = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(model) << model.status().message();
+  SessionOptions so;
+  so.backend = Backend::kGpu;
+  so.cpuFallback = false;
+  auto report = verifyGpuAgainstReference(*model, {{"x", x}}, so);
+  ASSERT_TRUE(report) << report.status().message();
+  EXPECT_TRUE(report->divergence.empty()) << report->divergence;
+  EXPECT_GE(report->compared, values);
 }
 
 } // namespace dlc::rt::testing

@@ -9,9 +9,6 @@
 #include <random>
 
 #include "gpu_test_util.h"
-#include "ir/parser.h"
-#include "runtime/jit/model.h"
-#include "runtime/jit/verify.h"
 #include "tests/unit/int8_text_util.h"
 
 namespace dlc {
@@ -26,22 +23,6 @@ Tensor int8Tensor(std::vector<int64_t> shape, uint32_t seed) {
   for (int64_t i = 0; i < t.numElements(); ++i)
     t.mutableData<int8_t>()[i] = static_cast<int8_t>(dist(rng));
   return t;
-}
-
-/// Compiles `text` (input %x), runs it on the GPU and the reference; expects every value equal
-/// (integers exactly) and at least `values` of them compared (a fused graph has fewer).
-void expectMatches(const std::string &text, const Tensor &x, int values = 2) {
-  auto g = parseGraph(text);
-  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
-  auto model = Model::fromGraph(std::move(*g));
-  ASSERT_TRUE(model) << model.status().message();
-  SessionOptions so;
-  so.backend = Backend::kGpu;
-  so.cpuFallback = false;
-  auto report = verifyGpuAgainstReference(*model, {{"x", x}}, so);
-  ASSERT_TRUE(report) << report.status().message();
-  EXPECT_TRUE(report->divergence.empty()) << report->divergence;
-  EXPECT_GE(report->compared, values);
 }
 
 struct ConvCase {
@@ -82,7 +63,7 @@ TEST(Int8Gemm, ConvChannelsLastMatchesTheReference) {
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(fmt::format("conv {}x{}x{}x{} -> {} k{} s{} p{} d{}", c.n, c.h, c.w, c.c, c.m, c.k,
                              c.stride, c.pad, c.dilation));
-    expectMatches(convText(c), int8Tensor({c.n, c.h, c.w, c.c}, 11));
+    rt::testing::expectGpuMatchesReference(convText(c), int8Tensor({c.n, c.h, c.w, c.c}, 11));
   }
 }
 
@@ -108,7 +89,7 @@ TEST(Int8Gemm, MatMulIntegerTransBMatchesTheReference) {
   return %acc, %y
 }})",
         b, m, k, n, y, int8Dense(n * k, 5), rt::testing::denseText(static_cast<size_t>(n), 6));
-    expectMatches(text, int8Tensor({b, m, k}, 13));
+    rt::testing::expectGpuMatchesReference(text, int8Tensor({b, m, k}, 13));
   }
 }
 
@@ -141,7 +122,8 @@ TEST(Int8Gemm, RequantizingEpilogueMatchesTheReferenceExactly) {
 }})",
         shape, c, int8Dense(c * c, 21), rt::testing::denseText(static_cast<size_t>(c), 22),
         rt::testing::denseText(static_cast<size_t>(c), 23), c == 64 ? 97.25 : 193.5);
-    expectMatches(text, int8Tensor({2, 14, 14, c}, 24), 1); // one kernel, one value
+    rt::testing::expectGpuMatchesReference(text, int8Tensor({2, 14, 14, c}, 24),
+                                           1); // one kernel, one value
   }
 }
 
