@@ -326,9 +326,10 @@ dlc_status dlc_session_run(dlc_session *session) {
 
 dlc_status dlc_session_run_async(dlc_session *session, void *cuda_stream) {
   return guarded("dlc_session_run_async", [&] {
-    DLC_API_REQUIRE(cuda_stream, "dlc_session_run_async: stream is NULL (use dlc_session_run "
-                                 "to run synchronously)");
-    return run(session, cuda_stream, "dlc_session_run_async");
+    // NULL is the legacy default stream, as CUDA libraries take it (0 is what most callers
+    // write); inside, a null stream means a synchronous run.
+    void *stream = cuda_stream ? cuda_stream : static_cast<void *>(CU_STREAM_LEGACY);
+    return run(session, stream, "dlc_session_run_async");
   });
 }
 

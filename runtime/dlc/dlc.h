@@ -123,9 +123,9 @@ DLC_API dlc_status dlc_session_set_output(dlc_session *session, const char *name
                                           const DLTensor *tensor);
 /* Runs and waits. Every input must be bound. */
 DLC_API dlc_status dlc_session_run(dlc_session *session);
-/* GPU sessions with device tensors: enqueues the run on the caller's CUstream and returns;
- * the outputs are ready when the stream reaches that point. A session's runs must be
- * ordered on one stream. */
+/* GPU sessions with device tensors: enqueues the run on the caller's CUstream (NULL: the
+ * legacy default stream) and returns; the outputs are ready when the stream reaches that
+ * point. A session's runs must be ordered on one stream. */
 DLC_API dlc_status dlc_session_run_async(dlc_session *session, void *cuda_stream);
 /* An output of the last run: a bound output's tensor, or host memory the session owns
  * (valid until the next run or dlc_session_free). */

@@ -125,21 +125,25 @@ TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
     ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_GPU, &d), DLC_OK) << dlc_last_error();
     ASSERT_EQ(dlc_session_set_input(d, "x", &dxv), DLC_OK) << dlc_last_error();
     ASSERT_EQ(dlc_session_set_output(d, "y", &dyv), DLC_OK) << dlc_last_error();
-    for (bool async : {false, true}) {
+    // Synchronously, on a stream of the caller's, and on the legacy default stream (NULL).
+    for (const char *mode : {"sync", "stream", "default stream"}) {
       ASSERT_EQ(api.memsetD8Async(dy->get(), 0xFF, static_cast<size_t>(n * 16) * 4, nullptr),
                 CUDA_SUCCESS);
       auto stream = rt::createStream(*driver);
       ASSERT_TRUE(stream);
       ASSERT_EQ(api.streamSynchronize(nullptr), CUDA_SUCCESS);
-      if (async) {
+      if (std::string(mode) == "stream") {
         ASSERT_EQ(dlc_session_run_async(d, stream->get()), DLC_OK) << dlc_last_error();
         ASSERT_EQ(api.streamSynchronize(stream->get()), CUDA_SUCCESS);
+      } else if (std::string(mode) == "default stream") {
+        ASSERT_EQ(dlc_session_run_async(d, nullptr), DLC_OK) << dlc_last_error();
+        ASSERT_EQ(api.streamSynchronize(nullptr), CUDA_SUCCESS);
       } else {
         ASSERT_EQ(dlc_session_run(d), DLC_OK) << dlc_last_error();
       }
       std::vector<float> got(static_cast<size_t>(n * 16));
       ASSERT_EQ(api.memcpyDtoH(got.data(), dy->get(), got.size() * 4), CUDA_SUCCESS);
-      expectClose(got, want, async ? "device tensors on a stream" : "device tensors");
+      expectClose(got, want, std::string("device tensors, ") + mode);
     }
     // Mixing host and device tensors is refused.
     std::vector<float> hostY(static_cast<size_t>(n * 16));

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""dlc against PyTorch, both sides timed by one harness in one process (the H200 machine).
+
+    python3 tools/bench/harness.py --dlc build/release/tools/dlc/dlc --out OUTDIR [--models resnet50]
+
+For each model (the same exports as tools/bench/gpu_bench.py: torchvision/transformers, random
+weights, static shapes), `dlc compile -o model.so` builds a model library; the library is
+loaded into this process with ctypes (tools/bench/dlc_ctypes.py), its input and output bound
+in place to torch CUDA tensors, and a dlc run is `dlc_session_run_async` on torch's current
+stream. PyTorch eager, torch.compile and torch.compile(mode="reduce-overhead") run on the same
+input tensor. All four are timed by the same function: triton.testing.do_bench (warm-up, many
+calls, the L2 cache flushed before each, CUDA events, the median), or where triton is missing
+the same procedure written out here. The table gives each side's median and dlc's ratio to the
+fastest PyTorch mode; dlc's output is checked against eager's. Results: OUTDIR/harness.json.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dlc_ctypes  # noqa: E402
+import gpu_bench as gb  # noqa: E402
+
+CONFIGS = [("resnet50", 1, torch.float16), ("resnet50", 32, torch.float16),
+           ("bert_base", 8, torch.float16), ("vit_b_16", 8, torch.float16),
+           ("mobilenet_v2", 1, torch.float16), ("resnet50", 1, torch.float32)]
+
+
+def bench(fn):
+    """Median milliseconds of fn() on the current stream, the L2 flushed before each call."""
+    try:
+        from triton.testing import do_bench
+        try:
+            return float(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+        except TypeError:  # older triton: quantiles
+            return float(do_bench(fn, warmup=25, rep=200, quantiles=[0.5])[0])
+    except ImportError:
+        pass
+    flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+    for _ in range(10):
+        fn()
+    times = []
+    for _ in range(100):
+        flush.zero_()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        times.append((s, e))
+    torch.cuda.synchronize()
+    return float(np.median([s.elapsed_time(e) for s, e in times]))
+
+
+def run_config(args, name, batch, dtype, workdir):
+    tag = f"{name} b{batch} {str(dtype).replace('torch.', '')}"
+    gb.log(f"== {tag}")
+    torch.manual_seed(0)
+    model = gb.make_model(name, dtype)
+    x = gb.make_input(name, batch, dtype)
+    path = os.path.join(workdir, f"{name}_b{batch}.onnx")
+    with torch.no_grad():
+        gb.export(model, x, path)
+    row = {"model": tag}
+    lib = os.path.join(workdir, f"{name}_b{batch}.so")
+    t0 = time.time()
+    p = subprocess.run([args.dlc, "compile", path, "-o", lib], capture_output=True, text=True)
+    row["dlc_compile_s"] = time.time() - t0
+    if p.returncode != 0:
+        row["dlc_error"] = (p.stdout + p.stderr)[-1500:]
+        gb.log(json.dumps(row))
+        return row
+    library = dlc_ctypes.Library(lib)
+    sess = library.session()
+    sess.bind_input("input", x)
+    y = sess.bind_new_output("output", device=x.device)
+    stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+    with torch.no_grad():
+        ref = model(x)
+        y.fill_(float("nan"))
+        sess.run_async(stream())
+        torch.cuda.synchronize()
+        row["rel_err_vs_eager"] = gb.rel_err(y.float().cpu().numpy(), ref.float().cpu().numpy())
+        row["dlc_ms"] = bench(lambda: sess.run_async(stream()))
+        row["eager_ms"] = bench(lambda: model(x))
+        if not args.no_compile:
+            c = torch.compile(model)
+            c(x)
+            row["compile_ms"] = bench(lambda: c(x))
+            ro = torch.compile(model, mode="reduce-overhead")
+            for _ in range(3):
+                ro(x)
+            row["reduce_overhead_ms"] = bench(lambda: ro(x))
+    best = min(v for k, v in row.items() if k in ("eager_ms", "compile_ms", "reduce_overhead_ms"))
+    row["dlc_over_best_torch"] = row["dlc_ms"] / best
+    gb.log(json.dumps(row))
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dlc", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models", default="", help="comma-separated names to keep (resnet50, ...)")
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    configs = [c for c in CONFIGS if not args.models or c[0] in args.models.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dlc-harness-") as workdir:
+        for name, batch, dtype in configs:
+            try:
+                rows.append(run_config(args, name, batch, dtype, workdir))
+            except Exception as e:  # report and go on with the other models
+                rows.append({"model": f"{name} b{batch}", "error": str(e)[-1500:]})
+                gb.log(json.dumps(rows[-1]))
+    with open(os.path.join(args.out, "harness.json"), "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                   "models": rows}, f, indent=1)
+    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else "-"  # noqa: E731
+    gb.log("\n| model | eager ms | compile ms | reduce-overhead ms | dlc ms | dlc / best torch "
+           "| rel err vs eager |")
+    gb.log("|---|---|---|---|---|---|---|")
+    for r in rows:
+        gb.log(f"| {r['model']} | {fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} "
+               f"| {fmt(r.get('reduce_overhead_ms'))} | {fmt(r.get('dlc_ms'))} "
+               f"| {fmt(r.get('dlc_over_best_torch'))} | {r.get('rel_err_vs_eager', '-')} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
