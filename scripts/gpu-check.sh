@@ -6,7 +6,9 @@
 #
 # PARTs (default: all but bench):
 #   unit        the GPU unit tests (dlc_gpu_tests; device tests skip without a GPU)
-#   conformance the ONNX node tests on the GPU backend, no CPU fallback, arena poisoned
+#   conformance the ONNX node tests on the GPU backend, no CPU fallback, arena poisoned,
+#               checked against tests/conformance/gpu_known_failures.txt when it exists
+#   conformance-update  the same run writing OUT_DIR/gpu_known_failures.txt (to check in)
 #   sanitizer   compute-sanitizer memcheck and racecheck on the GPU unit tests
 #   models      the bundled models with `dlc run --verify` (GPU against the reference backend)
 #   library     the bundled models compiled to model libraries (`dlc compile -o`), run from the
@@ -47,8 +49,19 @@ for part in "${parts[@]}"; do
   case $part in
     unit) run_part unit "$build/tests/dlc_gpu_tests" --gtest_color=no ;;
     conformance)
+      # Against the checked-in GPU-strict list when there is one: a test that passed and now
+      # fails (or the reverse) fails the part.
+      known=()
+      [[ -f $root/tests/conformance/gpu_known_failures.txt ]] &&
+        known=(--known "$root/tests/conformance/gpu_known_failures.txt")
       run_part conformance "$build/tests/dlc_conformance_run" --backend gpu --tests "$nodes" \
-        --jobs "${DLC_JOBS:-12}" --report "$out/gpu_conformance.md" ;;
+        --jobs "${DLC_JOBS:-12}" --report "$out/gpu_conformance.md" "${known[@]}" ;;
+    conformance-update)
+      # Writes OUT_DIR/gpu_known_failures.txt, the list to check in as
+      # tests/conformance/gpu_known_failures.txt (then regenerate run_report.md on the CPU).
+      run_part conformance-update "$build/tests/dlc_conformance_run" --backend gpu \
+        --tests "$nodes" --jobs "${DLC_JOBS:-12}" --report "$out/gpu_conformance.md" \
+        --known "$out/gpu_known_failures.txt" --update ;;
     sanitizer)
       # API errors are not memory errors (one test allocates too much on purpose).
       run_part memcheck compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \

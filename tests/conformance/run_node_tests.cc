@@ -9,7 +9,13 @@
 //
 // With `--backend gpu` every test runs on the GPU backend with CPU fallback off and the arena
 // poisoned: a test whose ops the GPU backend does not claim fails as `unsupported` (reported
-// as "not claimed"), and `--known` is optional (CI has no GPU; the H200 script reports).
+// as "not claimed"). Its `--known` list is gpu_known_failures.txt, checked the same way on
+// the H200 (scripts/gpu-check.sh); without one the run only reports.
+//
+// `--gpu-known FILE` (CPU runs) adds the GPU-strict results of that list, the last H200 run,
+// to the report: per op the tests that pass on each backend, and each failure's reason on
+// each. `--check-report FILE` fails the run when FILE (the checked-in report) differs from the
+// report this run writes, so the report in the tree is always the current one.
 //
 // Each failure is classified: `unsupported` (the importer or the reference backend does not
 // handle the op, dtype or attribute yet), `out of scope` (training, sequence, string ops),
@@ -333,35 +339,69 @@ std::string whyFails(const std::string &test) {
   return "";
 }
 
-void writeReport(const std::string &path, const std::string &summary,
-                 const std::map<std::string, std::vector<std::pair<std::string, Result>>> &byOp) {
-  std::ofstream rep(path);
-  rep << "# ONNX node tests on the reference backend\n\n" << summary << ".\n\n";
-  rep << "| op | tests | passed | unsupported | out of scope | mismatch | error |\n"
-      << "|---|---|---|---|---|---|---|\n";
+/// The report: per op, the tests that pass (and how the others fail) on this run's backend,
+/// and with `gpu` (a GPU-strict known-failures list) on the GPU too; then every failure with
+/// its reason on each backend.
+std::string
+reportText(const std::string &title, const std::string &summary,
+           const std::map<std::string, std::vector<std::pair<std::string, Result>>> &byOp,
+           const std::map<std::string, Result> *gpu, const std::string &gpuSummary) {
+  std::ostringstream rep;
+  rep << "# " << title << (gpu ? " and on the GPU" : "") << "\n\n" << summary << ".\n";
+  if (gpu)
+    rep << "\n" << gpuSummary << "\n";
+  rep << "\n| op | tests | " << (gpu ? "CPU: passed" : "passed")
+      << " | unsupported | out of scope | mismatch | error |"
+      << (gpu ? " GPU strict: passed |" : "") << "\n|---|---|---|---|---|---|---|"
+      << (gpu ? "---|" : "") << "\n";
   for (const auto &[op, results] : byOp) {
     std::map<std::string, int> count;
-    for (const auto &[t, r] : results)
+    int gpuPass = 0;
+    for (const auto &[t, r] : results) {
       ++count[r.category];
-    rep << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", op, results.size(), count[""],
+      gpuPass += gpu && !gpu->count(t);
+    }
+    rep << fmt::format("| {} | {} | {} | {} | {} | {} | {} |", op, results.size(), count[""],
                        count["unsupported"], count["out of scope"], count["mismatch"],
                        count["error"]);
+    if (gpu)
+      rep << fmt::format(" {} |", gpuPass);
+    rep << "\n";
   }
   rep << "\n## Failures by op\n";
   for (const auto &[op, results] : byOp) {
     bool header = false;
     for (const auto &[t, r] : results) {
-      if (r.category.empty())
+      const auto g = gpu ? gpu->find(t) : std::map<std::string, Result>::const_iterator();
+      const bool gpuFails = gpu && g != gpu->end();
+      if (r.category.empty() && !gpuFails)
         continue;
       if (!header)
         rep << "\n### " << op << "\n\n";
       header = true;
-      rep << "- `" << t << "`: " << r.category << ": " << r.reason;
-      if (std::string why = whyFails(t); !why.empty())
-        rep << " (why: " << why << ")";
+      rep << "- `" << t << "`: ";
+      if (gpu)
+        rep << "CPU: ";
+      if (r.category.empty()) {
+        rep << "passes";
+      } else {
+        rep << r.category << ": " << r.reason;
+        if (std::string why = whyFails(t); !why.empty())
+          rep << " (why: " << why << ")";
+      }
+      if (gpu) {
+        rep << "; GPU: ";
+        if (!gpuFails)
+          rep << "passes";
+        else if (g->second.category == "unsupported")
+          rep << "not claimed: " << g->second.reason;
+        else
+          rep << g->second.category << ": " << g->second.reason;
+      }
       rep << "\n";
     }
   }
+  return rep.str();
 }
 
 } // namespace
@@ -370,7 +410,8 @@ int main(int argc, char **argv) {
   // Warnings and errors only, as the dlc tool by default: the info lines of every model load
   // (import and pipeline times) would bury the report.
   spdlog::set_level(spdlog::level::warn);
-  std::string testsDir, knownPath, reportPath, filter, backend = "cpu";
+  std::string testsDir, knownPath, reportPath, filter, backend = "cpu", gpuKnownPath,
+                                                       checkReportPath;
   bool update = false, isolate = true;
   int jobs = 1;
   for (int i = 1; i < argc; ++i) {
@@ -383,6 +424,10 @@ int main(int argc, char **argv) {
       reportPath = argv[++i];
     else if (a == "--filter" && i + 1 < argc)
       filter = argv[++i];
+    else if (a == "--gpu-known" && i + 1 < argc)
+      gpuKnownPath = argv[++i];
+    else if (a == "--check-report" && i + 1 < argc)
+      checkReportPath = argv[++i];
     else if (a == "--update")
       update = true;
     else if (a == "--no-fork")
@@ -395,7 +440,8 @@ int main(int argc, char **argv) {
       backend = argv[++i];
     else {
       std::cerr << "usage: dlc_conformance_run --tests DIR --known FILE [--report OUT.md] "
-                   "[--update] [--filter TEXT] [--no-fork] [--jobs N] [--backend cpu|gpu|nvrtc]\n";
+                   "[--update] [--filter TEXT] [--no-fork] [--jobs N] [--backend cpu|gpu|nvrtc] "
+                   "[--gpu-known FILE] [--check-report FILE]\n";
       return 2;
     }
   }
@@ -477,6 +523,9 @@ int main(int argc, char **argv) {
                            byCategory[""], claimed ? 100.0 * byCategory[""] / claimed : 0.0);
   }
   std::cout << summary << "\n";
+  const std::string title = gNvrtcOnly ? "ONNX node tests compiled by NVRTC for sm_90"
+                            : gpu      ? "ONNX node tests on the GPU, no CPU fallback"
+                                       : "ONNX node tests on the reference backend";
   if (gpu && knownPath.empty()) {
     int failed = 0;
     for (const auto &[n, r] : failures)
@@ -485,18 +534,55 @@ int main(int argc, char **argv) {
         ++failed;
       }
     if (!reportPath.empty())
-      writeReport(reportPath, summary, byOp);
+      std::ofstream(reportPath) << reportText(title, summary, byOp, nullptr, "");
     // NVRTC-only runs (CI): every claimed test's kernels must compile.
     return gNvrtcOnly && failed ? 1 : 0;
   }
+  std::map<std::string, Result> gpuKnown;
+  std::string gpuSummary;
+  if (!gpuKnownPath.empty()) {
+    if (!fs::is_regular_file(gpuKnownPath)) {
+      std::cerr << "dlc_conformance_run: --gpu-known " << gpuKnownPath << ": no such file\n";
+      return 2;
+    }
+    gpuKnown = readKnown(gpuKnownPath);
+    std::map<std::string, int> gpuCount; // over this run's tests (--filter)
+    for (const fs::path &t : tests)
+      if (auto it = gpuKnown.find(t.filename().string()); it != gpuKnown.end())
+        ++gpuCount[it->second.category];
+      else
+        ++gpuCount[""];
+    gpuSummary = fmt::format(
+        "On the GPU with `--no-cpu-fallback` (the last H200 run, `{}`): {} pass, {} not claimed "
+        "by the GPU backend, {} out of scope, {} mismatch, {} error",
+        fs::path(gpuKnownPath).filename().string(), gpuCount[""], gpuCount["unsupported"],
+        gpuCount["out of scope"], gpuCount["mismatch"], gpuCount["error"]);
+    std::cout << gpuSummary << "\n";
+  }
+  const std::string report =
+      reportText(title, summary, byOp, gpuKnownPath.empty() ? nullptr : &gpuKnown, gpuSummary);
   if (!reportPath.empty())
-    writeReport(reportPath, summary, byOp);
+    std::ofstream(reportPath) << report;
+  if (!checkReportPath.empty()) {
+    std::ifstream in(checkReportPath);
+    std::stringstream had;
+    had << in.rdbuf();
+    if (had.str() != report) {
+      std::cout << "STALE REPORT " << checkReportPath
+                << ": it differs from this run's; write it again with --report " << checkReportPath
+                << "\n";
+      return 1;
+    }
+  }
 
   if (update) {
     std::ofstream out(knownPath);
-    out << "# ONNX node tests that do not pass on the reference backend (test  category: "
-           "reason).\n"
-        << "# Maintained by `dlc_conformance_run --update`; CI fails when this list is stale.\n";
+    out << "# ONNX node tests that do not pass on the "
+        << (gpu ? "GPU backend with --no-cpu-fallback (unsupported: not claimed by it)"
+                : "reference backend")
+        << " (test  category: reason).\n"
+        << "# Maintained by `dlc_conformance_run" << (gpu ? " --backend gpu" : "") << " --update`; "
+        << (gpu ? "scripts/gpu-check.sh conformance" : "CI") << " fails when this list is stale.\n";
     for (const auto &[n, r] : failures)
       out << n << "  " << r.category << ": " << r.reason << "\n";
     std::cout << "updated " << knownPath << " (" << failures.size() << " entries)\n";
