@@ -18,6 +18,9 @@
 #               the encoded graphs, the generated protobuf module and the twins to BUILD_DIR/tf)
 #   bench       tools/bench/gpu_bench.py: exported torchvision/transformers models, dlc against
 #               PyTorch, microbenchmarks, compile times (needs PyTorch)
+#   harness     tools/bench/harness.py: the same models as model libraries in the PyTorch
+#               process, every side timed by one function (DLC_HARNESS_MODELS=resnet50,... to
+#               keep some)
 # Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
 set -uo pipefail
 build=$(cd "$1" && pwd); nodes=$2; out=$3; shift 3
@@ -114,6 +117,8 @@ for part in "${parts[@]}"; do
         '$build/tools/dlc/dlc' run '$root/models/tiny_cnn_tf.pb' --device cpu --input image='$out/tf-in/image.npy' --compare probs='$out/tf-out/probs.npy' --rtol 1e-3 --atol 1e-4 | grep compare" ;;
     bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" \
              --host-app "$build/tests/dlc_host_app" --out "$out" ;;
+    harness) run_part harness python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
+               --out "$out" ${DLC_HARNESS_MODELS:+--models "$DLC_HARNESS_MODELS"} ;;
     *) echo "unknown part '$part'"; exit 2 ;;
   esac
 done
