@@ -113,6 +113,44 @@ template <typename F> auto visitElement(const Tensor &t, int64_t i, F f) {
   }
   return f(0);
 }
+
+/// f(i, element) for every element, in order, the dtype dispatched once (elements as
+/// visitElement passes them: f16 and bf16 as double).
+template <typename F> void visitAll(const Tensor &t, F f) {
+  const void *p = t.raw();
+  const int64_t n = t.numElements();
+  switch (t.dtype()) {
+  case DType::kF16:
+    for (int64_t i = 0; i < n; ++i)
+      f(i, static_cast<double>(halfToFloat(static_cast<const uint16_t *>(p)[i])));
+    return;
+  case DType::kBF16:
+    for (int64_t i = 0; i < n; ++i)
+      f(i, static_cast<double>(bf16ToFloat(static_cast<const uint16_t *>(p)[i])));
+    return;
+#define X(e, ty)                                                                                   \
+  case DType::k##e:                                                                                \
+    for (int64_t i = 0; i < n; ++i)                                                                \
+      f(i, static_cast<const ty *>(p)[i]);                                                         \
+    return;
+    X(F32, float)
+    X(F64, double)
+    X(I8, int8_t)
+    X(I16, int16_t)
+    X(I32, int32_t)
+    X(I64, int64_t)
+    X(U8, uint8_t)
+    X(U16, uint16_t)
+    X(U32, uint32_t)
+    X(U64, uint64_t)
+    X(Bool, bool)
+#undef X
+  case DType::kUnknown:
+    for (int64_t i = 0; i < n; ++i)
+      f(i, 0);
+    return;
+  }
+}
 } // namespace
 
 int64_t Tensor::elementAsInt64(int64_t i) const {
@@ -133,6 +171,12 @@ std::vector<int64_t> Tensor::toInt64Vector() const {
   std::vector<int64_t> out(static_cast<size_t>(numElements_));
   for (int64_t i = 0; i < numElements_; ++i)
     out[static_cast<size_t>(i)] = elementAsInt64(i);
+  return out;
+}
+
+std::vector<double> Tensor::toDoubleVector() const {
+  std::vector<double> out(static_cast<size_t>(numElements_));
+  visitAll(*this, [&](int64_t i, auto v) { out[static_cast<size_t>(i)] = static_cast<double>(v); });
   return out;
 }
 
@@ -158,42 +202,53 @@ Tensor Tensor::castTo(DType to) const {
     return *this;
   Tensor out = zeros(to, shape_);
   void *dst = out.mutableRaw();
-  for (int64_t i = 0; i < numElements_; ++i) {
-    switch (to) {
-    case DType::kF32:
-      static_cast<float *>(dst)[i] = static_cast<float>(elementAsDouble(i));
-      break;
-    case DType::kF64:
-      static_cast<double *>(dst)[i] = elementAsDouble(i);
-      break;
-    case DType::kF16:
-      static_cast<uint16_t *>(dst)[i] = floatToHalf(static_cast<float>(elementAsDouble(i)));
-      break;
-    case DType::kBF16:
-      static_cast<uint16_t *>(dst)[i] = floatToBf16(static_cast<float>(elementAsDouble(i)));
-      break;
-    case DType::kBool:
-      static_cast<bool *>(dst)[i] = elementAsDouble(i) != 0.0;
-      break;
+  // The target dispatched once, the source once per target (visitAll): the same conversions
+  // as elementAsDouble / elementAsInt64 per element, without a switch per element.
+  switch (to) {
+  case DType::kF32:
+    visitAll(*this, [&](int64_t i, auto v) {
+      static_cast<float *>(dst)[i] = static_cast<float>(static_cast<double>(v));
+    });
+    break;
+  case DType::kF64:
+    visitAll(*this,
+             [&](int64_t i, auto v) { static_cast<double *>(dst)[i] = static_cast<double>(v); });
+    break;
+  case DType::kF16:
+    visitAll(*this, [&](int64_t i, auto v) {
+      static_cast<uint16_t *>(dst)[i] = floatToHalf(static_cast<float>(static_cast<double>(v)));
+    });
+    break;
+  case DType::kBF16:
+    visitAll(*this, [&](int64_t i, auto v) {
+      static_cast<uint16_t *>(dst)[i] = floatToBf16(static_cast<float>(static_cast<double>(v)));
+    });
+    break;
+  case DType::kBool:
+    visitAll(*this, [&](int64_t i, auto v) {
+      static_cast<bool *>(dst)[i] = static_cast<double>(v) != 0.0;
+    });
+    break;
 #define X(e, ty)                                                                                   \
   case DType::k##e:                                                                                \
-    if (isFloat(dtype_))                                                                           \
-      static_cast<ty *>(dst)[i] = truncSaturate<ty>(elementAsDouble(i));                           \
-    else                                                                                           \
-      static_cast<ty *>(dst)[i] = static_cast<ty>(elementAsInt64(i));                              \
+    visitAll(*this, [&](int64_t i, auto v) {                                                       \
+      if constexpr (std::is_floating_point_v<decltype(v)>)                                         \
+        static_cast<ty *>(dst)[i] = truncSaturate<ty>(static_cast<double>(v));                     \
+      else                                                                                         \
+        static_cast<ty *>(dst)[i] = static_cast<ty>(static_cast<int64_t>(v));                      \
+    });                                                                                            \
     break;
-      X(I8, int8_t)
-      X(I16, int16_t)
-      X(I32, int32_t)
-      X(I64, int64_t)
-      X(U8, uint8_t)
-      X(U16, uint16_t)
-      X(U32, uint32_t)
-      X(U64, uint64_t)
+    X(I8, int8_t)
+    X(I16, int16_t)
+    X(I32, int32_t)
+    X(I64, int64_t)
+    X(U8, uint8_t)
+    X(U16, uint16_t)
+    X(U32, uint32_t)
+    X(U64, uint64_t)
 #undef X
-    case DType::kUnknown:
-      break;
-    }
+  case DType::kUnknown:
+    break;
   }
   return out;
 }

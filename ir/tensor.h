@@ -96,6 +96,8 @@ public:
   double elementAsDouble(int64_t i) const;
   /// All elements as int64 (for shape tensors).
   std::vector<int64_t> toInt64Vector() const;
+  /// Every element as double (elementAsDouble of each, the dtype dispatched once).
+  std::vector<double> toDoubleVector() const;
 
   /// Deep copy into a fresh owned buffer.
   Tensor clone() const;

@@ -39,12 +39,7 @@ struct ChannelMap {
   std::vector<double> scale, shift;
 };
 
-std::vector<double> asDoubles(const Tensor &t) {
-  std::vector<double> out(static_cast<size_t>(t.numElements()));
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    out[static_cast<size_t>(i)] = t.elementAsDouble(i);
-  return out;
-}
+std::vector<double> asDoubles(const Tensor &t) { return t.toDoubleVector(); }
 
 Tensor fromDoubles(const std::vector<int64_t> &shape, const std::vector<double> &values,
                    DType dtype) {

@@ -114,6 +114,12 @@ Expected<LibraryToolchain> findLibraryToolchain() {
                        list);
   }
   t.extraFlags = splitList(DLC_EMBED_LINK_FLAGS);
+  if (const char *f = std::getenv("DLC_FUSE_LD"))
+    t.fuseLd = f;
+  else if (isExecutable("ld.lld"))
+    t.fuseLd = "lld";
+  else if (isExecutable("ld.gold"))
+    t.fuseLd = "gold";
   return t;
 }
 
@@ -175,7 +181,15 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
                                    "-Wl,-soname," + fs::path(path).filename().string(),
                                    "-Wl,--strip-debug"}; // a debug build's runtime: 300+ MB
   argv.insert(argv.end(), toolchain.extraFlags.begin(), toolchain.extraFlags.end());
-  DLC_ASSIGN_OR_RETURN(int rc, runProcess(argv, log.string()));
+  int rc = 1;
+  if (!toolchain.fuseLd.empty()) {
+    std::vector<std::string> fast = argv;
+    fast.insert(fast.begin() + 1, "-fuse-ld=" + toolchain.fuseLd);
+    DLC_ASSIGN_OR_RETURN(rc, runProcess(fast, log.string()));
+  }
+  if (rc != 0) { // no faster linker, or it failed: the driver's own
+    DLC_ASSIGN_OR_RETURN(rc, runProcess(argv, log.string()));
+  }
   if (rc != 0) {
     std::string cmd;
     for (const std::string &a : argv)
