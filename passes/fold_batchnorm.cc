@@ -46,6 +46,48 @@ Tensor fromDoubles(const std::vector<int64_t> &shape, const std::vector<double> 
   return Tensor::fromVector<double>(DType::kF64, shape, values).castTo(dtype);
 }
 
+/// `t` with element i replaced by f(i, element i as double), in t's dtype, rounded as
+/// fromDoubles rounds (double -> float -> f16/bf16): fromDoubles(shape, {f(i, t[i])}, dtype)
+/// without the double copy of a whole weight.
+template <class F> Tensor mapAsDoubles(const Tensor &t, F f) {
+  const int64_t n = t.numElements();
+  Tensor out = Tensor::zeros(t.dtype(), t.shape());
+  auto map16 = [&](auto toFloat, auto fromFloat) {
+    const uint16_t *src = t.data<uint16_t>();
+    uint16_t *dst = out.mutableData<uint16_t>();
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = fromFloat(static_cast<float>(f(i, static_cast<double>(toFloat(src[i])))));
+  };
+  switch (t.dtype()) {
+  case DType::kF32: {
+    const float *src = t.data<float>();
+    float *dst = out.mutableData<float>();
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = static_cast<float>(f(i, static_cast<double>(src[i])));
+    return out;
+  }
+  case DType::kF64: {
+    const double *src = t.data<double>();
+    double *dst = out.mutableData<double>();
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = f(i, src[i]);
+    return out;
+  }
+  case DType::kF16:
+    map16(halfToFloat, floatToHalf);
+    return out;
+  case DType::kBF16:
+    map16(bf16ToFloat, floatToBf16);
+    return out;
+  default: {
+    std::vector<double> v = t.toDoubleVector();
+    for (int64_t i = 0; i < n; ++i)
+      v[static_cast<size_t>(i)] = f(i, v[static_cast<size_t>(i)]);
+    return fromDoubles(t.shape(), v, t.dtype());
+  }
+  }
+}
+
 /// The BN's per-channel map, or a refusal.
 Expected<ChannelMap> channelMap(const Node &bn) {
   if (bn.getInt("training_mode") != 0)
@@ -96,16 +138,14 @@ Expected<Folded> foldConv(const Node &p, const ChannelMap &m) {
   const int64_t outChannels = transposed ? w.shape()[1] * group : w.shape()[0];
   if (outChannels != static_cast<int64_t>(channels))
     return invalidArgument("it has {} output channels, the BN {}", outChannels, channels);
-  std::vector<double> wv = asDoubles(w);
   const int64_t inner = w.numElements() / (w.shape()[0] * w.shape()[1]);
   const int64_t inPerGroup = w.shape()[0] / group, outPerGroup = w.shape()[1];
-  for (int64_t i = 0; i < w.shape()[0]; ++i)
-    for (int64_t j = 0; j < w.shape()[1]; ++j) {
-      int64_t o = transposed ? (i / inPerGroup) * outPerGroup + j : i;
-      double s = m.scale[static_cast<size_t>(o)];
-      for (int64_t k = 0; k < inner; ++k)
-        wv[static_cast<size_t>((i * w.shape()[1] + j) * inner + k)] *= s;
-    }
+  // Element (i, j, k...) of the weight scales by the BN scale of its output channel.
+  Tensor folded = mapAsDoubles(w, [&](int64_t e, double v) {
+    const int64_t ij = e / inner, i = ij / w.shape()[1], j = ij % w.shape()[1];
+    const int64_t o = transposed ? (i / inPerGroup) * outPerGroup + j : i;
+    return v * m.scale[static_cast<size_t>(o)];
+  });
   std::vector<double> bias(channels, 0.0);
   if (const Tensor *b = constantInput(p, 2))
     bias = asDoubles(*b);
@@ -113,8 +153,7 @@ Expected<Folded> foldConv(const Node &p, const ChannelMap &m) {
     return invalidArgument("its bias has {} elements, not {}", bias.size(), channels);
   for (size_t c = 0; c < channels; ++c)
     bias[c] = bias[c] * m.scale[c] + m.shift[c];
-  return Folded{fromDoubles(w.shape(), wv, w.dtype()),
-                fromDoubles({static_cast<int64_t>(channels)}, bias, w.dtype())};
+  return Folded{std::move(folded), fromDoubles({static_cast<int64_t>(channels)}, bias, w.dtype())};
 }
 
 Expected<Folded> foldGemm(const Node &p, const ChannelMap &m) {
