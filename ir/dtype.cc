@@ -1,4 +1,5 @@
 #include "ir/dtype.h"
+#include "ir/dtype_bulk.h"
 
 #include <bit>
 #include <cmath>
@@ -41,7 +42,9 @@ int64_t dtypeSize(DType t) {
   return 0;
 }
 
-float halfToFloat(uint16_t h) {
+namespace {
+
+[[gnu::always_inline]] inline float halfToFloatImpl(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1f;
   uint32_t mant = h & 0x3ffu;
@@ -65,7 +68,7 @@ float halfToFloat(uint16_t h) {
   return std::bit_cast<float>(bits);
 }
 
-uint16_t floatToHalf(float f) {
+[[gnu::always_inline]] inline uint16_t floatToHalfImpl(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   uint32_t absx = x & 0x7fffffffu;
@@ -84,19 +87,49 @@ uint16_t floatToHalf(float f) {
   uint32_t exp = (absx >> 23) - 127 + 15;
   uint32_t half = (exp << 10) | (mant >> 13);
   uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
-    ++half;
+  // Round half to even without a branch (the dropped bits are data, not predictable): up when
+  // rest > half an ulp, or exactly half with an odd result. A carry runs into the exponent.
+  half += (rest + (half & 1u)) > 0x1000u ? 1u : 0u;
   return sign | static_cast<uint16_t>(half);
 }
 
-float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+[[gnu::always_inline]] inline float bf16ToFloatImpl(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
-uint16_t floatToBf16(float f) {
+[[gnu::always_inline]] inline uint16_t floatToBf16Impl(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u)
     return static_cast<uint16_t>((x >> 16) | 0x40u); // quiet nan
   uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>((x + rounding) >> 16);
+}
+
+} // namespace
+
+float halfToFloat(uint16_t h) { return halfToFloatImpl(h); }
+uint16_t floatToHalf(float f) { return floatToHalfImpl(f); }
+float bf16ToFloat(uint16_t b) { return bf16ToFloatImpl(b); }
+uint16_t floatToBf16(float f) { return floatToBf16Impl(f); }
+
+void halfToFloat(const uint16_t *src, float *dst, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    dst[i] = halfToFloatImpl(src[i]);
+}
+
+void floatToHalf(const float *src, uint16_t *dst, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    dst[i] = floatToHalfImpl(src[i]);
+}
+
+void bf16ToFloat(const uint16_t *src, float *dst, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    dst[i] = bf16ToFloatImpl(src[i]);
+}
+
+void floatToBf16(const float *src, uint16_t *dst, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    dst[i] = floatToBf16Impl(src[i]);
 }
 
 } // namespace dlc

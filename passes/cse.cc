@@ -11,6 +11,7 @@
 // Not done here: random ops are never merged (two draws differ); commutative operands are
 // not reordered (add(a, b) and add(b, a) stay apart); names and output types do not take part
 // in the comparison.
+#include <map>
 #include <unordered_map>
 
 #include "ir/match.h"
@@ -75,19 +76,32 @@ public:
 private:
   static bool mergeConstants(Graph &g, const PassOptions &options) {
     bool changed = false;
-    std::unordered_map<uint64_t, std::vector<Value *>> seen;
     std::vector<Value *> constants = g.constants();
+    // Twins have one dtype and shape. A constant that shares them with no other is skipped;
+    // among a few, the kept ones are compared directly (two different weights differ within
+    // their first bytes); only many (scalars, say) are bucketed by hash first. Hashing every
+    // weight byte by byte was most of cse's time on a large model.
+    using TypeKey = std::pair<DType, std::vector<int64_t>>;
+    std::map<TypeKey, int> count;
+    for (const Value *c : constants)
+      ++count[{c->constant().dtype(), c->constant().shape()}];
+    std::map<TypeKey, std::vector<Value *>> kept;
+    std::unordered_map<uint64_t, std::vector<Value *>> byHash;
     for (Value *c : constants) {
-      std::vector<Value *> &bucket = seen[c->constant().hash()];
+      const TypeKey key{c->constant().dtype(), c->constant().shape()};
+      const int n = count[key];
+      if (n < 2)
+        continue;
+      std::vector<Value *> &candidates = n <= 16 ? kept[key] : byHash[c->constant().hash()];
       Value *twin = nullptr;
-      for (Value *k : bucket) {
+      for (Value *k : candidates) {
         if (k->constant().identical(c->constant())) {
           twin = k;
           break;
         }
       }
       if (!twin) {
-        bucket.push_back(c);
+        candidates.push_back(c);
         continue;
       }
       options.debugf("constant '{}': merged into '{}'", c->name(), twin->name());

@@ -27,6 +27,7 @@
 #include <cmath>
 
 #include "ir/annotations/quant_ranges.h"
+#include "ir/dtype_bulk.h"
 #include "ir/match.h"
 #include "passes/registry.h"
 
@@ -46,46 +47,46 @@ Tensor fromDoubles(const std::vector<int64_t> &shape, const std::vector<double> 
   return Tensor::fromVector<double>(DType::kF64, shape, values).castTo(dtype);
 }
 
-/// `t` with element i replaced by f(i, element i as double), in t's dtype, rounded as
-/// fromDoubles rounds (double -> float -> f16/bf16): fromDoubles(shape, {f(i, t[i])}, dtype)
-/// without the double copy of a whole weight.
-template <class F> Tensor mapAsDoubles(const Tensor &t, F f) {
+/// `t` with each run of `block` consecutive elements multiplied by scaleOf(run index), in t's
+/// dtype and rounded as fromDoubles rounds (each product in double, then float, then f16 or
+/// bf16): fromDoubles(shape, products, dtype) without a double copy of the whole weight.
+template <class F> Tensor scaleBlocks(const Tensor &t, int64_t block, F scaleOf) {
   const int64_t n = t.numElements();
   Tensor out = Tensor::zeros(t.dtype(), t.shape());
-  auto map16 = [&](auto toFloat, auto fromFloat) {
-    const uint16_t *src = t.data<uint16_t>();
-    uint16_t *dst = out.mutableData<uint16_t>();
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = fromFloat(static_cast<float>(f(i, static_cast<double>(toFloat(src[i])))));
-  };
-  switch (t.dtype()) {
-  case DType::kF32: {
-    const float *src = t.data<float>();
-    float *dst = out.mutableData<float>();
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = static_cast<float>(f(i, static_cast<double>(src[i])));
-    return out;
+  std::vector<float> buf(static_cast<size_t>(block));
+  const size_t bs = static_cast<size_t>(block);
+  for (int64_t b = 0; b * block < n; ++b) {
+    const double s = scaleOf(b);
+    const int64_t at = b * block;
+    switch (t.dtype()) {
+    case DType::kF32:
+      for (int64_t i = at; i < at + block; ++i)
+        out.mutableData<float>()[i] = static_cast<float>(t.data<float>()[i] * s);
+      break;
+    case DType::kF64:
+      for (int64_t i = at; i < at + block; ++i)
+        out.mutableData<double>()[i] = t.data<double>()[i] * s;
+      break;
+    case DType::kF16:
+    case DType::kBF16: {
+      const bool half = t.dtype() == DType::kF16;
+      const uint16_t *src = t.data<uint16_t>() + at;
+      uint16_t *dst = out.mutableData<uint16_t>() + at;
+      half ? halfToFloat(src, buf.data(), bs) : bf16ToFloat(src, buf.data(), bs);
+      for (float &v : buf)
+        v = static_cast<float>(static_cast<double>(v) * s);
+      half ? floatToHalf(buf.data(), dst, bs) : floatToBf16(buf.data(), dst, bs);
+      break;
+    }
+    default: {
+      std::vector<double> v = t.toDoubleVector();
+      for (int64_t i = 0; i < n; ++i)
+        v[static_cast<size_t>(i)] *= scaleOf(i / block);
+      return fromDoubles(t.shape(), v, t.dtype());
+    }
+    }
   }
-  case DType::kF64: {
-    const double *src = t.data<double>();
-    double *dst = out.mutableData<double>();
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = f(i, src[i]);
-    return out;
-  }
-  case DType::kF16:
-    map16(halfToFloat, floatToHalf);
-    return out;
-  case DType::kBF16:
-    map16(bf16ToFloat, floatToBf16);
-    return out;
-  default: {
-    std::vector<double> v = t.toDoubleVector();
-    for (int64_t i = 0; i < n; ++i)
-      v[static_cast<size_t>(i)] = f(i, v[static_cast<size_t>(i)]);
-    return fromDoubles(t.shape(), v, t.dtype());
-  }
-  }
+  return out;
 }
 
 /// The BN's per-channel map, or a refusal.
@@ -140,12 +141,17 @@ Expected<Folded> foldConv(const Node &p, const ChannelMap &m) {
     return invalidArgument("it has {} output channels, the BN {}", outChannels, channels);
   const int64_t inner = w.numElements() / (w.shape()[0] * w.shape()[1]);
   const int64_t inPerGroup = w.shape()[0] / group, outPerGroup = w.shape()[1];
-  // Element (i, j, k...) of the weight scales by the BN scale of its output channel.
-  Tensor folded = mapAsDoubles(w, [&](int64_t e, double v) {
-    const int64_t ij = e / inner, i = ij / w.shape()[1], j = ij % w.shape()[1];
-    const int64_t o = transposed ? (i / inPerGroup) * outPerGroup + j : i;
-    return v * m.scale[static_cast<size_t>(o)];
-  });
+  // Element (i, j, k...) of the weight scales by the BN scale of its output channel: i for a
+  // Conv (a whole row), (i / inPerGroup, j) for a ConvTranspose (one kernel window).
+  Tensor folded =
+      transposed
+          ? scaleBlocks(w, inner,
+                        [&](int64_t ij) {
+                          const int64_t i = ij / w.shape()[1], j = ij % w.shape()[1];
+                          return m.scale[static_cast<size_t>((i / inPerGroup) * outPerGroup + j)];
+                        })
+          : scaleBlocks(w, w.shape()[1] * inner,
+                        [&](int64_t i) { return m.scale[static_cast<size_t>(i)]; });
   std::vector<double> bias(channels, 0.0);
   if (const Tensor *b = constantInput(p, 2))
     bias = asDoubles(*b);
