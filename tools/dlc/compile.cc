@@ -13,6 +13,7 @@
 // A range compiles GPU programs for its ends and the powers of two between them; sizes in the
 // range without a program of their own run on the reference backend (with a warning).
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -47,8 +48,48 @@ struct CompileArgs {
   bool strict = false;
   int optLevel = 1;
   bool printIrAfterAll = false;
+  bool timePasses = false;
   std::vector<std::string> debugOnly;
   std::string placementReport;
+};
+
+/// --time-passes beyond the passes: where a compile's time goes, phase by phase, on stderr.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(bool on) : on_(on) {}
+  /// Closes the phase running since the last call (or the start) under `name`.
+  void lap(std::string name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases_.push_back(
+        {std::move(name), std::chrono::duration<double, std::milli>(now - last_).count()});
+    last_ = now;
+  }
+  /// A phase measured elsewhere (NVRTC inside codegen), shown indented under the previous one.
+  void part(std::string name, double ms) { phases_.push_back({"  " + std::move(name), ms, true}); }
+  void print() const {
+    if (!on_)
+      return;
+    double total = 0;
+    size_t width = 5;
+    for (const Phase &p : phases_) {
+      total += p.part ? 0 : p.ms;
+      width = std::max(width, p.name.size());
+    }
+    std::cerr << fmt::format("{:<{}}  {:>10}\n", "phase", width, "time (ms)");
+    for (const Phase &p : phases_)
+      std::cerr << fmt::format("{:<{}}  {:>10.1f}\n", p.name, width, p.ms);
+    std::cerr << fmt::format("{:<{}}  {:>10.1f}\n", "total", width, total);
+  }
+
+private:
+  struct Phase {
+    std::string name;
+    double ms;
+    bool part = false;
+  };
+  bool on_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::vector<Phase> phases_;
 };
 
 Expected<int> parseArch(const std::string &arch) {
@@ -151,9 +192,11 @@ Status compileModel(const CompileArgs &args) {
     DLC_ASSIGN_OR_RETURN(toolchain, findLibraryToolchain());
   }
   DLC_ASSIGN_OR_RETURN(auto ranges, parseDimRanges(args.dims));
+  PhaseTimer timer(args.timePasses);
   ModelOptions mo{args.optLevel, {}};
   DLC_ASSIGN_OR_RETURN(mo.load, toLoadOptions(args.load));
   DLC_ASSIGN_OR_RETURN(Model model, Model::load(args.model, mo));
+  timer.lap("load (import, load pipeline)");
   std::set<std::string> symbols;
   for (const TensorInfo &in : model.inputs())
     for (int64_t i = 0; in.type.shape.isRanked() && i < in.type.shape.rank(); ++i)
@@ -199,11 +242,15 @@ Status compileModel(const CompileArgs &args) {
         DLC_RETURN_IF_ERROR(precisionOptions(args.precision, jo.precision, jo.keepFp32));
         jo.strictPlacement = args.strict;
         jo.pipeline.printIrAfterAll = args.printIrAfterAll;
+        jo.pipeline.timePasses = args.timePasses;
         jo.pipeline.debugOnly = args.debugOnly;
         auto program = jit::compileForGpu(model.graph(), dims, jo);
         if (!program)
           return bindings.size() > 1 ? program.status().withContext(rt::dimBindingText(dims))
                                      : program.status();
+        timer.lap(fmt::format("GPU pipeline and codegen{}, sm_{}",
+                              bindings.size() > 1 ? " " + rt::dimBindingText(dims) : "", sm));
+        timer.part("of which NVRTC", program->compileSeconds * 1e3);
         std::cout << fmt::format("{}: {}{} for sm_{}\n", args.model,
                                  bindings.size() > 1 ? rt::dimBindingText(dims) + ": " : "",
                                  codegen::describeProgram(*program), sm);
@@ -215,8 +262,10 @@ Status compileModel(const CompileArgs &args) {
       }
     }
   }
-  if (args.output.empty())
+  if (args.output.empty()) {
+    timer.print();
     return Status::ok();
+  }
   for (const rt::DimRange &r : ranges) // symbols left unbound make the GPU pipeline fail above
     symbols.erase(r.name);
   if (!symbols.empty())
@@ -224,7 +273,9 @@ Status compileModel(const CompileArgs &args) {
                            "(missing: {})",
                            args.output, *symbols.begin());
   DLC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, rt::serializePackage(package));
+  timer.lap("package (serialize)");
   DLC_RETURN_IF_ERROR(writeModelLibrary(bytes, args.output, *toolchain));
+  timer.lap(toolchain->fuseLd.empty() ? "link" : "link (ld." + toolchain->fuseLd + ")");
   std::error_code ec;
   const auto size = std::filesystem::file_size(args.output, ec);
   std::string arches;
@@ -235,6 +286,7 @@ Status compileModel(const CompileArgs &args) {
                            args.output, static_cast<double>(size) / (1 << 20),
                            package.programs.size(), package.programs.size() == 1 ? "" : "s",
                            arches.empty() ? "" : " (" + arches + ")");
+  timer.print();
   return Status::ok();
 }
 
@@ -270,6 +322,9 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
                 "Fail when a node has no GPU kernel instead of running it on the CPU");
   cmd->add_flag("--print-ir-after-all", args->printIrAfterAll,
                 "Print the IR after every pass of the GPU pipeline");
+  cmd->add_flag("--time-passes", args->timePasses,
+                "Print the time of each pass of the GPU pipeline, then of each phase (loading, "
+                "the GPU pipeline with codegen and NVRTC, packaging, linking) on stderr");
   cmd->add_option("--debug-only", args->debugOnly,
                   "Print the decision log of these passes (e.g. fuse, place-devices)")
       ->allow_extra_args(false);
