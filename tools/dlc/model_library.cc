@@ -1,5 +1,6 @@
 #include "tools/dlc/model_library.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -74,6 +75,89 @@ std::string readFile(const std::string &path) {
   return ss.str();
 }
 
+/// The ELF machine of the objects this dlc links (the host's), or 0 where the package object
+/// is assembled by `as` instead.
+constexpr uint16_t kElfMachine =
+#if defined(__x86_64__)
+    EM_X86_64;
+#elif defined(__aarch64__)
+    EM_AARCH64;
+#else
+    0;
+#endif
+
+/// Writes `package` as a relocatable ELF64 object: one allocated, read-only `.dlc_package`
+/// section (64-byte aligned) between the global symbols dlc_embedded_package_begin and
+/// dlc_embedded_package_end, and an empty `.note.GNU-stack` (no executable stack): what the
+/// assembler makes of the `.incbin` source below, written in one pass instead of through a
+/// copy of the package and `as`.
+Status writePackageObject(const std::vector<uint8_t> &package, const fs::path &path) {
+  static const char kShstr[] = "\0.dlc_package\0.note.GNU-stack\0.symtab\0.strtab\0.shstrtab";
+  static const char kStr[] = "\0dlc_embedded_package_begin\0dlc_embedded_package_end";
+  const std::string shstr(kShstr, sizeof(kShstr)), str(kStr, sizeof(kStr)); // with the last NUL
+  auto at = [&](const std::string &table, const char *name) {
+    const std::string nul(1, '\0');
+    return static_cast<Elf64_Word>(table.find(nul + name + nul) + 1);
+  };
+  Elf64_Sym syms[3] = {};
+  syms[1].st_name = at(str, "dlc_embedded_package_begin");
+  syms[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
+  syms[1].st_shndx = 1;
+  syms[2].st_name = at(str, "dlc_embedded_package_end");
+  syms[2].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_NOTYPE);
+  syms[2].st_shndx = 1;
+  syms[2].st_value = package.size();
+  // Layout: header, package (at 64), symbols, strings, section names, section headers.
+  auto align = [](uint64_t v, uint64_t a) { return (v + a - 1) / a * a; };
+  const uint64_t dataOff = 64, symOff = align(dataOff + package.size(), 8);
+  const uint64_t strOff = symOff + sizeof(syms), shstrOff = strOff + str.size();
+  const uint64_t shOff = align(shstrOff + shstr.size(), 8);
+  Elf64_Shdr sh[6] = {};
+  sh[1] = {
+      at(shstr, ".dlc_package"), SHT_PROGBITS, SHF_ALLOC, 0, dataOff, package.size(), 0, 0, 64, 0};
+  sh[2] = {at(shstr, ".note.GNU-stack"), SHT_PROGBITS, 0, 0, dataOff, 0, 0, 0, 1, 0};
+  sh[3] = {at(shstr, ".symtab"), SHT_SYMTAB, 0, 0, symOff,
+           sizeof(syms),         4,          1, 8, sizeof(Elf64_Sym)};
+  sh[4] = {at(shstr, ".strtab"), SHT_STRTAB, 0, 0, strOff, str.size(), 0, 0, 1, 0};
+  sh[5] = {at(shstr, ".shstrtab"), SHT_STRTAB, 0, 0, shstrOff, shstr.size(), 0, 0, 1, 0};
+  Elf64_Ehdr eh = {};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_ident[EI_OSABI] = ELFOSABI_SYSV;
+  eh.e_type = ET_REL;
+  eh.e_machine = kElfMachine;
+  eh.e_version = EV_CURRENT;
+  eh.e_shoff = shOff;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 6;
+  eh.e_shstrndx = 5;
+  std::ofstream f(path, std::ios::binary);
+  auto put = [&](const void *p, uint64_t n) {
+    f.write(static_cast<const char *>(p), static_cast<std::streamsize>(n));
+  };
+  auto padTo = [&](uint64_t off) {
+    static const char zeros[64] = {};
+    const uint64_t pos = static_cast<uint64_t>(f.tellp());
+    if (off > pos)
+      put(zeros, off - pos);
+  };
+  put(&eh, sizeof(eh));
+  padTo(dataOff);
+  put(package.data(), package.size());
+  padTo(symOff);
+  put(syms, sizeof(syms));
+  put(str.data(), str.size());
+  put(shstr.data(), shstr.size());
+  padTo(shOff);
+  put(sh, sizeof(sh));
+  if (!f)
+    return unavailable("cannot write {}", path.string());
+  return Status::ok();
+}
+
 } // namespace
 
 Expected<LibraryToolchain> findLibraryToolchain() {
@@ -140,15 +224,17 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
   } cleanup{work};
 
   const fs::path blob = work / "package.bin", assembly = work / "package.s", map = work / "dlc.map",
-                 log = work / "link.log";
-  {
-    std::ofstream f(blob, std::ios::binary);
-    f.write(reinterpret_cast<const char *>(package.data()),
+                 log = work / "link.log", object = work / "package.o";
+  std::string packageInput = assembly.string();
+  if (kElfMachine != 0 && !std::getenv("DLC_PACKAGE_VIA_AS")) {
+    DLC_RETURN_IF_ERROR(writePackageObject(package, object).withContext("-o " + path));
+    packageInput = object.string();
+  } else { // another machine, or asked for: the assembler's .incbin
+    std::ofstream b(blob, std::ios::binary);
+    b.write(reinterpret_cast<const char *>(package.data()),
             static_cast<std::streamsize>(package.size()));
-    if (!f)
+    if (!b)
       return unavailable("-o {}: cannot write {}", path, blob.string());
-  }
-  {
     // The package in its own allocated, read-only section, 64-byte aligned, between two symbols
     // the C API's dlc_model_load_embedded reads (and dlc_model_load finds by section name).
     std::ofstream f(assembly);
@@ -163,17 +249,21 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
          "  .globl dlc_embedded_package_end\n"
          "dlc_embedded_package_end:\n"
          "  .section .note.GNU-stack,\"\",@progbits\n";
+    if (!f)
+      return unavailable("-o {}: cannot write {}", path, assembly.string());
+  }
+  {
     std::ofstream m(map);
     m << "{ global: dlc_*; local: *; };\n";
-    if (!f || !m)
-      return unavailable("-o {}: cannot write {}", path, assembly.string());
+    if (!m)
+      return unavailable("-o {}: cannot write {}", path, map.string());
   }
   const std::string tmpOut = path + ".tmp";
   std::vector<std::string> argv = {toolchain.linker,
                                    "-shared",
                                    "-o",
                                    tmpOut,
-                                   assembly.string(),
+                                   packageInput,
                                    "-Wl,--whole-archive",
                                    toolchain.archive,
                                    "-Wl,--no-whole-archive",
