@@ -1,5 +1,6 @@
-// Writing and reading packages: the header, the FlatBuffer of runtime/package.fbs, and the
-// content checks shared by both directions. Format: runtime/PACKAGE_FORMAT.md.
+// Reading packages: the header, the FlatBuffer of runtime/package.fbs, the content checks
+// (shared with the writer, package_write.cc) and the constant pools of format 3.
+// Format: runtime/PACKAGE_FORMAT.md.
 #include "runtime/package.h"
 
 #include <elf.h>
@@ -18,25 +19,11 @@
 #include "ir/tensor_text.h"
 #include "ir/verifier.h"
 #include "runtime/gpu_program.h"
-#include "runtime/package_generated.h"
+#include "runtime/package_internal.h"
 
 namespace dlc::rt {
-namespace {
 
-namespace fbs = ::dlc::rt::fb;
-
-/// The offset basis format-1 packages were checksummed with: FNV's 14695981039346656037 with
-/// its last digit lost (ir/tensor.h kept it until format 2).
-constexpr uint64_t kFnv1a64OffsetFormat1 = 1469598103934665603ull;
-static_assert(FLATBUFFERS_LITTLEENDIAN, "packages are read in place: little-endian hosts only");
-using flatbuffers::FlatBufferBuilder;
-using flatbuffers::Offset;
-
-constexpr uint8_t kMagic[8] = {0x89, 'D', 'L', 'C', 'P', 'K', 'G', '\n'};
-/// Constants and cubins start at this alignment inside the payload.
-constexpr size_t kDataAlign = 16;
-/// The largest payload FlatBuffers can address.
-constexpr uint64_t kMaxPayload = FLATBUFFERS_MAX_BUFFER_SIZE - 1;
+namespace detail {
 
 void putLE(uint8_t *p, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i)
@@ -49,6 +36,20 @@ uint64_t getLE(const uint8_t *p, int bytes) {
     v |= uint64_t{p[i]} << (8 * i);
   return v;
 }
+
+uint64_t packageChecksum(const uint8_t *header, const uint8_t *payload, size_t size,
+                         uint64_t version) {
+  if (version <= 2)
+    return fnv1a64(payload, size, version == 1 ? kFnv1a64OffsetFormat1 : kFnv1a64Offset);
+  return fnv1a64(payload, size, fnv1a64(header, 24));
+}
+
+} // namespace detail
+
+namespace {
+
+using namespace detail; // NOLINT: the package internals
+using flatbuffers::Offset;
 
 std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
 
@@ -83,7 +84,9 @@ Status checkProgramShapes(const std::vector<ProgramTensor> &tensors, const char 
 }
 
 /// What serializePackage and deserializePackage both require of a package.
-Status checkPackage(const Package &p) {
+} // namespace
+
+Status detail::checkPackage(const Package &p) {
   if (!p.graph)
     return invalidArgument("the package has no graph");
   std::set<std::string> graphInputs, graphOutputs;
@@ -126,167 +129,7 @@ Status checkPackage(const Package &p) {
   return Status::ok();
 }
 
-// --- Writing ------------------------------------------------------------------------------------
-
-/// The constants the default printer elides, by printed hash, from `g` and its bodies.
-Status collectConstants(const Graph &g, int64_t inlineLimit, std::map<std::string, Tensor> &out) {
-  auto add = [&](const Tensor &t) -> Status {
-    if (t.numElements() <= inlineLimit)
-      return Status::ok();
-    auto [it, inserted] = out.emplace(text::formatHash(t), t);
-    if (!inserted && !it->second.identical(t))
-      return invalidArgument("two different constants have the hash {} (an FNV-1a collision); "
-                             "the graph text cannot tell them apart",
-                             it->first);
-    return Status::ok();
-  };
-  for (const Value *c : g.constants())
-    DLC_RETURN_IF_ERROR(add(c->constant()));
-  for (const Node *n : g.nodes())
-    for (const auto &[name, a] : n->attrs()) {
-      if (a.kind() == AttrKind::kTensor)
-        DLC_RETURN_IF_ERROR(add(a.tensor()));
-      else if (a.kind() == AttrKind::kGraph)
-        DLC_RETURN_IF_ERROR(collectConstants(a.graph(), inlineLimit, out));
-    }
-  return Status::ok();
-}
-
-/// A [ubyte] vector holding `bytes`, starting at a kDataAlign boundary; copied once.
-Offset<flatbuffers::Vector<uint8_t>> writeBytes(FlatBufferBuilder &fbb, const void *bytes,
-                                                size_t n) {
-  fbb.ForceVectorAlignment(n, 1, kDataAlign);
-  uint8_t *dst = nullptr;
-  auto off = fbb.CreateUninitializedVector(n, 1, &dst);
-  if (n)
-    std::memcpy(dst, bytes, n);
-  return off;
-}
-
-Offset<fbs::TensorType> writeType(FlatBufferBuilder &fbb, const TensorType &t) {
-  std::vector<Offset<fbs::Dim>> dims;
-  for (const Dim &d : t.shape.dims()) {
-    auto symbol = d.isSymbol() ? fbb.CreateString(d.symbolName()) : 0;
-    dims.push_back(fbs::CreateDim(fbb, d.isKnown() ? d.value() : -1, symbol));
-  }
-  auto dimsOff = fbb.CreateVector(dims);
-  return fbs::CreateTensorType(fbb, static_cast<uint8_t>(t.dtype), t.shape.isRanked(), dimsOff);
-}
-
-Offset<flatbuffers::Vector<Offset<fbs::NamedType>>>
-writeNamedTypes(FlatBufferBuilder &fbb, const std::vector<PackageTensor> &tensors) {
-  std::vector<Offset<fbs::NamedType>> out;
-  for (const PackageTensor &t : tensors) {
-    auto name = fbb.CreateString(t.name);
-    auto type = writeType(fbb, t.type);
-    out.push_back(fbs::CreateNamedType(fbb, name, type));
-  }
-  return fbb.CreateVector(out);
-}
-
-fbs::BufferRef toFb(const BufferRef &r) {
-  return fbs::BufferRef(r.offset, r.bytes, static_cast<uint8_t>(r.space));
-}
-
-Offset<flatbuffers::Vector<const fbs::BufferRef *>> writeRefs(FlatBufferBuilder &fbb,
-                                                              const std::vector<BufferRef> &refs) {
-  std::vector<fbs::BufferRef> out;
-  for (const BufferRef &r : refs)
-    out.push_back(toFb(r));
-  return fbb.CreateVectorOfStructs(out);
-}
-
-Offset<flatbuffers::Vector<Offset<fbs::ProgramTensor>>>
-writeProgramTensors(FlatBufferBuilder &fbb, const std::vector<ProgramTensor> &tensors) {
-  std::vector<Offset<fbs::ProgramTensor>> out;
-  for (const ProgramTensor &t : tensors) {
-    auto name = fbb.CreateString(t.name);
-    auto shape = fbb.CreateVector(t.shape);
-    fbs::BufferRef buffer = toFb(t.buffer);
-    out.push_back(
-        fbs::CreateProgramTensor(fbb, name, static_cast<uint8_t>(t.dtype), shape, &buffer));
-  }
-  return fbb.CreateVector(out);
-}
-
-struct StepWriter {
-  FlatBufferBuilder &fbb;
-  std::pair<fbs::Step, Offset<void>> operator()(const LaunchStep &s) const {
-    auto kernel = fbb.CreateString(s.kernel);
-    auto args = writeRefs(fbb, s.args);
-    auto origin = fbb.CreateString(s.origin);
-    fbs::Dim3 grid(s.grid[0], s.grid[1], s.grid[2]), block(s.block[0], s.block[1], s.block[2]);
-    auto off =
-        fbs::CreateLaunchStep(fbb, s.module, kernel, &grid, &block, s.sharedBytes, args, origin);
-    return {fbs::Step::LaunchStep, off.Union()};
-  }
-  std::pair<fbs::Step, Offset<void>> operator()(const CopyStep &s) const {
-    auto origin = fbb.CreateString(s.origin);
-    fbs::BufferRef src = toFb(s.src), dst = toFb(s.dst);
-    return {fbs::Step::CopyStep, fbs::CreateCopyStep(fbb, &src, &dst, origin).Union()};
-  }
-  std::pair<fbs::Step, Offset<void>> operator()(const HostStep &s) const {
-    auto text = fbb.CreateString(s.graphText);
-    auto inputs = writeRefs(fbb, s.inputs);
-    auto outputs = writeRefs(fbb, s.outputs);
-    auto origin = fbb.CreateString(s.origin);
-    return {fbs::Step::HostStep, fbs::CreateHostStep(fbb, text, inputs, outputs, origin).Union()};
-  }
-};
-
-Offset<fbs::Program> writeProgram(FlatBufferBuilder &fbb, const Program &p, int constantsFrom) {
-  std::vector<Offset<fbs::Module>> modules;
-  for (const Module &m : p.modules) {
-    auto cubin = writeBytes(fbb, m.cubin.data(), m.cubin.size());
-    auto arch = fbb.CreateString(m.arch);
-    auto ptx = fbb.CreateString(m.ptx);
-    auto kernels = fbb.CreateVectorOfStrings(m.kernels);
-    modules.push_back(fbs::CreateModule(fbb, arch, cubin, ptx, kernels));
-  }
-  auto modulesOff = fbb.CreateVector(modules);
-  std::vector<fbs::Step> stepTypes;
-  std::vector<Offset<void>> steps;
-  for (const Step &s : p.steps) {
-    auto [type, off] = std::visit(StepWriter{fbb}, s);
-    stepTypes.push_back(type);
-    steps.push_back(off);
-  }
-  auto stepTypesOff = fbb.CreateVector(stepTypes);
-  auto stepsOff = fbb.CreateVector(steps);
-  auto constants = constantsFrom >= 0 ? writeBytes(fbb, nullptr, 0)
-                                      : writeBytes(fbb, p.constants.data(), p.constants.size());
-  auto inputs = writeProgramTensors(fbb, p.inputs);
-  auto outputs = writeProgramTensors(fbb, p.outputs);
-  std::vector<Offset<fbs::KernelSource>> sources;
-  for (const auto &[kernel, source] : p.sources) {
-    auto k = fbb.CreateString(kernel);
-    auto s = fbb.CreateString(source);
-    sources.push_back(fbs::CreateKernelSource(fbb, k, s));
-  }
-  auto sourcesOff = fbb.CreateVector(sources);
-  return fbs::CreateProgram(fbb, modulesOff, stepTypesOff, stepsOff, p.arenaBytes, constants,
-                            inputs, outputs, sourcesOff, constantsFrom);
-}
-
-/// An upper bound of the bytes the big parts take, to size the builder and refuse early.
-uint64_t estimateBytes(const Package &p, const std::string &text,
-                       const std::map<std::string, Tensor> &constants) {
-  uint64_t n = text.size() + 4096;
-  for (const auto &[hash, t] : constants)
-    n += static_cast<uint64_t>(t.byteSize()) + 64 + 8 * t.shape().size() + kDataAlign;
-  for (const CompiledProgram &cp : p.programs) {
-    const Program &prog = *cp.program;
-    n += prog.constants.size() + kDataAlign + 64 * prog.steps.size();
-    for (const Module &m : prog.modules)
-      n += m.cubin.size() + m.ptx.size() + kDataAlign + 64;
-    for (const auto &[k, s] : prog.sources)
-      n += k.size() + s.size() + 16;
-    for (const Step &s : prog.steps)
-      if (const auto *h = std::get_if<HostStep>(&s))
-        n += h->graphText.size();
-  }
-  return n;
-}
+namespace {
 
 // --- Reading ------------------------------------------------------------------------------------
 
@@ -507,6 +350,60 @@ Expected<std::shared_ptr<Program>> readProgram(const fbs::Program *p) {
   return out;
 }
 
+/// Format 3: a pool stored as segments of graph constants and the bytes between them,
+/// reassembled (format 2 and a pool without segments: as read).
+Status rebuildPool(const fbs::Program *fp, const fbs::Graph *g, Program &p) {
+  const auto *segs = fp->constant_segments();
+  if (!segs || segs->size() == 0) {
+    if (fp->constants_size() != 0 && fp->constants_size() != p.constants.size())
+      return invalidArgument("the constant pool holds {} bytes, not the {} it declares",
+                             p.constants.size(), fp->constants_size());
+    return Status::ok();
+  }
+  if (fp->constants_from() >= 0)
+    return invalidArgument("the constant pool is both shared with an earlier program and made "
+                           "of segments");
+  std::unordered_map<std::string_view, const fbs::Constant *> byHash;
+  if (g && g->constants())
+    for (const fbs::Constant *c : *g->constants())
+      if (c->hash() && c->data())
+        byHash.emplace(c->hash()->string_view(), c);
+  const uint64_t size = fp->constants_size();
+  if (size > kMaxPayload)
+    return invalidArgument("the constant pool declares {} bytes", size);
+  std::vector<uint8_t> pool(static_cast<size_t>(size));
+  const std::vector<uint8_t> own = std::move(p.constants);
+  uint64_t at = 0, from = 0; // in the pool, in `own`
+  for (const fbs::ConstantSegment *seg : *segs) {
+    const std::string_view hash = seg->constant() ? seg->constant()->string_view() : "";
+    auto it = byHash.find(hash);
+    if (it == byHash.end())
+      return invalidArgument("a constant pool segment names constant '{}', which the graph does "
+                             "not have",
+                             hash);
+    if (seg->offset() < at || seg->bytes() > size || seg->offset() > size - seg->bytes())
+      return invalidArgument("a constant pool segment ({} bytes at {}) overlaps another or "
+                             "lies past the pool's {} bytes",
+                             seg->bytes(), seg->offset(), size);
+    if (it->second->data()->size() != seg->bytes())
+      return invalidArgument("constant '{}' has {} bytes, its pool segment {}", hash,
+                             it->second->data()->size(), seg->bytes());
+    const uint64_t gap = seg->offset() - at;
+    if (gap > own.size() - from)
+      return invalidArgument("the constant pool's own bytes end before offset {}", seg->offset());
+    std::memcpy(pool.data() + at, own.data() + from, gap);
+    from += gap;
+    std::memcpy(pool.data() + seg->offset(), it->second->data()->data(), seg->bytes());
+    at = seg->offset() + seg->bytes();
+  }
+  if (own.size() - from != size - at)
+    return invalidArgument("the constant pool's own bytes after its last segment are {}, not {}",
+                           own.size() - from, size - at);
+  std::memcpy(pool.data() + at, own.data() + from, size - at);
+  p.constants = std::move(pool);
+  return Status::ok();
+}
+
 Expected<Package> readPackage(const fbs::Package *fp, std::string_view source) {
   Package p;
   p.dlcVersion = str(fp->dlc_version());
@@ -527,6 +424,9 @@ Expected<Package> readPackage(const fbs::Package *fp, std::string_view source) {
       auto prog = readProgram(cp->program());
       if (!prog)
         return prog.status().withContext(fmt::format("program {} ({})", i, describeDims(out.dims)));
+      DLC_RETURN_IF_ERROR(
+          rebuildPool(cp->program(), fp->graph(), **prog)
+              .withContext(fmt::format("program {} ({})", i, describeDims(out.dims))));
       const int from = cp->program()->constants_from();
       if (from >= 0) {
         if (static_cast<size_t>(from) >= i ||
@@ -558,68 +458,6 @@ std::vector<std::string> Package::arches() const {
   return {out.begin(), out.end()};
 }
 
-Expected<std::vector<uint8_t>> serializePackage(const Package &p) {
-  DLC_RETURN_IF_ERROR(checkPackage(p).withContext("serializePackage"));
-  const PrintOptions printOpts; // elides constants above inlineLimit elements
-  std::map<std::string, Tensor> constants;
-  DLC_RETURN_IF_ERROR(
-      collectConstants(*p.graph, printOpts.inlineLimit, constants).withContext("serializePackage"));
-  std::string text = printGraph(*p.graph, printOpts);
-  uint64_t estimate = estimateBytes(p, text, constants);
-  if (estimate > kMaxPayload)
-    return outOfRange("serializePackage: the package needs about {} MiB, above the 2 GiB a "
-                      "FlatBuffer can hold",
-                      estimate >> 20);
-
-  FlatBufferBuilder fbb(static_cast<size_t>(std::min<uint64_t>(estimate, 1ull << 30)));
-  std::vector<Offset<fbs::Constant>> constOffs;
-  for (const auto &[hash, t] : constants) {
-    auto data = writeBytes(fbb, t.raw(), static_cast<size_t>(t.byteSize()));
-    auto h = fbb.CreateString(hash);
-    auto shape = fbb.CreateVector(t.shape());
-    constOffs.push_back(fbs::CreateConstant(fbb, h, static_cast<uint8_t>(t.dtype()), shape, data));
-  }
-  auto constVec = fbb.CreateVector(constOffs);
-  auto textOff = fbb.CreateString(text);
-  auto graph = fbs::CreateGraph(fbb, textOff, constVec);
-
-  std::vector<Offset<fbs::CompiledProgram>> programs;
-  for (size_t i = 0; i < p.programs.size(); ++i) {
-    const CompiledProgram &cp = p.programs[i];
-    int from = -1; // an earlier program with the same constant pool
-    for (size_t j = 0; j < i && from < 0; ++j)
-      if (p.programs[j].program->constants == cp.program->constants &&
-          !cp.program->constants.empty())
-        from = static_cast<int>(j);
-    auto prog = writeProgram(fbb, *cp.program, from);
-    std::vector<Offset<fbs::DimBinding>> dims;
-    for (const auto &[name, value] : cp.dims)
-      dims.push_back(fbs::CreateDimBinding(fbb, fbb.CreateString(name), value));
-    auto dimsOff = fbb.CreateVector(dims);
-    programs.push_back(fbs::CreateCompiledProgram(fbb, dimsOff, prog));
-  }
-  auto programsOff = fbb.CreateVector(programs);
-  std::vector<Offset<fbs::DimRange>> ranges;
-  for (const DimRange &r : p.dimRanges)
-    ranges.push_back(fbs::CreateDimRange(fbb, fbb.CreateString(r.name), r.min, r.max));
-  auto rangesOff = fbb.CreateVector(ranges);
-  auto inputs = writeNamedTypes(fbb, p.inputs);
-  auto outputs = writeNamedTypes(fbb, p.outputs);
-  auto version = fbb.CreateString(p.dlcVersion);
-  fbb.Finish(fbs::CreatePackage(fbb, version, inputs, outputs, rangesOff, graph, programsOff));
-
-  const uint8_t *payload = fbb.GetBufferPointer();
-  const size_t size = fbb.GetSize();
-  std::vector<uint8_t> out(kPackageHeaderBytes + size);
-  std::memcpy(out.data(), kMagic, sizeof(kMagic));
-  putLE(out.data() + 8, kPackageFormatVersion, 4);
-  putLE(out.data() + 12, 0, 4); // flags
-  putLE(out.data() + 16, size, 8);
-  putLE(out.data() + 24, fnv1a64(payload, size), 8);
-  std::memcpy(out.data() + kPackageHeaderBytes, payload, size);
-  return out;
-}
-
 Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::string_view source) {
   if (size < kPackageHeaderBytes)
     return invalidArgument("{}: not a dlc package: {} bytes, shorter than the {}-byte header",
@@ -640,11 +478,10 @@ Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::stri
     payload = aligned->data();
   }
 
-  // Format 1 differs from 2 only in the checksum's offset basis (PACKAGE_FORMAT.md).
-  const uint64_t basis = version == 1 ? kFnv1a64OffsetFormat1 : kFnv1a64Offset;
   if (version < kOldestReadablePackageFormat || version > kPackageFormatVersion) {
     std::string writer;
-    if (complete && fnv1a64(payload, payloadSize) == checksum) {
+    if (complete && (fnv1a64(payload, payloadSize) == checksum ||
+                     packageChecksum(data, payload, payloadSize, version) == checksum)) {
       flatbuffers::Verifier v(payload, payloadSize);
       if (v.VerifyBuffer<fbs::PackageStamp>(nullptr)) {
         const auto *stamp = flatbuffers::GetRoot<fbs::PackageStamp>(payload);
@@ -664,7 +501,7 @@ Expected<Package> deserializePackage(const uint8_t *data, size_t size, std::stri
     return invalidArgument("{}: truncated: the header announces a {}-byte payload but {} bytes "
                            "follow it",
                            source, payloadSize, size - kPackageHeaderBytes);
-  if (uint64_t actual = fnv1a64(payload, payloadSize, basis); actual != checksum)
+  if (uint64_t actual = packageChecksum(data, payload, payloadSize, version); actual != checksum)
     return invalidArgument("{}: corrupted: checksum {:016x} of the payload does not match the "
                            "header's {:016x}",
                            source, actual, checksum);

@@ -25,8 +25,8 @@
 
 namespace dlc::rt {
 
-/// The format this dlc writes and the only one it reads.
-inline constexpr uint32_t kPackageFormatVersion = 2;
+/// The format this dlc writes (3: a program's constant pool shares the graph's weights).
+inline constexpr uint32_t kPackageFormatVersion = 3;
 /// The oldest format this dlc still reads (format 1: the checksum's FNV-1a started from a
 /// mistyped offset basis; PACKAGE_FORMAT.md, Compatibility).
 inline constexpr uint32_t kOldestReadablePackageFormat = 1;

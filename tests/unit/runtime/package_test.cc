@@ -148,9 +148,11 @@ void putU64(std::vector<uint8_t> &b, size_t at, uint64_t v) {
     b[at + i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-/// Rewrites the header's checksum to match the payload (to reach the checks behind it).
+/// Rewrites the header's checksum to match the payload (to reach the checks behind it): from
+/// format 3 over the header's first 24 bytes, then the payload.
 void fixChecksum(std::vector<uint8_t> &b) {
-  putU64(b, 24, fnv1a64(b.data() + kPackageHeaderBytes, b.size() - kPackageHeaderBytes));
+  const uint64_t start = b[8] >= 3 ? fnv1a64(b.data(), 24) : kFnv1a64Offset;
+  putU64(b, 24, fnv1a64(b.data() + kPackageHeaderBytes, b.size() - kPackageHeaderBytes, start));
 }
 
 /// The header of serializePackage around a hand-made payload.
@@ -327,6 +329,50 @@ TEST(Package, ProgramsWithTheSameWeightsStoreThemOnce) {
   expectSamePrograms(*back->programs[1].program, *other);
 }
 
+TEST(Package, ProgramPoolsShareTheGraphsWeights) {
+  // A pool holding two of the graph's elided constants (w: 8 KiB, k: 1 MiB) where kernels read
+  // them stores those bytes once, with the graph (format 3); the pool reads back exactly.
+  Package p = modelPackage();
+  p.programs.pop_back();
+  const Graph &g = *p.graph;
+  auto constantNamed = [&](const std::string &name) -> const Tensor & {
+    for (const Value *c : g.constants())
+      if (c->name() == name)
+        return c->constant();
+    for (const Node *n : g.nodes())
+      for (const auto &[k, a] : n->attrs())
+        if (a.kind() == AttrKind::kGraph)
+          for (const Value *c : a.graph().constants())
+            if (c->name() == name)
+              return c->constant();
+    ADD_FAILURE() << "no constant " << name;
+    static const Tensor none;
+    return none;
+  };
+  const Tensor &w = constantNamed("w"), &k = constantNamed("k");
+  auto prog = std::make_shared<Program>(*p.programs[0].program);
+  const uint64_t wAt = 512, kAt = wAt + 8192 + 256; // 256-aligned, a gap of own bytes between
+  prog->constants.resize(kAt + 1048576 + 512, 0x33);
+  std::memcpy(prog->constants.data() + wAt, w.raw(), 8192);
+  std::memcpy(prog->constants.data() + kAt, k.raw(), 1048576);
+  auto &launch = std::get<LaunchStep>(prog->steps[0]);
+  launch.args.push_back({Space::kConstants, wAt, 8192});
+  launch.args.push_back({Space::kConstants, kAt, 1048576});
+  p.programs[0].program = prog;
+  const std::vector<uint8_t> sharing = serialized(p);
+  // The same pool with one byte of k changed shares only w.
+  auto other = std::make_shared<Program>(*prog);
+  other->constants[kAt + 100] ^= 1;
+  p.programs[0].program = other;
+  const std::vector<uint8_t> apart = serialized(p);
+  EXPECT_LT(sharing.size() + 1000000, apart.size()) << "k is stored once";
+  for (const auto &[bytes, want] : {std::pair{sharing, prog}, std::pair{apart, other}}) {
+    auto back = read(bytes);
+    ASSERT_TRUE(back) << back.status().message();
+    expectSamePrograms(*back->programs[0].program, *want);
+  }
+}
+
 TEST(Package, CpuOnlyPackageHasNoArches) {
   Package p = modelPackage();
   p.programs.clear();
@@ -367,19 +413,21 @@ TEST(Package, RefusesBadMagic) {
 
 TEST(Package, RefusesOtherFormatVersionsNamingTheWriter) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
-  ASSERT_EQ(bytes[8], 2); // format 2 is written
-  bytes[8] = 3;
-  EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 3 (dlc 0.1.0); this dlc "
-                            "reads formats 1 to 2");
+  ASSERT_EQ(bytes[8], 3); // format 3 is written
+  bytes[8] = 4;           // as a later dlc would write it, its checksum over its header
+  fixChecksum(bytes);
+  EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 4 (dlc 0.1.0); this dlc "
+                            "reads formats 1 to 3");
   bytes[8] = 0;
+  fixChecksum(bytes);
   EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 0 (dlc 0.1.0); this dlc "
-                            "reads formats 1 to 2");
+                            "reads formats 1 to 3");
   // Without a readable stamp the writer goes unnamed.
   std::vector<uint8_t> junk(64, 0xee);
   std::vector<uint8_t> other = withHeader(junk.data(), junk.size());
   other[8] = 0, other[11] = 1; // format 2^24
   EXPECT_EQ(errorOf(other),
-            "m.so: was written by a dlc package format 16777216; this dlc reads formats 1 to 2");
+            "m.so: was written by a dlc package format 16777216; this dlc reads formats 1 to 3");
 }
 
 TEST(Package, ReadsFormat1WithItsChecksumBasis) {
@@ -403,7 +451,7 @@ TEST(Package, ReadsFormat1WithItsChecksumBasis) {
 TEST(Package, RefusesUnknownFlags) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
   bytes[12] = 4;
-  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 2 has none");
+  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 3 has none");
 }
 
 TEST(Package, RefusesTruncatedPayload) {
