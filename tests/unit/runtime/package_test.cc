@@ -694,6 +694,57 @@ TEST(PackageCorruption, EveryFlippedByteIsRefusedByTheChecksumOrHeader) {
   EXPECT_EQ(checkAll(cases), static_cast<int>(cases.size()));
 }
 
+/// A small package whose program pool shares a 4 KiB graph constant (a format-3 segment), and
+/// the same with the pool's copy differing in one byte (no segment).
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>> sharedPoolPackages() {
+  Package p;
+  p.dlcVersion = "0.1.0";
+  auto g =
+      parseGraph("graph @g(%x: f32[N,1024]) -> (y: f32[N,1024]) {\n"
+                 "  %w = constant f32[1024] dense<0x" +
+                 std::string(8192, '5') + ">\n  %y = add(%x, %w) : f32[N,1024]\n  return %y\n}\n");
+  EXPECT_TRUE(g) << g.status().message();
+  p.graph = std::move(*g);
+  p.inputs = {{"x", typeOf("f32[N,1024]")}};
+  p.outputs = {{"y", typeOf("f32[N,1024]")}};
+  p.dimRanges = {{"N", 1, 8}};
+  auto prog = handProgram();
+  prog->modules[0].cubin.resize(40);
+  prog->sources.clear();
+  prog->constants.assign(256 + 4096 + 256, 0x11);
+  std::fill(prog->constants.begin() + 256, prog->constants.begin() + 256 + 4096, 0x55);
+  std::get<LaunchStep>(prog->steps[0]).args.push_back({Space::kConstants, 256, 4096});
+  p.programs.push_back({{{"N", 2}}, prog});
+  std::vector<uint8_t> shared = serialized(p);
+  auto apart = std::make_shared<Program>(*prog);
+  apart->constants[300] = 0x56;
+  p.programs[0].program = apart;
+  return {shared, serialized(p)};
+}
+
+TEST(PackageCorruption, SharedPoolReadsBackAndItsFlipsNeverCrash) {
+  auto [bytes, apart] = sharedPoolPackages();
+  EXPECT_LT(bytes.size() + 4000, apart.size()) << "the pool's copy of w is a segment";
+  auto back = read(bytes);
+  ASSERT_TRUE(back) << back.status().message();
+  std::vector<uint8_t> want(256 + 4096 + 256, 0x11);
+  std::fill(want.begin() + 256, want.begin() + 256 + 4096, 0x55);
+  EXPECT_EQ(back->programs[0].program->constants, want);
+  // Corrupted segments, sizes and offsets behind a valid checksum: an error or a package.
+  std::vector<std::vector<uint8_t>> cases;
+  for (uint8_t mask : {0x01, 0xff})
+    for (size_t i = kPackageHeaderBytes; i < bytes.size(); ++i) {
+      if (i % 4 != 0 && bytes[i] == 0x55)
+        continue; // inside the weight's data: reads, and slow to repeat
+      cases.push_back(bytes);
+      cases.back()[i] ^= mask;
+      fixChecksum(cases.back());
+    }
+  const int errors = checkAll(cases);
+  EXPECT_GT(errors, 0);
+  EXPECT_LT(errors, static_cast<int>(cases.size()));
+}
+
 TEST(PackageCorruption, FlippedBytesBehindAValidChecksumNeverCrash) {
   // With the checksum rewritten, the verifier and the content checks see every corruption.
   std::vector<uint8_t> bytes = smallPackage();
