@@ -314,13 +314,16 @@ Expected<std::vector<uint8_t>> serializePackage(const Package &p) {
 
   const uint8_t *payload = fbb.GetBufferPointer();
   const size_t size = fbb.GetSize();
-  std::vector<uint8_t> out(kPackageHeaderBytes + size);
-  std::memcpy(out.data(), kMagic, sizeof(kMagic));
-  putLE(out.data() + 8, kPackageFormatVersion, 4);
-  putLE(out.data() + 12, 0, 4); // flags
-  putLE(out.data() + 16, size, 8);
-  putLE(out.data() + 24, packageChecksum(out.data(), payload, size, kPackageFormatVersion), 8);
-  std::memcpy(out.data() + kPackageHeaderBytes, payload, size);
+  uint8_t header[kPackageHeaderBytes] = {};
+  std::memcpy(header, kMagic, sizeof(kMagic));
+  putLE(header + 8, kPackageFormatVersion, 4);
+  putLE(header + 12, 0, 4); // flags
+  putLE(header + 16, size, 8);
+  putLE(header + 24, packageChecksum(header, payload, size, kPackageFormatVersion), 8);
+  std::vector<uint8_t> out; // filled by copies only: no zeroing of a weights-sized buffer first
+  out.reserve(kPackageHeaderBytes + size);
+  out.insert(out.end(), header, header + kPackageHeaderBytes);
+  out.insert(out.end(), payload, payload + size);
   return out;
 }
 
