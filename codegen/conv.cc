@@ -92,18 +92,24 @@ Expected<ConvShape> convShape(const Node &n) {
   return s;
 }
 
-bool supportsInteger(const Node &node, std::string *why) {
-  if (!gemm::int8Operands(node, why))
-    return false;
+/// The channels-last kernel's geometry: 2-D, group 1, input channels whole 16-byte chunks.
+/// `kernel` opens the refusals ("Conv: the channels_last GPU kernel").
+bool channelsLastGeometry(const Node &node, const char *kernel, std::string *why) {
   if (node.input(0)->shape().rank() != 4 || node.getInt("group") != 1) {
-    *why = "ConvInteger: the GPU kernel is 2-D with group 1";
+    *why = fmt::format("{} is 2-D with group 1", kernel);
     return false;
   }
-  if (node.input(0)->shape()[3].value() % 16 != 0) {
-    *why = "ConvInteger: the GPU kernel needs input channels a multiple of 16";
+  const int64_t chunk = 16 / dtypeSize(node.input(0)->dtype());
+  if (node.input(0)->shape()[3].value() % chunk != 0) {
+    *why = fmt::format("{} needs input channels a multiple of {}", kernel, chunk);
     return false;
   }
   return true;
+}
+
+bool supportsInteger(const Node &node, std::string *why) {
+  return gemm::int8Operands(node, why) &&
+         channelsLastGeometry(node, "ConvInteger: the GPU kernel", why);
 }
 
 /// A channels-last f16/bf16 Conv (the layout pass's form).
@@ -114,15 +120,7 @@ bool supportsChannelsLast(const Node &node, std::string *why) {
         fmt::format("Conv: channels_last has a GPU kernel for f16 and bf16, not {}", dtypeName(t));
     return false;
   }
-  if (node.input(0)->shape().rank() != 4 || node.getInt("group") != 1) {
-    *why = "Conv: the channels_last GPU kernel is 2-D with group 1";
-    return false;
-  }
-  if (node.input(0)->shape()[3].value() % 8 != 0) {
-    *why = "Conv: the channels_last GPU kernel needs input channels a multiple of 8";
-    return false;
-  }
-  return true;
+  return channelsLastGeometry(node, "Conv: the channels_last GPU kernel", why);
 }
 
 bool supports(const Node &node, std::string *why) {

@@ -112,24 +112,28 @@ uint16_t floatToHalf(float f) { return floatToHalfImpl(f); }
 float bf16ToFloat(uint16_t b) { return bf16ToFloatImpl(b); }
 uint16_t floatToBf16(float f) { return floatToBf16Impl(f); }
 
+namespace {
+
+/// dst[i] = convert(src[i]) over n elements, with `convert` inlined.
+template <class S, class D, class F>
+[[gnu::always_inline]] inline void convertAll(const S *src, D *dst, size_t n, F convert) {
+  for (size_t i = 0; i < n; ++i)
+    dst[i] = convert(src[i]);
+}
+
+} // namespace
+
 void halfToFloat(const uint16_t *src, float *dst, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    dst[i] = halfToFloatImpl(src[i]);
+  convertAll(src, dst, n, halfToFloatImpl);
 }
-
 void floatToHalf(const float *src, uint16_t *dst, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    dst[i] = floatToHalfImpl(src[i]);
+  convertAll(src, dst, n, floatToHalfImpl);
 }
-
 void bf16ToFloat(const uint16_t *src, float *dst, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    dst[i] = bf16ToFloatImpl(src[i]);
+  convertAll(src, dst, n, bf16ToFloatImpl);
 }
-
 void floatToBf16(const float *src, uint16_t *dst, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    dst[i] = floatToBf16Impl(src[i]);
+  convertAll(src, dst, n, floatToBf16Impl);
 }
 
 } // namespace dlc

@@ -86,16 +86,22 @@ Expected<Tensor> Tensor::fromBuffer(DType dtype, std::vector<int64_t> shape,
 }
 
 namespace {
-template <typename F> auto visitElement(const Tensor &t, int64_t i, F f) {
+/// f(at) with `at(i)` reading element i in its own C++ type (f16 and bf16 decoded to double),
+/// the dtype dispatched once: the one type switch of visitElement and visitAll.
+template <typename F> auto withElements(const Tensor &t, F f) {
   const void *p = t.raw();
   switch (t.dtype()) {
   case DType::kF16:
-    return f(static_cast<double>(halfToFloat(static_cast<const uint16_t *>(p)[i])));
+    return f([p](int64_t i) {
+      return static_cast<double>(halfToFloat(static_cast<const uint16_t *>(p)[i]));
+    });
   case DType::kBF16:
-    return f(static_cast<double>(bf16ToFloat(static_cast<const uint16_t *>(p)[i])));
+    return f([p](int64_t i) {
+      return static_cast<double>(bf16ToFloat(static_cast<const uint16_t *>(p)[i]));
+    });
 #define X(e, n, s, ty)                                                                             \
   case DType::k##e:                                                                                \
-    return f(static_cast<const ty *>(p)[i]);
+    return f([p](int64_t i) { return static_cast<const ty *>(p)[i]; });
     X(F32, "", 4, float)
     X(F64, "", 8, double)
     X(I8, "", 1, int8_t)
@@ -111,45 +117,20 @@ template <typename F> auto visitElement(const Tensor &t, int64_t i, F f) {
   case DType::kUnknown:
     break;
   }
-  return f(0);
+  return f([](int64_t) { return 0; });
+}
+
+template <typename F> auto visitElement(const Tensor &t, int64_t i, F f) {
+  return withElements(t, [&](auto at) { return f(at(i)); });
 }
 
 /// f(i, element) for every element, in order, the dtype dispatched once (elements as
 /// visitElement passes them: f16 and bf16 as double).
 template <typename F> void visitAll(const Tensor &t, F f) {
-  const void *p = t.raw();
-  const int64_t n = t.numElements();
-  switch (t.dtype()) {
-  case DType::kF16:
-    for (int64_t i = 0; i < n; ++i)
-      f(i, static_cast<double>(halfToFloat(static_cast<const uint16_t *>(p)[i])));
-    return;
-  case DType::kBF16:
-    for (int64_t i = 0; i < n; ++i)
-      f(i, static_cast<double>(bf16ToFloat(static_cast<const uint16_t *>(p)[i])));
-    return;
-#define X(e, ty)                                                                                   \
-  case DType::k##e:                                                                                \
-    for (int64_t i = 0; i < n; ++i)                                                                \
-      f(i, static_cast<const ty *>(p)[i]);                                                         \
-    return;
-    X(F32, float)
-    X(F64, double)
-    X(I8, int8_t)
-    X(I16, int16_t)
-    X(I32, int32_t)
-    X(I64, int64_t)
-    X(U8, uint8_t)
-    X(U16, uint16_t)
-    X(U32, uint32_t)
-    X(U64, uint64_t)
-    X(Bool, bool)
-#undef X
-  case DType::kUnknown:
-    for (int64_t i = 0; i < n; ++i)
-      f(i, 0);
-    return;
-  }
+  withElements(t, [&](auto at) {
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      f(i, at(i));
+  });
 }
 } // namespace
 

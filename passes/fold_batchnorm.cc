@@ -40,8 +40,6 @@ struct ChannelMap {
   std::vector<double> scale, shift;
 };
 
-std::vector<double> asDoubles(const Tensor &t) { return t.toDoubleVector(); }
-
 Tensor fromDoubles(const std::vector<int64_t> &shape, const std::vector<double> &values,
                    DType dtype) {
   return Tensor::fromVector<double>(DType::kF64, shape, values).castTo(dtype);
@@ -52,38 +50,38 @@ Tensor fromDoubles(const std::vector<int64_t> &shape, const std::vector<double> 
 /// bf16): fromDoubles(shape, products, dtype) without a double copy of the whole weight.
 template <class F> Tensor scaleBlocks(const Tensor &t, int64_t block, F scaleOf) {
   const int64_t n = t.numElements();
-  Tensor out = Tensor::zeros(t.dtype(), t.shape());
-  std::vector<float> buf(static_cast<size_t>(block));
+  const DType dtype = t.dtype();
+  if (dtype != DType::kF32 && dtype != DType::kF64 && dtype != DType::kF16 &&
+      dtype != DType::kBF16) {
+    std::vector<double> v = t.toDoubleVector();
+    for (int64_t i = 0; i < n; ++i)
+      v[static_cast<size_t>(i)] *= scaleOf(i / block);
+    return fromDoubles(t.shape(), v, dtype);
+  }
+  Tensor out = Tensor::zeros(dtype, t.shape());
   const size_t bs = static_cast<size_t>(block);
+  std::vector<float> buf(bs);
   for (int64_t b = 0; b * block < n; ++b) {
     const double s = scaleOf(b);
-    const int64_t at = b * block;
-    switch (t.dtype()) {
-    case DType::kF32:
-      for (int64_t i = at; i < at + block; ++i)
-        out.mutableData<float>()[i] = static_cast<float>(t.data<float>()[i] * s);
-      break;
-    case DType::kF64:
-      for (int64_t i = at; i < at + block; ++i)
-        out.mutableData<double>()[i] = t.data<double>()[i] * s;
-      break;
-    case DType::kF16:
-    case DType::kBF16: {
-      const bool half = t.dtype() == DType::kF16;
+    const size_t at = static_cast<size_t>(b * block);
+    if (dtype == DType::kF32) {
+      const float *src = t.data<float>() + at;
+      float *dst = out.mutableData<float>() + at;
+      for (size_t i = 0; i < bs; ++i)
+        dst[i] = static_cast<float>(src[i] * s);
+    } else if (dtype == DType::kF64) {
+      const double *src = t.data<double>() + at;
+      double *dst = out.mutableData<double>() + at;
+      for (size_t i = 0; i < bs; ++i)
+        dst[i] = src[i] * s;
+    } else { // f16, bf16: through float, as castTo from double rounds
+      const bool half = dtype == DType::kF16;
       const uint16_t *src = t.data<uint16_t>() + at;
       uint16_t *dst = out.mutableData<uint16_t>() + at;
       half ? halfToFloat(src, buf.data(), bs) : bf16ToFloat(src, buf.data(), bs);
       for (float &v : buf)
         v = static_cast<float>(static_cast<double>(v) * s);
       half ? floatToHalf(buf.data(), dst, bs) : floatToBf16(buf.data(), dst, bs);
-      break;
-    }
-    default: {
-      std::vector<double> v = t.toDoubleVector();
-      for (int64_t i = 0; i < n; ++i)
-        v[static_cast<size_t>(i)] *= scaleOf(i / block);
-      return fromDoubles(t.shape(), v, t.dtype());
-    }
     }
   }
   return out;
@@ -106,7 +104,7 @@ Expected<ChannelMap> channelMap(const Node &bn) {
     const Tensor *t = constantInput(bn, i);
     if (!t)
       return invalidArgument("{} is not a constant", names[i]);
-    p[static_cast<size_t>(i)] = asDoubles(*t);
+    p[static_cast<size_t>(i)] = t->toDoubleVector();
     if (p[static_cast<size_t>(i)].size() != p[1].size())
       return invalidArgument("{} has {} elements, scale has {}", names[i], p[i].size(),
                              p[1].size());
@@ -154,7 +152,7 @@ Expected<Folded> foldConv(const Node &p, const ChannelMap &m) {
                         [&](int64_t i) { return m.scale[static_cast<size_t>(i)]; });
   std::vector<double> bias(channels, 0.0);
   if (const Tensor *b = constantInput(p, 2))
-    bias = asDoubles(*b);
+    bias = b->toDoubleVector();
   if (bias.size() != channels)
     return invalidArgument("its bias has {} elements, not {}", bias.size(), channels);
   for (size_t c = 0; c < channels; ++c)
@@ -168,7 +166,7 @@ Expected<Folded> foldGemm(const Node &p, const ChannelMap &m) {
   const int64_t n = static_cast<int64_t>(m.scale.size());
   if (b.rank() != 2 || b.shape()[transB ? 0 : 1] != n)
     return invalidArgument("its B has shape [{}], not {} columns", fmt::join(b.shape(), ","), n);
-  std::vector<double> bv = asDoubles(b);
+  std::vector<double> bv = b.toDoubleVector();
   for (int64_t i = 0; i < b.numElements(); ++i)
     bv[static_cast<size_t>(i)] *= m.scale[static_cast<size_t>(transB ? i / b.shape()[1] : i % n)];
 
@@ -185,7 +183,7 @@ Expected<Folded> foldGemm(const Node &p, const ChannelMap &m) {
                              y.str());
     rows = cShape[0];
   }
-  std::vector<double> cv = c ? asDoubles(*c) : std::vector<double>{};
+  std::vector<double> cv = c ? c->toDoubleVector() : std::vector<double>{};
   std::vector<double> out(static_cast<size_t>(rows * n));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < n; ++j) {

@@ -70,7 +70,7 @@ public:
     // A transpose to NHWC of a value that comes back from NHWC (a TensorFlow graph's
     // to_channels_last after the last convolution) reads the NHWC value itself.
     for (Node *n : g.nodes()) {
-      if (n->op() != Op::kTranspose || !transposeWithPerm(n->output(0), kToNhwc))
+      if (!transposeWithPerm(n->output(0), kToNhwc))
         continue;
       if (Value *src = nhwc::sourceOf(n->input(0))) {
         replaceOutputNamed(g, n, src);

@@ -23,9 +23,7 @@ Tensor randomTensor(DType t, std::vector<int64_t> shape, uint32_t seed) {
   return f.castTo(t);
 }
 
-struct ConvCase {
-  int64_t n, h, w, c, m, k, stride, pad, dilation;
-};
+using rt::testing::ConvCase;
 
 TEST(ConvNhwc, ChannelsLastMatchesTheReference) {
   DLC_REQUIRE_GPU(driver);
@@ -40,10 +38,7 @@ TEST(ConvNhwc, ChannelsLastMatchesTheReference) {
     for (const ConvCase &c : cases) {
       SCOPED_TRACE(fmt::format("{} conv {}x{}x{}x{} -> {} k{} s{} p{} d{}", dtypeName(t), c.n, c.h,
                                c.w, c.c, c.m, c.k, c.stride, c.pad, c.dilation));
-      const int64_t eff = (c.k - 1) * c.dilation + 1;
-      const int64_t oh = (c.h + 2 * c.pad - eff) / c.stride + 1,
-                    ow = (c.w + 2 * c.pad - eff) / c.stride + 1;
-      const std::string dt(dtypeName(t)), y = fmt::format("[{},{},{},{}]", c.n, oh, ow, c.m);
+      const std::string dt(dtypeName(t)), y = c.outShape();
       // Weights scaled so that sums over K stay well inside the 16-bit range.
       const std::string text = fmt::format(
           R"(graph @conv(%x: {0}[{1},{2},{3},{4}]) -> (y: {0}{6}) {{

@@ -125,4 +125,15 @@ inline void expectGpuMatchesReference(const std::string &text, const Tensor &x, 
   EXPECT_GE(report->compared, values);
 }
 
+/// A 2-D convolution case of the channels-last tests: N x H x W x C in, M out, a K x K window.
+struct ConvCase {
+  int64_t n, h, w, c, m, k, stride, pad, dilation;
+  /// The output's NHWC type text: "[N,OH,OW,M]".
+  std::string outShape() const {
+    const int64_t eff = (k - 1) * dilation + 1;
+    return fmt::format("[{},{},{},{}]", n, (h + 2 * pad - eff) / stride + 1,
+                       (w + 2 * pad - eff) / stride + 1, m);
+  }
+};
+
 } // namespace dlc::rt::testing

@@ -25,15 +25,10 @@ Tensor int8Tensor(std::vector<int64_t> shape, uint32_t seed) {
   return t;
 }
 
-struct ConvCase {
-  int64_t n, h, w, c, m, k, stride, pad, dilation;
-};
+using rt::testing::ConvCase;
 
 std::string convText(const ConvCase &t) {
-  const int64_t eff = (t.k - 1) * t.dilation + 1;
-  const int64_t oh = (t.h + 2 * t.pad - eff) / t.stride + 1,
-                ow = (t.w + 2 * t.pad - eff) / t.stride + 1;
-  const std::string y = fmt::format("[{},{},{},{}]", t.n, oh, ow, t.m);
+  const std::string y = t.outShape();
   return fmt::format(R"(graph @conv(%x: i8[{0},{1},{2},{3}]) -> (acc: i32{5}, y: f32{5}) {{
   %w = constant i8[{4},{6},{6},{3}] {7}
   %s = constant f32[{4}] {8}

@@ -636,30 +636,37 @@ TEST(Package, WriterRefusesInconsistentPackages) {
 // --- Corruption -----------------------------------------------------------------------------
 
 /// A small package (every part present) so that corrupting each byte stays quick.
-std::vector<uint8_t> smallPackage() {
+/// A package of graph `text` (input x and output y of type `type`, N in 1..8) with one
+/// program for N = 2: handProgram's, its cubin cut to 40 bytes, without sources.
+Package oneProgramPackage(const std::string &text, const char *type) {
   Package p;
   p.dlcVersion = "0.1.0";
-  auto g = parseGraph("graph @g(%x: f32[N,20], %c: bool[]) -> (y: f32[N,20]) {\n"
-                      "  %w = constant f32[20] dense<0x" +
-                      std::string(160, '3') +
-                      ">\n"
-                      "  %y = if(%c, %x) {else_branch = graph @e(%a: f32[N,20]) -> (r: f32[N,20]) "
-                      "{\n    %v = constant f32[20] dense<0x" +
-                      std::string(160, '4') +
-                      ">\n    %r = add(%a, %v) : f32[N,20]\n    return %r\n  }, then_branch = "
-                      "graph @t(%a: f32[N,20]) -> (r: f32[N,20]) {\n    return %a\n  }} : "
-                      "f32[N,20]\n  return %y\n}\n");
+  auto g = parseGraph(text);
   EXPECT_TRUE(g) << g.status().message();
   p.graph = std::move(*g);
-  p.inputs = {{"x", typeOf("f32[N,20]")}};
-  p.outputs = {{"y", typeOf("f32[N,20]")}};
+  p.inputs = {{"x", typeOf(type)}};
+  p.outputs = {{"y", typeOf(type)}};
   p.dimRanges = {{"N", 1, 8}};
   auto prog = handProgram();
   prog->modules[0].cubin.resize(40);
-  prog->constants.resize(512);
   prog->sources.clear();
   p.programs.push_back({{{"N", 2}}, prog});
-  return serialized(p);
+  return p;
+}
+
+std::vector<uint8_t> smallPackage() {
+  return serialized(oneProgramPackage(
+      "graph @g(%x: f32[N,20], %c: bool[]) -> (y: f32[N,20]) {\n"
+      "  %w = constant f32[20] dense<0x" +
+          std::string(160, '3') +
+          ">\n"
+          "  %y = if(%c, %x) {else_branch = graph @e(%a: f32[N,20]) -> (r: f32[N,20]) "
+          "{\n    %v = constant f32[20] dense<0x" +
+          std::string(160, '4') +
+          ">\n    %r = add(%a, %v) : f32[N,20]\n    return %r\n  }, then_branch = "
+          "graph @t(%a: f32[N,20]) -> (r: f32[N,20]) {\n    return %a\n  }} : "
+          "f32[N,20]\n  return %y\n}\n",
+      "f32[N,20]"));
 }
 
 /// Every result is a package or an error naming the source; counts the errors.
@@ -697,24 +704,16 @@ TEST(PackageCorruption, EveryFlippedByteIsRefusedByTheChecksumOrHeader) {
 /// A small package whose program pool shares a 4 KiB graph constant (a format-3 segment), and
 /// the same with the pool's copy differing in one byte (no segment).
 std::pair<std::vector<uint8_t>, std::vector<uint8_t>> sharedPoolPackages() {
-  Package p;
-  p.dlcVersion = "0.1.0";
-  auto g =
-      parseGraph("graph @g(%x: f32[N,1024]) -> (y: f32[N,1024]) {\n"
-                 "  %w = constant f32[1024] dense<0x" +
-                 std::string(8192, '5') + ">\n  %y = add(%x, %w) : f32[N,1024]\n  return %y\n}\n");
-  EXPECT_TRUE(g) << g.status().message();
-  p.graph = std::move(*g);
-  p.inputs = {{"x", typeOf("f32[N,1024]")}};
-  p.outputs = {{"y", typeOf("f32[N,1024]")}};
-  p.dimRanges = {{"N", 1, 8}};
-  auto prog = handProgram();
-  prog->modules[0].cubin.resize(40);
-  prog->sources.clear();
+  Package p = oneProgramPackage("graph @g(%x: f32[N,1024]) -> (y: f32[N,1024]) {\n"
+                                "  %w = constant f32[1024] dense<0x" +
+                                    std::string(8192, '5') +
+                                    ">\n  %y = add(%x, %w) : f32[N,1024]\n  return %y\n}\n",
+                                "f32[N,1024]");
+  auto prog = std::make_shared<Program>(*p.programs[0].program);
   prog->constants.assign(256 + 4096 + 256, 0x11);
   std::fill(prog->constants.begin() + 256, prog->constants.begin() + 256 + 4096, 0x55);
   std::get<LaunchStep>(prog->steps[0]).args.push_back({Space::kConstants, 256, 4096});
-  p.programs.push_back({{{"N", 2}}, prog});
+  p.programs[0].program = prog;
   std::vector<uint8_t> shared = serialized(p);
   auto apart = std::make_shared<Program>(*prog);
   apart->constants[300] = 0x56;
