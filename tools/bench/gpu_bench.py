@@ -59,6 +59,10 @@ def make_model(name, dtype):
     elif name == "vit_b_16":
         import torchvision
         m = torchvision.models.vit_b_16(weights=None)
+    elif name == "mlp":
+        # The MLP row: 1024-4096-1024 with a GELU between.
+        m = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(),
+                                torch.nn.Linear(4096, 1024))
     elif name == "bert_base":
         from transformers import BertConfig, BertModel
         # bert-base-uncased sizes. Eager attention: the TorchScript exporter's form of SDPA
@@ -80,7 +84,7 @@ def make_model(name, dtype):
     # torchvision zero-initialises some classifier heads (ViT), which would make the output
     # comparison trivial: give every final Linear random weights.
     last = [mod for mod in m.modules() if isinstance(mod, torch.nn.Linear)]
-    if last and name != "bert_base":
+    if last and name not in ("bert_base", "mlp"):
         torch.nn.init.normal_(last[-1].weight, std=0.5)
         torch.nn.init.normal_(last[-1].bias, std=0.5)
     # Fresh BatchNorm layers are identities (mean 0, variance 1, scale 1, shift 0): give them
@@ -100,6 +104,8 @@ def make_input(name, batch, dtype, seq=128, seed=0):
     g = torch.Generator(device="cuda").manual_seed(seed)
     if name == "bert_base":
         return torch.randint(0, 30522, (batch, seq), device="cuda", generator=g)
+    if name == "mlp":
+        return torch.randn(batch, 1024, device="cuda", dtype=dtype, generator=g)
     return torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype, generator=g)
 
 

@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dlc_ctypes  # noqa: E402
 import gpu_bench as gb  # noqa: E402
 
-CONFIGS = [("resnet50", 1, torch.float16), ("resnet50", 32, torch.float16),
+CONFIGS = [("mlp", 256, torch.float16), ("resnet50", 1, torch.float16), ("resnet50", 32, torch.float16),
            ("bert_base", 8, torch.float16), ("vit_b_16", 8, torch.float16),
            ("mobilenet_v2", 1, torch.float16), ("resnet50", 1, torch.float32)]
 
@@ -64,11 +64,14 @@ def run_config(args, name, batch, dtype, workdir):
     torch.manual_seed(0)
     model = gb.make_model(name, dtype)
     x = gb.make_input(name, batch, dtype)
-    path = os.path.join(workdir, f"{name}_b{batch}.onnx")
+    # One file name per configuration: a second library at the same path would be the first
+    # one again to dlopen.
+    stem = tag.replace(" ", "_")
+    path = os.path.join(workdir, f"{stem}.onnx")
     with torch.no_grad():
         gb.export(model, x, path)
     row = {"model": tag}
-    lib = os.path.join(workdir, f"{name}_b{batch}.so")
+    lib = os.path.join(workdir, f"{stem}.so")
     t0 = time.time()
     p = subprocess.run([args.dlc, "compile", path, "-o", lib], capture_output=True, text=True)
     row["dlc_compile_s"] = time.time() - t0
