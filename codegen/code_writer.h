@@ -22,6 +22,7 @@
 // Scopes:
 //  * block(head): `head {`, the body one level deeper, `}` when the Scope is destroyed.
 //  * blockSemi(head): the same closed by `};` (lambdas, structs: `auto f = [&](int i)`).
+//  * lambdaArg(head): closed by `});` (a lambda as a call's last argument).
 //  * Scope::chain(head): closes the body and opens the next one on the same line, for
 //    `} else {` and `} else if (c) {`.
 //  * Scope::close(): closes early (a Scope closes once).
@@ -106,6 +107,11 @@ public:
   /// Writes `head {` and opens a scope closed by `};`.
   template <typename... Args> Scope blockSemi(fmt::format_string<Args...> head, Args &&...args) {
     return open(fmt::format(head, std::forward<Args>(args)...), "};");
+  }
+  /// Writes `head {` and opens a scope closed by `});`: a lambda, the last argument of a call
+  /// that `head` opens (`f(x, [&](int i)`).
+  template <typename... Args> Scope lambdaArg(fmt::format_string<Args...> head, Args &&...args) {
+    return open(fmt::format(head, std::forward<Args>(args)...), "});");
   }
   /// One level deeper, no braces (the body of a brace-less for or if).
   Scope indented() { return Scope(this, ""); }

@@ -495,6 +495,13 @@ __device__ __forceinline__ void dlc_store2_exact<unsigned char>(unsigned char *p
   *reinterpret_cast<uchar2 *>(p) = make_uchar2(a, b);
 }
 )cuda"},
+    // The Hopper GEMM main loop (codegen/sm90_gemm.cuh; sm_90a only, so a program that uses
+    // it is compiled for sm_90a).
+    {
+        "dlc_sm90",
+        "",
+#include "codegen/sm90_gemm.cuh.inc"
+    },
 };
 
 constexpr size_t kNumHelpers = std::size(kHelpers);

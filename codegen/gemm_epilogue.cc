@@ -368,11 +368,19 @@ void writeStagedStore(CodeWriter &w, const KernelContext &ctx) {
          "acc[s0 + mj][ni][2 * h + 1]);",
          acc);
   w.line("__syncwarp();");
+  writeStagedChunks(w, ctx, "wm * WM + s0 * 16", "wn * WN");
+  w.line("__syncwarp();");
+}
+
+void writeStagedChunks(CodeWriter &w, const KernelContext &ctx, const std::string &rowOrigin,
+                       const std::string &colOrigin) {
+  const GemmSpec &s = ctx.spec;
+  const int v = ctx.stagedV;
   w.line("#pragma unroll{}", heavyEpilogue(ctx.group) ? " 1" : "");
   {
     auto chunks = w.block("for (int q = lane; q < EP_ROWS * EP_CHUNKS; q += 32)");
     w.line("const int r = q / EP_CHUNKS, c = (q % EP_CHUNKS) * {};", v);
-    w.line("const int row = m0e + wm * WM + s0 * 16 + r, col = n0e + wn * WN + c;");
+    w.line("const int row = m0e + {} + r, col = n0e + {} + c;", rowOrigin, colOrigin);
     std::vector<std::string> inside;
     if (s.m % ctx.cfg.bm != 0)
       inside.push_back(fmt::format("row < {}", s.m));
@@ -385,7 +393,6 @@ void writeStagedStore(CodeWriter &w, const KernelContext &ctx) {
            s.outRowStride);
     w.line("dlc_epv(ep + r * EP_PITCH + c, ob + {});", outColOffset(ctx, "col"));
   }
-  w.line("__syncwarp();");
 }
 
 } // namespace dlc::codegen::gemm

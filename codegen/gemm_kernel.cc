@@ -20,16 +20,20 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-int threadsOf(const TileConfig &c) { return c.simt ? 256 : 32 * c.warpsM * c.warpsN; }
+int threadsOf(const TileConfig &c) {
+  return c.simt ? 256 : c.wgmma ? 128 * (c.warpsM + 1) : 32 * c.warpsM * c.warpsN;
+}
 
 uint32_t sharedBytes(const GemmSpec &spec, const TileConfig &c) {
-  return c.simt ? 0 : tcSharedBytes(spec, c);
+  return c.simt ? 0 : c.wgmma ? sm90SharedBytes(c) : tcSharedBytes(spec, c);
 }
 
 /// Registers per thread, roughly (accumulators, fragments, addressing).
 int regsEstimate(const GemmSpec &spec, const TileConfig &c) {
   if (c.simt)
     return (c.bm / 16) * (c.bn / 16) + 48;
+  if (c.wgmma)
+    return 168; // 65536 / 384: one CTA per SM, setmaxnreg moves them to the consumers
   const int wm = c.bm / c.warpsM, wn = c.bn / c.warpsN;
   return std::min(255, wm * wn / 32 + wm / 16 * 4 + wn / 8 * 2 + 48);
 }
@@ -76,6 +80,22 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
     c.stages = stages;
     out.push_back({c, eff, gatherEff});
   };
+  if (opts.smVersion == 90 && opts.sm90a &&
+      (spec.dtype == DType::kF16 || spec.dtype == DType::kBF16)) {
+    auto wg = [&](int bn, int stages, double eff) {
+      TileConfig c;
+      c.bm = 128;
+      c.bn = bn;
+      c.bk = 64;
+      c.warpsM = 2;
+      c.warpsN = 1;
+      c.stages = stages;
+      c.wgmma = true;
+      out.push_back({c, eff, 0});
+    };
+    wg(256, 4, 1.6);
+    wg(128, 6, 1.45);
+  }
   tc(128, 256, 32, 2, 4, 4, 1.0, 0);
   tc(256, 128, 32, 4, 2, 4, 1.0, 0.9);
   tc(128, 256, 64, 2, 4, 3, 0.95, 0);
@@ -103,6 +123,8 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
 std::string TileConfig::str() const {
   if (simt)
     return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
+  if (wgmma)
+    return fmt::format("{}x{}x{}/wgs{}k{}", bm, bn, bk, stages, splitK);
   return fmt::format("{}x{}x{}/{}x{}s{}k{}", bm, bn, bk, warpsM, warpsN, stages, splitK);
 }
 
@@ -115,6 +137,11 @@ std::optional<TileConfig> parseTileConfig(const std::string &text) {
   if (rest.rfind("simt", 0) == 0) {
     c.simt = true;
     rest = rest.substr(4);
+  } else if (rest.rfind("/wg", 0) == 0) {
+    c.wgmma = true;
+    c.warpsM = 2;
+    c.warpsN = 1;
+    rest = rest.substr(3);
   } else if (!rest.empty() && rest[0] == '/') {
     int m = 0;
     if (std::sscanf(rest.c_str(), "/%dx%d%n", &c.warpsM, &c.warpsN, &m) != 2)
@@ -154,6 +181,8 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
       return no("SIMT tiles are 64 or 128 rows and columns, BK 8");
     return true;
   }
+  if (c.wgmma)
+    return sm90Fits(spec, c, opts, spec.out, why);
   if (spec.dtype == DType::kF32 && !opts.allowTf32)
     return no("f32 needs allowTf32 for tensor cores");
   if (opts.smVersion < 80)
@@ -234,7 +263,8 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       const int64_t perSplit = ceilDiv(kTiles, s);
       // Stages past the K tiles only hold shared memory (and cost blocks per SM, which the
       // epilogue needs to hide its loads): a 1x1 conv over 64 channels has one K tile.
-      c.stages = static_cast<int>(std::max<int64_t>(2, std::min<int64_t>(c.stages, perSplit + 1)));
+      c.stages = static_cast<int>(
+          std::max<int64_t>(c.wgmma ? 3 : 2, std::min<int64_t>(c.stages, perSplit + 1)));
       c.splitK = static_cast<int>(ceilDiv(kTiles, perSplit));
       std::string why;
       if (!tileFits(spec, c, opts, &why) || blocksPerSm(spec, c) < 1)
@@ -305,15 +335,15 @@ void writeOpaqueOrigin(CodeWriter &w) {
   w.line("asm volatile(\"\" : \"+r\"(m0e), \"+r\"(n0e));");
 }
 
-void writeRaster(CodeWriter &w, const KernelContext &ctx) {
+void writeRaster(CodeWriter &w, const KernelContext &ctx, const std::string &index) {
   w.line("int tm, tn;");
   auto raster = w.block("");
   if (ctx.tilesM <= 8 || ctx.tilesN == 1) {
-    w.line("tm = blockIdx.x % {};", ctx.tilesM);
-    w.line("tn = blockIdx.x / {};", ctx.tilesM);
+    w.line("tm = {} % {};", index, ctx.tilesM);
+    w.line("tn = {} / {};", index, ctx.tilesM);
   } else {
     // Groups of 8 row tiles walk the columns together, so their A rows stay in L2.
-    w.line("const int pid = blockIdx.x, width = {};", 8 * ctx.tilesN);
+    w.line("const int pid = {}, width = {};", index, 8 * ctx.tilesN);
     w.line("const int first = (pid / width) * 8;");
     w.line("const int gs = min({} - first, 8);", ctx.tilesM);
     w.line("tm = first + (pid % width) % gs;");
@@ -321,12 +351,14 @@ void writeRaster(CodeWriter &w, const KernelContext &ctx) {
   }
 }
 
-Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
+Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
                               const EmitOptions &opts, const std::optional<TileConfig> &cfgIn) {
   if (group.outputs.size() != 1)
     return invalidArgument("a GEMM group has one output, got {}", group.outputs.size());
   if (!group.anchor)
     return invalidArgument("the group has no anchor");
+  GemmSpec spec = specIn;
+  spec.out = group.outputs[0]->dtype();
   const TileConfig cfg = cfgIn ? *cfgIn : chooseTile(spec, opts);
   std::string why;
   if (!tileFits(spec, cfg, opts, &why))
@@ -379,6 +411,14 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
   main.launch.grid[1] = static_cast<uint32_t>(splits);
   main.launch.grid[2] = ctx.gridZ;
   main.launch.block[0] = static_cast<uint32_t>(threadsOf(cfg));
+  if (cfg.wgmma) {
+    // Persistent: one CTA per SM at most, each walking the tiles of every batch.
+    const int64_t tiles = ctx.tilesM * ctx.tilesN * spec.batch;
+    if (tiles >= (int64_t{1} << 31))
+      return invalidArgument("{} output tiles are too many for one grid", tiles);
+    main.launch.grid[0] = static_cast<uint32_t>(std::min<int64_t>(tiles, std::max(1, opts.numSms)));
+    main.launch.grid[2] = 1;
+  }
   ctx.stagedV = opts.stagedEpilogue ? stagedWidth(spec, cfg, splits, out->dtype()) : 0;
   // The staged epilogue's chunk loop is not unrolled for a heavy epilogue, so its body is
   // copied MI x stagedV times, not once per accumulator pair: it stays inlined (kbench: BERT's
@@ -386,7 +426,8 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
   ctx.outlineEpilogue =
       opts.outlineHeavyEpilogues && splits == 1 && ctx.stagedV == 0 && heavyEpilogue(group);
   main.launch.sharedBytes = sharedBytes(spec, cfg);
-  if (ctx.stagedV > 0) {
+  main.sm90a = cfg.wgmma;
+  if (ctx.stagedV > 0 && !cfg.wgmma) {
     // Slabs as tall as the warp tile where the operand pipeline's shared memory holds them
     // (one pass, every chunk's loads free to be issued together), else halved down to 16 rows.
     const int wm = cfg.bm / cfg.warpsM;
@@ -402,6 +443,8 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
          spec.batch, spec.m, spec.n, spec.k, ctx.cfg.str());
   if (cfg.simt)
     DLC_RETURN_IF_ERROR(writeSimtKernel(w, ctx));
+  else if (cfg.wgmma)
+    DLC_RETURN_IF_ERROR(writeSm90Kernel(w, ctx));
   else
     DLC_RETURN_IF_ERROR(writeTcKernel(w, ctx));
   main.source = w.str();

@@ -11,7 +11,9 @@
 // which is also the element's flat index in the output tensor (epilogue operands broadcast
 // against it).
 //
-// Kernels: f16/bf16 run on tensor cores (mma.sync m16n8k16, ldmatrix, a cp.async multi-stage
+// Kernels: on sm_90 (EmitOptions::sm90a), f16/bf16 products with plain strided operands run the
+// Hopper family (wgmma fed by a warp-specialized cp.async pipeline, gemm_sm90.cc). Otherwise
+// f16/bf16 run on tensor cores (mma.sync m16n8k16, ldmatrix, a cp.async multi-stage
 // shared-memory pipeline with padded rows); int8 likewise with mma.sync m16n8k32 s8 and int32
 // accumulators (both operands K-contiguous, 16-byte aligned; no split-K, whose float partial
 // sums would round); f32 runs a SIMT tiled kernel, or TF32 mma (m16n8k8) when
@@ -66,6 +68,9 @@ struct Addend {
 
 struct GemmSpec {
   DType dtype = DType::kF32; // of A and B
+  /// The output's type (writeGemm sets it from the group): the staged epilogue's width
+  /// depends on it, and the Hopper family needs that epilogue.
+  DType out = DType::kUnknown;
   int64_t batch = 1, m = 1, n = 1, k = 1;
   Operand a, b;
   int64_t outBatchStride = 0;
@@ -82,10 +87,14 @@ struct TileConfig {
   int stages = 4;             // tensor cores: shared-memory pipeline depth
   int splitK = 1;
   bool simt = false; // f32 SIMT kernel (16x16 threads, bm/16 x bn/16 outputs each)
+  /// The Hopper family (sm_90a, codegen/sm90_gemm.cuh): a producer warpgroup and warpsM = 2
+  /// consumer warpgroups (warpsN = 1) running wgmma; bm 128, bn 128 or 256, bk 64.
+  bool wgmma = false;
   std::string str() const;
 };
 
-/// Parses "BMxBNxBK[/WMxWN][sS][kSPLIT]" ("128x256x32/2x4s4k1"); for kbench.
+/// Parses "BMxBNxBK[/WMxWN|/wg][sS][kSPLIT]" ("128x256x32/2x4s4k1", "128x256x64/wgs4"); for
+/// kbench.
 std::optional<TileConfig> parseTileConfig(const std::string &text);
 
 /// The tile configuration the writer picks for `spec`.

@@ -70,12 +70,19 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx);
 /// 16-byte store (element by element when a buffer is not aligned to it).
 void writeStagedStore(CodeWriter &w, const KernelContext &ctx);
 
+/// The chunk loop of the staged epilogue: each lane of a warp finishes ctx.stagedV adjacent
+/// outputs of the warp's slab `ep` (EP_ROWS x EP_CHUNKS chunks, rows EP_PITCH words apart), at
+/// tile row `rowOrigin` + r and column `colOrigin` + c (C expressions).
+void writeStagedChunks(CodeWriter &w, const KernelContext &ctx, const std::string &rowOrigin,
+                       const std::string &colOrigin);
+
 /// Shared memory of the staged epilogue's slabs of `rows` rows (reused from the operand
 /// pipeline's).
 uint32_t stagedEpilogueBytes(const TileConfig &cfg, int rows);
 
-/// Tile raster: writes `tm`, `tn` from blockIdx.x (groups of 8 row tiles for L2 reuse).
-void writeRaster(CodeWriter &w, const KernelContext &ctx);
+/// Tile raster: writes `tm`, `tn` from the tile index `index` (a C expression; groups of 8 row
+/// tiles for L2 reuse).
+void writeRaster(CodeWriter &w, const KernelContext &ctx, const std::string &index = "blockIdx.x");
 
 /// Writes `m0e`, `n0e`: copies of the tile origin the compiler cannot see through, for the
 /// epilogue's index math. Otherwise it hoists every output and epilogue-operand address
@@ -85,6 +92,13 @@ void writeOpaqueOrigin(CodeWriter &w);
 /// Main kernels.
 Status writeTcKernel(CodeWriter &w, const KernelContext &ctx);
 Status writeSimtKernel(CodeWriter &w, const KernelContext &ctx);
+
+/// The Hopper family (gemm_sm90.cc, cfg.wgmma): whether it can run `spec` (whose output has
+/// type `out`), its kernel, and its dynamic shared memory.
+bool sm90Fits(const GemmSpec &spec, const TileConfig &cfg, const EmitOptions &opts, DType out,
+              std::string *why);
+Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx);
+uint32_t sm90SharedBytes(const TileConfig &cfg);
 
 /// Dynamic shared memory of the tensor-core kernel.
 uint32_t tcSharedBytes(const GemmSpec &spec, const TileConfig &cfg);

@@ -70,6 +70,8 @@ struct Kernel {
   /// The prelude helpers `source` uses (CodeWriter::requirements()); a program holding the
   /// kernel starts with cudaPrelude(prelude), or a superset.
   HelperSet prelude;
+  /// Uses sm_90a-only instructions (wgmma, setmaxnreg): its module is compiled for sm_90a.
+  bool sm90a = false;
   LaunchDims launch;
   std::vector<KernelParam> params;
 };
@@ -95,6 +97,9 @@ struct EmitOptions {
   /// 16 adjacent bytes (gemm::writeStagedStore); false keeps the fragment-order epilogue
   /// (kbench --fragment-epilogue, for comparison).
   bool stagedEpilogue = true;
+  /// On sm_90: GEMMs may use the Hopper family, whose modules are compiled for sm_90a (a cubin
+  /// and PTX for the sm_90 GPUs only). false keeps every kernel portable sm_90 code.
+  bool sm90a = true;
 };
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).

@@ -333,8 +333,13 @@ private:
     std::vector<std::string> moduleSources;
     for (size_t m = 0; m < numModules; ++m)
       moduleSources.push_back(cudaPrelude(helpers[m]) + kernelSources[m]);
+    // One arch for the whole program: sm_90a when a kernel needs its instructions (the cubin
+    // runs on the same GPUs as an sm_90 one; its PTX does not carry forward).
+    NvrtcOptions nvrtc = opts_.nvrtc;
+    nvrtc.archSpecific =
+        std::any_of(kernels_.begin(), kernels_.end(), [](const Kernel &k) { return k.sm90a; });
     for (auto &m : p_.modules)
-      m.arch = fmt::format("sm_{}", opts_.nvrtc.smVersion);
+      m.arch = fmt::format("sm_{}{}", nvrtc.smVersion, nvrtc.archSpecific ? "a" : "");
     if (!opts_.compile)
       return Status::ok();
     std::vector<std::string> names;
@@ -342,7 +347,7 @@ private:
       names.push_back(fmt::format("module {} ({})", names.size(), fmt::join(m.kernels, ", ")));
     CompileStats stats;
     DLC_ASSIGN_OR_RETURN(std::vector<CompiledModule> compiled,
-                         compileModules(moduleSources, names, opts_.nvrtc, jobs, &stats));
+                         compileModules(moduleSources, names, nvrtc, jobs, &stats));
     for (size_t m = 0; m < numModules; ++m) {
       p_.modules[m].cubin = std::move(compiled[m].cubin);
       p_.modules[m].ptx = std::move(compiled[m].ptx);

@@ -69,7 +69,8 @@ Expected<std::string> cudaIncludeDir() {
 Expected<std::vector<std::string>> nvrtcArguments(const NvrtcOptions &opts) {
   DLC_ASSIGN_OR_RETURN(std::string include, cudaIncludeDir());
   std::vector<std::string> options = {"--std=c++17",
-                                      "--gpu-architecture=sm_" + std::to_string(opts.smVersion),
+                                      "--gpu-architecture=sm_" + std::to_string(opts.smVersion) +
+                                          (opts.archSpecific ? "a" : ""),
                                       "--include-path=" + include, "-default-device"};
   if (opts.lineInfo)
     options.push_back("-lineinfo");
@@ -99,8 +100,8 @@ Expected<CompiledModule> compileCuda(const std::string &source, const std::strin
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
     log.pop_back();
   if (r != NVRTC_SUCCESS)
-    return invalidArgument("NVRTC failed to compile '{}' for sm_{}:\n{}", name, opts.smVersion,
-                           log);
+    return invalidArgument("NVRTC failed to compile '{}' for sm_{}{}:\n{}", name, opts.smVersion,
+                           opts.archSpecific ? "a" : "", log);
   CompiledModule out;
   out.log = std::move(log);
   size_t size = 0;

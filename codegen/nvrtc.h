@@ -22,6 +22,9 @@ namespace dlc::codegen {
 struct NvrtcOptions {
   /// Compute capability times ten: 90 for sm_90.
   int smVersion = 90;
+  /// Compile for the arch-specific target (sm_90a: wgmma, setmaxnreg), whose code runs on that
+  /// compute capability only.
+  bool archSpecific = false;
   /// Keep line info for compute-sanitizer / profilers.
   bool lineInfo = false;
   /// Extra NVRTC options, appended.

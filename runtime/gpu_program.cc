@@ -278,7 +278,9 @@ Status GpuProgram::loadModules(const GpuProgramOptions &opts) {
     const Module &m = program_->modules[i];
     const int moduleSm = *archNumber(m.arch); // validated
     const bool cubinFits = !m.cubin.empty() && moduleSm == sm && !opts.forcePtx;
-    const bool ptxFits = !m.ptx.empty() && moduleSm <= sm;
+    // Arch-specific PTX (sm_90a) is JIT-compiled for its own arch only.
+    const bool archSpecific = !m.arch.empty() && (m.arch.back() == 'a' || m.arch.back() == 'f');
+    const bool ptxFits = !m.ptx.empty() && (archSpecific ? moduleSm == sm : moduleSm <= sm);
     std::string what = fmt::format("module {}{}", i, kernelList(m));
     if (!cubinFits && !ptxFits) {
       std::string has = m.cubin.empty() ? "" : "a cubin for " + m.arch;
@@ -287,8 +289,9 @@ Status GpuProgram::loadModules(const GpuProgramOptions &opts) {
       return unavailable("{} holds {}, but the GPU is {} ({}): {}; recompile for {} "
                          "(--gpu-arch {})",
                          what, has, dev.name, dev.arch(),
-                         m.ptx.empty() ? "no PTX to JIT-compile"
-                                       : "PTX runs only on its own arch or newer",
+                         m.ptx.empty()  ? "no PTX to JIT-compile"
+                         : archSpecific ? "arch-specific PTX runs only on its own arch"
+                                        : "PTX runs only on its own arch or newer",
                          dev.arch(), dev.arch());
     }
     // The JIT's log says why a load failed (PTX errors, unsupported features).

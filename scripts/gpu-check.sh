@@ -21,6 +21,8 @@
 #   harness     tools/bench/harness.py: the same models as model libraries in the PyTorch
 #               process, every side timed by one function (DLC_HARNESS_MODELS=resnet50,... to
 #               keep some)
+#   gemms       the same harness on single fp16 GEMMs against cuBLAS (8192^3, transformer shapes)
+#   kbench      tools/kbench/kbench on $DLC_KBENCH_FILE (default tools/kbench/sm90.txt)
 # Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
 set -uo pipefail
 build=$(cd "$1" && pwd); nodes=$2; out=$3; shift 3
@@ -119,6 +121,10 @@ for part in "${parts[@]}"; do
              --host-app "$build/tests/dlc_host_app" --out "$out" ;;
     harness) run_part harness python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
                --out "$out" ${DLC_HARNESS_MODELS:+--models "$DLC_HARNESS_MODELS"} ;;
+    gemms) run_part gemms python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
+             --out "$out" --gemms ;;
+    kbench) run_part kbench "$build/tools/kbench/kbench" \
+              --file "$root/${DLC_KBENCH_FILE:-tools/kbench/sm90.txt}" --runs 30 ;;
     *) echo "unknown part '$part'"; exit 2 ;;
   esac
 done

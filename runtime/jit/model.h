@@ -77,6 +77,9 @@ struct SessionOptions {
   bool poison = false;
   /// GPU: let fp32 GEMM/conv use TF32 tensor cores.
   bool allowTf32 = false;
+  /// GPU: on sm_90, GEMMs may use the Hopper kernels (wgmma; the program is compiled for
+  /// sm_90a). false keeps every kernel plain sm_90 code (`--no-hopper-kernels`).
+  bool hopperKernels = true;
   /// GPU: "fp16" or "bf16" runs a float32 model in mixed precision (the mixed-precision pass);
   /// "" keeps its types. `keepFp32` names nodes or ops ('|'-separated) kept in float32.
   std::string precision;

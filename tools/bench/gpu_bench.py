@@ -59,6 +59,19 @@ def make_model(name, dtype):
     elif name == "vit_b_16":
         import torchvision
         m = torchvision.models.vit_b_16(weights=None)
+    elif name.startswith("matmul_"):
+        # One GEMM, y = x @ w with w [K, N] a constant: "matmul_NxK", the batch is M.
+        n, k = (int(v) for v in name[len("matmul_"):].split("x"))
+
+        class MatMul(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.randn(k, n) / k ** 0.5)
+
+            def forward(self, x):
+                return torch.matmul(x, self.w)
+
+        m = MatMul()
     elif name == "mlp":
         # The MLP row: 1024-4096-1024 with a GELU between.
         m = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(),
@@ -84,7 +97,7 @@ def make_model(name, dtype):
     # torchvision zero-initialises some classifier heads (ViT), which would make the output
     # comparison trivial: give every final Linear random weights.
     last = [mod for mod in m.modules() if isinstance(mod, torch.nn.Linear)]
-    if last and name not in ("bert_base", "mlp"):
+    if last and name not in ("bert_base", "mlp") and not name.startswith("matmul_"):
         torch.nn.init.normal_(last[-1].weight, std=0.5)
         torch.nn.init.normal_(last[-1].bias, std=0.5)
     # Fresh BatchNorm layers are identities (mean 0, variance 1, scale 1, shift 0): give them
@@ -104,6 +117,9 @@ def make_input(name, batch, dtype, seq=128, seed=0):
     g = torch.Generator(device="cuda").manual_seed(seed)
     if name == "bert_base":
         return torch.randint(0, 30522, (batch, seq), device="cuda", generator=g)
+    if name.startswith("matmul_"):
+        k = int(name.split("x")[-1])
+        return torch.randn(batch, k, device="cuda", dtype=dtype, generator=g)
     if name == "mlp":
         return torch.randn(batch, 1024, device="cuda", dtype=dtype, generator=g)
     return torch.randn(batch, 3, 224, 224, device="cuda", dtype=dtype, generator=g)

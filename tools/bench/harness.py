@@ -31,6 +31,11 @@ import gpu_bench as gb  # noqa: E402
 CONFIGS = [("mlp", 256, torch.float16), ("resnet50", 1, torch.float16), ("resnet50", 32, torch.float16),
            ("bert_base", 8, torch.float16), ("vit_b_16", 8, torch.float16),
            ("mobilenet_v2", 1, torch.float16), ("resnet50", 1, torch.float32)]
+# --gemms: single fp16 GEMMs (M, N, K), y = x @ w with w constant; PyTorch's side is cuBLAS.
+# 8192^3 and the GEMMs of tools/kbench/transformer.txt (ViT-B/16 b8, BERT-base b8 s128).
+GEMMS = [(8192, 8192, 8192), (1576, 3072, 768), (1576, 768, 3072), (1576, 2304, 768),
+         (1576, 768, 768), (1024, 3072, 768), (1024, 768, 3072), (1024, 2304, 768),
+         (1024, 768, 768)]
 
 
 def bench(fn):
@@ -92,7 +97,7 @@ def run_config(args, name, batch, dtype, workdir):
         row["rel_err_vs_eager"] = gb.rel_err(y.float().cpu().numpy(), ref.float().cpu().numpy())
         row["dlc_ms"] = bench(lambda: sess.run_async(stream()))
         row["eager_ms"] = bench(lambda: model(x))
-        if not args.no_compile:
+        if not args.no_compile and not name.startswith("matmul_"):
             c = torch.compile(model)
             c(x)
             row["compile_ms"] = bench(lambda: c(x))
@@ -102,6 +107,10 @@ def run_config(args, name, batch, dtype, workdir):
             row["reduce_overhead_ms"] = bench(lambda: ro(x))
     best = min(v for k, v in row.items() if k in ("eager_ms", "compile_ms", "reduce_overhead_ms"))
     row["dlc_over_best_torch"] = row["dlc_ms"] / best
+    if name.startswith("matmul_"):
+        n, k = (int(v) for v in name[len("matmul_"):].split("x"))
+        row["dlc_TFLOPs"] = 2.0 * batch * n * k / row["dlc_ms"] / 1e9
+        row["share_of_cublas"] = row["eager_ms"] / row["dlc_ms"]
     gb.log(json.dumps(row))
     return row
 
@@ -112,11 +121,15 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", default="", help="comma-separated names to keep (resnet50, ...)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--gemms", action="store_true",
+                    help="single GEMMs against cuBLAS (8192^3, transformer shapes) instead")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     configs = [c for c in CONFIGS if not args.models or c[0] in args.models.split(",")]
+    if args.gemms:
+        configs = [(f"matmul_{n}x{k}", m, torch.float16) for m, n, k in GEMMS]
     rows = []
     with tempfile.TemporaryDirectory(prefix="dlc-harness-") as workdir:
         for name, batch, dtype in configs:
@@ -125,10 +138,18 @@ def main():
             except Exception as e:  # report and go on with the other models
                 rows.append({"model": f"{name} b{batch}", "error": str(e)[-1500:]})
                 gb.log(json.dumps(rows[-1]))
-    with open(os.path.join(args.out, "harness.json"), "w") as f:
+    with open(os.path.join(args.out, "harness_gemms.json" if args.gemms else "harness.json"),
+              "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
                    "models": rows}, f, indent=1)
     fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else "-"  # noqa: E731
+    if args.gemms:
+        gb.log("\n| GEMM M x N x K fp16 | cuBLAS ms | dlc ms | dlc TFLOP/s | share of cuBLAS |")
+        gb.log("|---|---|---|---|---|")
+        for (m, n, k), r in zip(GEMMS, rows):
+            gb.log(f"| {m} x {n} x {k} | {fmt(r.get('eager_ms'))} | {fmt(r.get('dlc_ms'))} "
+                   f"| {fmt(r.get('dlc_TFLOPs'))} | {fmt(r.get('share_of_cublas'))} |")
+        return 0
     gb.log("\n| model | eager ms | compile ms | reduce-overhead ms | dlc ms | dlc / best torch "
            "| rel err vs eager |")
     gb.log("|---|---|---|---|---|---|---|")

@@ -44,6 +44,7 @@ struct CompileArgs {
   std::string gpuArch; // empty: the GPU present, else sm_90
   bool noGpu = false;
   bool allowTf32 = false;
+  bool noHopperKernels = false;
   PrecisionArgs precision;
   bool strict = false;
   int optLevel = 1;
@@ -239,6 +240,7 @@ Status compileModel(const CompileArgs &args) {
         jo.lower.nvrtc.smVersion = sm;
         jo.lower.emit.smVersion = sm;
         jo.lower.emit.allowTf32 = args.allowTf32;
+        jo.lower.emit.sm90a = !args.noHopperKernels;
         DLC_RETURN_IF_ERROR(precisionOptions(args.precision, jo.precision, jo.keepFp32));
         jo.strictPlacement = args.strict;
         jo.pipeline.printIrAfterAll = args.printIrAfterAll;
@@ -251,9 +253,12 @@ Status compileModel(const CompileArgs &args) {
         timer.lap(fmt::format("GPU pipeline and codegen{}, sm_{}",
                               bindings.size() > 1 ? " " + rt::dimBindingText(dims) : "", sm));
         timer.part("of which NVRTC", program->compileSeconds * 1e3);
-        std::cout << fmt::format("{}: {}{} for sm_{}\n", args.model,
+        // The modules' arch: sm_90a when the Hopper kernels are in (lower.cc).
+        const std::string arch =
+            program->modules.empty() ? fmt::format("sm_{}", sm) : program->modules[0].arch;
+        std::cout << fmt::format("{}: {}{} for {}\n", args.model,
                                  bindings.size() > 1 ? rt::dimBindingText(dims) + ": " : "",
-                                 codegen::describeProgram(*program), sm);
+                                 codegen::describeProgram(*program), arch);
         if (!emitDir.empty() && package.programs.empty())
           DLC_RETURN_IF_ERROR(writeSources(emitDir, *program));
         program->sources.clear(); // kept by --emit; a library does not ship them
@@ -317,6 +322,9 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
                   "Target GPU architectures, comma-separated (default: the GPU present, else "
                   "sm_90); PTX is kept too");
   cmd->add_flag("--allow-tf32", args->allowTf32, "Let fp32 GEMM/conv use TF32 tensor cores");
+  cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
+                "sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a); every kernel is "
+                "plain sm_90 code");
   addPrecisionFlags(cmd, args->precision);
   cmd->add_flag("--no-cpu-fallback", args->strict,
                 "Fail when a node has no GPU kernel instead of running it on the CPU");

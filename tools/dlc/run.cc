@@ -59,6 +59,7 @@ struct RunArgs {
   bool noCudaGraph = false;
   bool noCpuFallback = false;
   bool allowTf32 = false;
+  bool noHopperKernels = false;
   PrecisionArgs precision;
   bool verify = false;
   bool profile = false;
@@ -362,6 +363,7 @@ Status runModel(const RunArgs &args, bool *mismatch) {
   so.cudaGraph = !args.noCudaGraph;
   so.cpuFallback = !args.noCpuFallback;
   so.allowTf32 = args.allowTf32;
+  so.hopperKernels = !args.noHopperKernels;
   const bool compare = !args.comparePrecision.precision.empty();
   std::string compareKeep; // --keep-fp32 for --compare-precision fp16|bf16
   if (compare) {
@@ -534,6 +536,8 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--no-cpu-fallback", args->noCpuFallback,
                 "GPU: fail when a node has no GPU kernel instead of running it on the CPU");
   cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
+  cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
+                "GPU, sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a)");
   addPrecisionFlags(cmd, args->precision);
   cmd->add_option("--compare-precision", args->comparePrecision.precision,
                   "Instead of a plain run: run the float model and its int8, fp16 or bf16 form "

@@ -9,7 +9,9 @@
 //   kbench matmul 1024 3072 768 i8 --relu              # int8: realize-int8's form (below)
 //   kbench conv 32 64 56 56 256 1 1 1 0 i8 --residual --quant  # int8 residual in, int8 out
 //   kbench --file cases.txt                           # one case per line, compiled in parallel
-//   (--inline-epilogue: keep a transcendental epilogue inlined; --fragment-epilogue: store
+//   (--no-wgmma: no Hopper kernels on sm_90, the mma.sync family instead; --define A=1,B=2:
+//   macros for NVRTC, e.g. the DLC_SM90_* knobs of codegen/sm90_gemm.cuh;
+//   --inline-epilogue: keep a transcendental epilogue inlined; --fragment-epilogue: store
 //   from the accumulator fragments instead of the staged epilogue; both for comparison)
 //
 // Per case: the group is built from a one-node graph (plus the epilogue asked for), emitted
@@ -204,7 +206,7 @@ bool anchorParts(Case &c, Parts &out) {
 bool parseCase(Case &c, const std::vector<std::string> &words) {
   std::vector<std::string> pos;
   static const std::vector<std::string> valued = {"tile", "group", "dil",   "alpha", "beta",
-                                                  "c",    "runs",  "check", "save"};
+                                                  "c",    "runs",  "check", "save",  "define"};
   for (size_t i = 0; i < words.size(); ++i) {
     if (words[i].rfind("--", 0) == 0) {
       std::string f = words[i].substr(2);
@@ -685,6 +687,7 @@ int main(int argc, char **argv) {
     o.allowTf32 = tf32 || cases[i].has("tf32");
     o.outlineHeavyEpilogues = !cases[i].has("inline-epilogue");
     o.stagedEpilogue = !cases[i].has("fragment-epilogue");
+    o.sm90a = !cases[i].has("no-wgmma");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());
@@ -701,7 +704,17 @@ int main(int argc, char **argv) {
         Case &c = cases[i];
         if (!c.error.empty())
           continue;
-        auto mod = codegen::compileCuda(c.source, c.group.name, nv);
+        codegen::NvrtcOptions o = nv;
+        for (const auto &k : c.set.kernels)
+          o.archSpecific = o.archSpecific || k.sm90a;
+        // --define A=1,B=2: macros for the program (tuning knobs of the .cuh templates).
+        for (std::stringstream defs(c.flag("define", "")); defs.good();) {
+          std::string d;
+          std::getline(defs, d, ',');
+          if (!d.empty())
+            o.extra.push_back("-D" + d);
+        }
+        auto mod = codegen::compileCuda(c.source, c.group.name, o);
         if (!mod)
           c.error = mod.status().message();
         else

@@ -45,17 +45,21 @@ std::string matmulGraph(const std::string &a, const std::string &b,
          (epilogue.empty() ? "0" : "1") + "\n}";
 }
 
-/// Emits every group, concatenates the kernels into one program and compiles it for sm_90.
+/// Emits every group, concatenates the kernels into one program and compiles it for sm_90
+/// (sm_90a when a kernel needs it).
 void compileAll(std::vector<Built> &groups, const EmitOptions &opts, const char *program,
                 std::string *ptx = nullptr) {
   std::string source(cudaPrelude());
+  NvrtcOptions nvrtc; // sm_90, or sm_90a once a kernel of the Hopper family is among them
   for (Built &b : groups) {
     auto set = emitGroup(b.group, opts);
     ASSERT_TRUE(set) << b.group.name << ": " << set.status().message();
-    for (const Kernel &k : set->kernels)
+    for (const Kernel &k : set->kernels) {
       source += k.source;
+      nvrtc.archSpecific = nvrtc.archSpecific || k.sm90a;
+    }
   }
-  auto mod = compileCuda(source, program);
+  auto mod = compileCuda(source, program, nvrtc);
   ASSERT_TRUE(mod) << mod.status().message();
   EXPECT_FALSE(mod->cubin.empty());
   if (ptx)
@@ -158,13 +162,20 @@ TEST(GemmEmit, TranscendentalEpiloguesAreCopiedFewTimes) {
   // epilogue inlined once per pair.
   Built big = build(matmulGraph("f16[1024,768]", "f16[768,3072]", gelu), "gelu_big");
   auto cubinSize = [&](const EmitOptions &opts) {
-    auto mod = compileCuda(std::string(cudaPrelude()) + source(big, opts), "gelu");
+    NvrtcOptions nvrtc;
+    nvrtc.archSpecific = true; // sm_90a compiles either family
+    auto mod = compileCuda(std::string(cudaPrelude()) + source(big, opts), "gelu", nvrtc);
     EXPECT_TRUE(mod) << mod.status().message();
     return mod ? mod->cubin.size() : size_t{0};
   };
+  // (The mma.sync family: the Hopper family keeps one copy per slab pass; calling an outlined
+  // one would save its accumulators around each call.)
+  EmitOptions portable;
+  portable.sm90a = false;
+  inlined.sm90a = fragment.sm90a = false;
   const size_t full = cubinSize(inlined);
   EXPECT_LT(cubinSize(fragment), full / 2);
-  EXPECT_LT(cubinSize({}), full / 2);
+  EXPECT_LT(cubinSize(portable), full / 2);
   compileAll(gs, {}, "epilogues");
   compileAll(gs, fragment, "fragment_epilogues");
 }
@@ -215,7 +226,17 @@ TEST(GemmEmit, F32WithoutTf32UsesTheSimtKernel) {
 
 TEST(GemmEmit, TileChoiceFollowsTheShape) {
   Built big = build(matmulGraph("f16[4096,4096]", "f16[4096,4096]"));
-  auto s = emitGroup(big.group, {});
+  // On sm_90 the Hopper family takes a big f16 GEMM; without it (sm_80, or sm90a off) the
+  // mma.sync family's widest tile.
+  auto hopper = emitGroup(big.group, {});
+  ASSERT_TRUE(hopper) << hopper.status().message();
+  EXPECT_NE(hopper->kernels[0].source.find("tile 128x256x64/wgs4k1"), std::string::npos)
+      << hopper->kernels[0].source.substr(0, 200);
+  EXPECT_TRUE(hopper->kernels[0].sm90a);
+  EXPECT_EQ(hopper->kernels[0].launch.block[0], 384u);
+  EmitOptions portable;
+  portable.sm90a = false;
+  auto s = emitGroup(big.group, portable);
   ASSERT_TRUE(s) << s.status().message();
   ASSERT_EQ(s->kernels.size(), 1u);
   EXPECT_NE(s->kernels[0].source.find("tile 128x256x32/2x4s4k1"), std::string::npos)
@@ -275,6 +296,84 @@ TEST(GemmEmit, RefusalsNameTheOpAndReason) {
   EXPECT_EQ(why, "MatMul: dtype i32 has no GPU kernel (f32, f16 and bf16 only)");
   EXPECT_FALSE(gpuSupports(*(*g)->nodes()[1], &why));
   EXPECT_EQ(why, "MatMul: the output [0,3] is empty");
+}
+
+TEST(GemmEmit, HopperFamilyCompilesForSm90a) {
+  // Both layouts of B, bf16, tails in M, N and K, a batch, an epilogue: each compiles for
+  // sm_90a into wgmma, mbarrier and setmaxnreg code with the accumulators in registers (no
+  // local memory: a heavy epilogue would add the frame of its outlined chunk loop).
+  std::vector<std::pair<Built, std::string>> cases;
+  cases.push_back(
+      {build(matmulGraph("f16[300,264]", "f16[264,520]", "  %y1 = relu(%y0) : ?\n"), "n_major"),
+       "128x256x64/wgs4"});
+  cases.push_back({build("graph @g(%a: bf16[200,136], %b: bf16[264,136]) -> (y: ?) {\n"
+                         "  %y = gemm(%a, %b) {transB = 1} : ?\n  return %y\n}",
+                         "k_major"),
+                   "128x128x64/wgs6"});
+  cases.push_back(
+      {build(matmulGraph("f16[4,136,200]", "f16[4,200,136]"), "batched"), "128x128x64/wgs3"});
+  std::string source(cudaPrelude());
+  for (auto &[b, tile] : cases) {
+    auto set = gemm::emitGemmGroup(b.group, {}, gemm::parseTileConfig(tile));
+    ASSERT_TRUE(set) << b.group.name << ": " << set.status().message();
+    ASSERT_EQ(set->kernels.size(), 1u);
+    EXPECT_TRUE(set->kernels[0].sm90a);
+    EXPECT_EQ(set->kernels[0].launch.block[0], 384u);
+    // Persistent: no more CTAs than SMs (132 by default) or tiles.
+    EXPECT_LE(set->kernels[0].launch.grid[0], 132u);
+    EXPECT_LE(set->kernels[0].launch.sharedBytes, 227u * 1024u);
+    source += set->kernels[0].source;
+  }
+  NvrtcOptions sm90a;
+  sm90a.archSpecific = true;
+  auto mod = compileCuda(source, "hopper", sm90a);
+  ASSERT_TRUE(mod) << mod.status().message();
+  for (const char *want :
+       {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "setmaxnreg.inc.sync.aligned.u32",
+        "mbarrier.try_wait.parity.shared::cta.b64", "fence.proxy.async.shared::cta",
+        "cp.async.cg.shared.global"})
+    EXPECT_NE(mod->ptx.find(want), std::string::npos) << want;
+  EXPECT_EQ(mod->ptx.find(".local"), std::string::npos);
+  // The same source is not sm_90 code.
+  EXPECT_FALSE(compileCuda(source, "hopper_on_sm90"));
+}
+
+TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
+  auto refusal = [](const std::string &graph, const std::string &tile, EmitOptions opts = {}) {
+    Built b = build(graph);
+    auto set = gemm::emitGemmGroup(b.group, opts, gemm::parseTileConfig(tile));
+    EXPECT_FALSE(set) << tile;
+    return set ? std::string() : set.status().message();
+  };
+  const std::string f16 = matmulGraph("f16[256,256]", "f16[256,256]");
+  auto has = [](const std::string &msg, const std::string &what) {
+    return msg.find(what) != std::string::npos;
+  };
+  EmitOptions sm80;
+  sm80.smVersion = 80;
+  EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4", sm80), "for sm_90a, the target is sm_80"));
+  EmitOptions portable;
+  portable.sm90a = false;
+  EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4", portable), "without arch-specific features"));
+  EXPECT_TRUE(
+      has(refusal(matmulGraph("f32[256,256]", "f32[256,256]"), "128x256x64/wgs4"), "f16 and bf16"));
+  EXPECT_TRUE(has(refusal(f16, "128x64x64/wgs4"), "128 x 128 or 128 x 256"));
+  EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs5"), "5 stages do not fit"));
+  EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs2"), "2 stages do not fit"));
+  EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4k2"), "do not split K"));
+  EXPECT_TRUE(has(refusal(matmulGraph("f16[64,100]", "f16[100,64]"), "128x128x64/wgs4"),
+                  "K = 100 is not a multiple of 8"));
+  EXPECT_TRUE(has(refusal(matmulGraph("f16[64,96]", "f16[96,50]"), "128x128x64/wgs4"),
+                  "rows of 16-byte chunks"));
+  EmitOptions fragment;
+  fragment.stagedEpilogue = false;
+  EXPECT_TRUE(has(refusal(f16, "128x128x64/wgs4", fragment), "staged epilogue"));
+  // The tile text round-trips.
+  auto c = gemm::parseTileConfig("128x256x64/wgs4");
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->wgmma);
+  EXPECT_EQ(c->str(), "128x256x64/wgs4k1");
 }
 
 } // namespace

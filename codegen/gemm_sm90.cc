@@ -1,0 +1,107 @@
+// The Hopper GEMM family (TileConfig::wgmma): the persistent main loop is the CUDA template in
+// codegen/sm90_gemm.cuh (warp-specialized cp.async producer, wgmma consumers, mbarrier
+// pipeline); this file writes what is particular to a group around it: the entry point, where
+// each tile lies (raster, batch, operand pointers), and the staged epilogue that finishes the
+// accumulators through shared memory (gemm_epilogue.cc). The module is compiled for sm_90a.
+#include <fmt/format.h>
+
+#include "codegen/gemm_writer.h"
+
+namespace dlc::codegen::gemm {
+
+uint32_t sm90SharedBytes(const TileConfig &cfg) {
+  // Stages of (BM + BN) rows of 128 bytes, the epilogue's slabs (8 consumer warps x 8 rows x
+  // 72 words), the full and empty mbarriers, and the 1024 bytes that aligning the dynamic
+  // shared memory to the swizzle atom may skip (dlc_sm90::shared_bytes).
+  return static_cast<uint32_t>(cfg.stages * (cfg.bm + cfg.bn) * 128 + 8 * 8 * 72 * 4 +
+                               cfg.stages * 16 + 1024);
+}
+
+bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts, DType out,
+              std::string *why) {
+  auto no = [&](std::string msg) {
+    *why = std::move(msg);
+    return false;
+  };
+  if (opts.smVersion != 90 || !opts.sm90a)
+    return no(fmt::format("the wgmma kernels are for sm_90a, the target is sm_{}{}", opts.smVersion,
+                          opts.sm90a ? "" : " without arch-specific features"));
+  if (spec.dtype != DType::kF16 && spec.dtype != DType::kBF16)
+    return no("the wgmma kernels are f16 and bf16");
+  if (c.bm != 128 || (c.bn != 128 && c.bn != 256) || c.bk != 64 || c.warpsM != 2 || c.warpsN != 1)
+    return no("wgmma tiles are 128 x 128 or 128 x 256, BK 64, two consumer warpgroups");
+  if (c.splitK != 1)
+    return no("the wgmma kernels do not split K");
+  if (c.stages < 3 || sm90SharedBytes(c) > 227u * 1024u)
+    return no(fmt::format("{} stages do not fit (3 or more, 227 KiB)", c.stages));
+  if (spec.k % 8 != 0)
+    return no(fmt::format("K = {} is not a multiple of 8", spec.k));
+  for (const Operand *op : {&spec.a, &spec.b})
+    if (op->gather || op->nhwc || op->split != 0 || op->ld % 8 != 0)
+      return no("wgmma operands are plain strided matrices with rows of 16-byte chunks");
+  if (!spec.a.kContig)
+    return no("the wgmma kernels read A K-contiguous");
+  if (!spec.b.kContig && spec.n % 8 != 0)
+    return no("an N-contiguous B needs N a multiple of 8");
+  if (!opts.stagedEpilogue || stagedWidth(spec, c, 1, out) == 0)
+    return no("the wgmma kernels finish through the staged epilogue, which this output's "
+              "strides do not allow");
+  return true;
+}
+
+Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
+  const GemmSpec &s = ctx.spec;
+  const TileConfig &c = ctx.cfg;
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(384, 1) {}({})", ctx.name,
+                    ctx.params);
+  w.line("constexpr int BN = {}, STAGES = {};", c.bn, c.stages);
+  w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
+  // The epilogue passes over the accumulators in slabs of 8 rows x 64 columns per warp.
+  w.line("constexpr int EP_ROWS = dlc_sm90::EP_ROWS, EP_PITCH = dlc_sm90::EP_PITCH;");
+  w.line("constexpr int EP_CHUNKS = dlc_sm90::EP_COLS / {};", ctx.stagedV);
+  w.line("extern __shared__ __align__(1024) unsigned char dlc_smem_raw[];");
+  w.line("unsigned char *dlc_smem = dlc_sm90::align1024(dlc_smem_raw);");
+  DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
+  const int64_t perBatch = ctx.tilesM * ctx.tilesN;
+  {
+    // Tile t: batch t / (tiles per batch), then the raster within the batch.
+    auto tileOf = w.blockSemi("auto tile_of = [&](int t, dlc_sm90::Tile<{}> &x)", ctx.storage);
+    w.line("const long long b = t / {};", perBatch);
+    writeRaster(w, ctx, fmt::format("(t % {})", perBatch));
+    w.line("x.m0 = tm * 128;");
+    w.line("x.n0 = tn * BN;");
+    w.line("x.b = b;");
+    auto pointer = [&](const Operand &op) {
+      const std::string base = ctx.names.at(op.value);
+      return op.batchOffset == "0" ? base : fmt::format("{} + ({})", base, op.batchOffset);
+    };
+    w.line("x.A = {};", pointer(s.a));
+    w.line("x.B = {};", pointer(s.b));
+  }
+  auto call = w.lambdaArg(
+      "dlc_sm90::gemm<{}, BN, STAGES, {}>({}LL, {}LL, M, N, K, {}, dlc_smem, tile_of, "
+      "[&](float (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, float *ep)",
+      ctx.storage, s.b.kContig ? "true" : "false", s.a.ld, s.b.ld, perBatch * s.batch, ctx.storage);
+  w.line("const long long b = x.b;");
+  w.line("const int m0 = x.m0, n0 = x.n0;");
+  writeOpaqueOrigin(w);
+  // The slab passes are unrolled: the accumulators are registers, indexed by constants. Each
+  // pass holds a copy of the chunk loop (not unrolled for a heavy epilogue). Calling one
+  // outlined copy instead was measured 1.4x slower on ViT's GELU projection (H200): the call
+  // saves the live accumulators to local memory.
+  w.line("#pragma unroll");
+  auto half = w.block("for (int h = 0; h < 2; ++h)");
+  w.line("#pragma unroll");
+  auto quarter = w.block("for (int cq = 0; cq < BN / dlc_sm90::EP_COLS; ++cq)");
+  // The lane's accumulators of fragment row h, columns cq * 64 .. cq * 64 + 63.
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < dlc_sm90::EP_COLS / 8; ++j)");
+  w.line("  *reinterpret_cast<float2 *>(ep + (lane >> 2) * EP_PITCH + j * 8 + (lane & 3) * 2) = "
+         "make_float2(acc[4 * (cq * 8 + j) + 2 * h], acc[4 * (cq * 8 + j) + 2 * h + 1]);");
+  w.line("__syncwarp();");
+  writeStagedChunks(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
+  w.line("__syncwarp();");
+  return Status::ok();
+}
+
+} // namespace dlc::codegen::gemm
