@@ -67,6 +67,14 @@ std::vector<int64_t> staticSizes(const Value *v) { return v->shape().sizes(); }
 
 std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
                             std::string_view idx, bool wide) {
+  std::vector<int64_t> inStride(in.size(), 1);
+  for (size_t i = in.size(); i-- > 1;)
+    inStride[i - 1] = inStride[i] * in[i];
+  return broadcastOffset(in, inStride, out, idx, wide);
+}
+
+std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<int64_t> &inStride,
+                            const std::vector<int64_t> &out, std::string_view idx, bool wide) {
   const char *ll = wide ? "LL" : "";
   int64_t inCount = 1;
   for (int64_t d : in)
@@ -79,14 +87,15 @@ std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<in
   bool same = in.size() == out.size();
   for (size_t i = 0; same && i < in.size(); ++i)
     same = in[i] == out[i];
+  // Equal shapes, contiguous: the offset is the index itself.
+  for (size_t i = in.size(), s = 1; same && i-- > 0; s *= static_cast<size_t>(in[i]))
+    same = in[i] == 1 || inStride[i] == static_cast<int64_t>(s);
   if (same)
     return std::string(idx);
   // offset = sum over dims d kept in `in` of ((idx / outStride[d]) % out[d]) * inStride[d].
-  std::vector<int64_t> outStride(rank, 1), inStride(in.size(), 1);
+  std::vector<int64_t> outStride(rank, 1);
   for (size_t i = rank; i-- > 1;)
     outStride[i - 1] = outStride[i] * out[i];
-  for (size_t i = in.size(); i-- > 1;)
-    inStride[i - 1] = inStride[i] * in[i];
   std::string e;
   for (size_t j = 0; j < in.size(); ++j) {
     if (in[j] == 1)

@@ -44,6 +44,10 @@ std::vector<int64_t> staticSizes(const Value *v);
 /// `wide`: 64-bit constants (`LL`); off when every offset is known to fit in 32 bits.
 std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
                             std::string_view idx, bool wide = true);
+/// The same for a tensor whose dims lie `inStrides` elements apart (a permuted view).
+std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<int64_t> &inStrides,
+                            const std::vector<int64_t> &out, std::string_view idx,
+                            bool wide = true);
 
 /// `dlc_load(ptr[offset])`: an element of `v` in compute type.
 std::string loadExpr(std::string_view ptr, std::string_view offset);

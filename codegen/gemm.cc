@@ -10,6 +10,7 @@
 #include "codegen/elementwise_chain.h"
 #include "codegen/emitters.h"
 #include "codegen/gemm_kernel.h"
+#include "ir/ops/util.h"
 #include "ir/sizes.h"
 
 namespace dlc::codegen {
@@ -60,17 +61,23 @@ bool supports(const Node &node, std::string *why) {
   return true;
 }
 
-/// Operand with free extent `extent` whose element (i, k) sits at i * si + k * sk.
-Operand strided(const Value *v, int64_t si, int64_t sk, int64_t extent, std::string batchOffset) {
+/// Operand with free extent `extent` (K extent `kExtent`) whose element (i, k) sits at
+/// i * si + k * sk: K-contiguous when sk is 1 (or K is 1), else i must be contiguous.
+Expected<Operand> strided(const Value *v, int64_t si, int64_t sk, int64_t extent, int64_t kExtent,
+                          std::string batchOffset) {
   Operand op;
   op.value = v;
   op.batchOffset = std::move(batchOffset);
-  if (sk == 1 || extent == 1) {
+  if (sk == 1 || kExtent == 1) {
     op.kContig = true;
     op.ld = extent == 1 ? 0 : si;
-  } else {
+  } else if (si == 1 || extent == 1) {
     op.kContig = false;
     op.ld = sk;
+  } else {
+    return invalidArgument("MatMul: an operand view with no contiguous matrix dim (strides {} "
+                           "and {}) cannot be read in place",
+                           si, sk);
   }
   return op;
 }
@@ -79,13 +86,48 @@ std::string scaled(const std::string &offset, int64_t stride) {
   return offset == "0" ? "0" : fmt::format("{} * {}LL", offset, stride);
 }
 
+/// A MatMul operand as the product reads it: its dims after perm_a / perm_b, and how many
+/// elements apart each lies in the operand's (contiguous) buffer.
+struct OperandView {
+  std::vector<int64_t> dims, strides;
+  bool permuted = false;
+};
+
+Expected<OperandView> operandView(const Node &n, int i) {
+  OperandView v;
+  v.dims = staticSizes(n.input(i));
+  v.strides.assign(v.dims.size(), 1);
+  for (size_t d = v.dims.size(); d-- > 1;)
+    v.strides[d - 1] = v.strides[d] * v.dims[d];
+  DLC_ASSIGN_OR_RETURN(
+      std::vector<int64_t> perm,
+      ops::matmulOperandPerm(n, i == 0 ? "perm_a" : "perm_b", static_cast<int64_t>(v.dims.size())));
+  if (!perm.empty()) {
+    OperandView p;
+    for (int64_t d : perm) {
+      p.dims.push_back(v.dims[static_cast<size_t>(d)]);
+      p.strides.push_back(v.strides[static_cast<size_t>(d)]);
+    }
+    p.permuted = true;
+    v = std::move(p);
+  }
+  // numpy's 1-D promotion: A [K] is [1, K], B [K] is [K, 1].
+  if (v.dims.size() == 1) {
+    if (i == 0) {
+      v.dims.insert(v.dims.begin(), 1);
+      v.strides.insert(v.strides.begin(), v.dims.back());
+    } else {
+      v.dims.push_back(1);
+      v.strides.push_back(1);
+    }
+  }
+  return v;
+}
+
 Expected<GemmSpec> matmulSpec(const Node &n) {
-  const std::vector<int64_t> a = staticSizes(n.input(0)), b = staticSizes(n.input(1));
-  std::vector<int64_t> pa = a, pb = b;
-  if (pa.size() == 1)
-    pa.insert(pa.begin(), 1);
-  if (pb.size() == 1)
-    pb.push_back(1);
+  DLC_ASSIGN_OR_RETURN(OperandView va, operandView(n, 0));
+  DLC_ASSIGN_OR_RETURN(OperandView vb, operandView(n, 1));
+  const std::vector<int64_t> &pa = va.dims, &pb = vb.dims;
   GemmSpec s;
   s.dtype = n.input(0)->dtype();
   s.m = pa[pa.size() - 2];
@@ -103,17 +145,27 @@ Expected<GemmSpec> matmulSpec(const Node &n) {
   }
   const int64_t batch = product(outBatch);
   s.outRowStride = s.n;
-  if (product(bBatch) == 1 && product(aBatch) == batch) {
+  const size_t ra = pa.size(), rb = pb.size();
+  // Element (i, k) of A at i * strides[-2] + k * strides[-1]; (k, n) of B likewise.
+  if (product(bBatch) == 1 && product(aBatch) == batch && !va.permuted) {
     // One GEMM: A's batch rows stacked.
     s.m *= batch;
-    s.a = strided(n.input(0), s.k, 1, s.m, "0");
-    s.b = strided(n.input(1), 1, s.n, s.n, "0");
+    DLC_ASSIGN_OR_RETURN(s.a, strided(n.input(0), s.k, 1, s.m, s.k, "0"));
+    DLC_ASSIGN_OR_RETURN(
+        s.b, strided(n.input(1), vb.strides[rb - 1], vb.strides[rb - 2], s.n, s.k, "0"));
   } else {
     s.batch = batch;
-    s.a =
-        strided(n.input(0), s.k, 1, s.m, scaled(broadcastOffset(aBatch, outBatch, "b"), s.m * s.k));
-    s.b =
-        strided(n.input(1), 1, s.n, s.n, scaled(broadcastOffset(bBatch, outBatch, "b"), s.k * s.n));
+    auto offset = [&](const OperandView &v, const std::vector<int64_t> &dims) {
+      const size_t r = v.dims.size();
+      if (!v.permuted) // batches of whole matrices
+        return scaled(broadcastOffset(dims, outBatch, "b"), v.dims[r - 2] * v.dims[r - 1]);
+      const std::vector<int64_t> strides(v.strides.begin(), v.strides.end() - 2);
+      return broadcastOffset(dims, strides, outBatch, "b");
+    };
+    DLC_ASSIGN_OR_RETURN(s.a, strided(n.input(0), va.strides[ra - 2], va.strides[ra - 1], s.m, s.k,
+                                      offset(va, aBatch)));
+    DLC_ASSIGN_OR_RETURN(s.b, strided(n.input(1), vb.strides[rb - 1], vb.strides[rb - 2], s.n, s.k,
+                                      offset(vb, bBatch)));
     s.outBatchStride = s.m * s.n;
   }
   return s;
@@ -129,8 +181,8 @@ Expected<GemmSpec> matmulIntegerSpec(const Node &n) {
   s.m = 1;
   for (size_t i = 0; i + 1 < a.size(); ++i)
     s.m *= a[i];
-  s.a = strided(n.input(0), s.k, 1, s.m, "0");
-  s.b = strided(n.input(1), s.k, 1, s.n, "0");
+  DLC_ASSIGN_OR_RETURN(s.a, strided(n.input(0), s.k, 1, s.m, s.k, "0"));
+  DLC_ASSIGN_OR_RETURN(s.b, strided(n.input(1), s.k, 1, s.n, s.k, "0"));
   s.outRowStride = s.n;
   return s;
 }
@@ -144,8 +196,10 @@ Expected<GemmSpec> gemmSpec(const Node &n) {
   s.k = ta ? a[0] : a[1];
   s.n = tb ? b[0] : b[1];
   // A(m, k): row-major [M, K] or, transposed, [K, M]; B(k, n): [K, N] or [N, K].
-  s.a = ta ? strided(n.input(0), 1, s.m, s.m, "0") : strided(n.input(0), s.k, 1, s.m, "0");
-  s.b = tb ? strided(n.input(1), s.k, 1, s.n, "0") : strided(n.input(1), 1, s.n, s.n, "0");
+  DLC_ASSIGN_OR_RETURN(s.a, ta ? strided(n.input(0), 1, s.m, s.m, s.k, "0")
+                               : strided(n.input(0), s.k, 1, s.m, s.k, "0"));
+  DLC_ASSIGN_OR_RETURN(s.b, tb ? strided(n.input(1), s.k, 1, s.n, s.k, "0")
+                               : strided(n.input(1), 1, s.n, s.n, s.k, "0"));
   s.outRowStride = s.n;
   s.alpha = n.getFloat("alpha");
   const float beta = n.getFloat("beta");

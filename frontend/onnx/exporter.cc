@@ -134,7 +134,7 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
     // transposes of its input, its OHWI weight and its output.
     const bool lastConv = n->op() == Op::kConv && n->getInt("channels_last") != 0;
     auto transpose = [&](const std::string &in, const std::string &out,
-                         std::initializer_list<int64_t> perm) {
+                         const std::vector<int64_t> &perm) {
       ::onnx::NodeProto &t = *graph.add_node();
       t.set_op_type("Transpose");
       t.set_name(out);
@@ -151,6 +151,17 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
       transpose(n->input(0)->name(), lastY + ".dlc_x_nchw", {0, 3, 1, 2});
       transpose(n->input(1)->name(), lastY + ".dlc_w_oihw", {0, 3, 1, 2});
     }
+    // fold-transpose-matmul's operand permutations (perm_a, perm_b) are Transposes in ONNX.
+    std::string permuted[2];
+    if (n->op() == Op::kMatMul)
+      for (int i : {0, 1})
+        if (n->hasAttr(i == 0 ? "perm_a" : "perm_b")) {
+          const std::vector<int64_t> perm = n->getInts(i == 0 ? "perm_a" : "perm_b");
+          if (perm.empty())
+            continue;
+          permuted[i] = n->output(0)->name() + (i == 0 ? ".dlc_a" : ".dlc_b");
+          transpose(n->input(i)->name(), permuted[i], perm);
+        }
     ::onnx::NodeProto &node = *graph.add_node();
     node.set_op_type(n->op() == Op::kCopy ? "Identity" : std::string(opOnnxName(n->op())));
     if (n->op() == Op::kAdagrad || n->op() == Op::kAdam || n->op() == Op::kMomentum) {
@@ -166,14 +177,16 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
     for (int i = 0; i < n->numInputs(); ++i) {
       const Value *v = n->input(i);
       node.add_input(lastConv && i < 2 ? lastY + (i == 0 ? ".dlc_x_nchw" : ".dlc_w_oihw")
-                     : v               ? v->name()
-                                       : "");
+                     : i < 2 && !permuted[i].empty() ? permuted[i]
+                     : v                             ? v->name()
+                                                     : "");
     }
     for (const Value *v : n->outputs())
       node.add_output(lastConv ? lastY + ".dlc_y_nchw" : v ? v->name() : "");
     for (const auto &[name, a] : n->attrs())
       if (name.find('.') == std::string::npos && // annotations are dlc's
-          !(lastConv && name == "channels_last"))
+          !(lastConv && name == "channels_last") &&
+          !(n->op() == Op::kMatMul && (name == "perm_a" || name == "perm_b")))
         DLC_RETURN_IF_ERROR(addAttribute(name, a, *n, node));
     if (lastConv)
       transpose(lastY + ".dlc_y_nchw", lastY, {0, 2, 3, 1});

@@ -10,8 +10,10 @@
 #include <numeric>
 
 #include "ir/eval/cpu_gemm.h"
+#include "ir/eval/eval_util.h"
 #include "ir/eval/families.h"
 #include "ir/eval/linalg_eval.h"
+#include "ir/ops/util.h"
 #include "ir/sizes.h"
 
 namespace dlc::eval {
@@ -174,7 +176,16 @@ Expected<Tensor> matmulTensors(const Tensor &a0, const Tensor &b0) {
 
 EvalResult evalMatMul(const Node &node, const std::vector<Tensor> &in) {
   DLC_RETURN_IF_ERROR(checkInputs(in, 2));
-  DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(in[0], in[1]));
+  // perm_a / perm_b: the operand transposed first.
+  std::vector<Tensor> ops = {in[0], in[1]};
+  for (size_t i : {size_t{0}, size_t{1}}) {
+    DLC_ASSIGN_OR_RETURN(auto perm,
+                         ops::matmulOperandPerm(node, i == 0 ? "perm_a" : "perm_b", ops[i].rank()));
+    if (!perm.empty()) {
+      DLC_ASSIGN_OR_RETURN(ops[i], permuted(ops[i], perm));
+    }
+  }
+  DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(ops[0], ops[1]));
   return std::vector<Tensor>{out};
 }
 

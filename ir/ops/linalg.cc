@@ -1,5 +1,6 @@
 // Linear-algebra family: MatMul (numpy rules: 1-D operands are promoted and the added dim
-// dropped again, batch dims broadcast), Gemm, MatMulInteger, QLinearMatMul, Einsum and Det.
+// dropped again, batch dims broadcast; perm_a / perm_b transpose an operand first), Gemm,
+// MatMulInteger, QLinearMatMul, Einsum and Det.
 #include "ir/ops/einsum.h"
 #include "ir/ops/families.h"
 #include "ir/ops/infer_checks.h"
@@ -39,11 +40,29 @@ Expected<Shape> matmulShape(const InferContext &ctx, const Shape &a, const Shape
   return Shape(std::move(out));
 }
 
+/// Operand `i` of a MatMul as the product sees it: its shape permuted by perm_a / perm_b.
+Expected<Shape> matmulOperandShape(const InferContext &ctx, int i) {
+  const Shape &s = ctx.inputType(i).shape;
+  const char *attr = i == 0 ? "perm_a" : "perm_b";
+  if (!s.isRanked())
+    return s;
+  auto perm = matmulOperandPerm(ctx.node(), attr, s.rank());
+  if (!perm)
+    return ctx.error("{}", perm.status().message());
+  if (perm->empty())
+    return s;
+  std::vector<Dim> dims;
+  for (int64_t p : *perm)
+    dims.push_back(s[p]);
+  return Shape(std::move(dims));
+}
+
 Status inferMatMul(InferContext &ctx) {
   DLC_RETURN_IF_ERROR(checkInputDType(ctx, 0, TC::kNumeric));
   DLC_ASSIGN_OR_RETURN(DType dtype, commonDType(ctx, {0, 1}));
-  DLC_ASSIGN_OR_RETURN(Shape shape,
-                       matmulShape(ctx, ctx.inputType(0).shape, ctx.inputType(1).shape));
+  DLC_ASSIGN_OR_RETURN(Shape a, matmulOperandShape(ctx, 0));
+  DLC_ASSIGN_OR_RETURN(Shape b, matmulOperandShape(ctx, 1));
+  DLC_ASSIGN_OR_RETURN(Shape shape, matmulShape(ctx, a, b));
   ctx.setOutputType(0, TensorType(dtype, std::move(shape)));
   return Status::ok();
 }
@@ -161,7 +180,10 @@ OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer,
 
 std::vector<OpDef> linalgOps() {
   return {
-      row(Op::kMatMul, 2, 2, FusionKind::kOutFusable, inferMatMul),
+      // perm_a / perm_b (dlc's, not ONNX's): the operand is read through that transpose, as
+      // fold-transpose-matmul writes it (the GEMM kernels address the permuted view in place).
+      row(Op::kMatMul, 2, 2, FusionKind::kOutFusable, inferMatMul,
+          {intsAttr("perm_a", {}), intsAttr("perm_b", {})}),
       row(Op::kMatMulInteger, 2, 4, FusionKind::kOutFusable, inferMatMulInteger,
           {intAttr("transB", 0)}),
       row(Op::kGemm, 2, 3, FusionKind::kOutFusable, inferGemm,

@@ -1,5 +1,7 @@
 #include "ir/ops/util.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 namespace dlc::ops {
@@ -48,6 +50,26 @@ Expected<Shape> broadcastInputs(const InferContext &ctx) {
 Status inferSameAsInput(InferContext &ctx) {
   ctx.setOutputType(0, ctx.inputType(0));
   return Status::ok();
+}
+
+Expected<std::vector<int64_t>> matmulOperandPerm(const Node &node, std::string_view attr,
+                                                 int64_t rank) {
+  if (!node.hasAttr(attr))
+    return std::vector<int64_t>{};
+  std::vector<int64_t> perm = node.getInts(attr);
+  if (perm.empty())
+    return perm;
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
+  bool ok = static_cast<int64_t>(perm.size()) == rank;
+  for (size_t i = 0; ok && i < perm.size(); ++i) {
+    ok = perm[i] >= 0 && perm[i] < rank && !seen[static_cast<size_t>(perm[i])];
+    if (ok)
+      seen[static_cast<size_t>(perm[i])] = true;
+  }
+  if (!ok)
+    return invalidArgument("{} [{}] is not a permutation of the operand's {} axes", attr,
+                           fmt::join(perm, ", "), rank);
+  return perm;
 }
 
 } // namespace dlc::ops

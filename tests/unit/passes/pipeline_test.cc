@@ -55,7 +55,7 @@ TEST(PipelineParse, UnknownPass) {
   EXPECT_EQ(parseError("infer-shapes,foo"),
             "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
             "fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, mixed-precision, "
-            "layout, place-devices, "
+            "layout, fold-transpose-matmul, place-devices, "
             "insert-copies, fuse, plan-memory");
 }
 
@@ -143,13 +143,13 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
   EXPECT_EQ(gpu->passes.back().name, "plan-memory");
   EXPECT_EQ(jit::gpuPipeline({.strictPlacement = true, .reuseMemory = false}),
             "infer-shapes,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,"
-            "layout,dce,place-devices{gpu=true,gpus=1,"
+            "layout,fold-transpose-matmul,dce,place-devices{gpu=true,gpus=1,"
             "strict=true},insert-copies,fuse,plan-memory{reuse=false}");
 }
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 15u);
+  ASSERT_EQ(passes.size(), 16u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);

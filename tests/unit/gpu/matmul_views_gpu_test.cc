@@ -1,0 +1,74 @@
+// MatMuls that read transposed operands in place (fold-transpose-matmul's perm_a / perm_b, in
+// the GPU pipeline) against the reference backend on random data: attention's head split
+// (Q and V read as [B, H, S, D], K as [B, H, D, S] from [B, S, H, D] buffers) in f32 (the SIMT
+// kernel), f16 and bf16 (tensor cores; the larger shape takes the Hopper kernel on sm_90),
+// and a transposed 2-D weight-like operand. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gpu_test_util.h"
+
+namespace dlc {
+namespace {
+
+Tensor randomTensor(DType t, std::vector<int64_t> shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor f = Tensor::zeros(DType::kF32, shape);
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    f.mutableData<float>()[i] = dist(rng);
+  return f.castTo(t);
+}
+
+/// Scaled-dot-product attention over x [B, S, H, D]: q = x, k = x / 2, v = relu(x), each
+/// split into heads by a transpose the GEMMs fold.
+std::string attentionText(DType t, int64_t b, int64_t s, int64_t h, int64_t d) {
+  return fmt::format(R"(graph @attn(%x: {0}[{1},{2},{3},{4}]) -> (y: {0}[{1},{3},{2},{4}]) {{
+  %half = constant {0}[] dense<[0.5]>
+  %k = mul(%x, %half) : {0}[{1},{2},{3},{4}]
+  %v = relu(%x) : {0}[{1},{2},{3},{4}]
+  %qt = transpose(%x) {{perm = [0, 2, 1, 3]}} : {0}[{1},{3},{2},{4}]
+  %kt = transpose(%k) {{perm = [0, 2, 3, 1]}} : {0}[{1},{3},{4},{2}]
+  %vt = transpose(%v) {{perm = [0, 2, 1, 3]}} : {0}[{1},{3},{2},{4}]
+  %sc = matmul(%qt, %kt) : {0}[{1},{3},{2},{2}]
+  %ss = mul(%sc, %half) : {0}[{1},{3},{2},{2}]
+  %p = softmax(%ss) {{axis = -1}} : {0}[{1},{3},{2},{2}]
+  %y = matmul(%p, %vt) : {0}[{1},{3},{2},{4}]
+  return %y
+}})",
+                     dtypeName(t), b, s, h, d);
+}
+
+TEST(MatMulViews, FoldedHeadSplitMatchesTheReference) {
+  DLC_REQUIRE_GPU(driver);
+  struct Case {
+    DType t;
+    int64_t b, s, h, d;
+  };
+  const Case cases[] = {
+      {DType::kF32, 2, 24, 3, 16},   // SIMT
+      {DType::kF16, 2, 40, 4, 64},   // tensor cores, rows not a multiple of the tile
+      {DType::kBF16, 3, 72, 2, 32},  //
+      {DType::kF16, 8, 256, 12, 64}, // BERT-like heads at sequence 256
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(fmt::format("{} attention b{} s{} h{} d{}", dtypeName(c.t), c.b, c.s, c.h, c.d));
+    rt::testing::expectGpuMatchesReference(attentionText(c.t, c.b, c.s, c.h, c.d),
+                                           randomTensor(c.t, {c.b, c.s, c.h, c.d}, 5), 1);
+  }
+}
+
+TEST(MatMulViews, TransposedTwoDimensionalOperandMatchesTheReference) {
+  DLC_REQUIRE_GPU(driver);
+  // x [64, 96]; y = x^T-times-x reads both operands of one buffer, one of them transposed.
+  const std::string text = R"(graph @g(%x: f16[64,96]) -> (y: f16[96,96]) {
+  %xt = transpose(%x) {perm = [1, 0]} : f16[96,64]
+  %y = matmul(%xt, %x) : f16[96,96]
+  return %y
+})";
+  rt::testing::expectGpuMatchesReference(text, randomTensor(DType::kF16, {64, 96}, 9), 1);
+}
+
+} // namespace
+} // namespace dlc
