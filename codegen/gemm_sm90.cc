@@ -26,21 +26,26 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
   if (opts.smVersion != 90 || !opts.sm90a)
     return no(fmt::format("the wgmma kernels are for sm_90a, the target is sm_{}{}", opts.smVersion,
                           opts.sm90a ? "" : " without arch-specific features"));
-  if (spec.dtype != DType::kF16 && spec.dtype != DType::kBF16)
-    return no("the wgmma kernels are f16 and bf16");
-  if (c.bm != 128 || (c.bn != 128 && c.bn != 256) || c.bk != 64 || c.warpsM != 2 || c.warpsN != 1)
-    return no("wgmma tiles are 128 x 128 or 128 x 256, BK 64, two consumer warpgroups");
+  const bool s8 = spec.dtype == DType::kI8;
+  if (spec.dtype != DType::kF16 && spec.dtype != DType::kBF16 && !s8)
+    return no("the wgmma kernels are f16, bf16 and int8");
+  // A stage row is 128 bytes of K: 64 16-bit elements, 128 int8 ones.
+  const int bk = s8 ? 128 : 64, chunk = s8 ? 16 : 8;
+  if (c.bm != 128 || (c.bn != 128 && c.bn != 256) || c.bk != bk || c.warpsM != 2 || c.warpsN != 1)
+    return no(
+        fmt::format("wgmma tiles are 128 x 128 or 128 x 256, BK {}, two consumer warpgroups", bk));
   if (c.splitK != 1)
     return no("the wgmma kernels do not split K");
   if (c.stages < 3 || sm90SharedBytes(c) > 227u * 1024u)
     return no(fmt::format("{} stages do not fit (3 or more, 227 KiB)", c.stages));
-  if (spec.k % 8 != 0)
-    return no(fmt::format("K = {} is not a multiple of 8", spec.k));
+  if (spec.k % chunk != 0)
+    return no(fmt::format("K = {} is not a multiple of {}", spec.k, chunk));
   for (const Operand *op : {&spec.a, &spec.b})
-    if (op->gather || op->nhwc || op->split != 0 || op->ld % 8 != 0)
+    if (op->gather || op->nhwc || op->split != 0 || op->ld % chunk != 0)
       return no("wgmma operands are plain strided matrices with rows of 16-byte chunks");
-  if (!spec.a.kContig)
-    return no("the wgmma kernels read A K-contiguous");
+  if (!spec.a.kContig || (s8 && !spec.b.kContig))
+    return no(s8 ? "int8 wgmma reads both operands K-contiguous"
+                 : "the wgmma kernels read A K-contiguous");
   if (!spec.b.kContig && spec.n % 8 != 0)
     return no("an N-contiguous B needs N a multiple of 8");
   if (!opts.stagedEpilogue || stagedWidth(spec, c, 1, out) == 0)
@@ -78,10 +83,12 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
     w.line("x.A = {};", pointer(s.a));
     w.line("x.B = {};", pointer(s.b));
   }
-  auto call = w.lambdaArg(
-      "dlc_sm90::gemm<{}, BN, STAGES, {}>({}LL, {}LL, M, N, K, {}, dlc_smem, tile_of, "
-      "[&](float (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, float *ep)",
-      ctx.storage, s.b.kContig ? "true" : "false", s.a.ld, s.b.ld, perBatch * s.batch, ctx.storage);
+  const char *acc = s.dtype == DType::kI8 ? "int" : "float";
+  auto call =
+      w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}>({}LL, {}LL, M, N, K, {}, dlc_smem, tile_of, "
+                  "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
+                  ctx.storage, s.b.kContig ? "true" : "false", s.a.ld, s.b.ld, perBatch * s.batch,
+                  acc, ctx.storage, acc);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");
   writeOpaqueOrigin(w);
@@ -96,8 +103,9 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   // The lane's accumulators of fragment row h, columns cq * 64 .. cq * 64 + 63.
   w.line("#pragma unroll");
   w.line("for (int j = 0; j < dlc_sm90::EP_COLS / 8; ++j)");
-  w.line("  *reinterpret_cast<float2 *>(ep + (lane >> 2) * EP_PITCH + j * 8 + (lane & 3) * 2) = "
-         "make_float2(acc[4 * (cq * 8 + j) + 2 * h], acc[4 * (cq * 8 + j) + 2 * h + 1]);");
+  w.line("  *reinterpret_cast<{0}2 *>(ep + (lane >> 2) * EP_PITCH + j * 8 + (lane & 3) * 2) = "
+         "make_{0}2(acc[4 * (cq * 8 + j) + 2 * h], acc[4 * (cq * 8 + j) + 2 * h + 1]);",
+         acc);
   w.line("__syncwarp();");
   writeStagedChunks(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
   w.line("__syncwarp();");

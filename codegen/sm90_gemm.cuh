@@ -4,14 +4,15 @@
 //
 // The kernel is persistent: CTA x computes output tiles x, x + gridDim.x, ... (BM x BN each,
 // BM = 128) with three warpgroups:
-//   * warpgroup 0 is the producer: its 128 threads copy each K step's A and B tiles (64
-//     elements of K, 128 bytes per row) from global memory into a ring of STAGES
+//   * warpgroup 0 is the producer: its 128 threads copy each K step's A and B tiles (128
+//     bytes of K per row: 64 f16/bf16, 128 int8) from global memory into a ring of STAGES
 //     shared-memory stages with 16-byte cp.async, in the 128-byte-swizzled layout wgmma reads.
 //     It runs on into the next tile while the consumers finish the last one, so a short K
 //     (a transformer's 768) does not pay the pipeline's fill for every tile;
 //   * warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and multiplies them by
-//     the whole B tile with wgmma.mma_async m64nBNk16, the accumulators (BN / 2 floats per
-//     thread) in registers, then runs the epilogue through a private shared-memory slab.
+//     the whole B tile with wgmma.mma_async m64nBNk16 (f16/bf16, float accumulators) or
+//     m64nBNk32 (s8, int32 accumulators), BN / 2 accumulators per thread in registers, then
+//     runs the epilogue through a private shared-memory slab.
 // The stages are handed over with mbarriers: `full[s]` completes when all 128 producer
 // threads' copies of stage s have landed (each thread waits for its own cp.async group, makes
 // the writes visible to the async proxy that wgmma reads through, then arrives), `empty[s]`
@@ -21,10 +22,11 @@
 //
 // Shared-memory layouts (stage s at s * STAGE_BYTES, 1024-byte aligned):
 //   * A, K-major: row r of the tile (m) at r * 128 bytes, its 16-byte chunk c at
-//     ((c ^ (r % 8)) * 16): the 128B swizzle; descriptors advance 32 bytes per k16 step.
+//     ((c ^ (r % 8)) * 16): the 128B swizzle; descriptors advance 32 bytes per wgmma (k16
+//     for 16-bit types, k32 for int8).
 //   * B, K-major ([N, K] in memory): the same, row = n.
-//   * B, N-major ([K, N] in memory): atoms of 64 columns x 64 K rows; K row r of atom a at
-//     a * 8192 + r * 128, chunks swizzled by r % 8. Its descriptor has the transpose bit, the
+//   * B, N-major ([K, N] in memory; 16-bit types only): atoms of 64 columns x 64 K rows;
+//     K row r of atom a at a * 8192 + r * 128, chunks swizzled by r % 8. Its descriptor has the transpose bit, the
 //     leading byte offset (atom to atom along N) 8192 and the stride byte offset (8 K rows to
 //     the next 8) 1024; a k16 step advances 2048 bytes.
 // The accumulator fragment of consumer warp w (0..3 in its warpgroup), lane l: d[4j + 2h + e]
@@ -32,7 +34,7 @@
 
 namespace dlc_sm90 {
 
-enum : int { BM = 128, BK = 64 }; // tile rows, K per stage
+enum : int { BM = 128 }; // tile rows; K per stage: 128 bytes (bk_elems)
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -83,9 +85,23 @@ template <int N> __device__ __forceinline__ void copies_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
-template <class T> struct Kind; // the wgmma input type
-template <> struct Kind<__half> { static constexpr int value = 0; };
-template <> struct Kind<__nv_bfloat16> { static constexpr int value = 1; };
+template <class T> struct Kind; // the wgmma input type and its accumulator
+template <> struct Kind<__half> {
+  static constexpr int value = 0;
+  using Acc = float;
+};
+template <> struct Kind<__nv_bfloat16> {
+  static constexpr int value = 1;
+  using Acc = float;
+};
+template <> struct Kind<signed char> {
+  static constexpr int value = 2;
+  using Acc = int;
+};
+template <class T> using Acc = typename Kind<T>::Acc;
+/// Elements of T in one 16-byte chunk, and in a stage row of 128 bytes (K per stage).
+template <class T> __host__ __device__ constexpr int chunk_elems() { return 16 / sizeof(T); }
+template <class T> __host__ __device__ constexpr int bk_elems() { return 128 / sizeof(T); }
 
 // m64n64k16: 32 accumulator registers per thread, then desc A, desc B, scale-d, trans-b.
 #define DLC_SM90_WGMMA_N64(TY) \
@@ -150,13 +166,85 @@ template <> struct Kind<__nv_bfloat16> { static constexpr int value = 1; };
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-/// d += A (64 x 16, descriptor da) * B (16 x N, descriptor db), asynchronously.
+// m64n64k32 s8: 32 int32 accumulators per thread, then desc A, desc B, scale-d.
+#define DLC_SM90_WGMMA_S8_N64 \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+  "}, %32, %33, p;\n}\n"
+#define DLC_SM90_ACC_S32_N64 \
+    "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), \
+    "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), \
+    "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), \
+    "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+
+// m64n128k32 s8: 64 int32 accumulators per thread, then desc A, desc B, scale-d.
+#define DLC_SM90_WGMMA_S8_N128 \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+  "}, %64, %65, p;\n}\n"
+#define DLC_SM90_ACC_S32_N128 \
+    "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), \
+    "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), \
+    "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), \
+    "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), \
+    "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), \
+    "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), \
+    "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), \
+    "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+
+// m64n256k32 s8: 128 int32 accumulators per thread, then desc A, desc B, scale-d.
+#define DLC_SM90_WGMMA_S8_N256 \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {" \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+  "}, %128, %129, p;\n}\n"
+#define DLC_SM90_ACC_S32_N256 \
+    "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), \
+    "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), \
+    "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), \
+    "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), \
+    "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), \
+    "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), \
+    "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), \
+    "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]), \
+    "+r"(d[64]), "+r"(d[65]), "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]), \
+    "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]), "+r"(d[78]), "+r"(d[79]), \
+    "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]), "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]), \
+    "+r"(d[88]), "+r"(d[89]), "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]), \
+    "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]), "+r"(d[101]), "+r"(d[102]), "+r"(d[103]), \
+    "+r"(d[104]), "+r"(d[105]), "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]), "+r"(d[111]), \
+    "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]), "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]), \
+    "+r"(d[120]), "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]), "+r"(d[126]), "+r"(d[127])
+
+/// d += A (64 x 32 bytes of K, descriptor da) * B (32 bytes of K x N, descriptor db),
+/// asynchronously: k16 for f16/bf16 (TRANS_B: B N-major), k32 for s8 (K-major only).
 template <int N, class T, int TRANS_B>
-__device__ __forceinline__ void wgmma(float (&d)[N / 2], unsigned long long da,
+__device__ __forceinline__ void wgmma(Acc<T> (&d)[N / 2], unsigned long long da,
                                       unsigned long long db) {
   static_assert(N == 64 || N == 128 || N == 256, "wgmma tile widths: 64, 128, 256");
   constexpr bool bf16 = Kind<T>::value == 1;
-  if constexpr (N == 64) {
+  if constexpr (Kind<T>::value == 2) {
+    static_assert(TRANS_B == 0, "s8 wgmma reads both operands K-major");
+    if constexpr (N == 64)
+      asm volatile(DLC_SM90_WGMMA_S8_N64 : DLC_SM90_ACC_S32_N64 : "l"(da), "l"(db), "r"(1));
+    else if constexpr (N == 128)
+      asm volatile(DLC_SM90_WGMMA_S8_N128 : DLC_SM90_ACC_S32_N128 : "l"(da), "l"(db), "r"(1));
+    else
+      asm volatile(DLC_SM90_WGMMA_S8_N256 : DLC_SM90_ACC_S32_N256 : "l"(da), "l"(db), "r"(1));
+  } else if constexpr (N == 64) {
     if constexpr (bf16)
       asm volatile(DLC_SM90_WGMMA_N64("bf16") : DLC_SM90_ACC_N64 : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
     else
@@ -185,6 +273,12 @@ template <int N, int R> __device__ __forceinline__ void wgmma_wait(float (&d)[R]
 #pragma unroll
   for (int i = 0; i < R; ++i)
     asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int N, int R> __device__ __forceinline__ void wgmma_wait(int (&d)[R]) {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+    asm volatile("" : "+r"(d[i])::"memory");
 }
 
 /// Registers per thread after setmaxnreg: the producer needs few, the consumers hold the
@@ -218,9 +312,10 @@ template <class T, int BN, bool B_KMAJOR>
 __device__ __forceinline__ void load_stage(const T *A, long long lda, const T *B, long long ldb,
                                            int M, int N, int K, int m0, int n0, int kt,
                                            unsigned sa, unsigned sb, int p) {
-  const int k0 = kt * BK, c = p % 8, r0 = p / 8; // r0 < 16: the swizzle row is r0 % 8
+  constexpr int CE = chunk_elems<T>();
+  const int k0 = kt * bk_elems<T>(), c = p % 8, r0 = p / 8; // r0 < 16: swizzle row r0 % 8
   {
-    const int kc = k0 + c * 8;
+    const int kc = k0 + c * CE;
     const unsigned dst = sa + r0 * 128 + ((c ^ (r0 % 8)) * 16);
 #pragma unroll
     for (int i = 0; i < BM / 16; ++i) {
@@ -230,7 +325,7 @@ __device__ __forceinline__ void load_stage(const T *A, long long lda, const T *B
     }
   }
   if constexpr (B_KMAJOR) {
-    const int kc = k0 + c * 8;
+    const int kc = k0 + c * CE;
     const unsigned dst = sb + r0 * 128 + ((c ^ (r0 % 8)) * 16);
 #pragma unroll
     for (int i = 0; i < BN / 16; ++i) {
@@ -241,6 +336,7 @@ __device__ __forceinline__ void load_stage(const T *A, long long lda, const T *B
   } else {
     const unsigned dst = sb + r0 * 128 + ((c ^ (r0 % 8)) * 16);
 #pragma unroll
+    static_assert(sizeof(T) == 2, "an N-major B is for 16-bit types");
     for (int a = 0; a < BN / 64; ++a) {
       const int n = n0 + a * 64 + c * 8;
 #pragma unroll
@@ -282,12 +378,12 @@ __device__ __forceinline__ void gemm(long long lda, long long ldb, int M, int N,
   constexpr int LAG = STAGES - 2;
 #endif
   static_assert(LAG >= 0 && LAG <= STAGES - 2, "LAG outside [0, STAGES - 2]");
-  float *slabs = reinterpret_cast<float *>(smem + STAGES * stage_bytes<BN>());
+  Acc<T> *slabs = reinterpret_cast<Acc<T> *>(smem + STAGES * stage_bytes<BN>());
   unsigned long long *full = reinterpret_cast<unsigned long long *>(
       smem + STAGES * stage_bytes<BN>() + slab_bytes());
   unsigned long long *empty = full + STAGES;
   const int tid = threadIdx.x, wg = tid / 128;
-  const int kTiles = (K + BK - 1) / BK;
+  const int kTiles = (K + bk_elems<T>() - 1) / bk_elems<T>();
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 128);
@@ -327,21 +423,21 @@ __device__ __forceinline__ void gemm(long long lda, long long ldb, int M, int N,
     asm volatile("setmaxnreg.inc.sync.aligned.u32 " DLC_SM90_STR(DLC_SM90_CONSUMER_REGS) ";");
     const int lane = tid % 32, w = (tid - 128) / 32; // consumer warp 0..7
     const unsigned aOff = (wg - 1) * 64 * 128;      // this warpgroup's 64 rows of A
-    float acc[BN / 2];
+    Acc<T> acc[BN / 2];
     int it = 0; // K steps consumed, over all tiles
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
       Tile<T> x;
       tile_of(t, x);
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i)
-        acc[i] = 0.f;
+        acc[i] = 0;
       for (int kt = 0; kt < kTiles; ++kt, ++it) {
         const int s = it % STAGES;
         mbar_wait(&full[s], (it / STAGES) & 1);
         const unsigned sa = base + s * stage_bytes<BN>(), sb = sa + BM * 128;
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
+        for (int kk = 0; kk < 4; ++kk) { // 32 bytes of K per wgmma
           const unsigned long long da = descriptor(sa + aOff + kk * 32, 16, 1024);
           const unsigned long long db = B_KMAJOR ? descriptor(sb + kk * 32, 16, 1024)
                                                  : descriptor(sb + kk * 2048, 8192, 1024);

@@ -312,6 +312,11 @@ TEST(GemmEmit, HopperFamilyCompilesForSm90a) {
                    "128x128x64/wgs6"});
   cases.push_back(
       {build(matmulGraph("f16[4,136,200]", "f16[4,200,136]"), "batched"), "128x128x64/wgs3"});
+  // int8 in realize-int8's form (B stored [N, K]): s8 wgmma with int32 accumulators.
+  cases.push_back({build("graph @g(%a: i8[300,272], %b: i8[520,272]) -> (y: ?) {\n"
+                         "  %y = matmul_integer(%a, %b) {transB = 1} : ?\n  return %y\n}",
+                         "int8"),
+                   "128x256x128/wgs4"});
   std::string source(cudaPrelude());
   for (auto &[b, tile] : cases) {
     auto set = gemm::emitGemmGroup(b.group, {}, gemm::parseTileConfig(tile));
@@ -330,7 +335,8 @@ TEST(GemmEmit, HopperFamilyCompilesForSm90a) {
   ASSERT_TRUE(mod) << mod.status().message();
   for (const char *want :
        {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "setmaxnreg.inc.sync.aligned.u32",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8", "setmaxnreg.inc.sync.aligned.u32",
         "mbarrier.try_wait.parity.shared::cta.b64", "fence.proxy.async.shared::cta",
         "cp.async.cg.shared.global"})
     EXPECT_NE(mod->ptx.find(want), std::string::npos) << want;
@@ -356,8 +362,8 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EmitOptions portable;
   portable.sm90a = false;
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4", portable), "without arch-specific features"));
-  EXPECT_TRUE(
-      has(refusal(matmulGraph("f32[256,256]", "f32[256,256]"), "128x256x64/wgs4"), "f16 and bf16"));
+  EXPECT_TRUE(has(refusal(matmulGraph("f32[256,256]", "f32[256,256]"), "128x256x64/wgs4"),
+                  "f16, bf16 and int8"));
   EXPECT_TRUE(has(refusal(f16, "128x64x64/wgs4"), "128 x 128 or 128 x 256"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs5"), "5 stages do not fit"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs2"), "2 stages do not fit"));
@@ -369,6 +375,10 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EmitOptions fragment;
   fragment.stagedEpilogue = false;
   EXPECT_TRUE(has(refusal(f16, "128x128x64/wgs4", fragment), "staged epilogue"));
+  const std::string s8 = "graph @g(%a: i8[256,256], %b: i8[256,256]) -> (y: ?) {\n"
+                         "  %y = matmul_integer(%a, %b) {transB = 1} : ?\n  return %y\n}";
+  const std::string msg = refusal(s8, "128x256x64/wgs4");
+  EXPECT_TRUE(has(msg, "BK 128")) << msg;
   // The tile text round-trips.
   auto c = gemm::parseTileConfig("128x256x64/wgs4");
   ASSERT_TRUE(c);
