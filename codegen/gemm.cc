@@ -6,6 +6,9 @@
 // realize-int8's form (int8, B stored [N, K]) runs the int8 tensor-core kernel; its int32
 // accumulator reaches the epilogue (the rescale, bias, activation, quantize_linear) as float.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <numeric>
 
 #include "codegen/elementwise_chain.h"
 #include "codegen/emitters.h"
@@ -147,7 +150,31 @@ Expected<GemmSpec> matmulSpec(const Node &n) {
   s.outRowStride = s.n;
   const size_t ra = pa.size(), rb = pb.size();
   // Element (i, k) of A at i * strides[-2] + k * strides[-1]; (k, n) of B likewise.
-  if (product(bBatch) == 1 && product(aBatch) == batch && !va.permuted) {
+  // perm_y: the product is stored transposed; product axis j lies strides[j] apart there.
+  const size_t ry = outBatch.size() + 2;
+  DLC_ASSIGN_OR_RETURN(std::vector<int64_t> permY,
+                       ops::matmulOperandPerm(n, "perm_y", static_cast<int64_t>(ry)));
+  std::vector<int64_t> yStrides;
+  if (!permY.empty()) {
+    if (n.input(0)->shape().rank() < 2 || n.input(1)->shape().rank() < 2)
+      return invalidArgument("MatMul: perm_y needs 2-D or batched operands");
+    std::vector<int64_t> dims = outBatch;
+    dims.push_back(s.m);
+    dims.push_back(s.n);
+    std::vector<int64_t> stored(ry), storedStride(ry, 1);
+    for (size_t j = 0; j < ry; ++j)
+      stored[j] = dims[static_cast<size_t>(permY[j])];
+    for (size_t j = ry - 1; j-- > 0;)
+      storedStride[j] = storedStride[j + 1] * stored[j + 1];
+    yStrides.assign(ry, 0);
+    for (size_t j = 0; j < ry; ++j)
+      yStrides[static_cast<size_t>(permY[j])] = storedStride[j];
+    if (yStrides[ry - 1] != 1)
+      return invalidArgument("MatMul: perm_y [{}] moves the product's columns from the "
+                             "contiguous axis",
+                             fmt::join(permY, ", "));
+  }
+  if (product(bBatch) == 1 && product(aBatch) == batch && !va.permuted && permY.empty()) {
     // One GEMM: A's batch rows stacked.
     s.m *= batch;
     DLC_ASSIGN_OR_RETURN(s.a, strided(n.input(0), s.k, 1, s.m, s.k, "0"));
@@ -167,6 +194,16 @@ Expected<GemmSpec> matmulSpec(const Node &n) {
     DLC_ASSIGN_OR_RETURN(s.b, strided(n.input(1), vb.strides[rb - 1], vb.strides[rb - 2], s.n, s.k,
                                       offset(vb, bBatch)));
     s.outBatchStride = s.m * s.n;
+  }
+  if (!permY.empty()) {
+    const std::vector<int64_t> batchStrides(yStrides.begin(), yStrides.end() - 2);
+    s.outRowStride = yStrides[ry - 2];
+    s.outBatchOffset = broadcastOffset(outBatch, batchStrides, outBatch, "b");
+    // A common divisor of the batch strides, for the alignment checks (stagedWidth).
+    s.outBatchStride = 0;
+    for (size_t j = 0; j < batchStrides.size(); ++j)
+      if (outBatch[j] > 1)
+        s.outBatchStride = std::gcd(s.outBatchStride, batchStrides[j]);
   }
   return s;
 }

@@ -25,6 +25,13 @@ std::string outColOffset(const KernelContext &ctx, const std::string &col) {
 
 std::string indexType(const KernelContext &ctx) { return ctx.narrow ? "int" : "long long"; }
 
+std::string outBatchExpr(const KernelContext &ctx) {
+  const GemmSpec &s = ctx.spec;
+  if (!s.outBatchOffset.empty())
+    return fmt::format("({})({})", indexType(ctx), s.outBatchOffset);
+  return fmt::format("({})b * {}", indexType(ctx), s.outBatchStride);
+}
+
 void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &row,
                    const std::string &col, const std::string &v0, const std::string &v1) {
   const GemmSpec &s = ctx.spec;
@@ -36,7 +43,7 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
   if (s.m % ctx.cfg.bm != 0)
     inRows.emplace(w.block("if ({} < {})", row, s.m));
   const bool colsInside = s.n % ctx.cfg.bn == 0;
-  w.line("const {0} ob = ({0})b * {1} + ({0})({2}) * {3};", indexType(ctx), s.outBatchStride, row,
+  w.line("const {0} ob = {1} + ({0})({2}) * {3};", indexType(ctx), outBatchExpr(ctx), row,
          s.outRowStride);
   const std::string c0 = outColOffset(ctx, col), c1 = outColOffset(ctx, col + " + 1");
   if (split) {
@@ -389,7 +396,7 @@ void writeStagedChunks(CodeWriter &w, const KernelContext &ctx, const std::strin
     std::optional<CodeWriter::Scope> test;
     if (!inside.empty())
       test.emplace(w.block("if ({})", fmt::join(inside, " && ")));
-    w.line("const {0} ob = ({0})b * {1} + ({0})row * {2};", indexType(ctx), s.outBatchStride,
+    w.line("const {0} ob = {1} + ({0})row * {2};", indexType(ctx), outBatchExpr(ctx),
            s.outRowStride);
     w.line("dlc_epv(ep + r * EP_PITCH + c, ob + {});", outColOffset(ctx, "col"));
   }

@@ -74,6 +74,10 @@ struct GemmSpec {
   int64_t batch = 1, m = 1, n = 1, k = 1;
   Operand a, b;
   int64_t outBatchStride = 0;
+  /// When set, a C expression (64-bit) of `b` giving batch b's output offset, used instead of
+  /// b * outBatchStride (a MatMul's perm_y output); outBatchStride is then a common divisor of
+  /// its strides, for the alignment checks.
+  std::string outBatchOffset;
   int64_t outRowStride = 0;
   int64_t outSplit = 0, outSplitStride = 0;
   double alpha = 1.0;

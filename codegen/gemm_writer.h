@@ -47,6 +47,9 @@ std::string indexType(const KernelContext &ctx);
 /// or no 4-element chunk fits, e.g. a row stride not a multiple of 4).
 int stagedWidth(const GemmSpec &spec, const TileConfig &cfg, int64_t splits, DType out);
 
+/// C expression of batch b's output offset, in the index type.
+std::string outBatchExpr(const KernelContext &ctx);
+
 /// C expression of the output offset of column `col` (outSplit applied), in the index type.
 std::string outColOffset(const KernelContext &ctx, const std::string &col);
 

@@ -1,23 +1,31 @@
-// fold-transpose-matmul: a MatMul reads a transposed operand in place.
+// fold-transpose-matmul: a MatMul reads a transposed operand, and stores a transposed
+// product, in place.
 //
-// Attention as exporters write it splits heads with transposes that feed MatMuls:
+// Attention as exporters write it splits heads with transposes that feed MatMuls, and merges
+// them with one after:
 //
 //     %qt = transpose(%q) {perm = [0, 2, 1, 3]}         // [B, S, H, D] -> [B, H, S, D]
 //     %kt = transpose(%k) {perm = [0, 2, 3, 1]}         // [B, S, H, D] -> [B, H, D, S]
 //     %s  = matmul(%qt, %kt)
+//     %c  = matmul(%p, %vt)                             // [B, H, S, D]
+//     %ct = transpose(%c) {perm = [0, 2, 1, 3]}         // [B, S, H, D]
 //  =>
 //     %s  = matmul(%q, %k) {perm_a = [0, 2, 1, 3], perm_b = [0, 2, 3, 1]}
+//     %ct = matmul(%p, %v) {perm_b = [0, 2, 1, 3], perm_y = [0, 2, 1, 3]}
 //
 // perm_a / perm_b (dlc's MatMul attributes) say the product reads the operand through that
-// permutation. The GEMM kernels address such a view directly: each batch of the product is a
-// strided matrix of the untransposed buffer (batch offset h * D, rows H * D apart), so the
-// transpose costs no kernel and no memory traffic. A transpose of a transpose composes.
-// Folded only where the kernels can read the view: the operand's innermost (stride-1) axis
-// must stay one of the two matrix axes. Not folded either: a batched A times an unbatched B
-// (one GEMM over A's stacked rows, which a permuted A would split into a GEMM per batch).
-// What stays is said under --debug-only=fold-transpose-matmul. The transpose itself stays for its
-// other readers; run dce after this pass. The reference backend applies the permutation before the
-// product, and the ONNX exporter writes it back as a Transpose.
+// permutation, perm_y that it is stored through one. The GEMM kernels address such views
+// directly: each batch of the product is a strided matrix of the untransposed buffer (batch
+// offset h * D, rows H * D apart), so the transposes cost no kernel and no memory traffic.
+// Chains of transposes compose. Folded only where the kernels can read or write the view:
+// an operand's innermost (stride-1) axis must stay one of its two matrix axes, the product's
+// columns must stay contiguous. Not folded either: a permuted batched A times an unbatched B,
+// nor a permuted output of such a product (one GEMM over A's stacked rows, which the
+// permutation would split into a GEMM per batch). What stays is said under
+// --debug-only=fold-transpose-matmul. A transpose before a product stays for its other
+// readers; run dce after this pass. The reference backend applies the permutations, and the
+// ONNX exporter writes them back as Transposes.
+#include "ir/match.h"
 #include "ir/ops/util.h"
 #include "passes/registry.h"
 #include "passes/util/transpose_sink.h"
@@ -37,6 +45,8 @@ public:
         DLC_ASSIGN_OR_RETURN(bool folded, foldOperand(*n, i, options));
         changed = changed || folded;
       }
+      DLC_ASSIGN_OR_RETURN(bool folded, foldOutput(g, *n, options));
+      changed = changed || folded;
     }
     return changed;
   }
@@ -90,6 +100,56 @@ private:
       n.removeAttr(attr);
     else
       n.setAttr(attr, Attribute(std::move(bestPerm)));
+    return true;
+  }
+
+  /// Folds the transpose that is the only reader of `n`'s product into perm_y (the product is
+  /// stored transposed), when both operands are batched and the columns stay contiguous.
+  static Expected<bool> foldOutput(Graph &g, Node &n, const PassOptions &options) {
+    Value *y = n.output(0);
+    if (!y || y->uses().size() != 1 || g.isOutput(y) || !y->shape().isRanked())
+      return false;
+    Node *t = y->uses()[0].node;
+    if (t->op() != Op::kTranspose)
+      return false;
+    const int64_t rank = y->shape().rank();
+    std::optional<std::vector<int64_t>> tp = transposePerm(*t);
+    if (!tp || static_cast<int64_t>(tp->size()) != rank)
+      return false;
+    // Batched operands only: with an unbatched B the product is one GEMM over A's stacked
+    // rows, which a permuted output would split into a GEMM per batch.
+    for (int i : {0, 1})
+      if (!n.input(i)->shape().isRanked() || n.input(i)->shape().rank() < 3) {
+        options.debugf("{} -> {}: keeps the transpose {} after it: the product is not a batch of "
+                       "products of batched operands",
+                       n.describe(), y->name(), t->output(0)->name());
+        return false;
+      }
+    DLC_ASSIGN_OR_RETURN(std::vector<int64_t> permY, ops::matmulOperandPerm(n, "perm_y", rank));
+    std::vector<int64_t> composed(static_cast<size_t>(rank));
+    for (int64_t j = 0; j < rank; ++j) {
+      const int64_t k = (*tp)[static_cast<size_t>(j)];
+      composed[static_cast<size_t>(j)] = permY.empty() ? k : permY[static_cast<size_t>(k)];
+    }
+    if (composed.back() != rank - 1) {
+      options.debugf("{} -> {}: keeps the transpose {} after it: the product's columns would "
+                     "not be contiguous",
+                     n.describe(), y->name(), t->output(0)->name());
+      return false;
+    }
+    std::vector<std::pair<std::string, Attribute>> attrs;
+    for (const char *a : {"perm_a", "perm_b"})
+      if (n.hasAttr(a))
+        attrs.emplace_back(a, Attribute(n.getInts(a)));
+    if (!isIdentity(composed))
+      attrs.emplace_back("perm_y", Attribute(composed));
+    DLC_ASSIGN_OR_RETURN(Value * stored,
+                         addTypedNode(g, Op::kMatMul, {n.input(0), n.input(1)},
+                                      n.name().empty() ? y->name() : n.name(), t, n, attrs));
+    stored->producer()->setName(n.name());
+    options.debugf("{} -> {}: stores the product through perm_y = [{}] (the transpose {} after it)",
+                   n.describe(), y->name(), fmt::join(composed, ", "), t->output(0)->name());
+    replaceOutputNamed(g, t, stored);
     return true;
   }
 

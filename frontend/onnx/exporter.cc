@@ -151,7 +151,12 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
       transpose(n->input(0)->name(), lastY + ".dlc_x_nchw", {0, 3, 1, 2});
       transpose(n->input(1)->name(), lastY + ".dlc_w_oihw", {0, 3, 1, 2});
     }
-    // fold-transpose-matmul's operand permutations (perm_a, perm_b) are Transposes in ONNX.
+    // fold-transpose-matmul's permutations (perm_a, perm_b of the operands, perm_y of the
+    // product) are Transposes in ONNX.
+    std::vector<int64_t> permY;
+    if (n->op() == Op::kMatMul && n->hasAttr("perm_y"))
+      permY = n->getInts("perm_y");
+    const std::string product = permY.empty() ? "" : n->output(0)->name() + ".dlc_product";
     std::string permuted[2];
     if (n->op() == Op::kMatMul)
       for (int i : {0, 1})
@@ -182,14 +187,19 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
                                                      : "");
     }
     for (const Value *v : n->outputs())
-      node.add_output(lastConv ? lastY + ".dlc_y_nchw" : v ? v->name() : "");
+      node.add_output(lastConv           ? lastY + ".dlc_y_nchw"
+                      : !product.empty() ? product
+                      : v                ? v->name()
+                                         : "");
     for (const auto &[name, a] : n->attrs())
       if (name.find('.') == std::string::npos && // annotations are dlc's
           !(lastConv && name == "channels_last") &&
-          !(n->op() == Op::kMatMul && (name == "perm_a" || name == "perm_b")))
+          !(n->op() == Op::kMatMul && (name == "perm_a" || name == "perm_b" || name == "perm_y")))
         DLC_RETURN_IF_ERROR(addAttribute(name, a, *n, node));
     if (lastConv)
       transpose(lastY + ".dlc_y_nchw", lastY, {0, 2, 3, 1});
+    if (!product.empty())
+      transpose(product, n->output(0)->name(), permY);
     // What the passes decided, where viewers (Netron) show it: the node's doc string.
     std::string doc;
     if (auto group = fuseGroupOf(*n)) {

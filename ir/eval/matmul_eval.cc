@@ -176,7 +176,7 @@ Expected<Tensor> matmulTensors(const Tensor &a0, const Tensor &b0) {
 
 EvalResult evalMatMul(const Node &node, const std::vector<Tensor> &in) {
   DLC_RETURN_IF_ERROR(checkInputs(in, 2));
-  // perm_a / perm_b: the operand transposed first.
+  // perm_a / perm_b: the operand transposed first; perm_y: the product after.
   std::vector<Tensor> ops = {in[0], in[1]};
   for (size_t i : {size_t{0}, size_t{1}}) {
     DLC_ASSIGN_OR_RETURN(auto perm,
@@ -186,6 +186,10 @@ EvalResult evalMatMul(const Node &node, const std::vector<Tensor> &in) {
     }
   }
   DLC_ASSIGN_OR_RETURN(Tensor out, matmulTensors(ops[0], ops[1]));
+  DLC_ASSIGN_OR_RETURN(auto permY, ops::matmulOperandPerm(node, "perm_y", out.rank()));
+  if (!permY.empty()) {
+    DLC_ASSIGN_OR_RETURN(out, permuted(out, permY));
+  }
   return std::vector<Tensor>{out};
 }
 

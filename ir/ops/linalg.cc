@@ -63,6 +63,18 @@ Status inferMatMul(InferContext &ctx) {
   DLC_ASSIGN_OR_RETURN(Shape a, matmulOperandShape(ctx, 0));
   DLC_ASSIGN_OR_RETURN(Shape b, matmulOperandShape(ctx, 1));
   DLC_ASSIGN_OR_RETURN(Shape shape, matmulShape(ctx, a, b));
+  // perm_y: the product is stored transposed.
+  if (shape.isRanked()) {
+    auto perm = matmulOperandPerm(ctx.node(), "perm_y", shape.rank());
+    if (!perm)
+      return ctx.error("{}", perm.status().message());
+    if (!perm->empty()) {
+      std::vector<Dim> dims;
+      for (int64_t p : *perm)
+        dims.push_back(shape[p]);
+      shape = Shape(std::move(dims));
+    }
+  }
   ctx.setOutputType(0, TensorType(dtype, std::move(shape)));
   return Status::ok();
 }
@@ -180,10 +192,11 @@ OpDef row(Op op, int minIn, int maxIn, FusionKind fusion, InferFn infer,
 
 std::vector<OpDef> linalgOps() {
   return {
-      // perm_a / perm_b (dlc's, not ONNX's): the operand is read through that transpose, as
-      // fold-transpose-matmul writes it (the GEMM kernels address the permuted view in place).
+      // perm_a / perm_b (dlc's, not ONNX's): the operand is read through that transpose; perm_y:
+      // the product is stored through it. As fold-transpose-matmul writes them (the GEMM
+      // kernels address the permuted views in place).
       row(Op::kMatMul, 2, 2, FusionKind::kOutFusable, inferMatMul,
-          {intsAttr("perm_a", {}), intsAttr("perm_b", {})}),
+          {intsAttr("perm_a", {}), intsAttr("perm_b", {}), intsAttr("perm_y", {})}),
       row(Op::kMatMulInteger, 2, 4, FusionKind::kOutFusable, inferMatMulInteger,
           {intAttr("transB", 0)}),
       row(Op::kGemm, 2, 3, FusionKind::kOutFusable, inferGemm,

@@ -1,8 +1,9 @@
-// MatMuls that read transposed operands in place (fold-transpose-matmul's perm_a / perm_b, in
-// the GPU pipeline) against the reference backend on random data: attention's head split
-// (Q and V read as [B, H, S, D], K as [B, H, D, S] from [B, S, H, D] buffers) in f32 (the SIMT
-// kernel), f16 and bf16 (tensor cores; the larger shape takes the Hopper kernel on sm_90),
-// and a transposed 2-D weight-like operand. Skips without a GPU.
+// MatMuls that read transposed operands and store transposed products in place
+// (fold-transpose-matmul's perm_a / perm_b / perm_y, in the GPU pipeline) against the
+// reference backend on random data: attention's head split (Q and V read as [B, H, S, D], K
+// as [B, H, D, S] from [B, S, H, D] buffers) and merge (the second product stored as
+// [B, S, H, D]) in f32 (the SIMT kernel), f16 and bf16 (tensor cores; the larger shape takes
+// the Hopper kernel on sm_90), and a transposed 2-D operand. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -22,9 +23,10 @@ Tensor randomTensor(DType t, std::vector<int64_t> shape, uint32_t seed) {
 }
 
 /// Scaled-dot-product attention over x [B, S, H, D]: q = x, k = x / 2, v = relu(x), each
-/// split into heads by a transpose the GEMMs fold.
+/// split into heads by a transpose the GEMMs fold, the heads merged back to [B, S, H * D] by
+/// a transpose the second GEMM stores through (perm_y).
 std::string attentionText(DType t, int64_t b, int64_t s, int64_t h, int64_t d) {
-  return fmt::format(R"(graph @attn(%x: {0}[{1},{2},{3},{4}]) -> (y: {0}[{1},{3},{2},{4}]) {{
+  return fmt::format(R"(graph @attn(%x: {0}[{1},{2},{3},{4}]) -> (y: {0}[{1},{2},{5}]) {{
   %half = constant {0}[] dense<[0.5]>
   %k = mul(%x, %half) : {0}[{1},{2},{3},{4}]
   %v = relu(%x) : {0}[{1},{2},{3},{4}]
@@ -34,10 +36,13 @@ std::string attentionText(DType t, int64_t b, int64_t s, int64_t h, int64_t d) {
   %sc = matmul(%qt, %kt) : {0}[{1},{3},{2},{2}]
   %ss = mul(%sc, %half) : {0}[{1},{3},{2},{2}]
   %p = softmax(%ss) {{axis = -1}} : {0}[{1},{3},{2},{2}]
-  %y = matmul(%p, %vt) : {0}[{1},{3},{2},{4}]
+  %c = matmul(%p, %vt) : {0}[{1},{3},{2},{4}]
+  %ct = transpose(%c) {{perm = [0, 2, 1, 3]}} : {0}[{1},{2},{3},{4}]
+  %shape = constant i64[3] dense<[{1}, {2}, {5}]>
+  %y = reshape(%ct, %shape) : {0}[{1},{2},{5}]
   return %y
 }})",
-                     dtypeName(t), b, s, h, d);
+                     dtypeName(t), b, s, h, d, h * d);
 }
 
 TEST(MatMulViews, FoldedHeadSplitMatchesTheReference) {
