@@ -38,9 +38,13 @@ class FoldTransposeMatmul : public Pass {
 public:
   Expected<bool> run(Graph &g, const PassOptions &options) override {
     bool changed = false;
-    for (Node *n : g.nodes()) {
-      if (n->op() != Op::kMatMul)
-        continue;
+    // The MatMuls first: folding an output erases the transpose after it, which a walk over
+    // every node would reach afterwards.
+    std::vector<Node *> matmuls;
+    for (Node *n : g.nodes())
+      if (n->op() == Op::kMatMul)
+        matmuls.push_back(n);
+    for (Node *n : matmuls) {
       for (int i : {0, 1}) {
         DLC_ASSIGN_OR_RETURN(bool folded, foldOperand(*n, i, options));
         changed = changed || folded;
