@@ -25,6 +25,7 @@
 // --debug-only=fold-transpose-matmul. A transpose before a product stays for its other
 // readers; run dce after this pass. The reference backend applies the permutations, and the
 // ONNX exporter writes them back as Transposes.
+#include "ir/annotations/fusion_roles.h"
 #include "ir/match.h"
 #include "ir/ops/util.h"
 #include "passes/registry.h"
@@ -46,7 +47,7 @@ public:
         matmuls.push_back(n);
     for (Node *n : matmuls) {
       for (int i : {0, 1}) {
-        DLC_ASSIGN_OR_RETURN(bool folded, foldOperand(*n, i, options));
+        DLC_ASSIGN_OR_RETURN(bool folded, foldOperand(g, *n, i, options));
         changed = changed || folded;
       }
       DLC_ASSIGN_OR_RETURN(bool folded, foldOutput(g, *n, options));
@@ -56,54 +57,174 @@ public:
   }
 
 private:
-  /// Folds the chain of transposes producing operand `i` of `n`, as far up as the kernels can
-  /// read the result (a chain may pass through a permutation they cannot read and come back
-  /// to one they can, or to the identity).
-  static Expected<bool> foldOperand(Node &n, int i, const PassOptions &options) {
-    const char *attr = i == 0 ? "perm_a" : "perm_b";
-    Value *best = nullptr, *v = n.input(i);
-    std::vector<int64_t> bestPerm;
-    std::string why;
-    if (!v || !v->shape().isRanked())
+  /// Where a walk up from a MatMul operand stands: the product reads value `v`, seen as shape
+  /// `f` (v's shape with some axes split into consecutive factors, as many axes as the
+  /// operand has), through `perm` (operand axis j is axis perm[j] of `f`).
+  struct View {
+    Value *v = nullptr;
+    std::vector<int64_t> f, perm;
+    /// Elementwise nodes with one-element constant operands passed on the way up (nearest
+    /// the product first): they do not care about layout, so the product's operand becomes
+    /// them applied to the source instead (exporters scale Q and K between the head split and
+    /// the product).
+    std::vector<const Node *> pointwise;
+  };
+
+  /// Whether `t` is elementwise on its first input alone (every other input a one-element
+  /// constant), with one output read by one node.
+  static bool pointwiseOnData(const Node &t) {
+    if (!isElementwiseOp(t.op()) || t.numOutputs() != 1 || !t.output(0) ||
+        t.output(0)->uses().size() != 1 || !t.input(0) ||
+        t.input(0)->shape() != t.output(0)->shape())
       return false;
-    const int64_t rank = v->shape().rank();
+    for (int k = 1; k < t.numInputs(); ++k)
+      if (t.input(k) && (!t.input(k)->isConstant() || t.input(k)->constant().numElements() != 1))
+        return false;
+    return true;
+  }
+
+  /// For each axis of `coarse`, the consecutive axes of `fine` whose sizes multiply to it;
+  /// nullopt when `coarse` is not such a grouping of `fine` (sizes of 1 go with the axis
+  /// before them, or start a group of their own when `coarse` has a 1 there).
+  static std::optional<std::vector<std::vector<int64_t>>>
+  groups(const std::vector<int64_t> &fine, const std::vector<int64_t> &coarse) {
+    std::vector<std::vector<int64_t>> out(coarse.size());
+    size_t j = 0;
+    for (size_t a = 0; a < coarse.size(); ++a) {
+      int64_t prod = 1;
+      while (j < fine.size() && (prod < coarse[a] || (out[a].empty() && coarse[a] == 1))) {
+        prod *= fine[j];
+        out[a].push_back(static_cast<int64_t>(j++));
+        if (coarse[a] == 1 && prod == 1)
+          break;
+      }
+      if (prod != coarse[a] || out[a].empty())
+        return std::nullopt;
+    }
+    // Trailing size-1 axes of `fine` join the last group.
+    while (j < fine.size() && fine[j] == 1 && !out.empty())
+      out.back().push_back(static_cast<int64_t>(j++));
+    if (j != fine.size())
+      return std::nullopt;
+    return out;
+  }
+
+  /// One step up: through the transpose or reshape producing view.v; nullopt when it is
+  /// neither, or when the view's axes do not map through it one to one.
+  static std::optional<View> stepUp(const View &view) {
+    const Node *t = view.v->producer();
+    if (!t || !t->input(0)->shape().isStatic())
+      return std::nullopt;
+    const std::vector<int64_t> x = t->input(0)->shape().sizes();
+    auto g = groups(view.f, view.v->shape().sizes());
+    if (!g)
+      return std::nullopt;
+    View up{t->input(0), {}, {}, view.pointwise};
+    if (pointwiseOnData(*t)) {
+      up.f = view.f;
+      up.perm = view.perm;
+      up.pointwise.push_back(t);
+      return up;
+    }
+    if (t->op() == Op::kReshape) {
+      // The same elements in the same order: the view's axes must group into x's too.
+      if (!groups(view.f, x))
+        return std::nullopt;
+      up.f = view.f;
+      up.perm = view.perm;
+      return up;
+    }
+    if (t->op() != Op::kTranspose)
+      return std::nullopt;
+    std::optional<std::vector<int64_t>> p = transposePerm(*t);
+    if (!p || p->size() != x.size())
+      return std::nullopt;
+    // v axis a is x axis p[a]; its factors (group a of f) move with it.
+    std::vector<int64_t> inv(p->size()), where(view.f.size());
+    for (size_t a = 0; a < p->size(); ++a)
+      inv[static_cast<size_t>((*p)[a])] = static_cast<int64_t>(a);
+    for (size_t xi = 0; xi < x.size(); ++xi)
+      for (int64_t fa : (*g)[static_cast<size_t>(inv[xi])]) {
+        where[static_cast<size_t>(fa)] = static_cast<int64_t>(up.f.size());
+        up.f.push_back(view.f[static_cast<size_t>(fa)]);
+      }
+    for (int64_t j : view.perm)
+      up.perm.push_back(where[static_cast<size_t>(j)]);
+    return up;
+  }
+
+  /// Folds the chain of transposes (and reshapes that only split or merge axes between them)
+  /// producing operand `i` of `n`, as far up as the kernels can read the result: a chain may
+  /// pass through a permutation they cannot read and come back to one they can, or to the
+  /// identity. Where the source is read split into more axes than it has, a reshape (a view:
+  /// no kernel) of it is put in front of the product.
+  static Expected<bool> foldOperand(Graph &g, Node &n, int i, const PassOptions &options) {
+    const char *attr = i == 0 ? "perm_a" : "perm_b";
+    Value *in = n.input(i);
+    if (!in || !in->shape().isStatic())
+      return false;
+    const int64_t rank = in->shape().rank();
     DLC_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ops::matmulOperandPerm(n, attr, rank));
     if (perm.empty())
       for (int64_t j = 0; j < rank; ++j)
         perm.push_back(j);
-    for (const Node *t = v->producer(); t && t->op() == Op::kTranspose; t = v->producer()) {
-      std::optional<std::vector<int64_t>> tp = transposePerm(*t);
-      if (!tp || static_cast<int64_t>(tp->size()) != rank || rank < 2)
+    View view{in, in->shape().sizes(), perm};
+    std::optional<View> best;
+    std::string why;
+    bool crossed = false; // a transpose is behind the view
+    while (rank >= 2) {
+      const Node *t = view.v->producer();
+      std::optional<View> up = stepUp(view);
+      if (!up)
         break;
-      // The product reads axis j of its operand, which is axis tp[perm[j]] of the source.
-      for (int64_t &p : perm)
-        p = (*tp)[static_cast<size_t>(p)];
-      v = t->input(0);
-      const std::string no = refusal(n, i, perm);
-      if (no.empty()) {
-        best = v;
-        bestPerm = perm;
-      } else {
+      crossed = crossed || t->op() == Op::kTranspose;
+      view = std::move(*up);
+      if (!crossed)
+        continue;
+      const std::string no = refusal(n, i, view.perm);
+      if (no.empty())
+        best = view;
+      else if (t->op() == Op::kTranspose)
         why = fmt::format("keeps the transpose {}: {}", t->output(0)->name(), no);
-      }
     }
     if (!best) {
       if (!why.empty())
         options.debugf("{} -> {}: {}", n.describe(), n.output(0)->name(), why);
       return false;
     }
-    const bool identity = isIdentity(bestPerm);
+    Value *src = best->v;
+    // The elementwise nodes passed, applied to the source, nearest the source first.
+    for (auto it = best->pointwise.rbegin(); it != best->pointwise.rend(); ++it) {
+      const Node &e = **it;
+      std::vector<Value *> inputs{src};
+      for (int k = 1; k < e.numInputs(); ++k)
+        inputs.push_back(e.input(k));
+      std::vector<std::pair<std::string, Attribute>> attrs;
+      for (const auto &[name, a] : e.attrs())
+        if (name.find('.') == std::string::npos) // not an annotation
+          attrs.emplace_back(name, a);
+      DLC_ASSIGN_OR_RETURN(
+          src, addTypedNode(g, e.op(), inputs, e.output(0)->name() + "/source", &n, e, attrs));
+    }
+    if (src->shape().sizes() != best->f) {
+      // Read split: a reshape of the source to the view's axes.
+      Value *shape =
+          g.addConstant(g.uniqueName(src->name() + "/split_shape"), Tensor::vectorI64(best->f));
+      DLC_ASSIGN_OR_RETURN(
+          src, addTypedNode(g, Op::kReshape, {src, shape}, src->name() + "/split", &n, n));
+    }
+    const bool identity = isIdentity(best->perm);
     if (identity)
       options.debugf("{} -> {}: reads {} as it is (the transposes cancel)", n.describe(),
-                     n.output(0)->name(), best->name());
+                     n.output(0)->name(), src->name());
     else
       options.debugf("{} -> {}: reads {} through {} = [{}]", n.describe(), n.output(0)->name(),
-                     best->name(), attr, fmt::join(bestPerm, ", "));
-    n.setInput(i, best);
+                     src->name(), attr, fmt::join(best->perm, ", "));
+    n.setInput(i, src);
     if (identity)
       n.removeAttr(attr);
     else
-      n.setAttr(attr, Attribute(std::move(bestPerm)));
+      n.setAttr(attr, Attribute(std::move(best->perm)));
     return true;
   }
 
