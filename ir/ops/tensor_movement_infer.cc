@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ir/ops/tensor_internal.h"
+#include "ir/ops/util.h"
 
 namespace dlc::ops::tensor {
 
@@ -147,14 +148,7 @@ Expected<std::vector<int64_t>> transposePerm(const Node &node, int64_t rank) {
     return perm;
   }
   perm = node.getInts("perm");
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  bool ok = static_cast<int64_t>(perm.size()) == rank;
-  for (size_t i = 0; ok && i < perm.size(); ++i) {
-    ok = perm[i] >= 0 && perm[i] < rank && !seen[static_cast<size_t>(perm[i])];
-    if (ok)
-      seen[static_cast<size_t>(perm[i])] = true;
-  }
-  if (!ok)
+  if (!isPermutation(perm, rank))
     return invalidArgument("perm {} is not a permutation of {} axes", intsStr(perm), rank);
   return perm;
 }

@@ -52,6 +52,18 @@ Status inferSameAsInput(InferContext &ctx) {
   return Status::ok();
 }
 
+bool isPermutation(const std::vector<int64_t> &perm, int64_t rank) {
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return false;
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)])
+      return false;
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return true;
+}
+
 Expected<std::vector<int64_t>> matmulOperandPerm(const Node &node, std::string_view attr,
                                                  int64_t rank) {
   if (!node.hasAttr(attr))
@@ -59,14 +71,7 @@ Expected<std::vector<int64_t>> matmulOperandPerm(const Node &node, std::string_v
   std::vector<int64_t> perm = node.getInts(attr);
   if (perm.empty())
     return perm;
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
-  bool ok = static_cast<int64_t>(perm.size()) == rank;
-  for (size_t i = 0; ok && i < perm.size(); ++i) {
-    ok = perm[i] >= 0 && perm[i] < rank && !seen[static_cast<size_t>(perm[i])];
-    if (ok)
-      seen[static_cast<size_t>(perm[i])] = true;
-  }
-  if (!ok)
+  if (!isPermutation(perm, rank))
     return invalidArgument("{} [{}] is not a permutation of the operand's {} axes", attr,
                            fmt::join(perm, ", "), rank);
   return perm;

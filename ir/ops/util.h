@@ -47,6 +47,9 @@ Expected<Shape> broadcastInputs(const InferContext &ctx);
 /// Output 0 has the type of input 0.
 Status inferSameAsInput(InferContext &ctx);
 
+/// Whether `perm` lists each of `rank` axes exactly once.
+bool isPermutation(const std::vector<int64_t> &perm, int64_t rank);
+
 /// MatMul's operand permutation `attr` ("perm_a", "perm_b" or, for the output, "perm_y": dlc's
 /// own attributes; see linalg.cc) for an operand of rank `rank`: empty when the attribute is
 /// absent or empty (the operand as it is), else checked to be a permutation of `rank` axes.

@@ -85,6 +85,16 @@ private:
   }
 };
 
+/// A tensor of type `t` with uniform values in [-1, 1] (drawn in float, then cast).
+inline Tensor randomTensor(DType t, std::vector<int64_t> shape, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor f = Tensor::zeros(DType::kF32, std::move(shape));
+  for (int64_t i = 0; i < f.numElements(); ++i)
+    f.mutableData<float>()[i] = dist(rng);
+  return f.castTo(t);
+}
+
 inline std::vector<float> randomFloats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);

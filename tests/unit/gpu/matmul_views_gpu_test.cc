@@ -14,14 +14,7 @@
 namespace dlc {
 namespace {
 
-Tensor randomTensor(DType t, std::vector<int64_t> shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor f = Tensor::zeros(DType::kF32, shape);
-  for (int64_t i = 0; i < f.numElements(); ++i)
-    f.mutableData<float>()[i] = dist(rng);
-  return f.castTo(t);
-}
+using rt::testing::randomTensor;
 
 /// Scaled-dot-product attention over x [B, S, H, D]: q = x, k = x / 2, v = relu(x), each
 /// split into heads by a transpose the GEMMs fold, the heads merged back to [B, S, H * D] by
