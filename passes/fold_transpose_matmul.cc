@@ -156,8 +156,8 @@ private:
   /// Folds the chain of transposes (and reshapes that only split or merge axes between them)
   /// producing operand `i` of `n`, as far up as the kernels can read the result: a chain may
   /// pass through a permutation they cannot read and come back to one they can, or to the
-  /// identity. Where the source is read split into more axes than it has, a reshape (a view:
-  /// no kernel) of it is put in front of the product.
+  /// identity. The candidates are transposes' inputs. Where one is read split into more axes
+  /// than it has, a reshape (a view: no kernel) of it is put in front of the product.
   static Expected<bool> foldOperand(Graph &g, Node &n, int i, const PassOptions &options) {
     const char *attr = i == 0 ? "perm_a" : "perm_b";
     Value *in = n.input(i);
@@ -171,20 +171,20 @@ private:
     View view{in, in->shape().sizes(), perm};
     std::optional<View> best;
     std::string why;
-    bool crossed = false; // a transpose is behind the view
     while (rank >= 2) {
       const Node *t = view.v->producer();
       std::optional<View> up = stepUp(view);
       if (!up)
         break;
-      crossed = crossed || t->op() == Op::kTranspose;
       view = std::move(*up);
-      if (!crossed)
+      // Candidates are the transposes' inputs: a step past the last transpose would read the
+      // same memory (a reshape) or move an elementwise op for nothing.
+      if (t->op() != Op::kTranspose)
         continue;
       const std::string no = refusal(n, i, view.perm);
       if (no.empty())
         best = view;
-      else if (t->op() == Op::kTranspose)
+      else
         why = fmt::format("keeps the transpose {}: {}", t->output(0)->name(), no);
     }
     if (!best) {
