@@ -84,33 +84,38 @@ private:
   }
 
   /// For each axis of `coarse`, the consecutive axes of `fine` whose sizes multiply to it;
-  /// nullopt when `coarse` is not such a grouping of `fine` (sizes of 1 go with the axis
-  /// before them, or start a group of their own when `coarse` has a 1 there).
+  /// nullopt when `coarse` is not such a grouping of `fine`. A size-1 axis of `coarse` takes a
+  /// size-1 axis of `fine` where one comes next, else none (an unsqueezed axis); other size-1
+  /// axes of `fine` join the group they stand in.
   static std::optional<std::vector<std::vector<int64_t>>>
   groups(const std::vector<int64_t> &fine, const std::vector<int64_t> &coarse) {
     std::vector<std::vector<int64_t>> out(coarse.size());
     size_t j = 0;
     for (size_t a = 0; a < coarse.size(); ++a) {
+      if (coarse[a] == 1) {
+        if (j < fine.size() && fine[j] == 1)
+          out[a].push_back(static_cast<int64_t>(j++));
+        continue;
+      }
       int64_t prod = 1;
-      while (j < fine.size() && (prod < coarse[a] || (out[a].empty() && coarse[a] == 1))) {
+      while (j < fine.size() && prod < coarse[a]) {
         prod *= fine[j];
         out[a].push_back(static_cast<int64_t>(j++));
-        if (coarse[a] == 1 && prod == 1)
-          break;
       }
-      if (prod != coarse[a] || out[a].empty())
+      if (prod != coarse[a])
         return std::nullopt;
+      // Size-1 axes right after a group belong to it, unless a size-1 axis of `coarse` is next.
+      while (j < fine.size() && fine[j] == 1 && !(a + 1 < coarse.size() && coarse[a + 1] == 1))
+        out[a].push_back(static_cast<int64_t>(j++));
     }
-    // Trailing size-1 axes of `fine` join the last group.
-    while (j < fine.size() && fine[j] == 1 && !out.empty())
-      out.back().push_back(static_cast<int64_t>(j++));
     if (j != fine.size())
       return std::nullopt;
     return out;
   }
 
-  /// One step up: through the transpose or reshape producing view.v; nullopt when it is
-  /// neither, or when the view's axes do not map through it one to one.
+  /// One step up: through the transpose, reshape (squeeze, unsqueeze, flatten) or elementwise
+  /// node producing view.v; nullopt when it is none of those, or when the view's axes do not
+  /// map through it one to one.
   static std::optional<View> stepUp(const View &view) {
     const Node *t = view.v->producer();
     if (!t || !t->input(0)->shape().isStatic())
@@ -126,7 +131,8 @@ private:
       up.pointwise.push_back(t);
       return up;
     }
-    if (t->op() == Op::kReshape) {
+    if (t->op() == Op::kReshape || t->op() == Op::kSqueeze || t->op() == Op::kUnsqueeze ||
+        t->op() == Op::kFlatten) {
       // The same elements in the same order: the view's axes must group into x's too.
       if (!groups(view.f, x))
         return std::nullopt;
