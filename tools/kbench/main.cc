@@ -638,10 +638,12 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i + 1 < cli.size(); ++i)
     if (cli[i] == "--save")
       save = cli[i + 1];
-  if (cli.size() >= 2 && cli[0] == "--file") {
-    std::ifstream f(cli[1]);
+  // --file CASES may stand anywhere among the global flags (--runs, --check, --save, ...).
+  const auto file = std::find(cli.begin(), cli.end(), "--file");
+  if (file != cli.end() && file + 1 != cli.end()) {
+    std::ifstream f(*(file + 1));
     if (!f) {
-      std::fprintf(stderr, "kbench: cannot read %s\n", cli[1].c_str());
+      std::fprintf(stderr, "kbench: cannot read %s\n", (file + 1)->c_str());
       return 2;
     }
     std::string l;
