@@ -41,8 +41,11 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
   if (spec.k % chunk != 0)
     return no(fmt::format("K = {} is not a multiple of {}", spec.k, chunk));
   for (const Operand *op : {&spec.a, &spec.b})
-    if (op->gather || op->nhwc || op->split != 0 || op->ld % chunk != 0)
-      return no("wgmma operands are plain strided matrices with rows of 16-byte chunks");
+    if (op->gather || op->split != 0 || (!op->nhwc && op->ld % chunk != 0))
+      return no("wgmma operands are strided matrices with rows of 16-byte chunks (or a "
+                "channels-last conv's im2col rows)");
+  if (spec.a.nhwc && (spec.a.nhwc->channels % chunk != 0 || spec.batch != 1))
+    return no("a channels-last conv needs whole 16-byte chunks of channels and one group");
   if (!spec.a.kContig || (s8 && !spec.b.kContig))
     return no(s8 ? "int8 wgmma reads both operands K-contiguous"
                  : "the wgmma kernels read A K-contiguous");
@@ -83,11 +86,29 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
     w.line("x.A = {};", pointer(s.a));
     w.line("x.B = {};", pointer(s.b));
   }
+  // Where A's chunks lie: a strided matrix, or a channels-last conv's im2col rows.
+  std::string aRows = "a_rows";
+  if (const auto &g = s.a.nhwc) {
+    auto rows =
+        w.blockSemi("auto a_rows = [&](const {0} *A, int m, int kc) -> const {0} *", ctx.storage);
+    w.line("if (m >= M || kc >= K)");
+    w.line("  return nullptr;");
+    w.line("const int ow = m % {0}, t = m / {0}, oh = t % {1}, n = t / {1};", g->ow, g->oh);
+    w.line("const int tap = kc / {0}, c = kc - tap * {0}, kw = tap % {1}, kh = tap / {1};",
+           g->channels, g->kw);
+    w.line("const int ih = oh * {} - {} + kh * {}, iw = ow * {} - {} + kw * {};", g->strideH,
+           g->padH, g->dilationH, g->strideW, g->padW, g->dilationW);
+    w.line("if ((unsigned)ih >= {}u || (unsigned)iw >= {}u)", g->h, g->w);
+    w.line("  return nullptr;");
+    w.line("return A + ((long long)(n * {} + ih) * {} + iw) * {} + c;", g->h, g->w, g->channels);
+  } else {
+    aRows = fmt::format("dlc_sm90::StridedRows<{}>{{{}LL, M, K}}", ctx.storage, s.a.ld);
+  }
   const char *acc = s.dtype == DType::kI8 ? "int" : "float";
   auto call =
-      w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}>({}LL, {}LL, M, N, K, {}, dlc_smem, tile_of, "
+      w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}>({}, {}LL, N, K, {}, dlc_smem, tile_of, "
                   "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
-                  ctx.storage, s.b.kContig ? "true" : "false", s.a.ld, s.b.ld, perBatch * s.batch,
+                  ctx.storage, s.b.kContig ? "true" : "false", aRows, s.b.ld, perBatch * s.batch,
                   acc, ctx.storage, acc);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");

@@ -253,14 +253,24 @@ template <int BN, int STAGES> __host__ __device__ constexpr unsigned shared_byte
   return STAGES * stage_bytes<BN>() + slab_bytes() + 2 * STAGES * 8 + 1024;
 }
 
+/// Where A's 16-byte chunk (row m, K offset kc) lies, or nullptr for zeros: a strided matrix
+/// (rows lda apart). Convolutions pass their own (the im2col rows of an NHWC image).
+template <class T> struct StridedRows {
+  long long lda;
+  int M, K;
+  __device__ __forceinline__ const T *operator()(const T *A, int m, int kc) const {
+    return m < M && kc < K ? A + m * lda + kc : nullptr;
+  }
+};
+
 /// The producer's copies of K step kt into the stage at shared address `sa` (A) and `sb` (B),
 /// by thread p of the producer warpgroup. Each warp writes 512 contiguous bytes of the stage
 /// per copy (no bank conflicts) from four 128-byte row pieces: thread p copies chunk p % 8 of
 /// A rows p / 8 + 16 i (B likewise when K-major); for an N-major B, chunk p % 8 of K rows
-/// (p / 8) % 16 + 16 i of each 64-column atom.
-template <class T, int BN, bool B_KMAJOR>
-__device__ __forceinline__ void load_stage(const T *A, long long lda, const T *B, long long ldb,
-                                           int M, int N, int K, int m0, int n0, int kt,
+/// (p / 8) % 16 + 16 i of each 64-column atom. `a_rows(A, m, kc)` says where A's chunks are.
+template <class T, int BN, bool B_KMAJOR, class ARows>
+__device__ __forceinline__ void load_stage(const ARows &a_rows, const T *A, const T *B,
+                                           long long ldb, int N, int K, int m0, int n0, int kt,
                                            unsigned sa, unsigned sb, int p) {
   constexpr int CE = chunk_elems<T>();
   const int k0 = kt * bk_elems<T>(), c = p % 8, r0 = p / 8; // r0 < 16: swizzle row r0 % 8
@@ -269,9 +279,8 @@ __device__ __forceinline__ void load_stage(const T *A, long long lda, const T *B
     const unsigned dst = sa + r0 * 128 + ((c ^ (r0 % 8)) * 16);
 #pragma unroll
     for (int i = 0; i < BM / 16; ++i) {
-      const int m = m0 + r0 + 16 * i;
-      const bool ok = m < M && kc < K;
-      copy16(dst + i * 16 * 128, ok ? A + m * lda + kc : A, ok);
+      const T *src = a_rows(A, m0 + r0 + 16 * i, kc);
+      copy16(dst + i * 16 * 128, src ? src : A, src != nullptr);
     }
   }
   if constexpr (B_KMAJOR) {
@@ -284,9 +293,9 @@ __device__ __forceinline__ void load_stage(const T *A, long long lda, const T *B
       copy16(dst + i * 16 * 128, ok ? B + n * ldb + kc : B, ok);
     }
   } else {
+    static_assert(sizeof(T) == 2, "an N-major B is for 16-bit types");
     const unsigned dst = sb + r0 * 128 + ((c ^ (r0 % 8)) * 16);
 #pragma unroll
-    static_assert(sizeof(T) == 2, "an N-major B is for 16-bit types");
     for (int a = 0; a < BN / 64; ++a) {
       const int n = n0 + a * 64 + c * 8;
 #pragma unroll
@@ -307,17 +316,18 @@ template <class T> struct Tile {
 };
 
 /// A persistent GEMM: CTA x computes tiles x, x + gridDim.x, ... < `tiles`, each a BM x BN
-/// block of A (M x K, K-contiguous, row stride lda) times B (N x K with stride ldb when
-/// B_KMAJOR, else K x N); `tile_of(t, tile)` says where tile t lies. The producer runs ahead
+/// block of A (M x K, K-contiguous, its chunks where `a_rows` says: StridedRows for a matrix)
+/// times B (N x K with stride ldb when B_KMAJOR, else K x N); `tile_of(t, tile)` says where
+/// tile t lies. The producer runs ahead
 /// into the next tile while the consumers finish the last one with `epilogue(acc, w, lane,
 /// tile, slab)` in each consumer warp w (0..7: rows 16 w .. 16 w + 15 of the tile; `slab` its
 /// EP_ROWS x EP_PITCH words of shared memory). K is a multiple of 8, the operands 16-byte
 /// aligned, their strides multiples of 8 elements; rows and columns past M and N read zeros.
 /// Every thread of the CTA (384) calls it.
-template <class T, int BN, int STAGES, bool B_KMAJOR, class TileOf, class Epilogue>
-__device__ __forceinline__ void gemm(long long lda, long long ldb, int M, int N, int K,
-                                     int tiles, unsigned char *smem, TileOf &&tile_of,
-                                     Epilogue &&epilogue) {
+template <class T, int BN, int STAGES, bool B_KMAJOR, class ARows, class TileOf,
+          class Epilogue>
+__device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, int K, int tiles,
+                                     unsigned char *smem, TileOf &&tile_of, Epilogue &&epilogue) {
   // The producer signals K step `it` once it has issued it + LAG: LAG + 1 steps' copies in
   // flight per thread. A consumer frees step it - 1's stage when it starts `it`, so the
   // producer waiting for a free stage has signalled enough steps only while LAG <= STAGES - 2.
@@ -354,7 +364,7 @@ __device__ __forceinline__ void gemm(long long lda, long long ldb, int M, int N,
           mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
         const unsigned sa = base + s * stage_bytes<BN>();
 #ifndef DLC_SM90_NO_LOADS // diagnostic knob: the consumers multiply whatever the stages hold
-        load_stage<T, BN, B_KMAJOR>(x.A, lda, x.B, ldb, M, N, K, x.m0, x.n0, kt, sa,
+        load_stage<T, BN, B_KMAJOR>(a_rows, x.A, x.B, ldb, N, K, x.m0, x.n0, kt, sa,
                                     sa + BM * 128, tid);
 #endif
         asm volatile("cp.async.commit_group;" ::: "memory");

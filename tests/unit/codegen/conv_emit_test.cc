@@ -4,6 +4,7 @@
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/emitters.h"
+#include "codegen/gemm_kernel.h"
 #include "codegen/nvrtc.h"
 #include "ir/parser.h"
 #include "passes/pass_manager.h"
@@ -160,6 +161,36 @@ TEST(ConvEmit, F32ConvsCompileSimtAndTf32) {
   std::string ptx;
   compileAll(gs, tf32, "tf32conv", nullptr, &ptx);
   EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+}
+
+TEST(ConvEmit, ChannelsLastConvOnTheHopperKernelCompiles) {
+  // The layout pass's form: NHWC input, OHWI weight. With a Hopper tile the producer gathers
+  // A (the im2col rows) chunk by chunk through a_rows; the cost model does not pick it yet.
+  const char *text = R"(graph @g(%x: f16[2,9,9,32], %w: f16[48,3,3,32], %b: f16[48]) -> (y: ?) {
+  %y0 = conv(%x, %w, %b) {channels_last = 1, pads = [1, 1, 1, 1]} : ?
+  %y = relu(%y0) : ?
+  return %y
+})";
+  Built b = build(text, "nhwc");
+  auto hopper = gemm::emitConvGroup(b.group, {}, gemm::parseTileConfig("128x128x64/wgs4"));
+  ASSERT_TRUE(hopper) << hopper.status().message();
+  ASSERT_EQ(hopper->kernels.size(), 1u);
+  const std::string &src = hopper->kernels[0].source;
+  EXPECT_TRUE(hopper->kernels[0].sm90a);
+  EXPECT_NE(src.find("auto a_rows = [&](const __half *A, int m, int kc) -> const __half *"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("const int ih = oh * 1 - 1 + kh * 1, iw = ow * 1 - 1 + kw * 1;"),
+            std::string::npos);
+  NvrtcOptions sm90a;
+  sm90a.archSpecific = true;
+  auto mod = compileCuda(std::string(cudaPrelude()) + src, "nhwc_hopper", sm90a);
+  ASSERT_TRUE(mod) << mod.status().message();
+  EXPECT_NE(mod->ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+            std::string::npos);
+  auto chosen = emitGroup(b.group, {});
+  ASSERT_TRUE(chosen) << chosen.status().message();
+  EXPECT_FALSE(chosen->kernels[0].sm90a);
 }
 
 TEST(ConvEmit, RefusalsNameTheOpAndReason) {
