@@ -12,7 +12,8 @@ namespace dlc::codegen::gemm {
 uint32_t sm90SharedBytes(const TileConfig &cfg) {
   // Stages of (BM + BN) rows of 128 bytes, the epilogue's slabs (8 consumer warps x 8 rows x
   // 72 words), the full and empty mbarriers, and the 1024 bytes that aligning the dynamic
-  // shared memory to the swizzle atom may skip (dlc_sm90::shared_bytes).
+  // shared memory to the swizzle atom may skip: dlc_sm90::shared_bytes, which each kernel
+  // checks against this with a static_assert.
   return static_cast<uint32_t>(cfg.stages * (cfg.bm + cfg.bn) * 128 + 8 * 8 * 72 * 4 +
                                cfg.stages * 16 + 1024);
 }
@@ -64,6 +65,9 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
                     ctx.params);
   w.line("constexpr int BN = {}, STAGES = {};", c.bn, c.stages);
   w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
+  // The launch's shared memory (sm90SharedBytes) is the layout the template uses.
+  w.line("static_assert(dlc_sm90::shared_bytes<BN, STAGES>() == {}u, \"shared memory layout\");",
+         sm90SharedBytes(c));
   // The epilogue passes over the accumulators in slabs of 8 rows x 64 columns per warp.
   w.line("constexpr int EP_ROWS = dlc_sm90::EP_ROWS, EP_PITCH = dlc_sm90::EP_PITCH;");
   w.line("constexpr int EP_CHUNKS = dlc_sm90::EP_COLS / {};", ctx.stagedV);
@@ -94,8 +98,7 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
     w.line("if (m >= M || kc >= K)");
     w.line("  return nullptr;");
     w.line("const int ow = m % {0}, t = m / {0}, oh = t % {1}, n = t / {1};", g->ow, g->oh);
-    w.line("const int tap = kc / {0}, c = kc - tap * {0}, kw = tap % {1}, kh = tap / {1};",
-           g->channels, g->kw);
+    writeNhwcTap(w, *g, "kc");
     w.line("const int ih = oh * {} - {} + kh * {}, iw = ow * {} - {} + kw * {};", g->strideH,
            g->padH, g->dilationH, g->strideW, g->padW, g->dilationW);
     w.line("if ((unsigned)ih >= {}u || (unsigned)iw >= {}u)", g->h, g->w);

@@ -286,6 +286,15 @@ void writeGatherLoader(CodeWriter &w, const KernelContext &ctx, const Operand &o
          f32 ? "uint2" : "unsigned", rg);
 }
 
+} // namespace
+
+void writeNhwcTap(CodeWriter &w, const ConvGather &g, const std::string &k) {
+  w.line("const int tap = {1} / {0}, c = {1} - tap * {0};", g.channels, k);
+  w.line("const int kh = tap / {0}, kw = tap - kh * {0};", g.kw);
+}
+
+namespace {
+
 /// A channels-last conv's operand A: the im2col rows of an NHWC image (one row per output
 /// pixel, K in kernel-row, kernel-column, channel order). A 16-byte chunk is 16 (int8) or 8
 /// (f16/bf16) channels of one tap, so it is one cp.async (zero-filled in the padding); a thread's
@@ -315,8 +324,7 @@ void writeNhwcLoader(CodeWriter &w, const KernelContext &ctx, const Operand &op)
   {
     auto load = w.blockSemi("auto A_load = [&](int stage, int kt)");
     w.line("const int k = kt * BK + Ac0;");
-    w.line("const int tap = k / {0}, c = k - tap * {0};", g.channels);
-    w.line("const int kh = tap / {0}, kw = tap - kh * {0};", g.kw);
+    writeNhwcTap(w, g, "k");
     w.line("#pragma unroll");
     auto chunks = w.block("for (int j = 0; j < {}; ++j)", l.cpt);
     w.line("const int ih = Aih[j] + kh * {}, iw = Aiw[j] + kw * {};", g.dilationH, g.dilationW);

@@ -92,6 +92,10 @@ void writeRaster(CodeWriter &w, const KernelContext &ctx, const std::string &ind
 /// (loop-invariant) above the main loop and keeps them live across it, spilling.
 void writeOpaqueOrigin(CodeWriter &w);
 
+/// Writes `tap`, `c`, `kh`, `kw`: where K offset `k` (a C expression) of a channels-last
+/// conv's im2col row lies: kernel row, kernel column, channel (the NHWC loaders).
+void writeNhwcTap(CodeWriter &w, const ConvGather &g, const std::string &k);
+
 /// Main kernels.
 Status writeTcKernel(CodeWriter &w, const KernelContext &ctx);
 Status writeSimtKernel(CodeWriter &w, const KernelContext &ctx);

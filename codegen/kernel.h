@@ -76,6 +76,14 @@ struct Kernel {
   std::vector<KernelParam> params;
 };
 
+/// Whether a program holding `kernels` must be compiled for sm_90a (one of them needs it).
+inline bool needsSm90a(const std::vector<Kernel> &kernels) {
+  for (const Kernel &k : kernels)
+    if (k.sm90a)
+      return true;
+  return false;
+}
+
 /// What an emitter returns for a group: kernels launched in order, and the sizes of the
 /// scratch buffers they share (allocated in the arena for the group's duration only).
 struct KernelSet {

@@ -336,8 +336,7 @@ private:
     // One arch for the whole program: sm_90a when a kernel needs its instructions (the cubin
     // runs on the same GPUs as an sm_90 one; its PTX does not carry forward).
     NvrtcOptions nvrtc = opts_.nvrtc;
-    nvrtc.archSpecific =
-        std::any_of(kernels_.begin(), kernels_.end(), [](const Kernel &k) { return k.sm90a; });
+    nvrtc.archSpecific = needsSm90a(kernels_);
     for (auto &m : p_.modules)
       m.arch = fmt::format("sm_{}{}", nvrtc.smVersion, nvrtc.archSpecific ? "a" : "");
     if (!opts_.compile)

@@ -218,17 +218,13 @@ __device__ __forceinline__ void wgmma_commit() {
 }
 /// Waits until at most N wgmma groups are in flight. The accumulators pass through an empty
 /// asm after it, so the compiler neither reads them before the wait nor keeps copies across.
-template <int N, int R> __device__ __forceinline__ void wgmma_wait(float (&d)[R]) {
+__device__ __forceinline__ void keep_register(float &r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ __forceinline__ void keep_register(int &r) { asm volatile("" : "+r"(r)::"memory"); }
+template <int N, class A, int R> __device__ __forceinline__ void wgmma_wait(A (&d)[R]) {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 #pragma unroll
   for (int i = 0; i < R; ++i)
-    asm volatile("" : "+f"(d[i])::"memory");
-}
-template <int N, int R> __device__ __forceinline__ void wgmma_wait(int (&d)[R]) {
-  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-    asm volatile("" : "+r"(d[i])::"memory");
+    keep_register(d[i]);
 }
 
 /// Registers per thread after setmaxnreg: the producer needs few, the consumers hold the

@@ -65,6 +65,14 @@ Status inferNewNode(Node *n) {
   return Status::ok();
 }
 
+std::vector<std::pair<std::string, Attribute>> ownAttributes(const Node &n) {
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  for (const auto &[k, a] : n.attrs())
+    if (k.find('.') == std::string::npos)
+      attrs.emplace_back(k, a);
+  return attrs;
+}
+
 Expected<Value *> addTypedNode(Graph &g, Op op, std::vector<Value *> inputs,
                                const std::string &name, Node *before, const Node &like,
                                const std::vector<std::pair<std::string, Attribute>> &attrs) {

@@ -35,6 +35,10 @@ std::optional<std::vector<int64_t>> intsAttr(const Node &n, std::string_view nam
 /// constant values, and sets its outputs' types.
 Status inferNewNode(Node *n);
 
+/// `n`'s attributes without its annotations (the dotted names passes leave: `fuse.group`...),
+/// for a rewrite that builds a node like it.
+std::vector<std::pair<std::string, Attribute>> ownAttributes(const Node &n);
+
 /// Builds a one-output node for a rewrite: `op` on `inputs` with `attrs`, its output named
 /// uniquely after `name`, in front of `before`, on `like`'s device, typed by inferNewNode.
 Expected<Value *> addTypedNode(Graph &g, Op op, std::vector<Value *> inputs,

@@ -205,12 +205,8 @@ private:
       std::vector<Value *> inputs{src};
       for (int k = 1; k < e.numInputs(); ++k)
         inputs.push_back(e.input(k));
-      std::vector<std::pair<std::string, Attribute>> attrs;
-      for (const auto &[name, a] : e.attrs())
-        if (name.find('.') == std::string::npos) // not an annotation
-          attrs.emplace_back(name, a);
-      DLC_ASSIGN_OR_RETURN(
-          src, addTypedNode(g, e.op(), inputs, e.output(0)->name() + "/source", &n, e, attrs));
+      DLC_ASSIGN_OR_RETURN(src, addTypedNode(g, e.op(), inputs, e.output(0)->name() + "/source", &n,
+                                             e, ownAttributes(e)));
     }
     if (src->shape().sizes() != best->f) {
       // Read split: a reshape of the source to the view's axes.
@@ -219,7 +215,7 @@ private:
       DLC_ASSIGN_OR_RETURN(
           src, addTypedNode(g, Op::kReshape, {src, shape}, src->name() + "/split", &n, n));
     }
-    const bool identity = isIdentity(best->perm);
+    const bool identity = isIdentityPerm(best->perm);
     if (identity)
       options.debugf("{} -> {}: reads {} as it is (the transposes cancel)", n.describe(),
                      n.output(0)->name(), src->name());
@@ -272,7 +268,7 @@ private:
     for (const char *a : {"perm_a", "perm_b"})
       if (n.hasAttr(a))
         attrs.emplace_back(a, Attribute(n.getInts(a)));
-    if (!isIdentity(composed))
+    if (!isIdentityPerm(composed))
       attrs.emplace_back("perm_y", Attribute(composed));
     DLC_ASSIGN_OR_RETURN(Value * stored,
                          addTypedNode(g, Op::kMatMul, {n.input(0), n.input(1)},
@@ -284,16 +280,9 @@ private:
     return true;
   }
 
-  static bool isIdentity(const std::vector<int64_t> &perm) {
-    for (size_t j = 0; j < perm.size(); ++j)
-      if (perm[j] != static_cast<int64_t>(j))
-        return false;
-    return true;
-  }
-
   /// Why operand `i` of `n` cannot be read through `perm` of its source; "" when it can.
   static std::string refusal(const Node &n, int i, const std::vector<int64_t> &perm) {
-    if (isIdentity(perm))
+    if (isIdentityPerm(perm))
       return "";
     const int64_t last = static_cast<int64_t>(perm.size()) - 1;
     if (perm[static_cast<size_t>(last)] != last && perm[static_cast<size_t>(last - 1)] != last)

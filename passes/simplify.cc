@@ -56,13 +56,6 @@ bool sameStaticType(const Value *a, const Value *b) {
   return a && b && a->type() == b->type() && a->type().isKnown() && a->shape().isStatic();
 }
 
-bool isIdentityPerm(const std::vector<int64_t> &perm) {
-  for (size_t i = 0; i < perm.size(); ++i)
-    if (perm[i] != static_cast<int64_t>(i))
-      return false;
-  return true;
-}
-
 bool simplifyDropout(Graph &g, Node *n, const PassOptions &options) {
   const Value *mode = n->input(2);
   if (mode && !isConstantFalse(mode)) {

@@ -34,6 +34,12 @@ std::optional<int> archNumber(std::string_view arch) {
   return std::nullopt;
 }
 
+/// Whether `arch` names an arch-specific target (sm_90a, sm_100f): code for it runs on that
+/// compute capability alone, and its PTX is JIT-compiled for no other.
+bool archSpecific(std::string_view arch) {
+  return !arch.empty() && (arch.back() == 'a' || arch.back() == 'f');
+}
+
 std::string kernelList(const Module &m) {
   std::string out;
   for (size_t i = 0; i < m.kernels.size() && i < 4; ++i)
@@ -278,9 +284,8 @@ Status GpuProgram::loadModules(const GpuProgramOptions &opts) {
     const Module &m = program_->modules[i];
     const int moduleSm = *archNumber(m.arch); // validated
     const bool cubinFits = !m.cubin.empty() && moduleSm == sm && !opts.forcePtx;
-    // Arch-specific PTX (sm_90a) is JIT-compiled for its own arch only.
-    const bool archSpecific = !m.arch.empty() && (m.arch.back() == 'a' || m.arch.back() == 'f');
-    const bool ptxFits = !m.ptx.empty() && (archSpecific ? moduleSm == sm : moduleSm <= sm);
+    const bool specific = archSpecific(m.arch);
+    const bool ptxFits = !m.ptx.empty() && (specific ? moduleSm == sm : moduleSm <= sm);
     std::string what = fmt::format("module {}{}", i, kernelList(m));
     if (!cubinFits && !ptxFits) {
       std::string has = m.cubin.empty() ? "" : "a cubin for " + m.arch;
@@ -289,9 +294,9 @@ Status GpuProgram::loadModules(const GpuProgramOptions &opts) {
       return unavailable("{} holds {}, but the GPU is {} ({}): {}; recompile for {} "
                          "(--gpu-arch {})",
                          what, has, dev.name, dev.arch(),
-                         m.ptx.empty()  ? "no PTX to JIT-compile"
-                         : archSpecific ? "arch-specific PTX runs only on its own arch"
-                                        : "PTX runs only on its own arch or newer",
+                         m.ptx.empty() ? "no PTX to JIT-compile"
+                         : specific    ? "arch-specific PTX runs only on its own arch"
+                                       : "PTX runs only on its own arch or newer",
                          dev.arch(), dev.arch());
     }
     // The JIT's log says why a load failed (PTX errors, unsupported features).

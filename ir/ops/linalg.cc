@@ -40,10 +40,9 @@ Expected<Shape> matmulShape(const InferContext &ctx, const Shape &a, const Shape
   return Shape(std::move(out));
 }
 
-/// Operand `i` of a MatMul as the product sees it: its shape permuted by perm_a / perm_b.
-Expected<Shape> matmulOperandShape(const InferContext &ctx, int i) {
-  const Shape &s = ctx.inputType(i).shape;
-  const char *attr = i == 0 ? "perm_a" : "perm_b";
+/// `s` read through MatMul permutation attribute `attr` (perm_a, perm_b, perm_y): unchanged
+/// when the attribute is absent or `s` unranked.
+Expected<Shape> permutedBy(const InferContext &ctx, const Shape &s, const char *attr) {
   if (!s.isRanked())
     return s;
   auto perm = matmulOperandPerm(ctx.node(), attr, s.rank());
@@ -60,21 +59,11 @@ Expected<Shape> matmulOperandShape(const InferContext &ctx, int i) {
 Status inferMatMul(InferContext &ctx) {
   DLC_RETURN_IF_ERROR(checkInputDType(ctx, 0, TC::kNumeric));
   DLC_ASSIGN_OR_RETURN(DType dtype, commonDType(ctx, {0, 1}));
-  DLC_ASSIGN_OR_RETURN(Shape a, matmulOperandShape(ctx, 0));
-  DLC_ASSIGN_OR_RETURN(Shape b, matmulOperandShape(ctx, 1));
-  DLC_ASSIGN_OR_RETURN(Shape shape, matmulShape(ctx, a, b));
-  // perm_y: the product is stored transposed.
-  if (shape.isRanked()) {
-    auto perm = matmulOperandPerm(ctx.node(), "perm_y", shape.rank());
-    if (!perm)
-      return ctx.error("{}", perm.status().message());
-    if (!perm->empty()) {
-      std::vector<Dim> dims;
-      for (int64_t p : *perm)
-        dims.push_back(shape[p]);
-      shape = Shape(std::move(dims));
-    }
-  }
+  // The operands as the product sees them, and the product as it is stored.
+  DLC_ASSIGN_OR_RETURN(Shape a, permutedBy(ctx, ctx.inputType(0).shape, "perm_a"));
+  DLC_ASSIGN_OR_RETURN(Shape b, permutedBy(ctx, ctx.inputType(1).shape, "perm_b"));
+  DLC_ASSIGN_OR_RETURN(Shape product, matmulShape(ctx, a, b));
+  DLC_ASSIGN_OR_RETURN(Shape shape, permutedBy(ctx, product, "perm_y"));
   ctx.setOutputType(0, TensorType(dtype, std::move(shape)));
   return Status::ok();
 }

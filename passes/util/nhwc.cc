@@ -55,10 +55,7 @@ Expected<Value *> of(Graph &g, Value *v, Node *before) {
 }
 
 std::vector<std::pair<std::string, Attribute>> channelsLastAttrs(const Node &n) {
-  std::vector<std::pair<std::string, Attribute>> attrs;
-  for (const auto &[k, a] : n.attrs())
-    if (k.find('.') == std::string::npos)
-      attrs.emplace_back(k, a);
+  std::vector<std::pair<std::string, Attribute>> attrs = ownAttributes(n);
   attrs.emplace_back("channels_last", Attribute(int64_t{1}));
   return attrs;
 }

@@ -7,6 +7,13 @@
 
 namespace dlc {
 
+bool isIdentityPerm(const std::vector<int64_t> &perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
 std::optional<std::vector<int64_t>> transposePerm(const Node &n) {
   std::optional<std::vector<int64_t>> perm = intsAttr(n, "perm");
   if (!perm) {

@@ -13,6 +13,9 @@ namespace dlc {
 /// when it is unknown or malformed.
 std::optional<std::vector<int64_t>> transposePerm(const Node &n);
 
+/// Whether `perm` leaves every axis in place.
+bool isIdentityPerm(const std::vector<int64_t> &perm);
+
 /// The transpose producing `v` when its permutation is `perm`, else nullptr.
 Node *transposeWithPerm(const Value *v, const std::vector<int64_t> &perm);
 

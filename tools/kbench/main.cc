@@ -707,8 +707,7 @@ int main(int argc, char **argv) {
         if (!c.error.empty())
           continue;
         codegen::NvrtcOptions o = nv;
-        for (const auto &k : c.set.kernels)
-          o.archSpecific = o.archSpecific || k.sm90a;
+        o.archSpecific = codegen::needsSm90a(c.set.kernels);
         // --define A=1,B=2: macros for the program (tuning knobs of the .cuh templates).
         for (std::stringstream defs(c.flag("define", "")); defs.good();) {
           std::string d;

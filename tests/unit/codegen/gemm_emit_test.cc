@@ -54,10 +54,9 @@ void compileAll(std::vector<Built> &groups, const EmitOptions &opts, const char 
   for (Built &b : groups) {
     auto set = emitGroup(b.group, opts);
     ASSERT_TRUE(set) << b.group.name << ": " << set.status().message();
-    for (const Kernel &k : set->kernels) {
+    for (const Kernel &k : set->kernels)
       source += k.source;
-      nvrtc.archSpecific = nvrtc.archSpecific || k.sm90a;
-    }
+    nvrtc.archSpecific = nvrtc.archSpecific || needsSm90a(set->kernels);
   }
   auto mod = compileCuda(source, program, nvrtc);
   ASSERT_TRUE(mod) << mod.status().message();
