@@ -391,7 +391,10 @@ __device__ __forceinline__ unsigned dlc_smem_u32(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
 }
 )cuda"},
+    // The tests' host emulator (tests/unit/codegen/host_emulator.cc) defines
+    // DLC_HOST_EMULATION and gives its own versions of the inline-PTX helpers below.
     {"dlc_cp_async16 dlc_cp_async_commit dlc_cp_async_wait", "", R"cuda(
+#ifndef DLC_HOST_EMULATION
 // Asynchronous global->shared copies; `pred` false zero-fills the destination (no read).
 __device__ __forceinline__ void dlc_cp_async16(unsigned dst, const void *src, bool pred) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
@@ -401,8 +404,10 @@ __device__ __forceinline__ void dlc_cp_async_commit() { asm volatile("cp.async.c
 template <int N> __device__ __forceinline__ void dlc_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
+#endif
 )cuda"},
     {"dlc_ldmatrix_x4 dlc_ldmatrix_x4_trans", "", R"cuda(
+#ifndef DLC_HOST_EMULATION
 __device__ __forceinline__ void dlc_ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -413,8 +418,10 @@ __device__ __forceinline__ void dlc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
 }
+#endif
 )cuda"},
     {"dlc_mma_f16 dlc_mma_bf16 dlc_mma_tf32", "", R"cuda(
+#ifndef DLC_HOST_EMULATION
 // D = A * B + D, m16n8k16 (f16 or bf16 inputs) or m16n8k8 (tf32), f32 accumulators.
 __device__ __forceinline__ void dlc_mma_f16(float (&d)[4], const unsigned (&a)[4],
                                             unsigned b0, unsigned b1) {
@@ -437,6 +444,7 @@ __device__ __forceinline__ void dlc_mma_tf32(float (&d)[4], const unsigned (&a)[
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+#endif
 )cuda"},
     {"dlc_mma_s8", "", R"cuda(
 // D = A * B + D, m16n8k32, int8 inputs, int32 accumulators (exact).
@@ -501,6 +509,12 @@ __device__ __forceinline__ void dlc_store2_exact<unsigned char>(unsigned char *p
         "dlc_sm90",
         "",
 #include "codegen/sm90_gemm.cuh.inc"
+    },
+    // Fused attention (codegen/attention.cuh; any sm_80+ target).
+    {
+        "dlc_attn",
+        "dlc_smem_u32 dlc_cp_async16 dlc_ldmatrix_x4 dlc_mma_f16",
+#include "codegen/attention.cuh.inc"
     },
 };
 

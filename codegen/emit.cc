@@ -14,8 +14,8 @@ bool FusedGroup::contains(const Node *n) const {
 
 const std::vector<Family> &families() {
   static const std::vector<Family> all = {
-      dataMovementFamily(), poolFamily(), elementwiseFamily(),
-      reductionFamily(),    gemmFamily(), convFamily(),
+      dataMovementFamily(), poolFamily(), elementwiseFamily(), reductionFamily(),
+      gemmFamily(),         convFamily(), attentionFamily(),
   };
   return all;
 }

@@ -4,12 +4,15 @@
 
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "frontend/onnx/model_reader.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "ir/annotations/fused_groups.h"
+#include "ir/eval/eval_util.h"
+#include "ir/ops/attention.h"
 #include "onnx/onnx.pb.h"
 
 namespace dlc::onnx {
@@ -93,6 +96,124 @@ Status addAttribute(const std::string &name, const Attribute &a, const Node &n,
   return Status::ok();
 }
 
+/// Writes an Attention node (fuse-attention's, or an imported ONNX-23 one) as the ops ONNX had
+/// before opset 23, so that the export loads in any runtime: the views of Q, K and V as
+/// Reshape/Transpose, MatMul with Kᵀ, Mul by the scale, softcap, mask (Add, or Where for a
+/// bool mask), the causal mask as a constant, Softmax, MatMul with V, Y's view back.
+Status writeAttention(const Node &n, ::onnx::GraphProto &graph) {
+  const Value *q = n.input(0), *k = n.input(1), *v = n.input(2);
+  const Value *mask = n.numInputs() > 3 ? n.input(3) : nullptr;
+  for (const Value *x : {q, k, v})
+    if (!x->shape().isStatic())
+      return unimplemented("{}: exporting Attention needs static shapes", n.describe());
+  DLC_ASSIGN_OR_RETURN(
+      ops::AttentionLayout l,
+      ops::attentionLayout(n, q->shape().sizes(), k->shape().sizes(), v->shape().sizes()));
+  if (l.qHeads != l.kvHeads)
+    return unimplemented("{}: exporting grouped-query Attention (q_num_heads != kv_num_heads) "
+                         "is not supported",
+                         n.describe());
+  const std::string out = n.output(0)->name(), base = out + ".dlc_attn";
+  int counter = 0;
+  auto add = [&](const char *op, std::vector<std::string> inputs) -> ::onnx::NodeProto & {
+    ::onnx::NodeProto &node = *graph.add_node();
+    node.set_op_type(op);
+    node.set_name(fmt::format("{}.{}", base, counter++));
+    for (std::string &in : inputs)
+      node.add_input(std::move(in));
+    node.add_output(node.name());
+    return node;
+  };
+  auto ints = [](::onnx::NodeProto &node, const char *name, const std::vector<int64_t> &values) {
+    ::onnx::AttributeProto &a = *node.add_attribute();
+    a.set_name(name);
+    a.set_type(::onnx::AttributeProto::INTS);
+    for (int64_t x : values)
+      a.add_ints(x);
+  };
+  auto constant = [&](const Tensor &t) -> Expected<std::string> {
+    const std::string name = fmt::format("{}.{}", base, counter++);
+    DLC_RETURN_IF_ERROR(fillTensor(t, name, *graph.add_initializer()));
+    return name;
+  };
+  auto scalar = [&](double x) {
+    return constant(eval::castTensor(Tensor::scalarF32(static_cast<float>(x)), q->dtype()));
+  };
+  // An operand's stored view as its logical [B, H, S, D].
+  auto logical = [&](const Value *x, const ops::AttentionOperand &op) -> Expected<std::string> {
+    std::string name = x->name();
+    if (x->shape().rank() == 3) {
+      DLC_ASSIGN_OR_RETURN(std::string shape,
+                           constant(Tensor::vectorI64({op.view.begin(), op.view.end()})));
+      name = add("Reshape", {name, shape}).output(0);
+    }
+    if (op.perm != std::array<int64_t, 4>{0, 1, 2, 3}) {
+      ::onnx::NodeProto &t = add("Transpose", {name});
+      ints(t, "perm", {op.perm.begin(), op.perm.end()});
+      name = t.output(0);
+    }
+    return name;
+  };
+  DLC_ASSIGN_OR_RETURN(std::string lq, logical(q, l.q));
+  DLC_ASSIGN_OR_RETURN(std::string lk, logical(k, l.k));
+  DLC_ASSIGN_OR_RETURN(std::string lv, logical(v, l.v));
+  ::onnx::NodeProto &kt = add("Transpose", {lk});
+  ints(kt, "perm", {0, 1, 3, 2});
+  std::string s = add("MatMul", {lq, kt.output(0)}).output(0);
+  DLC_ASSIGN_OR_RETURN(std::string scale, scalar(l.scale));
+  s = add("Mul", {s, scale}).output(0);
+  if (l.softcap > 0) {
+    DLC_ASSIGN_OR_RETURN(std::string cap, scalar(l.softcap));
+    s = add("Mul", {add("Tanh", {add("Div", {s, cap}).output(0)}).output(0), cap}).output(0);
+  }
+  if (mask && mask->dtype() == DType::kBool) {
+    DLC_ASSIGN_OR_RETURN(std::string ninf, scalar(-std::numeric_limits<double>::infinity()));
+    s = add("Where", {mask->name(), s, ninf}).output(0);
+  } else if (mask) {
+    std::string m = mask->name();
+    if (mask->dtype() != q->dtype()) {
+      ::onnx::NodeProto &c = add("Cast", {m});
+      ::onnx::AttributeProto &to = *c.add_attribute();
+      to.set_name("to");
+      to.set_type(::onnx::AttributeProto::INT);
+      to.set_i(detail::onnxDTypeOf(q->dtype()));
+      m = c.output(0);
+    }
+    s = add("Add", {s, m}).output(0);
+  }
+  if (l.causal) {
+    std::vector<float> tri(static_cast<size_t>(l.qSeq * l.kvSeq), 0.0f);
+    for (int64_t i = 0; i < l.qSeq; ++i)
+      for (int64_t j = i + 1; j < l.kvSeq; ++j)
+        tri[static_cast<size_t>(i * l.kvSeq + j)] = -std::numeric_limits<float>::infinity();
+    DLC_ASSIGN_OR_RETURN(std::string c,
+                         constant(eval::castTensor(
+                             Tensor::fromVector(DType::kF32, {l.qSeq, l.kvSeq}, tri), q->dtype())));
+    s = add("Add", {s, c}).output(0);
+  }
+  ::onnx::NodeProto &softmax = add("Softmax", {s});
+  ::onnx::AttributeProto &axis = *softmax.add_attribute();
+  axis.set_name("axis");
+  axis.set_type(::onnx::AttributeProto::INT);
+  axis.set_i(-1);
+  std::string y = add("MatMul", {softmax.output(0), lv}).output(0);
+  // Back to Y's stored view: logical axis j is view axis perm[j].
+  std::vector<int64_t> toView(4);
+  for (size_t j = 0; j < 4; ++j)
+    toView[static_cast<size_t>(l.y.perm[j])] = static_cast<int64_t>(j);
+  if (toView != std::vector<int64_t>{0, 1, 2, 3}) {
+    ::onnx::NodeProto &t = add("Transpose", {y});
+    ints(t, "perm", toView);
+    y = t.output(0);
+  }
+  DLC_ASSIGN_OR_RETURN(std::string shape,
+                       constant(Tensor::vectorI64(n.output(0)->shape().sizes())));
+  ::onnx::NodeProto &last = add("Reshape", {y, shape});
+  last.set_output(0, out);
+  last.set_doc_string("dlc: fused Attention, written as the ops it computes");
+  return Status::ok();
+}
+
 } // namespace
 
 Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
@@ -130,6 +251,10 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
     if (n->def().op == Op::kIf || n->def().op == Op::kLoop || n->def().op == Op::kScan)
       return unimplemented("{}: exporting control flow to ONNX is not supported yet",
                            n->describe());
+    if (n->op() == Op::kAttention) {
+      DLC_RETURN_IF_ERROR(writeAttention(*n, graph));
+      continue;
+    }
     // ONNX's Conv is channels first: the layout pass's channels-last Conv is written between
     // transposes of its input, its OHWI weight and its output.
     const bool lastConv = n->op() == Op::kConv && n->getInt("channels_last") != 0;

@@ -156,11 +156,32 @@ Status dtypeAttr(Rewriter &r, const char *name) {
 Status cast(Rewriter &r) { return dtypeAttr(r, "to"); }
 Status dtypeOnly(Rewriter &r) { return dtypeAttr(r, "dtype"); }
 
+// Attention is an ai.onnx op from opset 23 (com.microsoft's Attention, a different op, is in
+// its own domain). dlc runs its Y from Q, K, V and attn_mask; a KV cache is not supported.
+Status attention(Rewriter &r) {
+  if (r.opset < 23)
+    return unimplemented("{}: Attention is an ai.onnx op from opset 23; the model imports opset {}",
+                         r.desc, r.opset);
+  for (int i = 4; i < r.node->numInputs(); ++i)
+    if (r.node->hasInput(i))
+      return unimplemented("{}: Attention's input {} ({}) is not supported: no KV cache", r.desc, i,
+                           i == 4   ? "past_key"
+                           : i == 5 ? "past_value"
+                                    : "nonpad_kv_seqlen");
+  for (int i = 1; i < r.node->numOutputs(); ++i)
+    if (r.node->output(i))
+      return unimplemented("{}: only Attention's output Y is supported, not present_key, "
+                           "present_value or qk_matmul_output",
+                           r.desc);
+  return Status::ok();
+}
+
 using Rule = Status (*)(Rewriter &);
 
 const std::unordered_map<std::string_view, Rule> &rules() {
   static const std::unordered_map<std::string_view, Rule> table = {
       {"Reshape", reshape},
+      {"Attention", attention},
       {"Squeeze", squeeze},
       {"Unsqueeze", squeeze},
       {"ReduceSum", reduceSum},

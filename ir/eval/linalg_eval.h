@@ -6,6 +6,7 @@
 //
 //   matmul_eval.cc  MatMul, Gemm, MatMulInteger, QLinearMatMul, Det
 //   einsum_eval.cc  Einsum
+//   attention_eval.cc  Attention (in double, Y rounded once)
 #pragma once
 
 #include <vector>
@@ -21,6 +22,7 @@ EvalResult evalMatMulInteger(const Node &node, const std::vector<Tensor> &in);
 EvalResult evalQLinearMatMul(const Node &node, const std::vector<Tensor> &in);
 EvalResult evalDet(const Node &node, const std::vector<Tensor> &in);
 EvalResult evalEinsum(const Node &node, const std::vector<Tensor> &in);
+EvalResult evalAttention(const Node &node, const std::vector<Tensor> &in);
 
 /// numpy matmul of `a` and `b` (same dtype): 1-D operands are promoted and the added dim
 /// dropped again, batch dims broadcast. The matrix kernel shared by MatMul and the quantized

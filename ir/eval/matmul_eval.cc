@@ -326,9 +326,13 @@ EvalResult evalDet(const Node &node, const std::vector<Tensor> &in) {
 
 std::vector<EvalRow> linalgEvals() {
   return {
-      {Op::kMatMul, evalMatMul}, {Op::kMatMulInteger, evalMatMulInteger},
-      {Op::kGemm, evalGemm},     {Op::kEinsum, evalEinsum},
-      {Op::kDet, evalDet},       {Op::kQLinearMatMul, evalQLinearMatMul},
+      {Op::kMatMul, evalMatMul},
+      {Op::kMatMulInteger, evalMatMulInteger},
+      {Op::kGemm, evalGemm},
+      {Op::kEinsum, evalEinsum},
+      {Op::kDet, evalDet},
+      {Op::kQLinearMatMul, evalQLinearMatMul},
+      {Op::kAttention, evalAttention},
   };
 }
 

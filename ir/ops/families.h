@@ -12,6 +12,7 @@ std::vector<OpDef> elementwiseOps(); // unary/binary math, activations, comparis
 std::vector<OpDef> reductionOps();   // Reduce*, ArgMax/Min, softmax family, TopK, CumSum
 std::vector<OpDef> nnOps();          // conv, pooling, normalisation, resize, losses
 std::vector<OpDef> linalgOps();      // MatMul, Gemm, Einsum, Det, integer/quantized matmul
+OpDef attentionRow();                // attention.cc: Attention, one of linalgOps
 std::vector<OpDef> tensorOps();      // shape and data-movement ops
 std::vector<OpDef> quantOps();       // Quantize/Dequantize, DynamicQuantizeLinear
 std::vector<OpDef> miscOps();        // RNNs, random, signal, detection, others

@@ -195,6 +195,7 @@ std::vector<OpDef> linalgOps() {
           {requiredAttr("equation", AttrKind::kString)}),
       row(Op::kDet, 1, 1, FusionKind::kOpaque, inferDet),
       row(Op::kQLinearMatMul, 8, 8, FusionKind::kOpaque, inferQLinearMatMul),
+      attentionRow(),
   };
 }
 

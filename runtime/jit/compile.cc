@@ -43,6 +43,7 @@ Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
   gpo.reuseMemory = !opts.lower.exposeIntermediates;
   gpo.precision = opts.precision;
   gpo.keepFp32 = opts.keepFp32;
+  gpo.fuseAttention = opts.fuseAttention;
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(gpo)));
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)

@@ -28,6 +28,8 @@ struct JitOptions {
   /// Mixed precision (GpuPipelineOptions::precision, keepFp32).
   std::string precision;
   std::string keepFp32;
+  /// GpuPipelineOptions::fuseAttention.
+  bool fuseAttention = false;
   /// Instrumentation of the GPU pipeline (print IR after passes, debug logs, ...).
   PipelineOptions pipeline;
 };

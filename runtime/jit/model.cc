@@ -37,6 +37,7 @@ jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions
   jo.lower.emit.numSms = device.smCount;
   jo.lower.emit.allowTf32 = opts.allowTf32;
   jo.lower.emit.sm90a = opts.hopperKernels;
+  jo.fuseAttention = opts.fusedAttention;
   jo.strictPlacement = !opts.cpuFallback;
   jo.precision = opts.precision;
   jo.keepFp32 = opts.keepFp32;

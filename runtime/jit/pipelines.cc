@@ -32,11 +32,13 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
   if (!opts.precision.empty() && opts.precision != "fp32")
     precision = fmt::format("mixed-precision{{precision={}{}}},", opts.precision,
                             opts.keepFp32.empty() ? "" : ",keep-fp32=" + opts.keepFp32);
-  return fmt::format("infer-shapes,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,{}"
-                     "layout,fold-transpose-matmul,dce,place-devices{{gpu=true,gpus=1,strict={}}},"
-                     "insert-copies,fuse,"
-                     "plan-memory{{reuse={}}}",
-                     precision, opts.strictPlacement, opts.reuseMemory);
+  return fmt::format(
+      "infer-shapes,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,{}"
+      "layout,fold-transpose-matmul,{}dce,place-devices{{gpu=true,gpus=1,strict={}}},"
+      "insert-copies,fuse,"
+      "plan-memory{{reuse={}}}",
+      precision, opts.fuseAttention ? "dce,fuse-attention," : "", opts.strictPlacement,
+      opts.reuseMemory);
 }
 
 std::string quantizePipeline(const std::string &insertOptions) {
@@ -54,6 +56,7 @@ std::string describePipelines(int optLevel) {
   out += fmt::format("gpu --verify: {}\n", gpuPipeline({.reuseMemory = false}));
   out += fmt::format("gpu --no-cpu-fallback: {}\n", gpuPipeline({.strictPlacement = true}));
   out += fmt::format("gpu --precision fp16: {}\n", gpuPipeline({.precision = "fp16"}));
+  out += fmt::format("gpu --fused-attention: {}\n", gpuPipeline({.fuseAttention = true}));
   out += fmt::format("quantize: {}\n", quantizePipeline());
   return out;
 }

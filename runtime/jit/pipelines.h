@@ -39,6 +39,9 @@ struct GpuPipelineOptions {
   std::string precision;
   /// `--keep-fp32`: node or op names ('|'-separated) mixed-precision keeps in float32.
   std::string keepFp32;
+  /// `--fused-attention`: fuse-attention after fold-transpose-matmul (opt-in until its GPU
+  /// kernel has been measured on the H200).
+  bool fuseAttention = false;
 };
 
 /// The GPU pipeline (see above).

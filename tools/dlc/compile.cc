@@ -45,6 +45,7 @@ struct CompileArgs {
   bool noGpu = false;
   bool allowTf32 = false;
   bool noHopperKernels = false;
+  bool fusedAttention = false;
   PrecisionArgs precision;
   bool strict = false;
   int optLevel = 1;
@@ -241,6 +242,7 @@ Status compileModel(const CompileArgs &args) {
         jo.lower.emit.smVersion = sm;
         jo.lower.emit.allowTf32 = args.allowTf32;
         jo.lower.emit.sm90a = !args.noHopperKernels;
+        jo.fuseAttention = args.fusedAttention;
         DLC_RETURN_IF_ERROR(precisionOptions(args.precision, jo.precision, jo.keepFp32));
         jo.strictPlacement = args.strict;
         jo.pipeline.printIrAfterAll = args.printIrAfterAll;
@@ -325,6 +327,10 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
                 "sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a); every kernel is "
                 "plain sm_90 code");
+  cmd->add_flag("--fused-attention", args->fusedAttention,
+                "Run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
+                "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; off by default "
+                "until measured on a GPU)");
   addPrecisionFlags(cmd, args->precision);
   cmd->add_flag("--no-cpu-fallback", args->strict,
                 "Fail when a node has no GPU kernel instead of running it on the CPU");

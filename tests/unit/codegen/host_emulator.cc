@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -42,6 +44,7 @@ static dlc_emu_dim3 blockDim, gridDim;
 static std::unique_ptr<std::barrier<>> dlc_emu_block;
 static std::vector<std::unique_ptr<std::barrier<>>> dlc_emu_warps;
 static std::vector<unsigned long long> dlc_emu_slots;
+static std::vector<unsigned> dlc_emu_regs; // 8 words per thread (ldmatrix, mma.sync)
 extern "C" void dlc_emu_set_dims(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                  unsigned bz) {
   gridDim = {gx, gy, gz};
@@ -52,6 +55,7 @@ extern "C" void dlc_emu_set_dims(unsigned gx, unsigned gy, unsigned gz, unsigned
   for (unsigned w = 0; w * 32 < n; ++w)
     dlc_emu_warps.push_back(std::make_unique<std::barrier<>>(n - w * 32 < 32 ? n - w * 32 : 32));
   dlc_emu_slots.assign(n, 0);
+  dlc_emu_regs.assign(n * 8, 0);
 }
 extern "C" void dlc_emu_set_thread(unsigned bx, unsigned by, unsigned bz, unsigned tx,
                                    unsigned ty, unsigned tz) {
@@ -72,9 +76,76 @@ template <class T> static T __shfl_xor_sync(unsigned, T v, int s) {
   dlc_emu_warps[w]->arrive_and_wait();
   return r;
 }
-// Named by the GEMM helpers of the prelude (inline PTX is never emitted unless called).
+// Dynamic shared memory (a kernel's `extern __shared__` array, which build() rewrites to read
+// this): one zeroed buffer per block. Shared addresses are offsets into it.
+static unsigned char *dlc_emu_dynamic_smem;
+extern "C" void dlc_emu_set_smem(void *p) { dlc_emu_dynamic_smem = (unsigned char *)p; }
 static inline unsigned long long __cvta_generic_to_shared(const void *p) {
-  return (unsigned long long)p;
+  return (unsigned long long)((const unsigned char *)p - dlc_emu_dynamic_smem);
+}
+// The prelude's inline-PTX tensor-core helpers, emulated from the PTX ISA's fragment layouts
+// (cp.async as a plain copy; ldmatrix and mma.sync gather the warp's registers through slots).
+#define DLC_HOST_EMULATION 1
+static inline void dlc_cp_async16(unsigned dst, const void *src, bool pred) {
+  if (pred)
+    memcpy(dlc_emu_dynamic_smem + dst, src, 16);
+  else
+    memset(dlc_emu_dynamic_smem + dst, 0, 16);
+}
+static inline void dlc_cp_async_commit() {}
+template <int N> static inline void dlc_cp_async_wait() {}
+static inline void dlc_emu_ldmatrix(unsigned (&r)[4], unsigned addr, bool trans) {
+  const unsigned t = dlc_emu_tid(), w = t / 32, lane = t % 32;
+  dlc_emu_regs[t * 8] = addr;
+  dlc_emu_warps[w]->arrive_and_wait();
+  for (unsigned i = 0; i < 4; ++i) {
+    uint16_t h[2];
+    for (unsigned e = 0; e < 2; ++e) {
+      // Matrix i's rows are the addresses of lanes 8i .. 8i + 7. Plain: this lane holds row
+      // lane / 4, columns 2 (lane % 4) + e; transposed: row 2 (lane % 4) + e, column lane / 4.
+      const unsigned row = trans ? 2 * (lane % 4) + e : lane / 4;
+      const unsigned col = trans ? lane / 4 : 2 * (lane % 4) + e;
+      memcpy(&h[e], dlc_emu_dynamic_smem + dlc_emu_regs[(w * 32 + 8 * i + row) * 8] + 2 * col, 2);
+    }
+    r[i] = h[0] | ((unsigned)h[1] << 16);
+  }
+  dlc_emu_warps[w]->arrive_and_wait();
+}
+static inline void dlc_ldmatrix_x4(unsigned (&r)[4], unsigned addr) { dlc_emu_ldmatrix(r, addr, false); }
+static inline void dlc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) { dlc_emu_ldmatrix(r, addr, true); }
+// mma.sync m16n8k16 row.col: A[r][k] is half k % 2 of a[(r >= 8) + 2 (k >= 8)] of lane
+// (r % 8) * 4 + (k % 8) / 2; B[k][n] half k % 2 of b[k >= 8] of lane n * 4 + (k % 8) / 2;
+// this lane's d are rows lane / 4 (+ 8), columns 2 (lane % 4) + {0, 1}.
+template <class H>
+static inline void dlc_emu_mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  const unsigned t = dlc_emu_tid(), w = t / 32, lane = t % 32;
+  unsigned *mine = &dlc_emu_regs[t * 8];
+  for (int i = 0; i < 4; ++i)
+    mine[i] = a[i];
+  mine[4] = b0;
+  mine[5] = b1;
+  dlc_emu_warps[w]->arrive_and_wait();
+  auto half = [&](unsigned l, unsigned reg, unsigned k) {
+    const uint16_t bits = (uint16_t)(dlc_emu_regs[(w * 32 + l) * 8 + reg] >> (16 * (k % 2)));
+    H h;
+    memcpy(&h, &bits, 2);
+    return (float)h;
+  };
+  for (unsigned e = 0; e < 4; ++e) {
+    const unsigned r = lane / 4 + 8 * (e / 2), n = 2 * (lane % 4) + e % 2;
+    float acc = d[e];
+    for (unsigned k = 0; k < 16; ++k)
+      acc += half((r % 8) * 4 + (k % 8) / 2, (r >= 8) + 2 * (k >= 8), k) *
+             half(n * 4 + (k % 8) / 2, 4 + (k >= 8), k);
+    d[e] = acc;
+  }
+  dlc_emu_warps[w]->arrive_and_wait();
+}
+static inline void dlc_mma_f16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  dlc_emu_mma<__half>(d, a, b0, b1);
+}
+static inline void dlc_mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  dlc_emu_mma<__nv_bfloat16>(d, a, b0, b1);
 }
 static inline float __int_as_float(int i) {
   float f;
@@ -140,7 +211,12 @@ Expected<std::unique_ptr<HostModule>> HostModule::build(const std::string &sourc
   m->dir_ = tmpl;
   const std::string cc = m->dir_ + "/kernels.cc", so = m->dir_ + "/kernels.so",
                     log = m->dir_ + "/log.txt";
-  std::ofstream(cc) << kShim << cudaPrelude() << source;
+  // A kernel's dynamic shared memory, `extern __shared__ ... unsigned char NAME[];`, becomes a
+  // pointer to the block's buffer (run() allocates it).
+  static const std::regex dynamicSmem(R"(extern __shared__[^;\[]*\b(\w+)\[\];)");
+  const std::string hostSource =
+      std::regex_replace(source, dynamicSmem, "unsigned char *const $1 = dlc_emu_dynamic_smem;");
+  std::ofstream(cc) << kShim << cudaPrelude() << hostSource;
   const std::string cmd =
       fmt::format("{} -std=c++20 -O1 -shared -fPIC -pthread -w -I'{}' '{}' -o '{}' > '{}' 2>&1",
                   DLC_HOST_CXX, include, cc, so, log);
@@ -168,7 +244,8 @@ Status HostModule::run(const Kernel &k, const std::vector<void *> &buffers) {
   void *fn = dlsym(handle_, k.name.c_str());
   auto setDims = reinterpret_cast<ThreadFn>(dlsym(handle_, "dlc_emu_set_dims"));
   auto setThread = reinterpret_cast<ThreadFn>(dlsym(handle_, "dlc_emu_set_thread"));
-  if (!fn || !setDims || !setThread)
+  auto setSmem = reinterpret_cast<void (*)(void *)>(dlsym(handle_, "dlc_emu_set_smem"));
+  if (!fn || !setDims || !setThread || !setSmem)
     return notFound("kernel '{}' is not in the host module", k.name);
   if (buffers.size() != k.params.size())
     return invalidArgument("kernel '{}' takes {} buffers, got {}", k.name, k.params.size(),
@@ -178,6 +255,8 @@ Status HostModule::run(const Kernel &k, const std::vector<void *> &buffers) {
     for (unsigned by = 0; by < d.grid[1]; ++by)
       for (unsigned bx = 0; bx < d.grid[0]; ++bx) {
         setDims(d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2]);
+        std::vector<unsigned char> smem(std::max<uint32_t>(d.sharedBytes, 16), 0);
+        setSmem(smem.data());
         std::vector<std::thread> threads;
         for (unsigned tz = 0; tz < d.block[2]; ++tz)
           for (unsigned ty = 0; ty < d.block[1]; ++ty)

@@ -9,35 +9,13 @@
 
 #include <random>
 
+#include "attention_graphs.h"
 #include "gpu_test_util.h"
 
 namespace dlc {
 namespace {
 
 using rt::testing::randomTensor;
-
-/// Scaled-dot-product attention over x [B, S, H, D]: q = x, k = x / 2, v = relu(x), each
-/// split into heads by a transpose the GEMMs fold, the heads merged back to [B, S, H * D] by
-/// a transpose the second GEMM stores through (perm_y).
-std::string attentionText(DType t, int64_t b, int64_t s, int64_t h, int64_t d) {
-  return fmt::format(R"(graph @attn(%x: {0}[{1},{2},{3},{4}]) -> (y: {0}[{1},{2},{5}]) {{
-  %half = constant {0}[] dense<[0.5]>
-  %k = mul(%x, %half) : {0}[{1},{2},{3},{4}]
-  %v = relu(%x) : {0}[{1},{2},{3},{4}]
-  %qt = transpose(%x) {{perm = [0, 2, 1, 3]}} : {0}[{1},{3},{2},{4}]
-  %kt = transpose(%k) {{perm = [0, 2, 3, 1]}} : {0}[{1},{3},{4},{2}]
-  %vt = transpose(%v) {{perm = [0, 2, 1, 3]}} : {0}[{1},{3},{2},{4}]
-  %sc = matmul(%qt, %kt) : {0}[{1},{3},{2},{2}]
-  %ss = mul(%sc, %half) : {0}[{1},{3},{2},{2}]
-  %p = softmax(%ss) {{axis = -1}} : {0}[{1},{3},{2},{2}]
-  %c = matmul(%p, %vt) : {0}[{1},{3},{2},{4}]
-  %ct = transpose(%c) {{perm = [0, 2, 1, 3]}} : {0}[{1},{2},{3},{4}]
-  %shape = constant i64[3] dense<[{1}, {2}, {5}]>
-  %y = reshape(%ct, %shape) : {0}[{1},{2},{5}]
-  return %y
-}})",
-                     dtypeName(t), b, s, h, d, h * d);
-}
 
 TEST(MatMulViews, FoldedHeadSplitMatchesTheReference) {
   DLC_REQUIRE_GPU(driver);
@@ -53,35 +31,9 @@ TEST(MatMulViews, FoldedHeadSplitMatchesTheReference) {
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(fmt::format("{} attention b{} s{} h{} d{}", dtypeName(c.t), c.b, c.s, c.h, c.d));
-    rt::testing::expectGpuMatchesReference(attentionText(c.t, c.b, c.s, c.h, c.d),
+    rt::testing::expectGpuMatchesReference(testing::attentionText(c.t, c.b, c.s, c.h, c.d),
                                            randomTensor(c.t, {c.b, c.s, c.h, c.d}, 5), 1);
   }
-}
-
-/// PyTorch's multi-head attention on a sequence-first x [S, B, E]: the head split
-/// view(S, B*H, D) -> transpose(0, 1) -> view(B, H, S, D), Q and K scaled after it, V the
-/// unscaled split, the heads merged by permute(2, 0, 1, 3) -> view(S, B, E). Every transpose
-/// folds: the products read x split to [S, B, H, D] and the second stores [S, B, H, D].
-std::string torchMhaText(DType t, int64_t s, int64_t b, int64_t h, int64_t d) {
-  return fmt::format(R"(graph @mha(%x: {0}[{1},{2},{5}]) -> (y: {0}[{1},{2},{5}]) {{
-  %s3 = constant i64[3] dense<[{1}, {6}, {4}]>
-  %s4 = constant i64[4] dense<[{2}, {3}, {1}, {4}]>
-  %c = constant {0}[] dense<[0.35]>
-  %qs = reshape(%x, %s3) : {0}[{1},{6},{4}]
-  %qt = transpose(%qs) {{perm = [1, 0, 2]}} : {0}[{6},{1},{4}]
-  %q4 = reshape(%qt, %s4) : {0}[{2},{3},{1},{4}]
-  %qm = mul(%q4, %c) : {0}[{2},{3},{1},{4}]
-  %kt = transpose(%q4) {{perm = [0, 1, 3, 2]}} : {0}[{2},{3},{4},{1}]
-  %km = mul(%kt, %c) : {0}[{2},{3},{4},{1}]
-  %sc = matmul(%qm, %km) : {0}[{2},{3},{1},{1}]
-  %p = softmax(%sc) {{axis = -1}} : {0}[{2},{3},{1},{1}]
-  %ctx = matmul(%p, %q4) : {0}[{2},{3},{1},{4}]
-  %ct = transpose(%ctx) {{perm = [2, 0, 1, 3]}} : {0}[{1},{2},{3},{4}]
-  %sy = constant i64[3] dense<[{1}, {2}, {5}]>
-  %y = reshape(%ct, %sy) : {0}[{1},{2},{5}]
-  return %y
-}})",
-                     dtypeName(t), s, b, h, d, h * d, b * h);
 }
 
 TEST(MatMulViews, TorchMultiHeadAttentionMatchesTheReference) {
@@ -97,7 +49,7 @@ TEST(MatMulViews, TorchMultiHeadAttentionMatchesTheReference) {
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(fmt::format("{} mha s{} b{} h{} d{}", dtypeName(c.t), c.s, c.b, c.h, c.d));
-    rt::testing::expectGpuMatchesReference(torchMhaText(c.t, c.s, c.b, c.h, c.d),
+    rt::testing::expectGpuMatchesReference(testing::torchMhaText(c.t, c.s, c.b, c.h, c.d),
                                            randomTensor(c.t, {c.s, c.b, c.h * c.d}, 3), 1);
   }
 }

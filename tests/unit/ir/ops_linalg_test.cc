@@ -151,5 +151,76 @@ TEST_F(Linalg, FusionKinds) {
   EXPECT_EQ(opDef(Op::kEinsum).fusion, FusionKind::kOpaque);
 }
 
+TEST_F(Linalg, AttentionFourDimensional) {
+  // [B, H, S, D] operands; K and V may have another sequence length, V another head size.
+  EXPECT_EQ(
+      infer(Op::kAttention, {in("f16[B,12,S,64]"), in("f16[B,12,T,64]"), in("f16[B,12,T,32]")})
+          .type(),
+      "f16[B,12,S,32]");
+  // Grouped-query heads, a mask that broadcasts over batch and heads.
+  EXPECT_EQ(infer(Op::kAttention,
+                  {in("f32[2,8,5,16]"), in("f32[2,2,7,16]"), in("f32[2,2,7,16]"), in("bool[5,7]")})
+                .type(),
+            "f32[2,8,5,16]");
+  // dlc's views: BERT's [B, S, H, D] buffers read as [B, H, S, D], Y stored back as [B, S, H, D].
+  const std::vector<int64_t> heads = {0, 2, 1, 3};
+  EXPECT_EQ(infer(Op::kAttention,
+                  {in("f16[2,128,12,64]"), in("f16[2,128,12,64]"), in("f16[2,128,12,64]")},
+                  {{"perm_q", Attribute(heads)},
+                   {"perm_k", Attribute(heads)},
+                   {"perm_v", Attribute(heads)},
+                   {"perm_y", Attribute(heads)}})
+                .type(),
+            "f16[2,128,12,64]");
+}
+
+TEST_F(Linalg, AttentionThreeDimensional) {
+  // ONNX's 3-D form: [B, S, heads * head size], the heads from the attributes.
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[2,S,256]"), in("f32[2,T,128]"), in("f32[2,T,64]")},
+                  {{"q_num_heads", Attribute(int64_t{4})}, {"kv_num_heads", Attribute(int64_t{2})}})
+                .type(),
+            "f32[2,S,128]");
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[2,S,256]"), in("f32[2,T,128]"), in("f32[2,T,64]")})
+                .status.message(),
+            "node 'n' (Attention): 3-D Q, K and V need the attributes q_num_heads and "
+            "kv_num_heads");
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[2,S,250]"), in("f32[2,T,128]"), in("f32[2,T,64]")},
+                  {{"q_num_heads", Attribute(int64_t{4})}, {"kv_num_heads", Attribute(int64_t{2})}})
+                .status.message(),
+            "node 'n' (Attention): Q's hidden size 250 is not a multiple of its 4 heads");
+}
+
+TEST_F(Linalg, AttentionErrors) {
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[2,4,5,16]"), in("f32[2,4,7,8]"), in("f32[2,4,7,8]")})
+                .status.message(),
+            "node 'n' (Attention): the head sizes of Q and K differ: 16 vs 8 (Q [2,4,5,16], K "
+            "[2,4,7,8], V [2,4,7,8])");
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[2,6,5,16]"), in("f32[2,4,7,16]"), in("f32[2,4,7,16]")})
+                .status.message(),
+            "node 'n' (Attention): Q's 6 heads are not a multiple of K's and V's 4");
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[2,4,5,16]"), in("f32[2,4,7,16]"), in("f32[2,4,7,16]"),
+                                   in("f32[2,1,5,6]")})
+                .status.message(),
+            "node 'n' (Attention): attn_mask [2,1,5,6] does not broadcast to the scores [2, 4, 5, "
+            "7]");
+  EXPECT_EQ(infer(Op::kAttention,
+                  {in("f32[2,4,5,16]"), in("f32[2,4,7,16]"), in("f32[2,4,7,16]"), in("i32[5,7]")})
+                .status.message(),
+            "node 'n' (Attention): attn_mask must be bool or a float type, got i32");
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[2,5,16]"), in("f32[2,7,16]"), in("f32[2,7,16]")},
+                  {{"perm_q", Attribute(std::vector<int64_t>{0, 2, 1})}})
+                .status.message(),
+            "node 'n' (Attention): perm_q needs 4-D operands; Q, K and V are 3-D");
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[2,4,5,16]"), in("f32[2,4,7,16]"), in("f32[2,4,7,16]")},
+                  {{"perm_k", Attribute(std::vector<int64_t>{0, 1, 1, 3})}})
+                .status.message(),
+            "node 'n' (Attention): perm_k [0, 1, 1, 3] is not a permutation of the operand's 4 "
+            "axes");
+  EXPECT_EQ(infer(Op::kAttention, {in("i32[2,4,5,16]"), in("i32[2,4,7,16]"), in("i32[2,4,7,16]")})
+                .status.message()
+                .substr(0, 40),
+            "node 'n' (Attention): input 0 has dtype ");
+}
+
 } // namespace
 } // namespace dlc::optest

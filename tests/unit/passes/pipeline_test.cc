@@ -55,7 +55,7 @@ TEST(PipelineParse, UnknownPass) {
   EXPECT_EQ(parseError("infer-shapes,foo"),
             "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
             "fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, mixed-precision, "
-            "layout, fold-transpose-matmul, place-devices, "
+            "layout, fold-transpose-matmul, fuse-attention, place-devices, "
             "insert-copies, fuse, plan-memory");
 }
 
@@ -149,7 +149,7 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 16u);
+  ASSERT_EQ(passes.size(), 17u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);

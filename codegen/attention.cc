@@ -1,0 +1,141 @@
+// The attention family: an Attention node (ir/ops/attention.h, made by fuse-attention) as one
+// flash-attention kernel. The algorithm is the CUDA template codegen/attention.cuh (prelude
+// helper dlc_attn); this file checks what it supports and writes the entry point, which binds
+// the operands' strides, the sizes and the scale as constants.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "codegen/anchor_epilogue.h"
+#include "codegen/code_writer.h"
+#include "codegen/elementwise_chain.h"
+#include "codegen/emitters.h"
+#include "ir/ops/attention.h"
+
+namespace dlc::codegen {
+
+namespace {
+
+constexpr int kThreads = 128; // dlc_attn::THREADS
+constexpr int kRows = 64;     // dlc_attn::BM
+
+bool claims(const Node *anchor) { return anchor && anchor->op() == Op::kAttention; }
+
+Expected<ops::AttentionLayout> layoutOf(const Node &n) {
+  return ops::attentionLayout(n, staticSizes(n.input(0)), staticSizes(n.input(1)),
+                              staticSizes(n.input(2)));
+}
+
+/// Why the kernel cannot run `n`, or "" when it can.
+std::string refusal(const Node &n) {
+  const DType t = n.input(0)->dtype();
+  if (t != DType::kF16 && t != DType::kBF16)
+    return fmt::format("Attention runs on the GPU in f16 and bf16, not {}", dtypeName(t));
+  auto l = layoutOf(n);
+  if (!l)
+    return std::string(l.status().message());
+  if (l->headSize != l->vHeadSize || (l->headSize != 64 && l->headSize != 128))
+    return fmt::format("the attention kernel takes head size 64 or 128 for Q, K and V (here "
+                       "{} and {})",
+                       l->headSize, l->vHeadSize);
+  if (l->softcap != 0.0f)
+    return "the attention kernel has no softcap";
+  if (l->qSeq == 0 || l->kvSeq == 0 || l->batch == 0 || l->qHeads == 0)
+    return "an empty attention has no kernel";
+  if (l->qHeads > 65535 || l->batch > 65535)
+    return "more than 65535 heads or batches";
+  for (const ops::AttentionOperand *op : {&l->q, &l->k, &l->v, &l->y}) {
+    const auto s = op->strides();
+    if (s[3] != 1 || s[0] % 8 != 0 || s[1] % 8 != 0 || s[2] % 8 != 0)
+      return "the attention kernel reads and writes rows of whole 16-byte chunks (a "
+             "contiguous head-size axis)";
+  }
+  if (n.numInputs() > 3 && n.input(3)) {
+    const DType m = n.input(3)->dtype();
+    if (m != DType::kBool && m != DType::kF32 && m != DType::kF16 && m != DType::kBF16)
+      return fmt::format("the attention kernel reads a bool, f32, f16 or bf16 mask, not {}",
+                         dtypeName(m));
+  }
+  return "";
+}
+
+bool supports(const Node &node, std::string *why) {
+  *why = refusal(node);
+  return why->empty();
+}
+
+/// The mask's strides over the scores [B, Hq, Sq, Sk], 0 where it broadcasts.
+std::array<int64_t, 4> maskStrides(const std::vector<int64_t> &shape) {
+  std::array<int64_t, 4> out{};
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    out[4 - shape.size() + i] = shape[i] == 1 ? 0 : stride;
+    stride *= shape[i];
+  }
+  return out;
+}
+
+Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
+  const Node &n = *group.anchor;
+  if (group.nodes.size() != 1)
+    return invalidArgument("an attention group is the Attention node alone");
+  if (std::string no = refusal(n); !no.empty())
+    return invalidArgument("{}: {}", n.describe(), no);
+  DLC_ASSIGN_OR_RETURN(ops::AttentionLayout l, layoutOf(n));
+  const std::string t = cudaStorageType(n.input(0)->dtype());
+  const bool masked = n.numInputs() > 3 && n.input(3);
+  const std::string m = masked ? cudaStorageType(n.input(3)->dtype()) : "float";
+  ParamList params;
+  const std::string q = params.read(n.input(0)), k = params.read(n.input(1)),
+                    v = params.read(n.input(2));
+  const std::string mask = masked ? params.read(n.input(3)) : "nullptr";
+  const std::string y = params.write(n.output(0));
+
+  CodeWriter body;
+  body.line("extern __shared__ __align__(16) unsigned char dlc_smem[];");
+  body.line("static_assert(dlc_attn::shared_bytes<{}>() == {}, \"shared memory layout\");",
+            l.headSize, (kRows + 4 * 64) * l.headSize * 2);
+  body.line("dlc_attn::Params<{}, {}> p;", t, m);
+  body.line("p.q = {};", q);
+  body.line("p.k = {};", k);
+  body.line("p.v = {};", v);
+  body.line("p.y = {};", y);
+  body.line("p.mask = {};", mask);
+  auto strides = [&](const char *field, const ops::AttentionOperand &op) {
+    const auto s = op.strides();
+    body.line("p.{} = {{{}LL, {}LL, {}LL}};", field, s[0], s[1], s[2]);
+  };
+  strides("qs", l.q);
+  strides("ks", l.k);
+  strides("vs", l.v);
+  strides("ys", l.y);
+  const auto ms = masked ? maskStrides(staticSizes(n.input(3))) : std::array<int64_t, 4>{};
+  body.line("p.mb = {}LL;", ms[0]);
+  body.line("p.mh = {}LL;", ms[1]);
+  body.line("p.mq = {}LL;", ms[2]);
+  body.line("p.mk = {}LL;", ms[3]);
+  body.line("p.group = {};", l.qHeads / l.kvHeads);
+  body.line("p.sq = {};", l.qSeq);
+  body.line("p.sk = {};", l.kvSeq);
+  body.line("p.scale_log2 = {:.9g}f;", static_cast<double>(l.scale) / std::log(2.0));
+  body.line("dlc_attn::attention<{}, {}, {}, {}>(p, dlc_smem);", t, l.headSize, m,
+            l.causal ? "true" : "false");
+
+  Kernel kernel;
+  kernel.name = group.name;
+  finishKernel(kernel, params, kThreads, body);
+  kernel.launch.block[0] = kThreads;
+  kernel.launch.grid[0] = static_cast<uint32_t>((l.qSeq + kRows - 1) / kRows);
+  kernel.launch.grid[1] = static_cast<uint32_t>(l.qHeads);
+  kernel.launch.grid[2] = static_cast<uint32_t>(l.batch);
+  kernel.launch.sharedBytes = static_cast<uint32_t>((kRows + 4 * 64) * l.headSize * 2);
+  KernelSet set;
+  set.kernels.push_back(std::move(kernel));
+  return set;
+}
+
+} // namespace
+
+Family attentionFamily() { return {"attention", claims, supports, emit}; }
+
+} // namespace dlc::codegen

@@ -1,0 +1,236 @@
+// Fused scaled dot-product attention (flash-attention style), compiled by NVRTC into the
+// kernels codegen/attention.cc writes: this file is the whole algorithm; the generated part
+// is the entry point with the operands' strides, sizes and scale as constants.
+//
+// One CTA computes BM = 64 query rows of one (batch, head) with 4 warps, 16 rows each:
+//   * Q's 64 x D tile is loaded once; each warp keeps its 16 rows as mma A fragments in
+//     registers (D / 16 fragments).
+//   * K and V stream through shared memory in tiles of BN = 64 keys, double-buffered: while
+//     the warps work on tile t, cp.async brings tile t + 1. Rows past the sequence (and past
+//     Sq for Q) are zero-filled.
+//   * Per key tile, S = Q Kᵀ (16 x 64 per warp, mma.sync m16n8k16, float accumulators) is
+//     scaled into the log2 domain, the mask added (read from global memory through its
+//     strides, which are 0 where it broadcasts), keys past Sk and, when causal, keys after the
+//     query masked with -inf. The online softmax keeps each row's running max m and sum l:
+//     a new max rescales l and the output accumulators by exp2(m_old - m_new).
+//   * P = exp2(S - m) goes straight from the S accumulators into A fragments (the m16n8 C
+//     layout of two adjacent n-tiles is the m16k16 A layout), rounded to T, and O += P V
+//     reads V with ldmatrix.trans. The scores never leave registers.
+//   * At the end each row is divided by its sum (0 / 0 = NaN for a row whose keys are all
+//     masked, as the unfused softmax gives) and stored through Y's strides.
+// Shared memory: Q [BM][D], then two stages of K [BN][D] and V [BN][D]; a row's 16-byte chunk
+// c sits at chunk (c ^ (row % 8)) so that ldmatrix's eight rows hit distinct banks (D is 64 or
+// 128: 8 or 16 chunks per row).
+
+namespace dlc_attn {
+
+enum : int { BM = 64, BN = 64, WARPS = 4, THREADS = 128 };
+
+/// Element strides of the logical (batch, head, sequence) axes of an operand; the head-size
+/// axis is contiguous.
+struct Strides {
+  long long b, h, s;
+};
+
+template <class T, class M> struct Params {
+  const T *q, *k, *v;
+  T *y;
+  const M *mask;            // nullptr: no mask
+  Strides qs, ks, vs, ys;   // Y's too
+  long long mb, mh, mq, mk; // the mask's strides over [B, Hq, Sq, Sk] (0: broadcast)
+  int group;                // query heads per key/value head
+  int sq, sk;
+  float scale_log2; // scale * log2(e)
+};
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
+
+template <int D> constexpr int shared_bytes() { return (BM + 4 * BN) * D * 2; }
+
+/// Byte offset of 16-byte chunk `c` of row `r` in a tile of D-element rows.
+template <int D> __device__ __forceinline__ unsigned chunk_at(int r, int c) {
+  return static_cast<unsigned>(r * D * 2 + ((c ^ (r & 7)) << 4));
+}
+
+/// Copies `rows` rows (row i at src + i * stride) into a swizzled tile at `dst`; rows at or
+/// past `valid` are zero-filled.
+template <class T, int D, int ROWS>
+__device__ __forceinline__ void load_tile(unsigned dst, const T *src, long long stride, int valid) {
+  constexpr int CH = D / 8;
+#pragma unroll
+  for (int i = threadIdx.x; i < ROWS * CH; i += THREADS) {
+    const int r = i / CH, c = i % CH;
+    const bool ok = r < valid;
+    dlc_cp_async16(dst + chunk_at<D>(r, c), ok ? src + r * stride + c * 8 : src, ok);
+  }
+}
+
+template <class T> struct Math;
+template <> struct Math<__half> {
+  static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                             unsigned b1) {
+    dlc_mma_f16(d, a, b0, b1);
+  }
+  static __device__ __forceinline__ unsigned pack(float lo, float hi) {
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<unsigned *>(&h);
+  }
+};
+template <> struct Math<__nv_bfloat16> {
+  static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                             unsigned b1) {
+    dlc_mma_bf16(d, a, b0, b1);
+  }
+  static __device__ __forceinline__ unsigned pack(float lo, float hi) {
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<unsigned *>(&h);
+  }
+};
+
+/// A mask element as the bias it adds (bool: keep or -inf).
+__device__ __forceinline__ float bias(float x) { return x; }
+__device__ __forceinline__ float bias(__half x) { return __half2float(x); }
+__device__ __forceinline__ float bias(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float bias(bool x) { return x ? 0.0f : neg_inf(); }
+
+template <class T, int D, class M, bool CAUSAL>
+__device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *smem) {
+  static_assert(D == 64 || D == 128, "head sizes 64 and 128");
+  constexpr int KSTEPS = D / 16; // k16 steps of Q Kᵀ
+  constexpr int DT = D / 8;      // n8 tiles of the output
+  constexpr int NT = BN / 8;     // n8 tiles of the scores
+  constexpr unsigned TILE = BN * D * 2;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int m0 = blockIdx.x * BM, h = blockIdx.y, b = blockIdx.z, kvh = h / p.group;
+  const T *Q = p.q + b * p.qs.b + h * p.qs.h + m0 * p.qs.s;
+  const T *K = p.k + b * p.ks.b + kvh * p.ks.h;
+  const T *V = p.v + b * p.vs.b + kvh * p.vs.h;
+  const unsigned sq = dlc_smem_u32(smem);
+  const unsigned sk = sq + BM * D * 2; // stage s: K at sk + 2 s TILE, V at sk + (2 s + 1) TILE
+  const int tiles = (p.sk + BN - 1) / BN;
+
+  load_tile<T, D, BM>(sq, Q, p.qs.s, p.sq - m0);
+  load_tile<T, D, BN>(sk, K, p.ks.s, p.sk);
+  load_tile<T, D, BN>(sk + TILE, V, p.vs.s, p.sk);
+  dlc_cp_async_commit();
+
+  unsigned qa[KSTEPS][4];
+  float o[DT][4];
+#pragma unroll
+  for (int j = 0; j < DT; ++j)
+    o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+  float mx[2] = {neg_inf(), neg_inf()}, l[2] = {0.0f, 0.0f};
+  // This lane's two rows of the warp's 16 (fragment rows lane / 4 and lane / 4 + 8).
+  const int row0 = m0 + warp * 16 + lane / 4;
+
+  for (int t = 0; t < tiles; ++t) {
+    const unsigned stage = sk + (t & 1) * 2 * TILE;
+    if (t + 1 < tiles) {
+      const unsigned next = sk + ((t + 1) & 1) * 2 * TILE;
+      const int n0 = (t + 1) * BN;
+      load_tile<T, D, BN>(next, K + n0 * p.ks.s, p.ks.s, p.sk - n0);
+      load_tile<T, D, BN>(next + TILE, V + n0 * p.vs.s, p.vs.s, p.sk - n0);
+      dlc_cp_async_commit();
+      dlc_cp_async_wait<1>();
+    } else {
+      dlc_cp_async_wait<0>();
+    }
+    __syncthreads();
+    if (t == 0) {
+#pragma unroll
+      for (int kk = 0; kk < KSTEPS; ++kk)
+        dlc_ldmatrix_x4(qa[kk], sq + chunk_at<D>(warp * 16 + lane % 16, kk * 2 + lane / 16));
+    }
+    // S = Q Kᵀ for this warp's 16 rows and the tile's 64 keys.
+    float s[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk)
+#pragma unroll
+      for (int j = 0; j < NT; j += 2) {
+        // Keys 8j .. 8j + 15, head-size chunks 2kk and 2kk + 1: b0/b1 of n-tiles j and j + 1.
+        unsigned kb[4];
+        const int key = j * 8 + lane % 8 + (lane / 16) * 8;
+        dlc_ldmatrix_x4(kb, stage + chunk_at<D>(key, kk * 2 + (lane / 8) % 2));
+        Math<T>::mma(s[j], qa[kk], kb[0], kb[1]);
+        Math<T>::mma(s[j + 1], qa[kk], kb[2], kb[3]);
+      }
+    // Scale, mask, and the online softmax over this tile.
+    const int n0 = t * BN;
+    float tmax[2] = {neg_inf(), neg_inf()};
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = row0 + (e / 2) * 8, key = n0 + j * 8 + (lane % 4) * 2 + e % 2;
+        float x = s[j][e] * p.scale_log2;
+        if (key >= p.sk || (CAUSAL && key > row)) {
+          x = neg_inf();
+        } else if (p.mask && row < p.sq) {
+          x += bias(p.mask[b * p.mb + h * p.mh + row * p.mq + key * p.mk]) * 1.4426950408889634f;
+        }
+        s[j][e] = x;
+        tmax[e / 2] = fmaxf(tmax[e / 2], x);
+      }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      tmax[r] = fmaxf(tmax[r], __shfl_xor_sync(0xffffffffu, tmax[r], 1));
+      tmax[r] = fmaxf(tmax[r], __shfl_xor_sync(0xffffffffu, tmax[r], 2));
+      const float m = fmaxf(mx[r], tmax[r]);
+      // All keys so far masked: keep 0 as the reference so that exp2 gives 0, not NaN.
+      const float ref = m == neg_inf() ? 0.0f : m;
+      const float alpha = exp2f(mx[r] - ref);
+      mx[r] = m;
+      l[r] *= alpha;
+#pragma unroll
+      for (int j = 0; j < DT; ++j) {
+        o[j][2 * r] *= alpha;
+        o[j][2 * r + 1] *= alpha;
+      }
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        s[j][2 * r] = exp2f(s[j][2 * r] - ref);
+        s[j][2 * r + 1] = exp2f(s[j][2 * r + 1] - ref);
+        l[r] += s[j][2 * r] + s[j][2 * r + 1];
+      }
+    }
+    // O += P V: keys in k16 steps; P's A fragment is two adjacent n-tiles of S.
+#pragma unroll
+    for (int kt = 0; kt < BN / 16; ++kt) {
+      const unsigned pa[4] = {Math<T>::pack(s[2 * kt][0], s[2 * kt][1]),
+                              Math<T>::pack(s[2 * kt][2], s[2 * kt][3]),
+                              Math<T>::pack(s[2 * kt + 1][0], s[2 * kt + 1][1]),
+                              Math<T>::pack(s[2 * kt + 1][2], s[2 * kt + 1][3])};
+#pragma unroll
+      for (int j = 0; j < DT; j += 2) {
+        // Keys 16kt .. 16kt + 15, head-size chunks j and j + 1, transposed: b0/b1 of the
+        // output n-tiles j and j + 1.
+        unsigned vb[4];
+        const int key = kt * 16 + lane % 8 + ((lane / 8) % 2) * 8;
+        dlc_ldmatrix_x4_trans(vb, stage + TILE + chunk_at<D>(key, j + lane / 16));
+        Math<T>::mma(o[j], pa, vb[0], vb[1]);
+        Math<T>::mma(o[j + 1], pa, vb[2], vb[3]);
+      }
+    }
+    __syncthreads(); // the stage is refilled by the iteration after next's loads
+  }
+  // Finish: the row sums across the quad, then Y = O / l.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    const int row = row0 + r * 8;
+    if (row >= p.sq)
+      continue;
+    const float inv = 1.0f / l[r];
+    T *y = p.y + b * p.ys.b + h * p.ys.h + row * p.ys.s + (lane % 4) * 2;
+#pragma unroll
+    for (int j = 0; j < DT; ++j)
+      *reinterpret_cast<unsigned *>(y + j * 8) =
+          Math<T>::pack(o[j][2 * r] * inv, o[j][2 * r + 1] * inv);
+  }
+}
+
+} // namespace dlc_attn
