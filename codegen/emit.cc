@@ -15,7 +15,7 @@ bool FusedGroup::contains(const Node *n) const {
 const std::vector<Family> &families() {
   static const std::vector<Family> all = {
       dataMovementFamily(), poolFamily(), elementwiseFamily(), reductionFamily(),
-      gemmFamily(),         convFamily(), attentionFamily(),
+      gemmFamily(),         convFamily(), attentionFamily(),   lossFamily(),
   };
   return all;
 }

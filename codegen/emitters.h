@@ -1,6 +1,6 @@
 // The kernel families. Each family file (elementwise.cc, data_movement.cc, reduction.cc,
-// pool.cc, gemm.cc, conv.cc, attention.cc) defines one Family; emit.cc lists them and dispatches a
-// group to the family that claims its anchor.
+// pool.cc, gemm.cc, conv.cc, attention.cc, loss.cc) defines one Family; emit.cc lists them and
+// dispatches a group to the family that claims its anchor.
 #pragma once
 
 #include <string>
@@ -26,6 +26,7 @@ Family poolFamily();         // pool.cc: MaxPool, AveragePool, global pools
 Family gemmFamily();         // gemm.cc: MatMul, Gemm
 Family convFamily();         // conv.cc: Conv (implicit GEMM)
 Family attentionFamily();    // attention.cc: Attention (one flash-attention kernel)
+Family lossFamily();         // loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 
 /// The families in dispatch order (emit.cc).
 const std::vector<Family> &families();

@@ -95,11 +95,6 @@ std::vector<bool> reducedDims(const Node &n) {
   return reduced;
 }
 
-bool layerNormStatUsed(const Node &n, int i) {
-  const Value *v = n.output(i);
-  return v && (v->hasUses() || n.graph()->isOutput(v));
-}
-
 bool supports(const Node &node, std::string *why) {
   const DType t = node.input(0)->dtype();
   const Op op = node.op();
@@ -137,13 +132,6 @@ bool supports(const Node &node, std::string *why) {
   }
   if (!isFloat(t))
     return no(fmt::format("{} input has no GPU kernel", dtypeName(t)));
-  if (op == Op::kLayerNormalization) {
-    static const char *names[] = {"", "Mean", "InvStdDev"};
-    for (int i = 1; i < 3; ++i)
-      if (layerNormStatUsed(node, i))
-        return no(
-            fmt::format("output {} ({}) is used; the GPU kernel computes only Y", i, names[i]));
-  }
   return true;
 }
 

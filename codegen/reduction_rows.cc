@@ -90,6 +90,7 @@ private:
   Expected<std::pair<std::string, std::string>> affine(const std::string &col) const;
   Status rowSetup(CodeWriter &w) const;
   Status rowBody(CodeWriter &w, const RowShape &s, bool cached) const;
+  Status writeStatistics(CodeWriter &w, const RowShape &s) const;
   Status columnBody(CodeWriter &w) const;
   /// Computes the output from x (compute type; empty for Hardmax) at `col` into `y`.
   Expected<std::string> outputValue(CodeWriter &w, const std::string &x,
@@ -242,6 +243,23 @@ RowHooks RowEmitter::writeHooks(const RowShape &s) const {
   return h;
 }
 
+/// LayerNormalization's Mean and InvStdDev (one element per row, in the stash type), where the
+/// group writes them: by the row's first thread.
+Status RowEmitter::writeStatistics(CodeWriter &w, const RowShape &s) const {
+  if (op_ != Op::kLayerNormalization)
+    return Status::ok();
+  const std::pair<int, const char *> stats[] = {{1, "mean"}, {2, "invStd"}};
+  for (const auto &[i, var] : stats) {
+    const Value *v = n_.numOutputs() > i ? n_.output(i) : nullptr;
+    if (!v || !parts_.isSideOutput(v))
+      continue;
+    DLC_ASSIGN_OR_RETURN(std::string out, parts_.outputParam(v));
+    w.line("{}{}[row] = dlc_store<{}>({});", s.threads == 1 ? "" : "if (lane == 0) ", out,
+           cudaStorageType(v->dtype()), var);
+  }
+  return Status::ok();
+}
+
 /// One row: statistics passes, then the write pass. Cached rows load once.
 Status RowEmitter::rowBody(CodeWriter &w, const RowShape &s, bool cached) const {
   const std::string lane = s.threads == 1 ? "0" : "lane";
@@ -315,6 +333,7 @@ Status RowEmitter::rowBody(CodeWriter &w, const RowShape &s, bool cached) const 
     reduceAll("dev");
     w.line("const {0} invStd = {1} / sqrt(dev.v / {2} + {3});", c_, lit(1),
            lit(static_cast<double>(s.len)), lit(n_.getFloat("epsilon")));
+    DLC_RETURN_IF_ERROR(writeStatistics(w, s));
     break;
   }
   }

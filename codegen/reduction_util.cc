@@ -42,7 +42,7 @@ Expected<GroupParts> GroupParts::make(const FusedGroup &group, std::string kerne
                                "anchor's output",
                                v->name(), v->shape().str(), fmt::join(p.outShape_, ","));
   for (const Value *out : group.outputs) {
-    bool ok = out == p.anchor_->output(0);
+    bool ok = out == p.anchor_->output(0) || p.isSideOutput(out);
     for (const Node *n : p.epilogue_)
       ok = ok || out->producer() == n;
     if (!ok)
@@ -70,6 +70,20 @@ Expected<GroupParts> GroupParts::make(const FusedGroup &group, std::string kerne
     }
   }
   return p;
+}
+
+bool GroupParts::isSideOutput(const Value *v) const {
+  for (int i = 1; i < anchor_->numOutputs(); ++i)
+    if (v && anchor_->output(i) == v)
+      return true;
+  return false;
+}
+
+Expected<std::string> GroupParts::outputParam(const Value *v) const {
+  for (size_t i = 0; i < group_->outputs.size(); ++i)
+    if (group_->outputs[i] == v)
+      return fmt::format("out{}", i);
+  return invalidArgument("value '{}' is not an output of the group", v->name());
 }
 
 Expected<std::string> GroupParts::param(const Value *v) const {
@@ -129,6 +143,8 @@ Status GroupParts::store(CodeWriter &w, std::string_view idx, std::string_view v
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, epilogue_, env, load, prefix));
   for (size_t i = 0; i < group_->outputs.size(); ++i) {
     const Value *out = group_->outputs[i];
+    if (isSideOutput(out))
+      continue;
     const std::string stored =
         fmt::format("dlc_store<{}>({})", cudaStorageType(out->dtype()), env.at(out));
     if (slot.empty())
@@ -147,7 +163,8 @@ int GroupParts::vectorWidth(int64_t rowLength, bool outputs) const {
     return 1;
   if (outputs)
     for (const Value *v : group_->outputs)
-      bytes = std::max(bytes, dtypeSize(v->dtype()));
+      if (!isSideOutput(v))
+        bytes = std::max(bytes, dtypeSize(v->dtype()));
   int vec = static_cast<int>(16 / bytes);
   while (vec > 1 && rowLength % vec != 0)
     vec /= 2;
@@ -164,7 +181,8 @@ std::string GroupParts::alignedCondition(int vec, bool outputs) const {
     add(names_.at(v), v);
   if (outputs)
     for (size_t i = 0; i < group_->outputs.size(); ++i)
-      add(fmt::format("out{}", i), group_->outputs[i]);
+      if (!isSideOutput(group_->outputs[i]))
+        add(fmt::format("out{}", i), group_->outputs[i]);
   return terms.empty() ? "true" : fmt::format("{}", fmt::join(terms, " && "));
 }
 
@@ -190,13 +208,15 @@ GroupParts::loadVectors(CodeWriter &w, std::string_view idx, int vec) const {
 
 void GroupParts::declareOutputVectors(CodeWriter &w, int vec) const {
   for (size_t i = 0; i < group_->outputs.size(); ++i)
-    w.line("{}_vec<{}, {}> o{};", kernel_, cudaStorageType(group_->outputs[i]->dtype()), vec, i);
+    if (!isSideOutput(group_->outputs[i]))
+      w.line("{}_vec<{}, {}> o{};", kernel_, cudaStorageType(group_->outputs[i]->dtype()), vec, i);
 }
 
 void GroupParts::flushOutputVectors(CodeWriter &w, std::string_view idx, int vec) const {
   for (size_t i = 0; i < group_->outputs.size(); ++i)
-    w.line("*reinterpret_cast<{}_vec<{}, {}> *>(out{} + ({})) = o{};", kernel_,
-           cudaStorageType(group_->outputs[i]->dtype()), vec, i, idx, i);
+    if (!isSideOutput(group_->outputs[i]))
+      w.line("*reinterpret_cast<{}_vec<{}, {}> *>(out{} + ({})) = o{};", kernel_,
+             cudaStorageType(group_->outputs[i]->dtype()), vec, i, idx, i);
 }
 
 void emitCollectives(CodeWriter &w, const std::string &k) {

@@ -44,6 +44,11 @@ public:
 
   /// The buffer name of a group input; an error when `v` is not one.
   Expected<std::string> param(const Value *v) const;
+  /// A group output that is another output of the anchor (LayerNormalization's Mean and
+  /// InvStdDev): the row emitter writes it itself; store() and the output vectors skip it.
+  bool isSideOutput(const Value *v) const;
+  /// The buffer name of group output `v` ("out1"); an error when `v` is not one.
+  Expected<std::string> outputParam(const Value *v) const;
   /// Declares every group input and output as parameters of `k`, plus the scratch buffer
   /// `scratch` (index 0 of KernelSet::scratchBytes) when `scratch` is set.
   std::string declareParams(Kernel &k, bool scratch = false, bool scratchWritten = false) const;

@@ -1,6 +1,8 @@
 #include "runtime/jit/compile.h"
 
 #include "codegen/kernel.h"
+#include <sstream>
+
 #include "ir/clone.h"
 #include "runtime/jit/pipelines.h"
 
@@ -32,12 +34,90 @@ Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
   return g;
 }
 
+namespace {
+
+/// Reads each graph input named in `values` as a constant of that value (the input stays, now
+/// unused: the program's signature does not change).
+Status bindValues(Graph &g, const std::map<std::string, Tensor> &values) {
+  for (const auto &[name, t] : values) {
+    Value *in = nullptr;
+    for (Value *v : g.inputs())
+      if (v->name() == name)
+        in = v;
+    if (!in)
+      return invalidArgument("shape input '{}' is not an input of the model", name);
+    if (in->dtype() != t.dtype() || in->shape().sizes() != t.shape())
+      return invalidArgument("shape input '{}': the value is {}{}, the input {}", name,
+                             dtypeName(t.dtype()), Shape::fromSizes(t.shape()).str(),
+                             in->type().str());
+    g.replaceAllUsesWith(in, g.addConstant(g.uniqueName(name + ".value"), t));
+  }
+  return Status::ok();
+}
+
+/// Node outputs whose shape is not static after shape inference and folding.
+Expected<int> dynamicOutputs(Graph &g) {
+  DLC_ASSIGN_OR_RETURN(Pipeline p, parsePipeline("infer-shapes,fold-constants,infer-shapes"));
+  std::ostringstream sink;
+  PipelineOptions po;
+  po.out = &sink;
+  po.err = &sink;
+  DLC_RETURN_IF_ERROR(runPipeline(g, p, po));
+  int n = 0;
+  for (const Node *node : g.nodes())
+    for (const Value *v : node->outputs())
+      n += v && !v->shape().isStatic();
+  return n;
+}
+
+} // namespace
+
+Expected<std::vector<std::string>> shapeInputs(const Graph &model,
+                                               const std::map<std::string, int64_t> &dims,
+                                               const std::map<std::string, Tensor> &inputs) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> base, specializeGraph(model, dims));
+  std::vector<std::string> candidates;
+  for (const Value *v : base->inputs()) {
+    auto it = inputs.find(v->name());
+    if (it != inputs.end() && isNumeric(v->dtype()) && v->shape().isStatic() &&
+        v->shape().rank() <= 1 && it->second.numElements() <= 64 && v->hasUses())
+      candidates.push_back(v->name());
+  }
+  std::vector<std::string> out;
+  if (candidates.empty())
+    return out;
+  DLC_ASSIGN_OR_RETURN(int unbound, dynamicOutputs(*base));
+  if (unbound == 0)
+    return out;
+  // Shapes may need several values at once (a Slice's starts and ends): bind every candidate,
+  // then keep those whose absence leaves more shapes unknown.
+  auto boundWithout = [&](const std::string &skip) -> Expected<int> {
+    DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
+    std::map<std::string, Tensor> values;
+    for (const std::string &name : candidates)
+      if (name != skip)
+        values.emplace(name, inputs.at(name));
+    DLC_RETURN_IF_ERROR(bindValues(*g, values));
+    return dynamicOutputs(*g);
+  };
+  auto all = boundWithout("");
+  if (!all || *all >= unbound) // values the graph cannot use (out of range) stay data
+    return out;
+  for (const std::string &name : candidates) {
+    auto without = boundWithout(name);
+    if (!without || *without > *all)
+      out.push_back(name);
+  }
+  return out;
+}
+
 bool codegenSupports(const Node &n, std::string *why) { return codegen::gpuSupports(n, why); }
 
 Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
                                                const std::map<std::string, int64_t> &dims,
                                                const JitOptions &opts) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
+  DLC_RETURN_IF_ERROR(bindValues(*g, opts.shapeValues));
   GpuPipelineOptions gpo;
   gpo.strictPlacement = opts.strictPlacement;
   gpo.reuseMemory = !opts.lower.exposeIntermediates;

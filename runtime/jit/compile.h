@@ -30,6 +30,10 @@ struct JitOptions {
   std::string keepFp32;
   /// GpuPipelineOptions::fuseAttention.
   bool fuseAttention = false;
+  /// Shape inputs bound to this run's values (see shapeInputs): each graph input named here
+  /// is read as a constant of that value, so the shapes it gives become static. The program
+  /// is then valid for these values only; callers key it by them.
+  std::map<std::string, Tensor> shapeValues;
   /// Instrumentation of the GPU pipeline (print IR after passes, debug logs, ...).
   PipelineOptions pipeline;
 };
@@ -38,6 +42,18 @@ struct JitOptions {
 /// Every input dim must end up known: the error names the input and the unbound symbol.
 Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
                                                  const std::map<std::string, int64_t> &dims);
+
+/// The shape inputs of `model` for these dims (TensorRT calls them shape tensors): numeric
+/// graph inputs with at most 64 elements and rank <= 1 whose values, bound as constants (here
+/// `inputs`' values), make more of the graph's shapes static: the shape of a Reshape, the axes
+/// of a reduction, a Slice's starts and ends, the sizes of an Expand or a Pad, a Range's
+/// limits. Found by binding every such input, then keeping those without which more shapes
+/// stay unknown. The GPU compiles a
+/// program per set of their values (they are on the host when a run starts, so no device
+/// read-back is needed); other inputs stay runtime data.
+Expected<std::vector<std::string>> shapeInputs(const Graph &model,
+                                               const std::map<std::string, int64_t> &dims,
+                                               const std::map<std::string, Tensor> &inputs);
 
 /// The GPU backend's answer to placement: whether codegen has a kernel for a node.
 bool codegenSupports(const Node &n, std::string *why);

@@ -58,23 +58,42 @@ struct Session::GpuState {
     std::vector<std::unique_ptr<rt::GpuSession>> idle;
   };
   std::mutex mu;
-  std::map<std::string, Entry> programs; // by "N=8,S=128"
+  std::map<std::string, Entry> programs; // by "N=8,S=128" (and shape input values: ";k=[0,1]")
+  /// The shape inputs (jit::shapeInputs) of each set of dims, found at its first run.
+  std::map<std::string, std::vector<std::string>> shapeInputsOf;
 
   Expected<std::map<std::string, int64_t>> bindDims(const std::map<std::string, Tensor> &inputs) {
     return bindInputDims(*graph, inputs);
   }
 
   /// An executor for these shapes: an idle one, or a new one (compiling the program first).
+  /// With the run's host inputs, the model's shape inputs are bound to their values (a program
+  /// per set of values); without (device tensors) they stay data.
   Expected<std::pair<Entry *, std::unique_ptr<rt::GpuSession>>>
-  acquire(const std::map<std::string, int64_t> &dims) {
+  acquire(const std::map<std::string, int64_t> &dims,
+          const std::map<std::string, Tensor> *host = nullptr) {
     std::string key;
     for (const auto &[k, v] : dims)
       key += fmt::format("{}{}={}", key.empty() ? "" : ",", k, v);
     std::lock_guard<std::mutex> lock(mu);
+    std::map<std::string, Tensor> shapeValues;
+    if (host) {
+      auto known = shapeInputsOf.find(key);
+      if (known == shapeInputsOf.end()) {
+        DLC_ASSIGN_OR_RETURN(auto names, jit::shapeInputs(*graph, dims, *host));
+        known = shapeInputsOf.emplace(key, std::move(names)).first;
+      }
+      for (const std::string &name : known->second) {
+        const Tensor &t = host->at(name);
+        shapeValues.emplace(name, t);
+        key += fmt::format(";{}=[{}]", name, fmt::join(t.toInt64Vector(), ","));
+      }
+    }
     Entry &e = programs[key];
     if (!e.program) {
       std::ostringstream sink;
       jit::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
+      jo.shapeValues = std::move(shapeValues);
       auto program = jit::compileForGpu(*graph, dims, jo);
       if (!program) {
         programs.erase(key);
@@ -107,7 +126,7 @@ struct Session::GpuState {
 
   Expected<std::vector<NamedTensor>> run(const std::map<std::string, Tensor> &inputs) {
     DLC_ASSIGN_OR_RETURN(auto dims, bindDims(inputs));
-    DLC_ASSIGN_OR_RETURN(auto acquired, acquire(dims));
+    DLC_ASSIGN_OR_RETURN(auto acquired, acquire(dims, &inputs));
     auto out = acquired.second->run(inputs);
     release(acquired.first, std::move(acquired.second));
     return out;
@@ -170,7 +189,7 @@ Expected<std::vector<double>> Session::benchmarkGpu(const std::map<std::string, 
   if (!gpu_)
     return invalidArgument("benchmarkGpu: the session runs on the CPU");
   DLC_ASSIGN_OR_RETURN(auto dims, gpu_->bindDims(inputs));
-  DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims));
+  DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims, &inputs));
   rt::GpuSession &s = *acquired.second;
   std::vector<double> ms;
   Status st = s.run(inputs).status(); // stages the inputs into the arena (and captures)
@@ -262,7 +281,7 @@ Session::profileGpu(const std::map<std::string, Tensor> &inputs, int runs) const
   if (!gpu_)
     return invalidArgument("profileGpu: the session runs on the CPU");
   DLC_ASSIGN_OR_RETURN(auto dims, gpu_->bindDims(inputs));
-  DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims));
+  DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims, &inputs));
   rt::GpuSession &s = *acquired.second;
   Status st = s.run(inputs).status(); // stages the inputs into the arena
   std::vector<double> ms;

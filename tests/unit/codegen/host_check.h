@@ -88,10 +88,18 @@ inline void expectHostRunsMatchReference(const std::vector<HostCase> &cases) {
     const Graph &g = *graphs[c];
     std::map<const Value *, Tensor> ref = evalGraph(g, cases[c].given);
     std::map<const Value *, Tensor> buffers;
+    // The group's scratch buffers, poisoned like outputs, shared by its kernels.
+    std::vector<std::vector<unsigned char>> scratch;
+    for (uint64_t bytes : sets[c].scratchBytes)
+      scratch.emplace_back(static_cast<size_t>(std::max<uint64_t>(bytes, 1)), 0xA5);
     for (const Kernel &k : sets[c].kernels) {
       std::vector<void *> ptrs;
       for (const KernelParam &p : k.params) {
-        ASSERT_NE(p.value, nullptr) << "scratch buffers are not emulated";
+        if (!p.value) {
+          ASSERT_LT(static_cast<size_t>(p.scratch), scratch.size());
+          ptrs.push_back(scratch[static_cast<size_t>(p.scratch)].data());
+          continue;
+        }
         auto it = buffers.find(p.value);
         if (it == buffers.end()) {
           Tensor t;

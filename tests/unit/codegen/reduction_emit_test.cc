@@ -10,6 +10,7 @@
 #include "codegen/cuda_prelude.h"
 #include "codegen/emitters.h"
 #include "codegen/nvrtc.h"
+#include "host_check.h"
 #include "ir/parser.h"
 
 namespace dlc::codegen {
@@ -461,11 +462,6 @@ TEST(ReductionEmit, RefusalsSayWhy) {
   EXPECT_EQ(
       refusal("%x: f32[4,8], %a: i64[1]", "  %y = reduce_sum(%x, %a) : f32[4,1]", "reduce_sum"),
       "reduce_sum: axes input 'a' is not a constant");
-  EXPECT_EQ(refusal("%x: f32[2,4], %s: f32[4]",
-                    "  %y, %m, _ = layer_normalization(%x, %s) : f32[2,4], f32[2,1], _\n"
-                    "  %z = add(%y, %m) : f32[2,4]",
-                    "layer_normalization"),
-            "layer_normalization: output 1 (Mean) is used; the GPU kernel computes only Y");
   EXPECT_EQ(refusal("%x: bool[2,4]", "  %y = argmax(%x) {axis = 1} : i64[2,1]", "argmax"),
             "argmax: bool input has no GPU kernel");
   EXPECT_EQ(refusal("%x: f32[2,0]", "  %y = argmin(%x) {axis = 1} : i64[2,1]", "argmin"),
@@ -482,16 +478,35 @@ TEST(ReductionEmit, RefusalsSayWhy) {
             "softmax: i32 input has no GPU kernel");
 }
 
-TEST(ReductionEmit, LayerNormStatisticUsedAsGraphOutputIsRefused) {
-  auto g = parseGraph("graph @g(%x: f32[2,4], %s: f32[4]) -> (y: ?, r: ?) {\n"
-                      "  %y, _, %r = layer_normalization(%x, %s) : f32[2,4], _, f32[2,1]\n"
-                      "  return %y, %r\n}",
-                      "t.dlc");
-  ASSERT_TRUE(g) << g.status().message();
-  std::string why;
-  EXPECT_FALSE(gpuSupports(*(*g)->nodes()[0], &why));
-  EXPECT_EQ(why, "layer_normalization: output 2 (InvStdDev) is used; the GPU kernel computes only "
-                 "Y");
+// LayerNormalization's Mean and InvStdDev (stash type float32) come from the same kernel as Y,
+// run on the host emulator: rows of a thread (5 elements), of a warp (64), of a block (3000,
+// vectorized), an f16 input, a normalized block of two axes, only one statistic used.
+TEST(ReductionEmit, LayerNormStatisticsMatchTheReference) {
+  std::vector<testing::HostCase> cases;
+  auto add = [&](const std::string &sig, const std::string &node, const std::string &outs) {
+    cases.push_back({fmt::format("graph @ln({}) -> ({}) {{\n{}\n  return {}\n}}", sig, outs, node,
+                                 outs == "y: ?, m: ?, r: ?" ? "%y, %m, %r" : "%y, %r"),
+                     {},
+                     1e-4});
+  };
+  add("%x: f32[6,5], %s: f32[5], %b: f32[5]",
+      "  %y, %m, %r = layer_normalization(%x, %s, %b) : f32[6,5], f32[6,1], f32[6,1]",
+      "y: ?, m: ?, r: ?");
+  add("%x: f32[3,7,64], %s: f32[64]",
+      "  %y, %m, %r = layer_normalization(%x, %s) : f32[3,7,64], f32[3,7,1], f32[3,7,1]",
+      "y: ?, m: ?, r: ?");
+  add("%x: f32[2,3000], %s: f32[3000]",
+      "  %y, %m, %r = layer_normalization(%x, %s) : f32[2,3000], f32[2,1], f32[2,1]",
+      "y: ?, m: ?, r: ?");
+  add("%x: f32[4,8,12], %s: f32[8,12]",
+      "  %y, _, %r = layer_normalization(%x, %s) {axis = 1} : f32[4,8,12], _, f32[4,1,1]",
+      "y: ?, r: ?");
+  cases.push_back({"graph @ln16(%x: f16[5,96], %s: f16[96]) -> (y: ?, m: ?, r: ?) {\n"
+                   "  %y, %m, %r = layer_normalization(%x, %s) : f16[5,96], f32[5,1], f32[5,1]\n"
+                   "  return %y, %m, %r\n}",
+                   {},
+                   1e-2});
+  testing::expectHostRunsMatchReference(cases);
 }
 
 TEST(ReductionEmit, EpilogueOfAnotherShapeIsAnError) {
