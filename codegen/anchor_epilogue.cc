@@ -47,6 +47,26 @@ std::string kernelSignature(const std::string &name, const ParamList &params, in
                      params.decls());
 }
 
+KernelSet single(Kernel k) {
+  KernelSet set;
+  set.kernels.push_back(std::move(k));
+  return set;
+}
+
+Expected<KernelSet> finishPerOutput(CodeWriter &body, CodeWriter::Scope &loop,
+                                    const FusedGroup &group, const Value *y, ParamList &params,
+                                    int64_t count, const EmitOptions &opts) {
+  std::vector<const Value *> stored;
+  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
+  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  loop.close();
+  Kernel k;
+  k.name = group.name;
+  finishKernel(k, params, 256, body);
+  k.launch = gridStrideLaunch(count, opts);
+  return single(std::move(k));
+}
+
 void finishKernel(Kernel &k, const ParamList &params, int threads, const CodeWriter &body) {
   CodeWriter w;
   {

@@ -260,6 +260,9 @@ Expected<KernelSet> emitSplit(const FusedGroup &group, const EmitOptions &opts) 
                                      fmt::format("v{}_", k), stored));
   }
   branch.reset();
+  for (const Value *v : group.outputs) // an empty part (a zero split) has nothing to write
+    if (count(v) == 0)
+      stored.push_back(v);
   DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
   loop.close();
   Kernel k;

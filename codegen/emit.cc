@@ -14,8 +14,9 @@ bool FusedGroup::contains(const Node *n) const {
 
 const std::vector<Family> &families() {
   static const std::vector<Family> all = {
-      dataMovementFamily(), poolFamily(), elementwiseFamily(), reductionFamily(),
-      gemmFamily(),         convFamily(), attentionFamily(),   lossFamily(),
+      dataMovementFamily(), poolFamily(), elementwiseFamily(),
+      reductionFamily(),    gemmFamily(), convFamily(),
+      attentionFamily(),    lossFamily(), convTransposeFamily(),
   };
   return all;
 }

@@ -19,14 +19,15 @@ struct Family {
   Expected<KernelSet> (*emit)(const FusedGroup &group, const EmitOptions &opts);
 };
 
-Family elementwiseFamily();  // elementwise.cc: groups of elementwise/broadcast nodes
-Family dataMovementFamily(); // data_movement.cc: transpose, concat, slice, gather, pad, ...
-Family reductionFamily();    // reduction.cc: Reduce*, ArgMax/Min, softmax, normalisations
-Family poolFamily();         // pool.cc: MaxPool, AveragePool, global pools
-Family gemmFamily();         // gemm.cc: MatMul, Gemm
-Family convFamily();         // conv.cc: Conv (implicit GEMM)
-Family attentionFamily();    // attention.cc: Attention (one flash-attention kernel)
-Family lossFamily();         // loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+Family elementwiseFamily();   // elementwise.cc: groups of elementwise/broadcast nodes
+Family dataMovementFamily();  // data_movement.cc: transpose, concat, slice, gather, pad, ...
+Family reductionFamily();     // reduction.cc: Reduce*, ArgMax/Min, softmax, normalisations
+Family poolFamily();          // pool.cc: MaxPool, AveragePool, global pools
+Family gemmFamily();          // gemm.cc: MatMul, Gemm
+Family convFamily();          // conv.cc: Conv (implicit GEMM)
+Family attentionFamily();     // attention.cc: Attention (one flash-attention kernel)
+Family lossFamily();          // loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+Family convTransposeFamily(); // conv_transpose.cc: ConvTranspose (direct, one thread per output)
 
 /// The families in dispatch order (emit.cc).
 const std::vector<Family> &families();

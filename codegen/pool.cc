@@ -167,28 +167,6 @@ std::string initValue(const Node &node) {
   return max ? lowest(t) : fmt::format("({})0", cudaComputeType(t));
 }
 
-KernelSet single(Kernel k) {
-  KernelSet set;
-  set.kernels.push_back(std::move(k));
-  return set;
-}
-
-/// The end of a kernel with one thread per output element `i` (a grid-stride `loop` over
-/// `count`): the group's epilogue stores compute-type `y`, then the loop closes.
-Expected<KernelSet> finishPerOutput(CodeWriter &body, CodeWriter::Scope &loop,
-                                    const FusedGroup &group, const Value *y, ParamList &params,
-                                    int64_t count, const EmitOptions &opts) {
-  std::vector<const Value *> stored;
-  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
-  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
-  loop.close();
-  Kernel k;
-  k.name = group.name;
-  finishKernel(k, params, 256, body);
-  k.launch = gridStrideLaunch(count, opts);
-  return single(std::move(k));
-}
-
 Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opts) {
   const Node &node = *group.anchor;
   DLC_RETURN_IF_ERROR(check(node));

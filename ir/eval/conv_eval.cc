@@ -69,10 +69,8 @@ Expected<ConvSetup> convSetup(const Node &node, const Tensor &x, const Tensor &w
   return s;
 }
 
-/// ConvTranspose: positions run over X's spatial grid and address Y's. With output_shape or
-/// SAME_* auto_pad, the pads follow from the output size (ONNX: total = stride * (in - 1) +
-/// output_padding + effective kernel - out; SAME_UPPER puts the smaller half first, every
-/// other mode the larger half).
+/// ConvTranspose: positions run over X's spatial grid and address Y's; the pads as
+/// WindowGeometry::transposedPadsBegin resolves them (shared with the GPU kernel).
 Expected<ConvSetup> transposeSetup(const Node &node, const Tensor &x, const Tensor &w,
                                    const std::vector<int64_t> &yShape) {
   DLC_ASSIGN_OR_RETURN(WindowGeometry g, convGeometry(node, x, w));
@@ -82,23 +80,7 @@ Expected<ConvSetup> transposeSetup(const Node &node, const Tensor &x, const Tens
   s.outChannels = yShape[1];
   s.group = node.getInt("group");
   s.map = {spatial(x.shape()), spatial(yShape), g.kernel, g.strides, g.dilations, {}};
-  const int64_t n = g.spatialRank();
-  std::vector<int64_t> outputPadding(static_cast<size_t>(n), 0);
-  if (node.hasAttr("output_padding"))
-    outputPadding = node.getInts("output_padding");
-  bool fromOutput = node.hasAttr("output_shape") || g.autoPad == AutoPad::kSameUpper ||
-                    g.autoPad == AutoPad::kSameLower;
-  for (int64_t a = 0; a < n; ++a) {
-    size_t i = static_cast<size_t>(a);
-    if (!fromOutput) {
-      s.map.padBegin.push_back(g.autoPad == AutoPad::kValid ? 0 : g.pads[i]);
-      continue;
-    }
-    int64_t total = g.strides[i] * (s.map.iterated[i] - 1) + outputPadding[i] +
-                    g.effectiveKernel(a) - s.map.target[i];
-    int64_t half = detail::floorDiv(total, 2);
-    s.map.padBegin.push_back(g.autoPad == AutoPad::kSameUpper ? half : total - half);
-  }
+  s.map.padBegin = g.transposedPadsBegin(node, s.map.iterated, s.map.target);
   return s;
 }
 

@@ -84,6 +84,29 @@ Expected<Dim> WindowGeometry::transposedOutputDim(int64_t axis, const Dim &in,
   return Dim(out);
 }
 
+std::vector<int64_t> WindowGeometry::transposedPadsBegin(const Node &node,
+                                                         const std::vector<int64_t> &in,
+                                                         const std::vector<int64_t> &out) const {
+  const int64_t n = spatialRank();
+  std::vector<int64_t> outputPadding(static_cast<size_t>(n), 0);
+  if (node.hasAttr("output_padding"))
+    outputPadding = node.getInts("output_padding");
+  const bool fromOutput = node.hasAttr("output_shape") || autoPad == AutoPad::kSameUpper ||
+                          autoPad == AutoPad::kSameLower;
+  std::vector<int64_t> begin;
+  for (int64_t a = 0; a < n; ++a) {
+    const size_t i = static_cast<size_t>(a);
+    if (!fromOutput) {
+      begin.push_back(autoPad == AutoPad::kValid ? 0 : pads[i]);
+      continue;
+    }
+    const int64_t total = strides[i] * (in[i] - 1) + outputPadding[i] + effectiveKernel(a) - out[i];
+    const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); // floor(total / 2)
+    begin.push_back(autoPad == AutoPad::kSameUpper ? half : total - half);
+  }
+  return begin;
+}
+
 namespace {
 
 /// Reads a per-axis ints attribute of `count` values, each >= minValue; `dflt` when absent.

@@ -45,6 +45,13 @@ struct WindowGeometry {
   Expected<Dim> outputDim(int64_t axis, const Dim &in) const;
   /// The output size of a transposed convolution along `axis` (no output_shape attribute).
   Expected<Dim> transposedOutputDim(int64_t axis, const Dim &in, int64_t outputPadding) const;
+  /// ConvTranspose (`node`, its spatial sizes `in` and `out`): the padding before each axis as
+  /// ONNX resolves it: the explicit pads, 0 for VALID, or, with output_shape or SAME_*, from
+  /// the output size: total = stride * (in - 1) + output_padding + effective kernel - out,
+  /// SAME_UPPER putting the smaller half first, every other mode the larger half. Output
+  /// position o takes input i through kernel tap j where o = i * stride - padBegin + j * dilation.
+  std::vector<int64_t> transposedPadsBegin(const Node &node, const std::vector<int64_t> &in,
+                                           const std::vector<int64_t> &out) const;
 };
 
 /// What readWindowGeometry reads besides kernel_shape / strides / pads / auto_pad.

@@ -29,8 +29,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -43,8 +45,10 @@
 #include "frontend/onnx/tensor_file.h"
 #include "ir/match.h"
 #include "runtime/jit/compile.h"
+#include "runtime/jit/gpu_jit.h"
 #include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
+#include "unit/codegen/host_emulator.h"
 
 namespace fs = std::filesystem;
 using namespace dlc;
@@ -53,6 +57,7 @@ namespace {
 
 constexpr unsigned kTimeoutSeconds = 60;
 bool gNvrtcOnly = false;
+bool gEmulate = false; // --backend emulator
 SessionOptions gSessionOptions = [] {
   SessionOptions o;
   o.backend = Backend::kCpu;
@@ -117,7 +122,10 @@ Tensor asBf16IfWanted(const Tensor &t, DType wanted) {
   return b;
 }
 
-Result runDataSet(const Model &model, const Session &session, const fs::path &set,
+using RunFn =
+    std::function<Expected<std::vector<NamedTensor>>(const std::map<std::string, Tensor> &)>;
+
+Result runDataSet(const Model &model, const RunFn &run, const fs::path &set,
                   const std::string &dir) {
   auto inputs = readSet(set, "input");
   auto expected = readSet(set, "output");
@@ -139,7 +147,7 @@ Result runDataSet(const Model &model, const Session &session, const fs::path &se
                                : model.inputs()[i];
     feed[in.name] = asBf16IfWanted(t, in.type.dtype);
   }
-  auto outputs = session.runOrdered(feed);
+  auto outputs = run(feed);
   if (!outputs) {
     Status st = outputs.takeStatus();
     return {st.code() == StatusCode::kUnimplemented ? "unsupported" : "error",
@@ -189,6 +197,7 @@ std::vector<fs::path> dataSets(const fs::path &test) {
 Result compileOne(const Model &model, const fs::path &test, const std::string &dir) {
   const std::vector<fs::path> sets = dataSets(test);
   std::map<std::string, int64_t> dims;
+  std::map<std::string, Tensor> feed; // by position: what the GPU run binds shape inputs from
   if (!sets.empty()) {
     auto inputs = readSet(sets[0], "input");
     if (!inputs)
@@ -196,12 +205,16 @@ Result compileOne(const Model &model, const fs::path &test, const std::string &d
     for (size_t i = 0; i < inputs->size() && i < model.inputs().size(); ++i) {
       const Shape &s = model.inputs()[i].type.shape;
       const Tensor &t = (*inputs)[i].second;
+      feed.emplace(model.inputs()[i].name, t);
       for (int64_t d = 0; s.isRanked() && d < s.rank() && d < t.rank(); ++d)
         if (s[d].isSymbol())
           dims.emplace(s[d].symbolName(), t.shape()[static_cast<size_t>(d)]);
     }
   }
   jit::JitOptions jo;
+  if (auto names = jit::shapeInputs(model.graph(), dims, feed))
+    for (const std::string &name : *names)
+      jo.shapeValues.emplace(name, feed.at(name));
   jo.strictPlacement = true;
   jo.lower.jobs = 1;
   std::ostringstream sink;
@@ -216,6 +229,29 @@ Result compileOne(const Model &model, const fs::path &test, const std::string &d
   return {"", fmt::format("kernels={}", program->sources.size())};
 }
 
+/// `--backend emulator`: the GPU program of each data set (compiled as `--backend gpu` would,
+/// shape inputs bound, no NVRTC) run on the host emulator (tests/unit/codegen/host_emulator.h),
+/// so the GPU backend's results are checked on a machine without a GPU. The plain sm_90
+/// kernels: the emulator has no wgmma.
+Expected<std::vector<NamedTensor>> emulate(const Model &model,
+                                           const std::map<std::string, Tensor> &feed) {
+  DLC_ASSIGN_OR_RETURN(auto dims, bindInputDims(model.graph(), feed));
+  jit::JitOptions jo;
+  jo.strictPlacement = true;
+  jo.lower.compile = false;
+  jo.lower.emit.sm90a = false;
+  std::ostringstream sink;
+  jo.pipeline.out = &sink;
+  jo.pipeline.err = &sink;
+  DLC_ASSIGN_OR_RETURN(auto names, jit::shapeInputs(model.graph(), dims, feed));
+  for (const std::string &name : names)
+    jo.shapeValues.emplace(name, feed.at(name));
+  auto program = jit::compileForGpu(model.graph(), dims, jo);
+  if (!program) // as the GPU session reports it: not claimed
+    return unimplemented("{}", program.status().message());
+  return codegen::testing::runProgramOnHost(*program, feed);
+}
+
 Result runOne(const fs::path &test) {
   std::string dir = test.string();
   auto model = Model::load((test / "model.onnx").string());
@@ -223,14 +259,22 @@ Result runOne(const fs::path &test) {
     return classifyLoad(model.status(), dir);
   if (gNvrtcOnly)
     return compileOne(*model, test, dir);
-  auto session = model->createSession(gSessionOptions);
-  if (!session)
-    return classifyLoad(session.status(), dir);
+  RunFn run;
+  std::optional<Session> session;
+  if (gEmulate) {
+    run = [&](const std::map<std::string, Tensor> &feed) { return emulate(*model, feed); };
+  } else {
+    auto created = model->createSession(gSessionOptions);
+    if (!created)
+      return classifyLoad(created.status(), dir);
+    session.emplace(std::move(*created));
+    run = [&](const std::map<std::string, Tensor> &feed) { return session->runOrdered(feed); };
+  }
   const std::vector<fs::path> sets = dataSets(test);
   if (sets.empty())
     return {"error", "no test_data_set_* folder"};
   for (const fs::path &set : sets) {
-    Result r = runDataSet(*model, *session, set, dir);
+    Result r = runDataSet(*model, run, set, dir);
     if (!r.category.empty())
       return r;
   }
@@ -436,17 +480,19 @@ int main(int argc, char **argv) {
       jobs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--backend" && i + 1 < argc &&
              (std::string(argv[i + 1]) == "cpu" || std::string(argv[i + 1]) == "gpu" ||
-              std::string(argv[i + 1]) == "nvrtc"))
+              std::string(argv[i + 1]) == "nvrtc" || std::string(argv[i + 1]) == "emulator"))
       backend = argv[++i];
     else {
       std::cerr << "usage: dlc_conformance_run --tests DIR --known FILE [--report OUT.md] "
-                   "[--update] [--filter TEXT] [--no-fork] [--jobs N] [--backend cpu|gpu|nvrtc] "
+                   "[--update] [--filter TEXT] [--no-fork] [--jobs N] "
+                   "[--backend cpu|gpu|nvrtc|emulator] "
                    "[--gpu-known FILE] [--check-report FILE]\n";
       return 2;
     }
   }
-  const bool gpu = backend == "gpu" || backend == "nvrtc";
+  const bool gpu = backend == "gpu" || backend == "nvrtc" || backend == "emulator";
   gNvrtcOnly = backend == "nvrtc";
+  gEmulate = backend == "emulator";
   if (gpu) {
     gSessionOptions.backend = Backend::kGpu;
     gSessionOptions.cpuFallback = false;
@@ -510,6 +556,7 @@ int main(int argc, char **argv) {
   std::string summary =
       fmt::format("{} node tests{}: {} pass", tests.size(),
                   gNvrtcOnly ? fmt::format(" compiled for sm_90 by NVRTC ({} kernels)", kernels)
+                  : gEmulate ? std::string(" on the GPU backend, emulated on the host")
                   : gpu      ? std::string(" on the GPU")
                              : std::string(),
                   byCategory[""]);
@@ -524,6 +571,7 @@ int main(int argc, char **argv) {
   }
   std::cout << summary << "\n";
   const std::string title = gNvrtcOnly ? "ONNX node tests compiled by NVRTC for sm_90"
+                            : gEmulate ? "ONNX node tests on the GPU backend, emulated on the host"
                             : gpu      ? "ONNX node tests on the GPU, no CPU fallback"
                                        : "ONNX node tests on the reference backend";
   if (gpu && knownPath.empty()) {
@@ -535,8 +583,8 @@ int main(int argc, char **argv) {
       }
     if (!reportPath.empty())
       std::ofstream(reportPath) << reportText(title, summary, byOp, nullptr, "");
-    // NVRTC-only runs (CI): every claimed test's kernels must compile.
-    return gNvrtcOnly && failed ? 1 : 0;
+    // NVRTC-only and emulated runs (CI): every claimed test must compile, and, emulated, match.
+    return (gNvrtcOnly || gEmulate) && failed ? 1 : 0;
   }
   std::map<std::string, Result> gpuKnown;
   std::string gpuSummary;

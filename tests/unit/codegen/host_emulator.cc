@@ -36,6 +36,13 @@ constexpr const char *kShim = R"cpp(// dlc host emulation shim
 #define __shared__ static
 #undef __launch_bounds__
 #define __launch_bounds__(...)
+// CUDA's min/max overloads (device code calls them unqualified).
+template <class A, class B> static inline auto min(A a, B b) -> decltype(a + b) {
+  return b < a ? b : a;
+}
+template <class A, class B> static inline auto max(A a, B b) -> decltype(a + b) {
+  return a < b ? b : a;
+}
 struct dlc_emu_dim3 {
   unsigned x, y, z;
 };
@@ -66,6 +73,9 @@ static inline unsigned dlc_emu_tid() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 static inline void __syncthreads() { dlc_emu_block->arrive_and_wait(); }
+static inline void __syncwarp(unsigned = 0xffffffffu) {
+  dlc_emu_warps[dlc_emu_tid() / 32]->arrive_and_wait();
+}
 template <class T> static T __shfl_xor_sync(unsigned, T v, int s) {
   const unsigned t = dlc_emu_tid(), w = t / 32, src = w * 32 + ((t % 32) ^ (unsigned)s);
   memcpy(&dlc_emu_slots[t], &v, sizeof(T));
@@ -269,6 +279,73 @@ Status HostModule::run(const Kernel &k, const std::vector<void *> &buffers) {
           t.join();
       }
   return Status::ok();
+}
+
+Expected<std::vector<NamedTensor>> runProgramOnHost(const rt::Program &p,
+                                                    const std::map<std::string, Tensor> &inputs,
+                                                    int64_t maxThreads) {
+  std::string source;
+  for (const auto &[name, text] : p.sources)
+    source += "\n" + text;
+  for (const rt::Step &s : p.steps) {
+    if (std::holds_alternative<rt::HostStep>(s))
+      return unimplemented("the host emulator runs GPU-only programs; {} is a host step",
+                           std::get<rt::HostStep>(s).origin);
+    if (const auto *l = std::get_if<rt::LaunchStep>(&s)) {
+      const int64_t threads =
+          int64_t{l->grid[0]} * l->grid[1] * l->grid[2] * l->block[0] * l->block[1] * l->block[2];
+      if (threads > maxThreads)
+        return unimplemented("kernel '{}' launches {} threads, more than the emulator takes ({})",
+                             l->kernel, threads, maxThreads);
+    }
+  }
+  std::unique_ptr<HostModule> module;
+  if (!source.empty()) {
+    DLC_ASSIGN_OR_RETURN(module, HostModule::build(source));
+  }
+  std::vector<unsigned char> arena(static_cast<size_t>(std::max<uint64_t>(p.arenaBytes, 1)), 0xA5);
+  std::vector<unsigned char> constants(p.constants.begin(), p.constants.end());
+  auto at = [&](const rt::BufferRef &r) -> unsigned char * {
+    return (r.space == rt::Space::kArena ? arena.data() : constants.data()) + r.offset;
+  };
+  for (const rt::ProgramTensor &t : p.inputs) {
+    auto it = inputs.find(t.name);
+    if (it == inputs.end())
+      return invalidArgument("missing input '{}'", t.name);
+    if (it->second.dtype() != t.dtype || it->second.shape() != t.shape ||
+        static_cast<uint64_t>(it->second.byteSize()) != t.buffer.bytes)
+      return invalidArgument("input '{}' is {}, the program takes {} {}", t.name,
+                             it->second.type().str(), dtypeName(t.dtype),
+                             Shape::fromSizes(t.shape).str());
+    if (t.buffer.bytes)
+      std::memcpy(at(t.buffer), it->second.raw(), t.buffer.bytes);
+  }
+  for (const rt::Step &s : p.steps) {
+    if (const auto *c = std::get_if<rt::CopyStep>(&s)) {
+      std::memmove(at(c->dst), at(c->src), c->src.bytes);
+      continue;
+    }
+    const auto &l = std::get<rt::LaunchStep>(s);
+    Kernel k;
+    k.name = l.kernel;
+    std::copy(std::begin(l.grid), std::end(l.grid), k.launch.grid);
+    std::copy(std::begin(l.block), std::end(l.block), k.launch.block);
+    k.launch.sharedBytes = l.sharedBytes;
+    std::vector<void *> buffers;
+    for (const rt::BufferRef &r : l.args) {
+      buffers.push_back(at(r));
+      k.params.push_back({});
+    }
+    DLC_RETURN_IF_ERROR(module->run(k, buffers));
+  }
+  std::vector<NamedTensor> out;
+  for (const rt::ProgramTensor &t : p.outputs) {
+    Tensor x = Tensor::zeros(t.dtype, t.shape);
+    if (t.buffer.bytes)
+      std::memcpy(x.mutableRaw(), at(t.buffer), t.buffer.bytes);
+    out.push_back({t.name, std::move(x)});
+  }
+  return out;
 }
 
 } // namespace dlc::codegen::testing
