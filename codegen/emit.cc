@@ -14,9 +14,9 @@ bool FusedGroup::contains(const Node *n) const {
 
 const std::vector<Family> &families() {
   static const std::vector<Family> all = {
-      dataMovementFamily(), poolFamily(), elementwiseFamily(),
-      reductionFamily(),    gemmFamily(), convFamily(),
-      attentionFamily(),    lossFamily(), convTransposeFamily(),
+      dataMovementFamily(),  poolFamily(), elementwiseFamily(), reductionFamily(),
+      gemmFamily(),          convFamily(), attentionFamily(),   lossFamily(),
+      convTransposeFamily(), scanFamily(),
   };
   return all;
 }

@@ -28,6 +28,7 @@ Family convFamily();          // conv.cc: Conv (implicit GEMM)
 Family attentionFamily();     // attention.cc: Attention (one flash-attention kernel)
 Family lossFamily();          // loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 Family convTransposeFamily(); // conv_transpose.cc: ConvTranspose (direct, one thread per output)
+Family scanFamily();          // scan.cc: CumSum (a block-wide scan per line, run-time axis)
 
 /// The families in dispatch order (emit.cc).
 const std::vector<Family> &families();

@@ -14,6 +14,8 @@
 
 #include "codegen/cuda_prelude.h"
 #include "codegen/nvrtc.h"
+#include "ir/eval/eval.h"
+#include "ir/parser.h"
 
 #ifndef DLC_HOST_CXX
 #define DLC_HOST_CXX "c++"
@@ -73,6 +75,16 @@ static inline unsigned dlc_emu_tid() {
   return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
 static inline void __syncthreads() { dlc_emu_block->arrive_and_wait(); }
+template <class T> static T __shfl_up_sync(unsigned, T v, unsigned delta) {
+  const unsigned t = dlc_emu_tid(), w = t / 32, lane = t % 32;
+  memcpy(&dlc_emu_slots[t], &v, sizeof(T));
+  dlc_emu_warps[w]->arrive_and_wait();
+  T r = v;
+  if (lane >= delta)
+    memcpy(&r, &dlc_emu_slots[t - delta], sizeof(T));
+  dlc_emu_warps[w]->arrive_and_wait();
+  return r;
+}
 static inline void __syncwarp(unsigned = 0xffffffffu) {
   dlc_emu_warps[dlc_emu_tid() / 32]->arrive_and_wait();
 }
@@ -281,6 +293,54 @@ Status HostModule::run(const Kernel &k, const std::vector<void *> &buffers) {
   return Status::ok();
 }
 
+namespace {
+
+/// A host step (the one-node graph the CPU runs between kernels, as rt::GpuSession does):
+/// its inputs read from their buffers, the node evaluated by the reference backend, its
+/// outputs written back.
+template <typename At> Status runHostStep(const rt::HostStep &h, At &&at) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(h.graphText, "host step"));
+  if (g->nodes().size() != 1 || g->inputs().size() != h.inputs.size() ||
+      g->outputs().size() != h.outputs.size())
+    return invalidArgument("host step '{}': not one node with its buffers", h.origin);
+  const Node &node = *g->nodes().front();
+  std::vector<Tensor> in;
+  for (const Value *v : node.inputs()) {
+    if (!v) {
+      in.emplace_back();
+    } else if (v->isConstant()) {
+      in.push_back(v->constant());
+    } else {
+      size_t k = 0;
+      while (k < g->inputs().size() && g->inputs()[k] != v)
+        ++k;
+      if (k == g->inputs().size())
+        return invalidArgument("host step '{}': input '{}' is not a graph input", h.origin,
+                               v->name());
+      Tensor t = Tensor::zeros(v->dtype(), v->shape().sizes());
+      if (h.inputs[k].bytes)
+        std::memcpy(t.mutableRaw(), at(h.inputs[k]), h.inputs[k].bytes);
+      in.push_back(std::move(t));
+    }
+  }
+  DLC_ASSIGN_OR_RETURN(std::vector<Tensor> out, eval::evaluate(node, in));
+  for (size_t i = 0; i < h.outputs.size(); ++i) {
+    const Value *o = g->outputs()[i].value;
+    int slot = 0;
+    while (slot < node.numOutputs() && node.output(slot) != o)
+      ++slot;
+    const Tensor &t = out.at(static_cast<size_t>(slot));
+    if (static_cast<uint64_t>(t.byteSize()) != h.outputs[i].bytes)
+      return invalidArgument("host step '{}': output {} has {} bytes, its buffer {}", h.origin, i,
+                             t.byteSize(), h.outputs[i].bytes);
+    if (h.outputs[i].bytes)
+      std::memcpy(at(h.outputs[i]), t.raw(), h.outputs[i].bytes);
+  }
+  return Status::ok();
+}
+
+} // namespace
+
 Expected<std::vector<NamedTensor>> runProgramOnHost(const rt::Program &p,
                                                     const std::map<std::string, Tensor> &inputs,
                                                     int64_t maxThreads) {
@@ -288,9 +348,6 @@ Expected<std::vector<NamedTensor>> runProgramOnHost(const rt::Program &p,
   for (const auto &[name, text] : p.sources)
     source += "\n" + text;
   for (const rt::Step &s : p.steps) {
-    if (std::holds_alternative<rt::HostStep>(s))
-      return unimplemented("the host emulator runs GPU-only programs; {} is a host step",
-                           std::get<rt::HostStep>(s).origin);
     if (const auto *l = std::get_if<rt::LaunchStep>(&s)) {
       const int64_t threads =
           int64_t{l->grid[0]} * l->grid[1] * l->grid[2] * l->block[0] * l->block[1] * l->block[2];
@@ -323,6 +380,10 @@ Expected<std::vector<NamedTensor>> runProgramOnHost(const rt::Program &p,
   for (const rt::Step &s : p.steps) {
     if (const auto *c = std::get_if<rt::CopyStep>(&s)) {
       std::memmove(at(c->dst), at(c->src), c->src.bytes);
+      continue;
+    }
+    if (const auto *h = std::get_if<rt::HostStep>(&s)) {
+      DLC_RETURN_IF_ERROR(runHostStep(*h, at));
       continue;
     }
     const auto &l = std::get<rt::LaunchStep>(s);

@@ -40,11 +40,10 @@ private:
 };
 
 /// Runs a whole GPU program on the host: its kernels (Program::sources, built into one host
-/// module), copies, the arena (poisoned with 0xA5 bytes first) and the constant pool, as
-/// rt::GpuSession would on a GPU. Host steps (CPU fallback) are refused: the emulator checks
-/// GPU-only programs. Outputs come back in the program's order, by their public names. A
-/// launch of more than `maxThreads` threads in all is refused (the emulator runs one std::thread
-/// per CUDA thread).
+/// module), copies, host steps (the reference backend, as rt::GpuSession runs them), the arena
+/// (poisoned with 0xA5 bytes first) and the constant pool, as rt::GpuSession would on a GPU.
+/// Outputs come back in the program's order, by their public names. A launch of more than
+/// `maxThreads` threads in all is refused (the emulator runs one std::thread per CUDA thread).
 Expected<std::vector<NamedTensor>> runProgramOnHost(const rt::Program &p,
                                                     const std::map<std::string, Tensor> &inputs,
                                                     int64_t maxThreads = 1 << 20);
