@@ -9,6 +9,11 @@ tiny_cnn.onnx    Conv/BatchNormalization/Relu/MaxPool/GlobalAveragePool, a Shape
 tiny_bert.onnx   one transformer encoder layer exported "in pieces": LayerNorm from
                  ReduceMean/Sub/Pow/Sqrt/Div, Gelu from Erf, multi-head attention with
                  runtime-computed Reshape targets, symbolic batch B and sequence S (opset 17)
+tiny_unet.onnx   a segmentation-style encoder-decoder on x [N, 3, H, W] (every dim symbolic):
+                 two stride-2 Conv/Relu, a ConvTranspose upsampling, Resize to the skip
+                 connection's size and, last, to the input's, both sizes computed from Shape
+                 at run time (Shape -> Slice -> Concat), a residual Add, a 1x1 Conv to 2
+                 classes per pixel (opset 17)
 """
 import os
 import sys
@@ -166,12 +171,61 @@ def tiny_bert():
     return helper.make_model(gr, opset_imports=OPSET)
 
 
+def tiny_unet():
+    def shape_of(src, name):
+        # [N, C] of `like`, then [H, W] of `src`: the sizes Resize takes, computed at run time.
+        return [
+            helper.make_node("Shape", [src], [f"{name}.shape"], name=f"{name}.shape"),
+            helper.make_node("Slice", [f"{name}.shape", "hw.start", "hw.end"], [f"{name}.hw"],
+                             name=f"{name}.hw"),
+        ]
+    nodes = [
+        helper.make_node("Conv", ["x", "enc1.weight", "enc1.bias"], ["e1"], name="enc1",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["e1"], ["r1"], name="enc1.relu"),
+        helper.make_node("Conv", ["r1", "enc2.weight", "enc2.bias"], ["e2"], name="enc2",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["e2"], ["r2"], name="enc2.relu"),
+        helper.make_node("ConvTranspose", ["r2", "up.weight", "up.bias"], ["u"], name="up",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        # The upsampled map is resized to the skip connection's size (they differ when H or W
+        # is not a multiple of 4).
+        *shape_of("r1", "skip"),
+        helper.make_node("Shape", ["u"], ["u.shape"], name="u.shape"),
+        helper.make_node("Slice", ["u.shape", "nc.start", "nc.end"], ["u.nc"], name="u.nc"),
+        helper.make_node("Concat", ["u.nc", "skip.hw"], ["skip.size"], name="skip.size", axis=0),
+        helper.make_node("Resize", ["u", "", "", "skip.size"], ["us"], name="up.resize",
+                         mode="linear"),
+        helper.make_node("Add", ["us", "r1"], ["merged"], name="merge"),
+        helper.make_node("Relu", ["merged"], ["m"], name="merge.relu"),
+        *shape_of("x", "input"),
+        helper.make_node("Shape", ["m"], ["m.shape"], name="m.shape"),
+        helper.make_node("Slice", ["m.shape", "nc.start", "nc.end"], ["m.nc"], name="m.nc"),
+        helper.make_node("Concat", ["m.nc", "input.hw"], ["out.size"], name="out.size", axis=0),
+        helper.make_node("Resize", ["m", "", "", "out.size"], ["full"], name="out.resize",
+                         mode="nearest"),
+        helper.make_node("Conv", ["full", "head.weight", "head.bias"], ["logits"], name="head",
+                         kernel_shape=[1, 1]),
+    ]
+    inits = [weight("enc1.weight", 8, 3, 3, 3, scale=0.3), weight("enc1.bias", 8),
+             weight("enc2.weight", 16, 8, 3, 3, scale=0.2), weight("enc2.bias", 16),
+             weight("up.weight", 16, 8, 2, 2, scale=0.2), weight("up.bias", 8),
+             weight("head.weight", 2, 8, 1, 1, scale=0.5), weight("head.bias", 2),
+             i64("hw.start", [2]), i64("hw.end", [4]), i64("nc.start", [0]), i64("nc.end", [2])]
+    gr = helper.make_graph(
+        nodes, "tiny_unet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 2, "H", "W"])], inits)
+    return helper.make_model(gr, opset_imports=OPSET)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
     save(mlp(), os.path.join(out, "mlp.onnx"))
     save(tiny_cnn(), os.path.join(out, "tiny_cnn.onnx"))
     save(tiny_bert(), os.path.join(out, "tiny_bert.onnx"))
+    save(tiny_unet(), os.path.join(out, "tiny_unet.onnx"))
 
 
 if __name__ == "__main__":

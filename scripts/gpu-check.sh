@@ -78,7 +78,13 @@ for part in "${parts[@]}"; do
         set -e
         '$build/tools/dlc/dlc' run '$root/models/tiny_cnn.onnx' --random --dim N=4 --device gpu --verify
         '$build/tools/dlc/dlc' run '$root/models/mlp.onnx' --random --dim N=8 --device gpu --verify
-        '$build/tools/dlc/dlc' run '$root/models/tiny_bert.onnx' --random --dim B=2 --dim S=16 --device gpu --verify" ;;
+        '$build/tools/dlc/dlc' run '$root/models/tiny_bert.onnx' --random --dim B=2 --dim S=16 --device gpu --verify
+        # Issue 14's segmentation-style model on the GPU alone: --verify, then a CUDA-graph run
+        # against the reference backend's output.
+        u='$out'/tiny_unet
+        '$build/tools/dlc/dlc' run '$root/models/tiny_unet.onnx' --random --dim N=2 --dim H=37 --dim W=29 --device gpu --no-cpu-fallback --verify
+        '$build/tools/dlc/dlc' run '$root/models/tiny_unet.onnx' --random --dim N=2 --dim H=37 --dim W=29 --device cpu --save-inputs \$u-in -o \$u-cpu >/dev/null
+        '$build/tools/dlc/dlc' run '$root/models/tiny_unet.onnx' --input x=\$u-in/x.npy --device gpu --no-cpu-fallback --compare logits=\$u-cpu/logits.npy | grep compare" ;;
     library)
       run_part library bash -c "
         set -e
