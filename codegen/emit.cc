@@ -16,7 +16,8 @@ const std::vector<Family> &families() {
   static const std::vector<Family> all = {
       dataMovementFamily(),  poolFamily(), elementwiseFamily(), reductionFamily(),
       gemmFamily(),          convFamily(), attentionFamily(),   lossFamily(),
-      convTransposeFamily(), scanFamily(),
+      convTransposeFamily(), scanFamily(), gridSampleFamily(),  scatterFamily(),
+      topKFamily(),
   };
   return all;
 }

@@ -29,6 +29,9 @@ Family attentionFamily();     // attention.cc: Attention (one flash-attention ke
 Family lossFamily();          // loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 Family convTransposeFamily(); // conv_transpose.cc: ConvTranspose (direct, one thread per output)
 Family scanFamily();          // scan.cc: CumSum (a block-wide scan per line, run-time axis)
+Family gridSampleFamily();    // grid_sample.cc: GridSample (one thread per output, in double)
+Family scatterFamily();       // scatter.cc: ScatterElements, ScatterND (as gathers, deterministic)
+Family topKFamily();          // top_k.cc: TopK (one thread per line, k selection passes)
 
 /// The families in dispatch order (emit.cc).
 const std::vector<Family> &families();

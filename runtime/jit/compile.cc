@@ -55,8 +55,10 @@ Status bindValues(Graph &g, const std::map<std::string, Tensor> &values) {
   return Status::ok();
 }
 
-/// Node outputs whose shape is not static after shape inference and folding.
-Expected<int> dynamicOutputs(Graph &g) {
+/// What keeps `g` off the GPU after shape inference and folding: node outputs whose shape is
+/// not static, and nodes the GPU backend refuses (an operand it needs constant, such as a
+/// reduction's axes or Resize's roi).
+Expected<int> gpuBlockers(Graph &g) {
   DLC_ASSIGN_OR_RETURN(Pipeline p, parsePipeline("infer-shapes,fold-constants,infer-shapes"));
   std::ostringstream sink;
   PipelineOptions po;
@@ -64,9 +66,17 @@ Expected<int> dynamicOutputs(Graph &g) {
   po.err = &sink;
   DLC_RETURN_IF_ERROR(runPipeline(g, p, po));
   int n = 0;
-  for (const Node *node : g.nodes())
+  for (const Node *node : g.nodes()) {
+    bool dynamic = false;
     for (const Value *v : node->outputs())
-      n += v && !v->shape().isStatic();
+      if (v && !v->shape().isStatic()) {
+        ++n;
+        dynamic = true;
+      }
+    std::string why;
+    if (!dynamic && !codegen::gpuSupports(*node, &why))
+      ++n;
+  }
   return n;
 }
 
@@ -86,7 +96,7 @@ Expected<std::vector<std::string>> shapeInputs(const Graph &model,
   std::vector<std::string> out;
   if (candidates.empty())
     return out;
-  DLC_ASSIGN_OR_RETURN(int unbound, dynamicOutputs(*base));
+  DLC_ASSIGN_OR_RETURN(int unbound, gpuBlockers(*base));
   if (unbound == 0)
     return out;
   // Shapes may need several values at once (a Slice's starts and ends): bind every candidate,
@@ -98,7 +108,7 @@ Expected<std::vector<std::string>> shapeInputs(const Graph &model,
       if (name != skip)
         values.emplace(name, inputs.at(name));
     DLC_RETURN_IF_ERROR(bindValues(*g, values));
-    return dynamicOutputs(*g);
+    return gpuBlockers(*g);
   };
   auto all = boundWithout("");
   if (!all || *all >= unbound) // values the graph cannot use (out of range) stay data

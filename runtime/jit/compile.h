@@ -45,10 +45,11 @@ Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
 
 /// The shape inputs of `model` for these dims (TensorRT calls them shape tensors): numeric
 /// graph inputs with at most 64 elements and rank <= 1 whose values, bound as constants (here
-/// `inputs`' values), make more of the graph's shapes static: the shape of a Reshape, the axes
-/// of a reduction, a Slice's starts and ends, the sizes of an Expand or a Pad, a Range's
-/// limits. Found by binding every such input, then keeping those without which more shapes
-/// stay unknown. The GPU compiles a
+/// `inputs`' values), make more of the graph's shapes static, or more of its nodes runnable on
+/// the GPU: the shape of a Reshape, the axes of a reduction, a Slice's starts and ends, the
+/// sizes of an Expand or a Pad, a Range's limits, Resize's roi. Found by binding every such
+/// input, then keeping those without which more shapes stay unknown or more nodes stay off the
+/// GPU. The GPU compiles a
 /// program per set of their values (they are on the host when a run starts, so no device
 /// read-back is needed); other inputs stay runtime data.
 Expected<std::vector<std::string>> shapeInputs(const Graph &model,
