@@ -22,6 +22,7 @@
 #               process, every side timed by one function (DLC_HARNESS_MODELS=resnet50,... to
 #               keep some)
 #   gemms       the same harness on single fp16 GEMMs against cuBLAS (8192^3, transformer shapes)
+#   attention   the harness on BERT and ViT compiled with --fused-attention (no torch.compile)
 #   kbench      tools/kbench/kbench on $DLC_KBENCH_FILE (default tools/kbench/sm90.txt)
 # Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
 set -uo pipefail
@@ -129,6 +130,8 @@ for part in "${parts[@]}"; do
                --out "$out" ${DLC_HARNESS_MODELS:+--models "$DLC_HARNESS_MODELS"} ;;
     gemms) run_part gemms python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
              --out "$out" --gemms ;;
+    attention) run_part attention python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
+                 --out "$out/attention" --models bert_base,vit_b_16 --fused-attention --no-compile ;;
     kbench) run_part kbench "$build/tools/kbench/kbench" \
               --file "$root/${DLC_KBENCH_FILE:-tools/kbench/sm90.txt}" --runs 30 ;;
     *) echo "unknown part '$part'"; exit 2 ;;
