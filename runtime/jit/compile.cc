@@ -1,6 +1,7 @@
 #include "runtime/jit/compile.h"
 
 #include "codegen/kernel.h"
+#include <set>
 #include <sstream>
 
 #include "ir/clone.h"
@@ -57,26 +58,45 @@ Status bindValues(Graph &g, const std::map<std::string, Tensor> &values) {
 
 /// What keeps `g` off the GPU after shape inference and folding: node outputs whose shape is
 /// not static, and nodes the GPU backend refuses (an operand it needs constant, such as a
-/// reduction's axes or Resize's roi).
-Expected<int> gpuBlockers(Graph &g) {
+/// reduction's axes or Resize's roi), by their first output's name.
+struct Blockers {
+  int dynamic = 0;
+  std::set<std::string> refused, supported;
+};
+
+Expected<Blockers> gpuBlockers(Graph &g) {
   DLC_ASSIGN_OR_RETURN(Pipeline p, parsePipeline("infer-shapes,fold-constants,infer-shapes"));
   std::ostringstream sink;
   PipelineOptions po;
   po.out = &sink;
   po.err = &sink;
   DLC_RETURN_IF_ERROR(runPipeline(g, p, po));
-  int n = 0;
+  Blockers b;
   for (const Node *node : g.nodes()) {
     bool dynamic = false;
     for (const Value *v : node->outputs())
       if (v && !v->shape().isStatic()) {
-        ++n;
+        ++b.dynamic;
         dynamic = true;
       }
     std::string why;
-    if (!dynamic && !codegen::gpuSupports(*node, &why))
-      ++n;
+    const std::string name = node->output(0) ? node->output(0)->name() : node->name();
+    if (!dynamic && codegen::gpuSupports(*node, &why))
+      b.supported.insert(name);
+    else if (!dynamic)
+      b.refused.insert(name);
   }
+  return b;
+}
+
+/// How far `bound` is from running on the GPU, measured against the unbound graph `base`:
+/// its dynamic outputs and refused nodes, plus the nodes `base` refused that binding folded
+/// away. Those still count: their inputs are data the host computes (a new program per value
+/// would be a recompile per run), not shapes.
+int distance(const Blockers &base, const Blockers &bound) {
+  int n = bound.dynamic + static_cast<int>(bound.refused.size());
+  for (const std::string &name : base.refused)
+    n += bound.supported.count(name) || bound.refused.count(name) ? 0 : 1;
   return n;
 }
 
@@ -96,11 +116,12 @@ Expected<std::vector<std::string>> shapeInputs(const Graph &model,
   std::vector<std::string> out;
   if (candidates.empty())
     return out;
-  DLC_ASSIGN_OR_RETURN(int unbound, gpuBlockers(*base));
-  if (unbound == 0)
+  DLC_ASSIGN_OR_RETURN(Blockers unbound, gpuBlockers(*base));
+  const int start = distance(unbound, unbound);
+  if (start == 0)
     return out;
   // Shapes may need several values at once (a Slice's starts and ends): bind every candidate,
-  // then keep those whose absence leaves more shapes unknown.
+  // then keep those whose absence leaves the graph farther from the GPU.
   auto boundWithout = [&](const std::string &skip) -> Expected<int> {
     DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
     std::map<std::string, Tensor> values;
@@ -108,10 +129,11 @@ Expected<std::vector<std::string>> shapeInputs(const Graph &model,
       if (name != skip)
         values.emplace(name, inputs.at(name));
     DLC_RETURN_IF_ERROR(bindValues(*g, values));
-    return gpuBlockers(*g);
+    DLC_ASSIGN_OR_RETURN(Blockers b, gpuBlockers(*g));
+    return distance(unbound, b);
   };
   auto all = boundWithout("");
-  if (!all || *all >= unbound) // values the graph cannot use (out of range) stay data
+  if (!all || *all >= start) // values the graph cannot use (out of range) stay data
     return out;
   for (const std::string &name : candidates) {
     auto without = boundWithout(name);
