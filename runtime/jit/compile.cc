@@ -105,17 +105,20 @@ int distance(const Blockers &base, const Blockers &bound) {
 Expected<std::vector<std::string>> shapeInputs(const Graph &model,
                                                const std::map<std::string, int64_t> &dims,
                                                const std::map<std::string, Tensor> &inputs) {
-  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> base, specializeGraph(model, dims));
+  // The candidates come from the model's own inputs (rank is never symbolic), so a model
+  // without any costs no copy of its graph.
   std::vector<std::string> candidates;
-  for (const Value *v : base->inputs()) {
+  for (const Value *v : model.inputs()) {
     auto it = inputs.find(v->name());
-    if (it != inputs.end() && isNumeric(v->dtype()) && v->shape().isStatic() &&
-        v->shape().rank() <= 1 && it->second.numElements() <= 64 && v->hasUses())
+    if (it != inputs.end() && isNumeric(v->dtype()) && v->shape().isRanked() &&
+        v->shape().rank() <= 1 && it->second.rank() <= 1 && it->second.numElements() <= 64 &&
+        v->hasUses())
       candidates.push_back(v->name());
   }
   std::vector<std::string> out;
   if (candidates.empty())
     return out;
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> base, specializeGraph(model, dims));
   DLC_ASSIGN_OR_RETURN(Blockers unbound, gpuBlockers(*base));
   const int start = distance(unbound, unbound);
   if (start == 0)
