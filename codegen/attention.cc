@@ -18,6 +18,7 @@ namespace {
 
 constexpr int kThreads = 128; // dlc_attn::THREADS
 constexpr int kRows = 64;     // dlc_attn::BM
+constexpr int kKeys = 64;     // dlc_attn::BN
 
 bool claims(const Node *anchor) { return anchor && anchor->op() == Op::kAttention; }
 
@@ -64,16 +65,8 @@ bool supports(const Node &node, std::string *why) {
   return why->empty();
 }
 
-/// The mask's strides over the scores [B, Hq, Sq, Sk], 0 where it broadcasts.
-std::array<int64_t, 4> maskStrides(const std::vector<int64_t> &shape) {
-  std::array<int64_t, 4> out{};
-  int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    out[4 - shape.size() + i] = shape[i] == 1 ? 0 : stride;
-    stride *= shape[i];
-  }
-  return out;
-}
+/// Dynamic shared memory of the kernel for head size `d`: dlc_attn::shared_bytes<D>().
+uint32_t sharedBytes(int64_t d) { return static_cast<uint32_t>((kRows + 4 * kKeys) * d * 2); }
 
 Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   const Node &n = *group.anchor;
@@ -94,7 +87,7 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   CodeWriter body;
   body.line("extern __shared__ __align__(16) unsigned char dlc_smem[];");
   body.line("static_assert(dlc_attn::shared_bytes<{}>() == {}, \"shared memory layout\");",
-            l.headSize, (kRows + 4 * 64) * l.headSize * 2);
+            l.headSize, sharedBytes(l.headSize));
   body.line("dlc_attn::Params<{}, {}> p;", t, m);
   body.line("p.q = {};", q);
   body.line("p.k = {};", k);
@@ -109,7 +102,8 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   strides("ks", l.k);
   strides("vs", l.v);
   strides("ys", l.y);
-  const auto ms = masked ? maskStrides(staticSizes(n.input(3))) : std::array<int64_t, 4>{};
+  const auto ms =
+      masked ? ops::attentionMaskStrides(staticSizes(n.input(3))) : std::array<int64_t, 4>{};
   body.line("p.mb = {}LL;", ms[0]);
   body.line("p.mh = {}LL;", ms[1]);
   body.line("p.mq = {}LL;", ms[2]);
@@ -128,7 +122,7 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   kernel.launch.grid[0] = static_cast<uint32_t>((l.qSeq + kRows - 1) / kRows);
   kernel.launch.grid[1] = static_cast<uint32_t>(l.qHeads);
   kernel.launch.grid[2] = static_cast<uint32_t>(l.batch);
-  kernel.launch.sharedBytes = static_cast<uint32_t>((kRows + 4 * 64) * l.headSize * 2);
+  kernel.launch.sharedBytes = sharedBytes(l.headSize);
   KernelSet set;
   set.kernels.push_back(std::move(kernel));
   return set;

@@ -38,8 +38,7 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   // Each output is written when the group gives it a buffer (it is read or returned).
   auto used = [&](int i) -> const Value * {
     const Value *v = node.numOutputs() > i ? node.output(i) : nullptr;
-    return v && group.contains(v->producer()) &&
-                   std::find(group.outputs.begin(), group.outputs.end(), v) != group.outputs.end()
+    return v && std::find(group.outputs.begin(), group.outputs.end(), v) != group.outputs.end()
                ? v
                : nullptr;
   };

@@ -1,6 +1,7 @@
 // Reference evaluation of Attention (ir/ops/attention.h): each operand read into its logical
 // [B, H, S, D] order in double, scores, mask, softmax and the weighted sum in double, Y
 // rounded once to its dtype.
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -33,18 +34,12 @@ EvalResult evalAttention(const Node &node, const std::vector<Tensor> &in) {
   DLC_ASSIGN_OR_RETURN(Tensor v, logicalF64(in[2], l.v));
   const int64_t B = l.batch, Hq = l.qHeads, Sq = l.qSeq, Sk = l.kvSeq, D = l.headSize,
                 Dv = l.vHeadSize, group = Hq / l.kvHeads;
-  // The mask's element strides over the scores [B, Hq, Sq, Sk] (0 where it broadcasts).
   const bool hasMask = in.size() > 3 && !in[3].empty();
   Tensor mask;
-  int64_t ms[4] = {0, 0, 0, 0};
+  std::array<int64_t, 4> ms{};
   if (hasMask) {
     mask = castTensor(in[3], DType::kF64);
-    const std::vector<int64_t> &shape = in[3].shape();
-    int64_t stride = 1;
-    for (size_t i = shape.size(); i-- > 0;) {
-      ms[4 - shape.size() + i] = shape[i] == 1 ? 0 : stride;
-      stride *= shape[i];
-    }
+    ms = ops::attentionMaskStrides(in[3].shape());
   }
   const bool boolMask = hasMask && in[3].dtype() == DType::kBool;
   constexpr double kNegInf = -std::numeric_limits<double>::infinity();

@@ -190,6 +190,16 @@ std::array<int64_t, 4> AttentionOperand::strides() const {
   return out;
 }
 
+std::array<int64_t, 4> attentionMaskStrides(const std::vector<int64_t> &mask) {
+  std::array<int64_t, 4> out{};
+  int64_t stride = 1;
+  for (size_t i = mask.size(); i-- > 0;) {
+    out[4 - mask.size() + i] = mask[i] == 1 ? 0 : stride;
+    stride *= mask[i];
+  }
+  return out;
+}
+
 Expected<AttentionLayout> attentionLayout(const Node &node, const std::vector<int64_t> &q,
                                           const std::vector<int64_t> &k,
                                           const std::vector<int64_t> &v) {

@@ -48,6 +48,10 @@ struct AttentionLayout {
   bool causal = false;
 };
 
+/// The element strides of an attn_mask of shape `mask` over the scores [B, Hq, Sq, Sk] it
+/// broadcasts to (right-aligned; 0 where it broadcasts).
+std::array<int64_t, 4> attentionMaskStrides(const std::vector<int64_t> &mask);
+
 /// The layout of `node` (an Attention) given the stored shapes of Q, K and V; errors say what
 /// does not fit ("K has 64 elements per head, Q has 32").
 Expected<AttentionLayout> attentionLayout(const Node &node, const std::vector<int64_t> &q,

@@ -146,6 +146,14 @@ Expected<std::vector<std::string>> shapeInputs(const Graph &model,
   return out;
 }
 
+Status bindShapeInputs(const Graph &model, const std::map<std::string, int64_t> &dims,
+                       const std::map<std::string, Tensor> &inputs, JitOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(std::vector<std::string> names, shapeInputs(model, dims, inputs));
+  for (const std::string &name : names)
+    opts.shapeValues.emplace(name, inputs.at(name));
+  return Status::ok();
+}
+
 bool codegenSupports(const Node &n, std::string *why) { return codegen::gpuSupports(n, why); }
 
 Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,

@@ -56,6 +56,10 @@ Expected<std::vector<std::string>> shapeInputs(const Graph &model,
                                                const std::map<std::string, int64_t> &dims,
                                                const std::map<std::string, Tensor> &inputs);
 
+/// shapeInputs, with each one's value from `inputs` put into `opts.shapeValues`.
+Status bindShapeInputs(const Graph &model, const std::map<std::string, int64_t> &dims,
+                       const std::map<std::string, Tensor> &inputs, JitOptions &opts);
+
 /// The GPU backend's answer to placement: whether codegen has a kernel for a node.
 bool codegenSupports(const Node &n, std::string *why);
 

@@ -146,9 +146,7 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
   std::ostringstream sink;
   jit::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
   jo.lower.exposeIntermediates = true;
-  DLC_ASSIGN_OR_RETURN(auto shapeInputs, jit::shapeInputs(model.graph(), dims, inputs));
-  for (const std::string &name : shapeInputs)
-    jo.shapeValues.emplace(name, inputs.at(name));
+  DLC_RETURN_IF_ERROR(jit::bindShapeInputs(model.graph(), dims, inputs, jo));
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, jit::prepareForGpu(model.graph(), dims, jo));
   DLC_ASSIGN_OR_RETURN(rt::Program program, codegen::lowerToProgram(*g, jo.lower));
   DLC_ASSIGN_OR_RETURN(auto gpuProgram,

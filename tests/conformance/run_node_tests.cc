@@ -212,9 +212,7 @@ Result compileOne(const Model &model, const fs::path &test, const std::string &d
     }
   }
   jit::JitOptions jo;
-  if (auto names = jit::shapeInputs(model.graph(), dims, feed))
-    for (const std::string &name : *names)
-      jo.shapeValues.emplace(name, feed.at(name));
+  (void)jit::bindShapeInputs(model.graph(), dims, feed, jo); // unbound, the run says why
   jo.strictPlacement = true;
   jo.lower.jobs = 1;
   std::ostringstream sink;
@@ -243,9 +241,7 @@ Expected<std::vector<NamedTensor>> emulate(const Model &model,
   std::ostringstream sink;
   jo.pipeline.out = &sink;
   jo.pipeline.err = &sink;
-  DLC_ASSIGN_OR_RETURN(auto names, jit::shapeInputs(model.graph(), dims, feed));
-  for (const std::string &name : names)
-    jo.shapeValues.emplace(name, feed.at(name));
+  DLC_RETURN_IF_ERROR(jit::bindShapeInputs(model.graph(), dims, feed, jo));
   auto program = jit::compileForGpu(model.graph(), dims, jo);
   if (!program) // as the GPU session reports it: not claimed
     return unimplemented("{}", program.status().message());
