@@ -58,7 +58,7 @@ struct Session::GpuState {
     std::vector<std::unique_ptr<rt::GpuSession>> idle;
   };
   std::mutex mu;
-  std::map<std::string, Entry> programs; // by "N=8,S=128" (and shape input values: ";k=[0,1]")
+  std::map<std::string, Entry> programs; // by "N=8,S=128" (and shape inputs' bytes: ";k=0100...")
   /// The shape inputs (jit::shapeInputs) of each set of dims, found at its first run.
   std::map<std::string, std::vector<std::string>> shapeInputsOf;
 
@@ -86,7 +86,12 @@ struct Session::GpuState {
       for (const std::string &name : known->second) {
         const Tensor &t = host->at(name);
         shapeValues.emplace(name, t);
-        key += fmt::format(";{}=[{}]", name, fmt::join(t.toInt64Vector(), ","));
+        // The exact value (its bytes): a float shape input (a Range's limits) must not share a
+        // program with another value that rounds to the same integer.
+        key += ";" + name + "=";
+        const auto *bytes = static_cast<const unsigned char *>(t.raw());
+        for (int64_t b = 0; b < t.byteSize(); ++b)
+          key += fmt::format("{:02x}", bytes[b]);
       }
     }
     Entry &e = programs[key];
