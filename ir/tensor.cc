@@ -1,5 +1,7 @@
 #include "ir/tensor.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <limits>
 #include <type_traits>
@@ -8,17 +10,38 @@
 
 namespace dlc {
 
+namespace {
+
+/// Allocations of at least this size come straight from mmap: the kernel's pages are already
+/// zero, so they are not written twice (malloc + memset touched every page of a 100 MB weight
+/// pool once more before its data went in). AddressSanitizer builds keep malloc, which it checks.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kMmapBytes = std::numeric_limits<size_t>::max();
+#else
+constexpr size_t kMmapBytes = size_t{1} << 20;
+#endif
+
+} // namespace
+
 std::shared_ptr<Buffer> Buffer::tryAllocate(size_t bytes) {
-  if (bytes > std::numeric_limits<size_t>::max() - 63)
+  if (bytes > std::numeric_limits<size_t>::max() - 4095)
     return nullptr;
   std::shared_ptr<Buffer> b(new Buffer());
-  size_t rounded = (bytes + 63) / 64 * 64;
-  if (rounded == 0)
-    rounded = 64;
-  b->data_ = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
-  if (b->data_ == nullptr)
-    return nullptr;
-  std::memset(b->data_, 0, rounded);
+  if (bytes >= kMmapBytes) {
+    void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      return nullptr;
+    b->data_ = static_cast<uint8_t *>(p);
+    b->mapped_ = true;
+  } else {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    if (rounded == 0)
+      rounded = 64;
+    b->data_ = static_cast<uint8_t *>(std::aligned_alloc(64, rounded));
+    if (b->data_ == nullptr)
+      return nullptr;
+    std::memset(b->data_, 0, rounded);
+  }
   b->size_ = bytes;
   b->owned_ = true;
   return b;
@@ -40,7 +63,9 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t bytes) {
 }
 
 Buffer::~Buffer() {
-  if (owned_)
+  if (owned_ && mapped_)
+    ::munmap(data_, size_);
+  else if (owned_)
     std::free(data_);
 }
 
@@ -243,14 +268,37 @@ uint64_t fnv1a64(const void *data, size_t n, uint64_t h) {
   return h;
 }
 
+std::optional<uint64_t> Buffer::memoizedHash(size_t offset, size_t bytes, uint64_t start) const {
+  if (!hashValid_.load(std::memory_order_acquire))
+    return std::nullopt;
+  std::lock_guard<std::mutex> lock(hashMutex_);
+  const HashMemo &m = hashMemo_;
+  if (m.offset == offset && m.bytes == bytes && m.start == start)
+    return m.hash;
+  return std::nullopt;
+}
+
+void Buffer::rememberHash(size_t offset, size_t bytes, uint64_t start, uint64_t hash) const {
+  std::lock_guard<std::mutex> lock(hashMutex_);
+  hashMemo_ = {offset, bytes, start, hash};
+  hashValid_.store(true, std::memory_order_release);
+}
+
 uint64_t Tensor::hash() const {
   uint8_t d = static_cast<uint8_t>(dtype_);
   uint64_t h = fnv1a64(&d, 1);
   for (int64_t s : shape_)
     h = fnv1a64(&s, sizeof(s), h);
-  if (raw())
-    h = fnv1a64(raw(), static_cast<size_t>(byteSize()), h);
-  return h;
+  if (!raw())
+    return h;
+  const size_t n = static_cast<size_t>(byteSize());
+  if (byteSize() < kHashMemoBytes)
+    return fnv1a64(raw(), n, h);
+  if (std::optional<uint64_t> known = buffer_->memoizedHash(offset_, n, h))
+    return *known;
+  const uint64_t full = fnv1a64(raw(), n, h);
+  buffer_->rememberHash(offset_, n, h, full);
+  return full;
 }
 
 bool Tensor::identical(const Tensor &o) const {

@@ -5,9 +5,12 @@
 // example a memory-mapped external-data file).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +29,8 @@ uint64_t fnv1a64(const void *data, size_t n, uint64_t h = kFnv1a64Offset);
 
 class Buffer {
 public:
-  /// Zero-filled, 64-byte aligned, owned storage; null when the memory cannot be had.
+  /// Zero-filled, 64-byte aligned (page-aligned from 1 MiB), owned storage; null when the memory
+  /// cannot be had.
   static std::shared_ptr<Buffer> tryAllocate(size_t bytes);
   /// tryAllocate for sizes the program chose (running out is an internal error).
   static std::shared_ptr<Buffer> allocate(size_t bytes);
@@ -37,17 +41,34 @@ public:
   Buffer(const Buffer &) = delete;
   Buffer &operator=(const Buffer &) = delete;
 
-  uint8_t *data() { return data_; }
+  /// Writable bytes; forgets the memoized hash (rememberHash).
+  uint8_t *data() {
+    hashValid_.store(false, std::memory_order_relaxed);
+    return data_;
+  }
   const uint8_t *data() const { return data_; }
   size_t size() const { return size_; }
   bool isOwned() const { return owned_; }
+
+  /// Tensor::hash's memo: the hash last computed over `bytes` bytes at `offset`, continued from
+  /// `start` (the dtype and shape), if it is that one and nothing wrote through data() since.
+  std::optional<uint64_t> memoizedHash(size_t offset, size_t bytes, uint64_t start) const;
+  void rememberHash(size_t offset, size_t bytes, uint64_t start, uint64_t hash) const;
 
 private:
   Buffer() = default;
   uint8_t *data_ = nullptr;
   size_t size_ = 0;
   bool owned_ = false;
+  bool mapped_ = false; // owned, from mmap
   std::shared_ptr<void> owner_;
+  struct HashMemo {
+    size_t offset = 0, bytes = 0;
+    uint64_t start = 0, hash = 0;
+  };
+  mutable std::mutex hashMutex_;
+  mutable HashMemo hashMemo_;
+  mutable std::atomic<bool> hashValid_{false};
 };
 
 class Tensor {
@@ -85,7 +106,9 @@ public:
   int64_t byteSize() const { return numElements_ * dtypeSize(dtype_); }
   TensorType type() const { return TensorType(dtype_, Shape::fromSizes(shape_)); }
 
-  const void *raw() const { return buffer_ ? buffer_->data() + offset_ : nullptr; }
+  const void *raw() const {
+    return buffer_ ? static_cast<const Buffer &>(*buffer_).data() + offset_ : nullptr;
+  }
   /// Writable bytes. Only for tensors the caller just created (buffers may be shared).
   void *mutableRaw() { return buffer_ ? buffer_->data() + offset_ : nullptr; }
   template <typename T> const T *data() const { return static_cast<const T *>(raw()); }
@@ -107,7 +130,10 @@ public:
   Tensor castTo(DType to) const;
 
   /// 64-bit FNV-1a over dtype, shape and bytes: the constant's identity in printed IR.
+  /// Memoized in the buffer for tensors of at least kHashMemoBytes (a weight is hashed by the
+  /// printer, CSE and the package writer; FNV-1a runs at about 1 GB/s).
   uint64_t hash() const;
+  static constexpr int64_t kHashMemoBytes = 4096;
   /// Same dtype, shape and bytes.
   bool identical(const Tensor &o) const;
   /// Shared buffer (for tests of the no-copy guarantee).

@@ -6,6 +6,8 @@
 #include <elf.h>
 
 #include <flatbuffers/flatbuffers.h>
+#define XXH_INLINE_ALL // header-only: a model library links nothing of xxHash's
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstring>
@@ -41,7 +43,9 @@ uint64_t packageChecksum(const uint8_t *header, const uint8_t *payload, size_t s
                          uint64_t version) {
   if (version <= 2)
     return fnv1a64(payload, size, version == 1 ? kFnv1a64OffsetFormat1 : kFnv1a64Offset);
-  return fnv1a64(payload, size, fnv1a64(header, 24));
+  if (version == 3)
+    return fnv1a64(payload, size, fnv1a64(header, 24));
+  return XXH3_64bits_withSeed(payload, size, XXH3_64bits(header, 24));
 }
 
 } // namespace detail

@@ -5,13 +5,14 @@
 // GPU programs, each for one binding of the symbolic dims. `dlc compile -o model.so` embeds the
 // bytes of serializePackage; the library reads them back with deserializePackage.
 //
-// The bytes are a fixed 32-byte header (magic, format version, payload size, FNV-1a checksum)
+// The bytes are a fixed 32-byte header (magic, format version, payload size, XXH3 checksum)
 // followed by a FlatBuffer of runtime/package.fbs; runtime/PACKAGE_FORMAT.md describes both.
 // Reading checks the header and the checksum, runs FlatBuffers' verifier, then checks the
 // content (dtypes, shapes, constant sizes, the graph, every program through validateProgram),
 // so any byte string gives either a package or an error that names the source; never a crash.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -25,8 +26,9 @@
 
 namespace dlc::rt {
 
-/// The format this dlc writes (3: a program's constant pool shares the graph's weights).
-inline constexpr uint32_t kPackageFormatVersion = 3;
+/// The format this dlc writes (3: a program's constant pool shares the graph's weights; 4: the
+/// checksum is XXH3-64).
+inline constexpr uint32_t kPackageFormatVersion = 4;
 /// The oldest format this dlc still reads (format 1: the checksum's FNV-1a started from a
 /// mistyped offset basis; PACKAGE_FORMAT.md, Compatibility).
 inline constexpr uint32_t kOldestReadablePackageFormat = 1;
@@ -71,8 +73,23 @@ struct Package {
 /// "N=8,S=128" for a dim binding; "static shapes" when there is nothing to bind.
 std::string dimBindingText(const std::map<std::string, int64_t> &dims);
 
+/// A serialized package as two pieces, the 32-byte header and the FlatBuffer payload, so that
+/// writing it to a file costs no copy of the weights into one buffer first.
+struct SerializedPackage {
+  std::array<uint8_t, kPackageHeaderBytes> header{};
+  const uint8_t *payload = nullptr;
+  size_t payloadSize = 0;
+  std::shared_ptr<const void> storage; // owns `payload`
+
+  size_t size() const { return header.size() + payloadSize; }
+  /// The package's bytes in one buffer: the header, then the payload.
+  std::vector<uint8_t> join() const;
+};
+
 /// The bytes of a package: the 32-byte header then the FlatBuffer. Fails on an inconsistent
 /// package (the checks deserializePackage makes) or one above FlatBuffers' 2 GiB limit.
+Expected<SerializedPackage> serializePackageParts(const Package &p);
+/// serializePackageParts, joined.
 Expected<std::vector<uint8_t>> serializePackage(const Package &p);
 
 /// Parses and checks bytes written by serializePackage. `source` names the file in errors.

@@ -4,8 +4,11 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <thread>
 
 #include "ir/printer.h"
 #include "ir/tensor_text.h"
@@ -254,11 +257,62 @@ uint64_t estimateBytes(const Package &p, const std::string &text,
   return n;
 }
 
+/// Hashes the big elided constants of `g` (and its bodies) on a few threads, so that the
+/// package's hash keys and the printed text (Tensor::hash, memoized) cost a fraction of the
+/// serial time: FNV-1a goes a byte at a time.
+void hashInParallel(const Graph &g, int64_t inlineLimit) {
+  std::vector<const Tensor *> big;
+  auto add = [&](const Tensor &t) {
+    if (t.numElements() > inlineLimit && t.byteSize() >= Tensor::kHashMemoBytes)
+      big.push_back(&t);
+  };
+  std::function<void(const Graph &)> gather = [&](const Graph &graph) {
+    for (const Value *c : graph.constants())
+      add(c->constant());
+    for (const Node *n : graph.nodes())
+      for (const auto &[name, a] : n->attrs())
+        if (a.kind() == AttrKind::kTensor)
+          add(a.tensor());
+        else if (a.kind() == AttrKind::kGraph)
+          gather(a.graph());
+  };
+  gather(g);
+  const size_t workers =
+      std::min<size_t>({big.size(), 8, std::max(1u, std::thread::hardware_concurrency())});
+  if (workers < 2)
+    return;
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < big.size(); i = next++)
+      big[i]->hash();
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &t : threads)
+    t.join();
+}
+
 } // namespace
 
+std::vector<uint8_t> SerializedPackage::join() const {
+  std::vector<uint8_t> out; // filled by copies only: no zeroing of a weights-sized buffer first
+  out.reserve(size());
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), payload, payload + payloadSize);
+  return out;
+}
+
 Expected<std::vector<uint8_t>> serializePackage(const Package &p) {
+  DLC_ASSIGN_OR_RETURN(SerializedPackage parts, serializePackageParts(p));
+  return parts.join();
+}
+
+Expected<SerializedPackage> serializePackageParts(const Package &p) {
   DLC_RETURN_IF_ERROR(checkPackage(p).withContext("serializePackage"));
   const PrintOptions printOpts; // elides constants above inlineLimit elements
+  hashInParallel(*p.graph, printOpts.inlineLimit);
   std::map<std::string, Tensor> constants;
   DLC_RETURN_IF_ERROR(
       collectConstants(*p.graph, printOpts.inlineLimit, constants).withContext("serializePackage"));
@@ -312,18 +366,18 @@ Expected<std::vector<uint8_t>> serializePackage(const Package &p) {
   auto version = fbb.CreateString(p.dlcVersion);
   fbb.Finish(fbs::CreatePackage(fbb, version, inputs, outputs, rangesOff, graph, programsOff));
 
-  const uint8_t *payload = fbb.GetBufferPointer();
-  const size_t size = fbb.GetSize();
-  uint8_t header[kPackageHeaderBytes] = {};
+  auto payload = std::make_shared<flatbuffers::DetachedBuffer>(fbb.Release());
+  SerializedPackage out;
+  uint8_t *header = out.header.data();
   std::memcpy(header, kMagic, sizeof(kMagic));
   putLE(header + 8, kPackageFormatVersion, 4);
   putLE(header + 12, 0, 4); // flags
-  putLE(header + 16, size, 8);
-  putLE(header + 24, packageChecksum(header, payload, size, kPackageFormatVersion), 8);
-  std::vector<uint8_t> out; // filled by copies only: no zeroing of a weights-sized buffer first
-  out.reserve(kPackageHeaderBytes + size);
-  out.insert(out.end(), header, header + kPackageHeaderBytes);
-  out.insert(out.end(), payload, payload + size);
+  putLE(header + 16, payload->size(), 8);
+  putLE(header + 24,
+        packageChecksum(header, payload->data(), payload->size(), kPackageFormatVersion), 8);
+  out.payload = payload->data();
+  out.payloadSize = payload->size();
+  out.storage = std::move(payload);
   return out;
 }
 

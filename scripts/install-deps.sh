@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   protobuf-compiler libprotobuf-dev libonnx-dev
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libdlpack-dev
-  libflatbuffers-dev flatbuffers-compiler
+  libflatbuffers-dev flatbuffers-compiler libxxhash-dev
   libgtest-dev libgmock-dev
   llvm-14-tools python3 python3-numpy python3-onnx python3-protobuf python3-sklearn
   graphviz librsvg2-bin pybind11-dev python3-dev python3-pytest python3-pip python3-venv

@@ -279,7 +279,7 @@ Status compileModel(const CompileArgs &args) {
     return invalidArgument("-o {}: give every symbolic input dim a size or range with --dim "
                            "(missing: {})",
                            args.output, *symbols.begin());
-  DLC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, rt::serializePackage(package));
+  DLC_ASSIGN_OR_RETURN(rt::SerializedPackage bytes, rt::serializePackageParts(package));
   timer.lap("package (serialize)");
   DLC_RETURN_IF_ERROR(writeModelLibrary(bytes, args.output, *toolchain));
   timer.lap(toolchain->fuseLd.empty() ? "link" : "link (ld." + toolchain->fuseLd + ")");

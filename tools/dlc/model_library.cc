@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "ir/tensor.h"
 
 extern char **environ; // the process environment, passed on to the linker
 
@@ -91,7 +94,7 @@ constexpr uint16_t kElfMachine =
 /// dlc_embedded_package_end, and an empty `.note.GNU-stack` (no executable stack): what the
 /// assembler makes of the `.incbin` source below, written in one pass instead of through a
 /// copy of the package and `as`.
-Status writePackageObject(const std::vector<uint8_t> &package, const fs::path &path) {
+Status writePackageObject(const rt::SerializedPackage &package, const fs::path &path) {
   static const char kShstr[] = "\0.dlc_package\0.note.GNU-stack\0.symtab\0.strtab\0.shstrtab";
   static const char kStr[] = "\0dlc_embedded_package_begin\0dlc_embedded_package_end";
   const std::string shstr(kShstr, sizeof(kShstr)), str(kStr, sizeof(kStr)); // with the last NUL
@@ -146,7 +149,8 @@ Status writePackageObject(const std::vector<uint8_t> &package, const fs::path &p
   };
   put(&eh, sizeof(eh));
   padTo(dataOff);
-  put(package.data(), package.size());
+  put(package.header.data(), package.header.size());
+  put(package.payload, package.payloadSize);
   padTo(symOff);
   put(syms, sizeof(syms));
   put(str.data(), str.size());
@@ -156,6 +160,38 @@ Status writePackageObject(const std::vector<uint8_t> &package, const fs::path &p
   if (!f)
     return unavailable("cannot write {}", path.string());
   return Status::ok();
+}
+
+/// Where the package object goes for the link: /dev/shm (memory) when it has room for it twice
+/// over and TMPDIR is not set, else the temporary directory. The object is as large as the
+/// weights and is read once by the linker; on a disk it was written back for nothing.
+fs::path linkDirectory(uint64_t packageBytes) {
+  std::error_code ec;
+  const char *tmpdir = std::getenv("TMPDIR");
+  if (!(tmpdir && *tmpdir)) {
+    struct statvfs st = {};
+    if (::statvfs("/dev/shm", &st) == 0 && ::access("/dev/shm", W_OK) == 0 &&
+        static_cast<uint64_t>(st.f_bavail) * st.f_frsize > 2 * packageBytes + (64u << 20))
+      return "/dev/shm";
+  }
+  return fs::temp_directory_path(ec);
+}
+
+/// The library's GNU build ID, from what goes into it rather than from its bytes (which the
+/// linker would hash: 20 ms per 100 MB): the package's checksum, then a hash of the runtime
+/// archive (path, size, time), the link flags and the soname. 16 bytes, as hex.
+std::string buildId(const rt::SerializedPackage &package, const LibraryToolchain &toolchain,
+                    const std::string &path) {
+  std::error_code ec;
+  std::string inputs =
+      toolchain.archive + '\n' + toolchain.linker + '\n' + fs::path(path).filename().string();
+  inputs += fmt::format("\n{}\n{}", fs::file_size(toolchain.archive, ec),
+                        fs::last_write_time(toolchain.archive, ec).time_since_epoch().count());
+  for (const std::string &f : toolchain.extraFlags)
+    inputs += '\n' + f;
+  uint64_t checksum = 0;
+  std::memcpy(&checksum, package.header.data() + 24, 8);
+  return fmt::format("{:016x}{:016x}", checksum, fnv1a64(inputs.data(), inputs.size()));
 }
 
 } // namespace
@@ -207,10 +243,10 @@ Expected<LibraryToolchain> findLibraryToolchain() {
   return t;
 }
 
-Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string &path,
+Status writeModelLibrary(const rt::SerializedPackage &package, const std::string &path,
                          const LibraryToolchain &toolchain) {
   std::error_code ec;
-  fs::path work = fs::temp_directory_path(ec) / fmt::format("dlc-link-{}", ::getpid());
+  fs::path work = linkDirectory(package.size()) / fmt::format("dlc-link-{}", ::getpid());
   fs::create_directories(work, ec);
   if (ec)
     return unavailable("-o {}: cannot create a temporary directory {}: {}", path, work.string(),
@@ -231,8 +267,10 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
     packageInput = object.string();
   } else { // another machine, or asked for: the assembler's .incbin
     std::ofstream b(blob, std::ios::binary);
-    b.write(reinterpret_cast<const char *>(package.data()),
-            static_cast<std::streamsize>(package.size()));
+    b.write(reinterpret_cast<const char *>(package.header.data()),
+            static_cast<std::streamsize>(package.header.size()));
+    b.write(reinterpret_cast<const char *>(package.payload),
+            static_cast<std::streamsize>(package.payloadSize));
     if (!b)
       return unavailable("-o {}: cannot write {}", path, blob.string());
     // The package in its own allocated, read-only section, 64-byte aligned, between two symbols
@@ -269,7 +307,8 @@ Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string 
                                    "-Wl,--no-whole-archive",
                                    "-Wl,--version-script=" + map.string(),
                                    "-Wl,-soname," + fs::path(path).filename().string(),
-                                   "-Wl,--strip-debug"}; // a debug build's runtime: 300+ MB
+                                   "-Wl,--strip-debug", // a debug build's runtime: 300+ MB
+                                   "-Wl,--build-id=0x" + buildId(package, toolchain, path)};
   argv.insert(argv.end(), toolchain.extraFlags.begin(), toolchain.extraFlags.end());
   int rc = 1;
   if (!toolchain.fuseLd.empty()) {

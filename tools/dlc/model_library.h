@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/status.h"
+#include "runtime/package.h"
 
 namespace dlc::tool {
 
@@ -34,7 +35,7 @@ struct LibraryToolchain {
 Expected<LibraryToolchain> findLibraryToolchain();
 
 /// Writes `package` (serialized) into the shared library `path`.
-Status writeModelLibrary(const std::vector<uint8_t> &package, const std::string &path,
+Status writeModelLibrary(const rt::SerializedPackage &package, const std::string &path,
                          const LibraryToolchain &toolchain);
 
 } // namespace dlc::tool

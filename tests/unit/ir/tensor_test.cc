@@ -1,9 +1,13 @@
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "ir/dtype_bulk.h"
 #include "ir/tensor.h"
 
 namespace dlc {
@@ -29,6 +33,35 @@ TEST(DTypeTest, HalfConversionsRoundToNearestEven) {
   for (uint32_t h = 0; h < 0x7c00; ++h) // every finite half round-trips
     ASSERT_EQ(floatToHalf(halfToFloat(static_cast<uint16_t>(h))), h) << h;
   EXPECT_EQ(halfToFloat(0x0001), 5.9604645e-8f);
+}
+
+TEST(DTypeTest, BulkHalfConversionsAreBitIdenticalToTheScalarOnes) {
+  // The bulk conversions take a vector path (F16C on x86) where the CPU has one; every result,
+  // NaNs included, must be the scalar conversion's, in any position of a vector group.
+  std::vector<uint16_t> halves(65536 + 5);
+  for (size_t i = 0; i < halves.size(); ++i)
+    halves[i] = static_cast<uint16_t>(i * 7919u); // every half value, in scrambled groups
+  std::vector<float> floats(halves.size());
+  halfToFloat(halves.data(), floats.data(), halves.size());
+  for (size_t i = 0; i < halves.size(); ++i) {
+    const float want = halfToFloat(halves[i]);
+    ASSERT_EQ(std::memcmp(&floats[i], &want, 4), 0) << "half " << std::hex << halves[i];
+  }
+  // Floats: an even sweep of all bit patterns (normals, subnormals, ties, overflow, NaNs with
+  // payloads), each group of 8 mixing them.
+  std::vector<float> sweep;
+  for (uint64_t bits = 0; bits < (1ull << 32); bits += 1237)
+    sweep.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  for (uint32_t h = 0; h < 0x7c00; ++h) { // the ties between neighbouring halves
+    const uint32_t f = std::bit_cast<uint32_t>(halfToFloat(static_cast<uint16_t>(h)));
+    sweep.push_back(std::bit_cast<float>(f + 0x1000u));
+    sweep.push_back(std::bit_cast<float>((f + 0x1000u) | 0x80000000u));
+  }
+  std::vector<uint16_t> out(sweep.size());
+  floatToHalf(sweep.data(), out.data(), sweep.size());
+  for (size_t i = 0; i < sweep.size(); ++i)
+    ASSERT_EQ(out[i], floatToHalf(sweep[i]))
+        << "float bits " << std::hex << std::bit_cast<uint32_t>(sweep[i]);
 }
 
 TEST(DTypeTest, Bf16Conversions) {
@@ -68,6 +101,36 @@ TEST(TensorTest, HashCoversShapeAndDtype) {
   EXPECT_NE(a.hash(), b.hash());
   EXPECT_NE(a.hash(), c.hash());
   EXPECT_FALSE(a.identical(b));
+}
+
+TEST(TensorTest, HashIsMemoizedPerViewAndForgottenOnWrite) {
+  // Big enough to be memoized (Tensor::kHashMemoBytes).
+  const int64_t n = Tensor::kHashMemoBytes / 4 * 2;
+  Tensor a = Tensor::zeros(DType::kF32, {n});
+  for (int64_t i = 0; i < n; ++i)
+    a.mutableData<float>()[i] = static_cast<float>(i);
+  auto direct = [](const Tensor &t) {
+    uint8_t d = static_cast<uint8_t>(t.dtype());
+    uint64_t h = fnv1a64(&d, 1);
+    for (int64_t s : t.shape())
+      h = fnv1a64(&s, sizeof(s), h);
+    return fnv1a64(t.raw(), static_cast<size_t>(t.byteSize()), h);
+  };
+  const uint64_t first = a.hash();
+  EXPECT_EQ(first, direct(a));
+  EXPECT_EQ(a.hash(), first) << "the memo gives the same value";
+  // Another view of the same buffer (another shape, another offset) is not the memo's view.
+  Tensor reshaped = a.reshaped({2, n / 2});
+  EXPECT_EQ(reshaped.hash(), direct(reshaped));
+  auto half = Tensor::fromBuffer(DType::kF32, {n / 2}, a.buffer(), static_cast<size_t>(n / 2) * 4);
+  ASSERT_TRUE(half.hasValue());
+  EXPECT_EQ(half->hash(), direct(*half));
+  EXPECT_EQ(a.hash(), first);
+  // A write through any tensor sharing the buffer forgets the memo.
+  Tensor copy = a;
+  copy.mutableData<float>()[3] = -1.0f;
+  EXPECT_NE(a.hash(), first);
+  EXPECT_EQ(a.hash(), direct(a));
 }
 
 TEST(TensorTest, Fnv1aMatchesThePublishedTestVectors) {

@@ -3,6 +3,8 @@
 #include "runtime/package.h"
 
 #include <gtest/gtest.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include <cstring>
 #include <random>
@@ -148,12 +150,19 @@ void putU64(std::vector<uint8_t> &b, size_t at, uint64_t v) {
     b[at + i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-/// Rewrites the header's checksum to match the payload (to reach the checks behind it): from
-/// format 3 over the header's first 24 bytes, then the payload.
-void fixChecksum(std::vector<uint8_t> &b) {
-  const uint64_t start = b[8] >= 3 ? fnv1a64(b.data(), 24) : kFnv1a64Offset;
-  putU64(b, 24, fnv1a64(b.data() + kPackageHeaderBytes, b.size() - kPackageHeaderBytes, start));
+/// The checksum PACKAGE_FORMAT.md gives for the header's format: from format 4 XXH3-64 over the
+/// payload seeded with XXH3-64 of the header's first 24 bytes; format 3 FNV-1a over those 24
+/// bytes, then the payload; formats 1 and 2 FNV-1a over the payload.
+uint64_t specChecksum(const std::vector<uint8_t> &b) {
+  const uint8_t *payload = b.data() + kPackageHeaderBytes;
+  const size_t n = b.size() - kPackageHeaderBytes;
+  if (b[8] >= 4)
+    return XXH3_64bits_withSeed(payload, n, XXH3_64bits(b.data(), 24));
+  return fnv1a64(payload, n, b[8] == 3 ? fnv1a64(b.data(), 24) : kFnv1a64Offset);
 }
+
+/// Rewrites the header's checksum to match the payload (to reach the checks behind it).
+void fixChecksum(std::vector<uint8_t> &b) { putU64(b, 24, specChecksum(b)); }
 
 /// The header of serializePackage around a hand-made payload.
 std::vector<uint8_t> withHeader(const uint8_t *payload, size_t size) {
@@ -413,21 +422,40 @@ TEST(Package, RefusesBadMagic) {
 
 TEST(Package, RefusesOtherFormatVersionsNamingTheWriter) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
-  ASSERT_EQ(bytes[8], 3); // format 3 is written
-  bytes[8] = 4;           // as a later dlc would write it, its checksum over its header
+  ASSERT_EQ(bytes[8], 4); // format 4 is written
+  bytes[8] = 5;           // as a later dlc would write it, its checksum over its header
   fixChecksum(bytes);
-  EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 4 (dlc 0.1.0); this dlc "
-                            "reads formats 1 to 3");
+  EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 5 (dlc 0.1.0); this dlc "
+                            "reads formats 1 to 4");
   bytes[8] = 0;
   fixChecksum(bytes);
   EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 0 (dlc 0.1.0); this dlc "
-                            "reads formats 1 to 3");
+                            "reads formats 1 to 4");
   // Without a readable stamp the writer goes unnamed.
   std::vector<uint8_t> junk(64, 0xee);
   std::vector<uint8_t> other = withHeader(junk.data(), junk.size());
   other[8] = 0, other[11] = 1; // format 2^24
   EXPECT_EQ(errorOf(other),
-            "m.so: was written by a dlc package format 16777216; this dlc reads formats 1 to 3");
+            "m.so: was written by a dlc package format 16777216; this dlc reads formats 1 to 4");
+}
+
+TEST(Package, ChecksumIsXxh3SeededWithTheHeaderFromFormat4) {
+  std::vector<uint8_t> bytes = serialized(modelPackage());
+  ASSERT_EQ(bytes[8], 4);
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i)
+    stored |= uint64_t{bytes[24 + static_cast<size_t>(i)]} << (8 * i);
+  EXPECT_EQ(stored, specChecksum(bytes)) << "the checksum PACKAGE_FORMAT.md specifies";
+  // A format-3 package (FNV-1a over header and payload) still reads, and reports its format.
+  bytes[8] = 3;
+  EXPECT_NE(errorOf(bytes).find("corrupted: checksum"), std::string::npos) << errorOf(bytes);
+  fixChecksum(bytes);
+  auto p = read(bytes);
+  ASSERT_TRUE(p.hasValue()) << p.status().message();
+  EXPECT_EQ(p->formatVersion, 3u);
+  // Format 4 with format 3's checksum is corrupt: the version picks the hash.
+  bytes[8] = 4;
+  EXPECT_NE(errorOf(bytes).find("corrupted: checksum"), std::string::npos) << errorOf(bytes);
 }
 
 TEST(Package, ReadsFormat1WithItsChecksumBasis) {
@@ -451,7 +479,7 @@ TEST(Package, ReadsFormat1WithItsChecksumBasis) {
 TEST(Package, RefusesUnknownFlags) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
   bytes[12] = 4;
-  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 3 has none");
+  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 4 has none");
 }
 
 TEST(Package, RefusesTruncatedPayload) {
