@@ -345,8 +345,27 @@ private:
     for (const rt::Module &m : p_.modules)
       names.push_back(fmt::format("module {} ({})", names.size(), fmt::join(m.kernels, ", ")));
     CompileStats stats;
+    CompileProgressFn onModule;
+    KernelProgress progress{0, kernels_.size(), 0, numModules};
+    if (opts_.progress) {
+      opts_.progress(progress);
+      onModule = [&](const CompileEvent &e) {
+        const rt::Module &m = p_.modules[e.index];
+        progress.kernelsDone += m.kernels.size();
+        progress.modulesDone = e.done;
+        progress.elapsed = e.elapsed;
+        if (!e.fromCache && e.seconds > progress.slowestSeconds && !m.kernels.empty()) {
+          progress.slowestSeconds = e.seconds;
+          progress.slowestKernels =
+              m.kernels.size() == 1
+                  ? m.kernels[0]
+                  : fmt::format("{} and {} more", m.kernels[0], m.kernels.size() - 1);
+        }
+        opts_.progress(progress);
+      };
+    }
     DLC_ASSIGN_OR_RETURN(std::vector<CompiledModule> compiled,
-                         compileModules(moduleSources, names, nvrtc, jobs, &stats));
+                         compileModules(moduleSources, names, nvrtc, jobs, &stats, onModule));
     for (size_t m = 0; m < numModules; ++m) {
       p_.modules[m].cubin = std::move(compiled[m].cubin);
       p_.modules[m].ptx = std::move(compiled[m].ptx);

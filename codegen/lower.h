@@ -23,6 +23,7 @@
 // The same graph always yields byte-identical sources (names come from node order).
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -34,6 +35,17 @@
 
 namespace dlc::codegen {
 
+/// NVRTC's progress through a program's kernels, for a display. Modules compile whole, so the
+/// kernel count advances by a module's kernels. The first report (nothing done yet) comes
+/// before compiling starts; the last has kernelsDone == kernelsTotal.
+struct KernelProgress {
+  size_t kernelsDone = 0, kernelsTotal = 0;
+  size_t modulesDone = 0, modulesTotal = 0;
+  double elapsed = 0;         // seconds since compiling started
+  double slowestSeconds = 0;  // the slowest module NVRTC compiled so far (cache hits excluded)
+  std::string slowestKernels; // its kernels: "conv_3_relu" or "conv_3_relu and 4 more"
+};
+
 struct LowerOptions {
   EmitOptions emit;
   NvrtcOptions nvrtc;
@@ -41,6 +53,8 @@ struct LowerOptions {
   bool compile = true;
   /// Parallel NVRTC jobs (0: the number of hardware threads).
   int jobs = 0;
+  /// Hears how compiling goes (optional; called from NVRTC's worker threads, one at a time).
+  std::function<void(const KernelProgress &)> progress;
   /// Also make every value a kernel writes a program output, named after the value (for
   /// `dlc run --verify`); memory is then never reused.
   bool exposeIntermediates = false;

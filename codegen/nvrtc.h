@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,17 @@ struct CompileStats {
   double seconds = 0;   // wall time
 };
 
+/// One program compileModules has finished (from the cache or through NVRTC), reported from the
+/// worker thread that finished it; reports do not overlap.
+struct CompileEvent {
+  size_t index = 0;           // the program: an index into `sources`
+  size_t done = 0, total = 0; // programs finished so far, of all
+  double seconds = 0;         // this program's wall time
+  double elapsed = 0;         // since compileModules started
+  bool fromCache = false;
+};
+using CompileProgressFn = std::function<void(const CompileEvent &)>;
+
 /// Compiles one program. `name` names it in errors ("conv_1_relu" or "module 3").
 Expected<CompiledModule> compileCuda(const std::string &source, const std::string &name,
                                      const NvrtcOptions &opts = {});
@@ -62,11 +74,13 @@ Expected<std::vector<std::string>> nvrtcArguments(const NvrtcOptions &opts);
 /// Compiles `sources[i]` (named `names[i]` in errors) on `jobs` threads (0: one per core),
 /// through the disk cache unless `opts.cache` is false. The cache is skipped, with a debug
 /// message, when its directory cannot be created. On failure the error is that of the first
-/// failing program (by index) and says how many failed. `stats` (optional) receives counts.
+/// failing program (by index) and says how many failed. `stats` (optional) receives counts;
+/// `progress` (optional) hears of each finished program.
 Expected<std::vector<CompiledModule>> compileModules(const std::vector<std::string> &sources,
                                                      const std::vector<std::string> &names,
                                                      const NvrtcOptions &opts = {}, int jobs = 0,
-                                                     CompileStats *stats = nullptr);
+                                                     CompileStats *stats = nullptr,
+                                                     const CompileProgressFn &progress = {});
 
 /// The cache directory: $DLC_CACHE_DIR, else $XDG_CACHE_HOME/dlc, else $HOME/.cache/dlc;
 /// empty when none of these variables is set.

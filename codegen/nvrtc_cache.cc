@@ -218,7 +218,8 @@ std::string cacheEntryPath(const std::string &dir, const std::string &source,
 Expected<std::vector<CompiledModule>> compileModules(const std::vector<std::string> &sources,
                                                      const std::vector<std::string> &names,
                                                      const NvrtcOptions &opts, int jobs,
-                                                     CompileStats *stats) {
+                                                     CompileStats *stats,
+                                                     const CompileProgressFn &progress) {
   const auto start = std::chrono::steady_clock::now();
   if (sources.size() != names.size())
     return invalidArgument("compileModules: {} sources but {} names", sources.size(), names.size());
@@ -229,14 +230,27 @@ Expected<std::vector<CompiledModule>> compileModules(const std::vector<std::stri
   std::vector<std::optional<Expected<CompiledModule>>> results(n);
   std::atomic<size_t> next{0};
   std::atomic<int> hits{0}, misses{0}, damaged{0};
+  std::mutex reportMutex;
+  size_t finished = 0;
+  auto seconds = [](auto from) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  };
+  auto report = [&](size_t i, double took, bool fromCache) {
+    if (!progress)
+      return;
+    std::lock_guard<std::mutex> lock(reportMutex);
+    progress({i, ++finished, n, took, seconds(start), fromCache});
+  };
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) {
+      const auto began = std::chrono::steady_clock::now();
       fs::path path = dir.empty() ? fs::path() : fs::path(dir) / entryName(key, sources[i]);
       if (!dir.empty()) {
         bool bad = false;
         if (auto m = loadEntry(path, key, sources[i], bad)) {
           ++hits;
           results[i].emplace(std::move(*m));
+          report(i, seconds(began), true);
           continue;
         }
         damaged += bad;
@@ -245,6 +259,7 @@ Expected<std::vector<CompiledModule>> compileModules(const std::vector<std::stri
       results[i].emplace(compileCuda(sources[i], names[i], opts));
       if (!dir.empty() && results[i]->hasValue())
         storeEntry(path, serialize(key, sources[i], results[i]->value()));
+      report(i, seconds(began), false);
     }
   };
   size_t threads =

@@ -41,6 +41,7 @@ jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions
   jo.strictPlacement = !opts.cpuFallback;
   jo.precision = opts.precision;
   jo.keepFp32 = opts.keepFp32;
+  jo.lower.progress = opts.compileProgress;
   jo.pipeline.out = &sink;
   jo.pipeline.err = &sink;
   return jo;

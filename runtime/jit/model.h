@@ -14,6 +14,7 @@
 // program for later runs with the same shapes.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +24,10 @@
 #include "frontend/model_format.h"
 #include "ir/graph.h"
 #include "runtime/reference_executor.h"
+
+namespace dlc::codegen {
+struct KernelProgress; // codegen/lower.h
+} // namespace dlc::codegen
 
 namespace dlc {
 
@@ -86,6 +91,8 @@ struct SessionOptions {
   /// "" keeps its types. `keepFp32` names nodes or ops ('|'-separated) kept in float32.
   std::string precision;
   std::string keepFp32;
+  /// GPU: hears how NVRTC's compile of a program goes (a progress display; optional).
+  std::function<void(const codegen::KernelProgress &)> compileProgress;
 };
 
 class Session;

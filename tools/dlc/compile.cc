@@ -29,6 +29,7 @@
 #include "runtime/jit/pipelines.h"
 #include "runtime/package.h"
 #include "tools/dlc/commands.h"
+#include "tools/dlc/compile_progress.h"
 #include "tools/dlc/model_library.h"
 #include "tools/dlc/placement_report.h"
 
@@ -234,6 +235,7 @@ Status compileModel(const CompileArgs &args) {
         args.noGpu ? "placement report (--no-gpu: the CPU reference backend runs every node):"
                    : "placement report (the GPU pipeline up to insert-copies" + dims + "):"));
   }
+  CompileProgressLine compileProgress;
   if (!args.noGpu) {
     for (const auto &dims : bindings) {
       for (int sm : sms) {
@@ -248,6 +250,7 @@ Status compileModel(const CompileArgs &args) {
         jo.pipeline.printIrAfterAll = args.printIrAfterAll;
         jo.pipeline.timePasses = args.timePasses;
         jo.pipeline.debugOnly = args.debugOnly;
+        jo.lower.progress = compileProgress.callback();
         auto program = jit::compileForGpu(model.graph(), dims, jo);
         if (!program)
           return bindings.size() > 1 ? program.status().withContext(rt::dimBindingText(dims))

@@ -33,6 +33,7 @@
 #include "runtime/tensor_io.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/compare_precision.h"
+#include "tools/dlc/compile_progress.h"
 #include "tools/dlc/placement_report.h"
 #include "tools/dlc/run_util.h"
 
@@ -359,8 +360,10 @@ Status runModel(const RunArgs &args, bool *mismatch) {
     return invalidArgument("--profile-json needs --profile");
   if (!args.profile && !args.trace.empty())
     return invalidArgument("--trace needs --profile");
+  CompileProgressLine compileProgress; // outlives the session, which compiles on first run
   SessionOptions so;
   so.backend = backend;
+  so.compileProgress = compileProgress.callback();
   so.cudaGraph = !args.noCudaGraph;
   so.cpuFallback = !args.noCpuFallback;
   so.allowTf32 = args.allowTf32;

@@ -129,6 +129,30 @@ TEST(NvrtcCache, MissThenHitGivesTheSameModule) {
   }
 }
 
+TEST(NvrtcCache, ReportsEachFinishedProgramOnce) {
+  TempDir dir;
+  const std::vector<std::string> sources = {kernelSource("p_a", 2), kernelSource("p_b", 3),
+                                            kernelSource("p_c", 4)};
+  const std::vector<std::string> names = {"p_a", "p_b", "p_c"};
+  for (bool cached : {false, true}) { // NVRTC, then the cache
+    std::vector<CompileEvent> events;
+    auto m = compileModules(sources, names, cachedIn(dir), 2, nullptr,
+                            [&](const CompileEvent &e) { events.push_back(e); });
+    ASSERT_TRUE(m) << m.status().message();
+    ASSERT_EQ(events.size(), 3u);
+    std::vector<bool> seen(3);
+    for (size_t i = 0; i < events.size(); ++i) {
+      EXPECT_EQ(events[i].done, i + 1) << "counts in the order reported";
+      EXPECT_EQ(events[i].total, 3u);
+      EXPECT_EQ(events[i].fromCache, cached);
+      EXPECT_GE(events[i].elapsed, events[i].seconds);
+      ASSERT_LT(events[i].index, 3u);
+      EXPECT_FALSE(seen[events[i].index]) << "each program once";
+      seen[events[i].index] = true;
+    }
+  }
+}
+
 TEST(NvrtcCache, KeyCoversSourceArchAndOptions) {
   TempDir dir;
   const std::string src = kernelSource("k", 2);
