@@ -65,7 +65,8 @@ struct Blockers {
 };
 
 Expected<Blockers> gpuBlockers(Graph &g) {
-  DLC_ASSIGN_OR_RETURN(Pipeline p, parsePipeline("infer-shapes,fold-constants,infer-shapes"));
+  DLC_ASSIGN_OR_RETURN(Pipeline p,
+                       parsePipeline("infer-shapes,expand-ops,fold-constants,infer-shapes"));
   std::ostringstream sink;
   PipelineOptions po;
   po.out = &sink;
@@ -80,7 +81,12 @@ Expected<Blockers> gpuBlockers(Graph &g) {
         dynamic = true;
       }
     std::string why;
-    const std::string name = node->output(0) ? node->output(0)->name() : node->name();
+    std::string name = node->name(); // a node by its first output's name, else its own
+    for (const Value *v : node->outputs())
+      if (v) {
+        name = v->name();
+        break;
+      }
     if (!dynamic && codegen::gpuSupports(*node, &why))
       b.supported.insert(name);
     else if (!dynamic)

@@ -33,7 +33,7 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
     precision = fmt::format("mixed-precision{{precision={}{}}},", opts.precision,
                             opts.keepFp32.empty() ? "" : ",keep-fp32=" + opts.keepFp32);
   return fmt::format(
-      "infer-shapes,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,{}"
+      "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,{}"
       "layout,fold-transpose-matmul,{}dce,place-devices{{gpu=true,gpus=1,strict={}}},"
       "insert-copies,fuse,"
       "plan-memory{{reuse={}}}",

@@ -31,6 +31,7 @@ constexpr const char *kShim = R"cpp(// dlc host emulation shim
 #include <string.h>
 #include <barrier>
 #include <memory>
+#include <utility>
 #include <vector>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -193,29 +194,23 @@ static inline double __longlong_as_double(long long i) {
 
 using ThreadFn = void (*)(unsigned, unsigned, unsigned, unsigned, unsigned, unsigned);
 
+template <size_t... I>
+void callWith(void *fn, const std::vector<void *> &b, std::index_sequence<I...>) {
+  using F = void (*)(decltype(static_cast<void>(I), static_cast<void *>(nullptr))...);
+  reinterpret_cast<F>(fn)(b[I]...);
+}
+
+template <size_t... N>
+bool callWithAnyCount(void *fn, const std::vector<void *> &b, std::index_sequence<N...>) {
+  return ((b.size() == N ? (callWith(fn, b, std::make_index_sequence<N>{}), true) : false) || ...);
+}
+
+/// The most parameters an emulated kernel may have (a fused group's inputs and outputs).
+constexpr size_t kMaxKernelParams = 48;
+
 /// Calls a kernel whose parameters are all pointers.
 void call(void *fn, const std::vector<void *> &b) {
-  using P = void *;
-  switch (b.size()) {
-  case 1:
-    return reinterpret_cast<void (*)(P)>(fn)(b[0]);
-  case 2:
-    return reinterpret_cast<void (*)(P, P)>(fn)(b[0], b[1]);
-  case 3:
-    return reinterpret_cast<void (*)(P, P, P)>(fn)(b[0], b[1], b[2]);
-  case 4:
-    return reinterpret_cast<void (*)(P, P, P, P)>(fn)(b[0], b[1], b[2], b[3]);
-  case 5:
-    return reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(b[0], b[1], b[2], b[3], b[4]);
-  case 6:
-    return reinterpret_cast<void (*)(P, P, P, P, P, P)>(fn)(b[0], b[1], b[2], b[3], b[4], b[5]);
-  case 7:
-    return reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(fn)(b[0], b[1], b[2], b[3], b[4], b[5],
-                                                               b[6]);
-  case 8:
-    return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P)>(fn)(b[0], b[1], b[2], b[3], b[4],
-                                                                  b[5], b[6], b[7]);
-  default:
+  if (!callWithAnyCount(fn, b, std::make_index_sequence<kMaxKernelParams + 1>{})) {
     std::fprintf(stderr, "host emulator: kernels with %zu parameters are not supported\n",
                  b.size());
     std::abort();

@@ -67,12 +67,13 @@ TEST(RunPipeline, UnknownNamesInFlags) {
   Streams s;
   PipelineOptions o = s.options();
   o.printIrAfter = {"csee"};
-  const std::string known = "known passes: infer-shapes, fold-constants, simplify, cse, dce, "
-                            "fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, "
-                            "mixed-precision, layout, fold-transpose-matmul, fuse-attention, "
-                            "place-devices, insert-copies, "
-                            "fuse, "
-                            "plan-memory";
+  const std::string known =
+      "known passes: infer-shapes, fold-constants, simplify, cse, dce, "
+      "expand-ops, fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, "
+      "mixed-precision, layout, fold-transpose-matmul, fuse-attention, "
+      "place-devices, insert-copies, "
+      "fuse, "
+      "plan-memory";
   EXPECT_EQ(runPipeline(*g, parse("cse"), o).message(),
             "--print-ir-after: unknown pass 'csee'; " + known);
   o = s.options();

@@ -54,7 +54,8 @@ TEST(PipelineParse, EmptyBracesAreNoOptions) {
 TEST(PipelineParse, UnknownPass) {
   EXPECT_EQ(parseError("infer-shapes,foo"),
             "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
-            "fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, mixed-precision, "
+            "expand-ops, fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, "
+            "mixed-precision, "
             "layout, fold-transpose-matmul, fuse-attention, place-devices, "
             "insert-copies, fuse, plan-memory");
 }
@@ -142,14 +143,14 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
   EXPECT_EQ(dce, 1);
   EXPECT_EQ(gpu->passes.back().name, "plan-memory");
   EXPECT_EQ(jit::gpuPipeline({.strictPlacement = true, .reuseMemory = false}),
-            "infer-shapes,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,"
-            "layout,fold-transpose-matmul,dce,place-devices{gpu=true,gpus=1,"
+            "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,"
+            "realize-int8,layout,fold-transpose-matmul,dce,place-devices{gpu=true,gpus=1,"
             "strict=true},insert-copies,fuse,plan-memory{reuse=false}");
 }
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 17u);
+  ASSERT_EQ(passes.size(), 18u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);
