@@ -13,7 +13,11 @@
 //    length for every batch entry (shorter entries need masking; they stay as they are).
 //  * BatchNormalization in training mode: the batch's mean and (biased) variance over every
 //    axis but the channel with ReduceMean, the normalisation, and the running statistics
-//    moved towards them by 1 - momentum.
+//    moved towards them by 1 - momentum; in inference mode with statistics that are not
+//    constants (fold-batchnorm folds the others), the normalisation alone.
+//  * Einsum: batched MatMuls and the data movement around them (passes/util/einsum_expand.h).
+//  * Dropout that computes the identity (not training, or a constant ratio of 0): its input and
+//    an all-true mask.
 //
 // A node placed on the CPU by the model, or one the rewrite cannot express, stays as it is;
 // `--debug-only=expand-ops` says why for each.
@@ -25,6 +29,8 @@
 #include "ir/eval/rnn_activation.h"
 #include "ir/match.h"
 #include "passes/pass.h"
+#include "passes/util/einsum_expand.h"
+#include "passes/util/node_builder.h"
 
 namespace dlc {
 
@@ -33,66 +39,9 @@ namespace {
 using eval::rnn::Activation;
 using eval::rnn::ActKind;
 
-/// Builds typed nodes in front of `at`, on its device, named after it.
-class Builder {
-public:
-  Builder(Graph &g, Node *at) : g_(g), at_(at), base_(at->name()) {
-    for (int i = 0; base_.empty() && i < at->numOutputs(); ++i) // unnamed: its first output's
-      if (at->output(i))
-        base_ = at->output(i)->name();
-  }
-
-  Expected<Value *> op(Op op, std::vector<Value *> inputs, const std::string &suffix,
-                       const std::vector<std::pair<std::string, Attribute>> &attrs = {}) {
-    return addTypedNode(g_, op, std::move(inputs), base_ + "/" + suffix, at_, *at_, attrs);
-  }
-  Value *ints(const std::string &suffix, const std::vector<int64_t> &v) {
-    return g_.addConstant(g_.uniqueName(base_ + "/" + suffix), Tensor::vectorI64(v));
-  }
-  Value *scalar(const std::string &suffix, double v, DType dtype) {
-    return g_.addConstant(g_.uniqueName(base_ + "/" + suffix),
-                          Tensor::fromVector<double>(DType::kF64, {}, {v}).castTo(dtype));
-  }
-  Value *zeros(const std::string &suffix, DType dtype, std::vector<int64_t> shape) {
-    return g_.addConstant(g_.uniqueName(base_ + "/" + suffix), Tensor::zeros(dtype, shape));
-  }
-  /// v[index] along `axis`, the axis removed.
-  Expected<Value *> pick(Value *v, int64_t index, int64_t axis, const std::string &suffix) {
-    Value *i =
-        g_.addConstant(g_.uniqueName(base_ + "/" + suffix + "_index"), Tensor::scalarI64(index));
-    return op(Op::kGather, {v, i}, suffix, {{"axis", Attribute(axis)}});
-  }
-  /// v[..., begin:end] along `axis`.
-  Expected<Value *> slice(Value *v, int64_t begin, int64_t end, int64_t axis,
-                          const std::string &suffix) {
-    return op(Op::kSlice,
-              {v, ints(suffix + "_starts", {begin}), ints(suffix + "_ends", {end}),
-               ints(suffix + "_axes", {axis})},
-              suffix);
-  }
-  Expected<Value *> unsqueeze(Value *v, const std::vector<int64_t> &axes,
-                              const std::string &suffix) {
-    return op(Op::kUnsqueeze, {v, ints(suffix + "_axes", axes)}, suffix);
-  }
-  Expected<Value *> transpose(Value *v, const std::vector<int64_t> &perm,
-                              const std::string &suffix) {
-    return op(Op::kTranspose, {v}, suffix, {{"perm", Attribute(perm)}});
-  }
-  Expected<Value *> concat(std::vector<Value *> parts, int64_t axis, const std::string &suffix) {
-    if (parts.size() == 1)
-      return parts[0];
-    return op(Op::kConcat, std::move(parts), suffix, {{"axis", Attribute(axis)}});
-  }
-
-private:
-  Graph &g_;
-  Node *at_;
-  std::string base_;
-};
-
 /// The activation `a` of `x` (after clipping it to [-clip, clip] when given), as IR ops.
-Expected<Value *> activate(Builder &b, Value *x, const Activation &a, std::optional<double> clip,
-                           const std::string &name) {
+Expected<Value *> activate(NodeBuilder &b, Value *x, const Activation &a,
+                           std::optional<double> clip, const std::string &name) {
   const DType t = x->dtype();
   if (clip) {
     DLC_ASSIGN_OR_RETURN(
@@ -195,8 +144,8 @@ struct DirectionResult {
   Value *h = nullptr, *c = nullptr;
 };
 
-Expected<DirectionResult> expandDirection(Builder &b, const Node &n, const Recurrent &r, Value *x0,
-                                          int64_t d) {
+Expected<DirectionResult> expandDirection(NodeBuilder &b, const Node &n, const Recurrent &r,
+                                          Value *x0, int64_t d) {
   const int64_t H = r.hidden, GH = r.gates * H;
   const DType t = x0->dtype();
   const std::string D = fmt::format("d{}", d);
@@ -342,7 +291,7 @@ Expected<DirectionResult> expandDirection(Builder &b, const Node &n, const Recur
 
 /// Rewrites recurrent node `n` (described by `r`) into the ops above.
 Status expandRecurrent(Graph &g, Node *n, const Recurrent &r, Renames &renames) {
-  Builder b(g, n);
+  NodeBuilder b(g, n);
   Value *x0 = n->input(0);
   if (r.layout1) {
     DLC_ASSIGN_OR_RETURN(x0, b.transpose(x0, {1, 0, 2}, "x_seq_first"));
@@ -415,7 +364,7 @@ Expected<bool> expandsBatchNorm(const Node &n) {
 /// y = (x - mean) / sqrt(var + epsilon) * scale + B, per channel (axis 1), with the batch's
 /// statistics in training mode (and the running ones moved towards them), else the given ones.
 Status expandBatchNorm(Graph &g, Node *n, Renames &renames) {
-  Builder b(g, n);
+  NodeBuilder b(g, n);
   Value *x = n->input(0);
   const DType t = x->dtype();
   const bool training = n->getInt("training_mode") != 0;
@@ -472,6 +421,43 @@ Status expandBatchNorm(Graph &g, Node *n, Renames &renames) {
   return Status::ok();
 }
 
+/// Whether Dropout `n` computes the identity (not training, or a ratio of 0), so that it expands
+/// to its input and an all-true mask; an error says why it is kept.
+Status checkIdentityDropout(const Node &n) {
+  auto constantScalar = [&](int i) -> std::optional<double> {
+    if (!n.hasInput(i))
+      return std::nullopt;
+    const Value *v = n.input(i);
+    if (!v->isConstant() || v->constant().numElements() != 1)
+      return std::nullopt;
+    return v->constant().elementAsDouble(0);
+  };
+  const bool training = n.hasInput(2);
+  std::optional<double> mode = constantScalar(2), ratio = constantScalar(1);
+  if (training && !mode)
+    return invalidArgument("training_mode is not a constant");
+  if (training && *mode != 0 && !(ratio && *ratio == 0))
+    return invalidArgument("in training mode with a ratio that is not a constant 0 it draws "
+                           "random numbers");
+  if (n.numOutputs() > 1 && n.output(1) && !n.input(0)->shape().isStatic())
+    return invalidArgument("the mask's shape is not static");
+  return Status::ok();
+}
+
+Status expandIdentityDropout(Graph &g, Node *n, Renames &renames) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  DLC_ASSIGN_OR_RETURN(Value * y, b.op(Op::kIdentity, {x}, "output"));
+  replace(g, n->output(0), y, renames);
+  if (n->numOutputs() > 1 && n->output(1)) {
+    Value *yes = b.constant("true", Tensor::fromVector<uint8_t>(DType::kBool, {}, {1}));
+    DLC_ASSIGN_OR_RETURN(
+        Value * mask, b.op(Op::kExpand, {yes, b.ints("mask_shape", x->shape().sizes())}, "mask"));
+    replace(g, n->output(1), mask, renames);
+  }
+  return Status::ok();
+}
+
 /// "node 'name' (Op) -> value" for the decision log.
 std::string label(const Node &n) {
   for (int i = 0; i < n.numOutputs(); ++i)
@@ -499,10 +485,17 @@ public:
     bool changed = false;
     for (Node *n : g.nodes()) {
       const bool recurrent = n->op() == Op::kRNN || n->op() == Op::kGRU || n->op() == Op::kLSTM;
-      if (!recurrent && n->op() != Op::kBatchNormalization)
+      const bool other = n->op() == Op::kEinsum || n->op() == Op::kDropout;
+      if (!recurrent && !other && n->op() != Op::kBatchNormalization)
         continue;
       std::optional<Recurrent> r;
-      if (recurrent) {
+      if (other) {
+        Status why = n->op() == Op::kEinsum ? checkEinsumExpandable(*n) : checkIdentityDropout(*n);
+        if (!why.isOk()) {
+          options.debugf("{}: kept: {}", label(*n), why.message());
+          continue;
+        }
+      } else if (recurrent) {
         auto described = describeRecurrent(*n, maxSteps);
         if (!described) {
           options.debugf("{}: kept: {}", label(*n), described.status().message());
@@ -521,7 +514,19 @@ public:
         continue;
       }
       Renames renames;
-      Status done = r ? expandRecurrent(g, n, *r, renames) : expandBatchNorm(g, n, renames);
+      Status done = Status::ok();
+      if (r) {
+        done = expandRecurrent(g, n, *r, renames);
+      } else if (n->op() == Op::kEinsum) {
+        Expected<Value *> v = expandEinsum(g, n);
+        done = v.status();
+        if (v)
+          replace(g, n->output(0), *v, renames);
+      } else if (n->op() == Op::kDropout) {
+        done = expandIdentityDropout(g, n, renames);
+      } else {
+        done = expandBatchNorm(g, n, renames);
+      }
       DLC_RETURN_IF_ERROR(done.withContext("expand-ops: " + n->describe()));
       options.debugf("{}: expanded", label(*n));
       g.eraseNode(n);

@@ -116,9 +116,9 @@ Expected<std::vector<std::string>> shapeInputs(const Graph &model,
   std::vector<std::string> candidates;
   for (const Value *v : model.inputs()) {
     auto it = inputs.find(v->name());
-    if (it != inputs.end() && isNumeric(v->dtype()) && v->shape().isRanked() &&
-        v->shape().rank() <= 1 && it->second.rank() <= 1 && it->second.numElements() <= 64 &&
-        v->hasUses())
+    if (it != inputs.end() && (isNumeric(v->dtype()) || v->dtype() == DType::kBool) &&
+        v->shape().isRanked() && v->shape().rank() <= 1 && it->second.rank() <= 1 &&
+        it->second.numElements() <= 64 && v->hasUses())
       candidates.push_back(v->name());
   }
   std::vector<std::string> out;

@@ -43,11 +43,12 @@ struct JitOptions {
 Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
                                                  const std::map<std::string, int64_t> &dims);
 
-/// The shape inputs of `model` for these dims (TensorRT calls them shape tensors): numeric
-/// graph inputs with at most 64 elements and rank <= 1 whose values, bound as constants (here
+/// The shape inputs of `model` for these dims (TensorRT calls them shape tensors): numeric or
+/// bool graph inputs with at most 64 elements and rank <= 1 whose values, bound as constants (here
 /// `inputs`' values), make more of the graph's shapes static, or more of its nodes runnable on
 /// the GPU: the shape of a Reshape, the axes of a reduction, a Slice's starts and ends, the
-/// sizes of an Expand or a Pad, a Range's limits, Resize's roi. Found by binding every such
+/// sizes of an Expand or a Pad, a Range's limits, Resize's roi, Dropout's training_mode and
+/// ratio (expand-ops then turns an inference Dropout into its input). Found by binding every such
 /// input, then keeping those without which more shapes stay unknown or more nodes stay off the
 /// GPU. The GPU compiles a
 /// program per set of their values (they are on the host when a run starts, so no device

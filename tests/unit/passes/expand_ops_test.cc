@@ -213,6 +213,109 @@ TEST(ExpandOps, BatchNormInTrainingModeAndWithRunTimeStatistics) {
   EXPECT_EQ(countOps(*after(*c, "infer-shapes,expand-ops"), Op::kBatchNormalization), 1);
 }
 
+/// One Einsum node over inputs of the given types; every label of size `sizes[label]`.
+std::string einsumGraph(const std::string &equation, const std::vector<std::string> &types) {
+  std::string ins, args;
+  for (size_t i = 0; i < types.size(); ++i) {
+    ins += fmt::format("{}%a{}: {}", i ? ", " : "", i, types[i]);
+    args += fmt::format("{}%a{}", i ? ", " : "", i);
+  }
+  return fmt::format("graph @e({}) -> (y: ?) {{\n  %y = einsum({}) {{equation = \"{}\"}} : ?\n"
+                     "  return %y\n}}",
+                     ins, args, equation);
+}
+
+TEST(ExpandOps, EinsumMatchesTheReference) {
+  struct Case {
+    const char *equation;
+    std::vector<std::string> types;
+  };
+  const Case cases[] = {
+      {"bij,bjk->bik", {"f32[2,3,4]", "f32[2,4,5]"}}, // batched MatMul
+      {"ij,jk", {"f32[3,4]", "f32[4,2]"}},            // implicit output
+      {"i,i", {"f32[5]", "f32[5]"}},                  // inner product: a scalar
+      {"i,j->ij", {"f32[3]", "f32[4]"}},              // outer product: nothing contracted
+      {"ij->i", {"f32[3,4]"}},
+      {"ij->ji", {"f32[3,4]"}},
+      {"ii->i", {"f32[4,4]"}},
+      {"iii", {"f32[3,3,3]"}},         // a label three times: trace
+      {"...ii->...i", {"f64[2,3,3]"}}, // the node test's batch diagonal
+      {"bhqd,bhkd->bhqk", {"f32[2,3,4,8]", "f32[2,3,5,8]"}},
+      {"abc,cd,de->ae", {"f32[2,3,4]", "f32[4,5]", "f32[5,2]"}},
+      {"ij,ij->ij", {"f32[3,4]", "f32[3,4]"}},       // elementwise: everything kept
+      {"...j,jk->...k", {"f32[2,3,4]", "f32[4,6]"}}, // an ellipsis on one side only
+      {"ij,jk->ik", {"f64[3,4]", "f64[4,2]"}},       // f64: a broadcast product and a sum
+      {"bij,bjk->bki", {"f16[2,3,4]", "f16[2,4,5]"}},
+  };
+  for (const Case &c : cases) {
+    const std::string text = einsumGraph(c.equation, c.types);
+    SCOPED_TRACE(text);
+    std::unique_ptr<Graph> g = parsed(text);
+    ASSERT_TRUE(g);
+    std::unique_ptr<Graph> typed = after(*g, "infer-shapes");
+    std::ostringstream log;
+    std::unique_ptr<Graph> x = after(*typed, "expand-ops,infer-shapes", &log);
+    ASSERT_TRUE(x);
+    EXPECT_EQ(countOps(*x, Op::kEinsum), 0) << log.str();
+    const bool half = c.types[0].rfind("f16", 0) == 0;
+    testing::expectSameResults(*typed, *x, half ? 2e-3 : 1e-5);
+  }
+}
+
+TEST(ExpandOps, EinsumThatCannotBeExpandedStays) {
+  struct Case {
+    const char *equation;
+    std::vector<std::string> types;
+    const char *why;
+  };
+  const Case cases[] = {
+      {"ij,jk->ik", {"f32[3,1]", "f32[4,2]"}, "axes labelled 'j' have sizes 1 and 4"},
+      {"ij->i", {"i32[3,4]"}, "input 0 is i32[3,4]; only f32, f16, bf16 and f64 are expanded"},
+      {"ij,jk,kl->il",
+       {"f64[64,64]", "f64[64,64]", "f64[64,64]"},
+       "f64 has no GEMM kernel, and the product over every label has 16777216 elements"},
+  };
+  for (const Case &c : cases) {
+    std::unique_ptr<Graph> g = parsed(einsumGraph(c.equation, c.types));
+    ASSERT_TRUE(g);
+    std::ostringstream log;
+    std::unique_ptr<Graph> x = after(*g, "infer-shapes,expand-ops", &log);
+    EXPECT_EQ(countOps(*x, Op::kEinsum), 1) << c.equation;
+    EXPECT_NE(log.str().find(c.why), std::string::npos) << log.str();
+  }
+}
+
+TEST(ExpandOps, DropoutThatComputesTheIdentityBecomesItsInputAndATrueMask) {
+  std::unique_ptr<Graph> g =
+      parsed(R"(graph @d(%x: f32[2,3]) -> (a: ?, am: ?, b: ?, bm: ?, c: ?, cm: ?) {
+  %zero = constant f32[] dense<[0.0]>
+  %half = constant f32[] dense<[0.5]>
+  %yes = constant bool[] dense<[true]>
+  %a, %am = dropout(%x) : ?, ?
+  %b, %bm = dropout(%x, %zero, %yes) : ?, ?
+  %c, %cm = dropout(%x, %half, %yes) : ?, ?
+  return %a, %am, %b, %bm, %c, %cm
+})");
+  ASSERT_TRUE(g);
+  std::unique_ptr<Graph> typed = after(*g, "infer-shapes");
+  std::ostringstream log;
+  std::unique_ptr<Graph> x = after(*typed, "expand-ops,infer-shapes", &log);
+  ASSERT_TRUE(x);
+  EXPECT_EQ(countOps(*x, Op::kDropout), 1) << log.str(); // %c draws random numbers
+  EXPECT_NE(log.str().find("in training mode with a ratio that is not a constant 0"),
+            std::string::npos)
+      << log.str();
+  auto inputs = testing::randomInputs(*typed, 3);
+  auto ra = ReferenceExecutor::create(*typed)->run(inputs);
+  auto rb = ReferenceExecutor::create(*x)->run(inputs);
+  ASSERT_TRUE(ra && rb);
+  for (size_t i = 0; i < 4; ++i) { // a, am, b, bm: the same values and types
+    const Tensor &want = (*ra)[i].tensor, &got = (*rb)[i].tensor;
+    EXPECT_EQ(want.type(), got.type()) << (*ra)[i].name;
+    EXPECT_TRUE(want.identical(got)) << (*ra)[i].name;
+  }
+}
+
 TEST(ExpandOps, TheExpandedGraphKeepsTheModelsValueNames) {
   RecurrentCase c;
   c.op = "gru";
