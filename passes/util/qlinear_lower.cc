@@ -9,21 +9,16 @@
 #include <vector>
 
 #include "ir/match.h"
+#include "passes/util/node_builder.h"
 
 namespace dlc {
 
 namespace {
 
-/// Builds typed nodes in front of `at`, on its device, named after it.
-class Builder {
+/// NodeBuilder with the casts, clamps and rounding the quantized lowerings need.
+class Builder : public NodeBuilder {
 public:
-  Builder(Graph &g, Node *at)
-      : g_(g), at_(at), base_(at->name().empty() ? at->output(0)->name() : at->name()) {}
-
-  Expected<Value *> op(Op op, std::vector<Value *> inputs, const std::string &suffix,
-                       const std::vector<std::pair<std::string, Attribute>> &attrs = {}) {
-    return addTypedNode(g_, op, std::move(inputs), base_ + "/" + suffix, at_, *at_, attrs);
-  }
+  using NodeBuilder::NodeBuilder;
 
   Expected<Value *> cast(Value *v, DType to, const std::string &suffix) {
     if (v->dtype() == to)
@@ -31,16 +26,10 @@ public:
     return op(Op::kCast, {v}, suffix, {{"to", Attribute(to)}});
   }
 
-  Value *constant(const std::string &suffix, Tensor t) {
-    return g_.addConstant(g_.uniqueName(base_ + "/" + suffix), std::move(t));
-  }
-
   /// clip(v, lo, hi) in v's dtype.
   Expected<Value *> clip(Value *v, double lo, double hi, const std::string &suffix) {
-    Value *l = constant(suffix + "_lo",
-                        Tensor::fromVector<double>(DType::kF64, {}, {lo}).castTo(v->dtype()));
-    Value *h = constant(suffix + "_hi",
-                        Tensor::fromVector<double>(DType::kF64, {}, {hi}).castTo(v->dtype()));
+    Value *l = scalar(suffix + "_lo", lo, v->dtype());
+    Value *h = scalar(suffix + "_hi", hi, v->dtype());
     return op(Op::kClip, {v, l, h}, suffix);
   }
 
@@ -51,11 +40,6 @@ public:
     Value *zero = constant(suffix + "_zero", Tensor::zeros(v->dtype(), {}));
     return op(Op::kWhere, {nan, zero, r}, suffix + "_num");
   }
-
-private:
-  Graph &g_;
-  Node *at_;
-  std::string base_; // names: the node's, else its first output's
 };
 
 double lowest(DType t) { return t == DType::kI8 ? -128 : 0; }
