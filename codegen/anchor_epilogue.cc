@@ -53,11 +53,15 @@ KernelSet single(Kernel k) {
   return set;
 }
 
-Expected<KernelSet> finishPerOutput(CodeWriter &body, CodeWriter::Scope &loop,
-                                    const FusedGroup &group, const Value *y, ParamList &params,
-                                    int64_t count, const EmitOptions &opts) {
+Expected<KernelSet>
+finishPerOutput(CodeWriter &body, CodeWriter::Scope &loop, const FusedGroup &group, const Value *y,
+                ParamList &params, int64_t count, const EmitOptions &opts,
+                const std::vector<std::pair<const Value *, AnchorElement>> &moreRoots) {
   std::vector<const Value *> stored;
   DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "i", params, "v", stored));
+  for (size_t r = 0; r < moreRoots.size(); ++r)
+    DLC_RETURN_IF_ERROR(emitEpilogue(body, group, moreRoots[r].first, moreRoots[r].second, "i",
+                                     params, fmt::format("r{}v", r), stored));
   DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
   loop.close();
   Kernel k;

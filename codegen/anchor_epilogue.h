@@ -69,11 +69,13 @@ std::string kernelSignature(const std::string &name, const ParamList &params, in
 KernelSet single(Kernel k);
 
 /// The end of a kernel with one thread per output element `i` (a grid-stride `loop` over
-/// `count`, 256 threads a block): the group's epilogue stores compute-type `y`, then the loop
-/// closes and the kernel is named after the group.
-Expected<KernelSet> finishPerOutput(CodeWriter &body, CodeWriter::Scope &loop,
-                                    const FusedGroup &group, const Value *y, ParamList &params,
-                                    int64_t count, const EmitOptions &opts);
+/// `count`, 256 threads a block): the group's epilogue stores compute-type `y` (and each of
+/// `moreRoots`, another anchor output of the same shape with its element), then the loop closes
+/// and the kernel is named after the group.
+Expected<KernelSet>
+finishPerOutput(CodeWriter &body, CodeWriter::Scope &loop, const FusedGroup &group, const Value *y,
+                ParamList &params, int64_t count, const EmitOptions &opts,
+                const std::vector<std::pair<const Value *, AnchorElement>> &moreRoots = {});
 
 /// Completes `k` from a body written before its parameters were known: its source is `body`
 /// inside kernelSignature(k.name, params, threads), and its prelude and parameters follow.

@@ -7,7 +7,9 @@
 // offsets, taps in the padding skipped) in the compute type (float for f16/bf16). Semantics are
 // the reference's (ir/eval/pool_eval.cc): MaxPool propagates NaN and yields -inf for a window
 // wholly in the padding; AveragePool divides by the taps inside the input, or with
-// count_include_pad by the taps inside the padded extent. MaxPool's Indices output is refused.
+// count_include_pad by the taps inside the padded extent. MaxPool's Indices output is the flat
+// index into X of the first maximum (a NaN wins, as in numpy), row-major or, with
+// storage_order 1, with the spatial axes column-major; -1 for a window wholly in the padding.
 //
 // LRN: one thread per output element sums the squares of its channel window (floor((size-1)/2)
 // channels before, the rest after, clipped to [0, C)) in the compute type, then divides x by
@@ -81,9 +83,9 @@ Status check(const Node &node) {
   const bool maxPool = node.op() == Op::kMaxPool;
   if (!isFloat(t) && !(maxPool && (t == DType::kI8 || t == DType::kU8)))
     return unimplemented("{} of {} is not supported", node.opName(), dtypeName(t));
-  if (maxPool && node.numOutputs() > 1 && node.output(1) &&
-      (node.output(1)->hasUses() || node.graph()->isOutput(node.output(1))))
-    return unimplemented("the Indices output of {} is not supported", node.opName());
+  if (maxPool && node.getInt("storage_order") != 0 && node.getInt("storage_order") != 1)
+    return invalidArgument("attribute 'storage_order' must be 0 or 1, got {}",
+                           node.getInt("storage_order"));
   if (node.op() == Op::kLpPool || node.op() == Op::kGlobalLpPool)
     if (node.getInt("p") < 1)
       return invalidArgument("attribute 'p' must be positive, got {}", node.getInt("p"));
@@ -199,6 +201,15 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   }
   body.line("const {} *__restrict__ x = in0 + r * {};", cudaStorageType(t), inPlane);
   body.line("{} acc = {};", ct, initValue(node));
+  // MaxPool's Indices, when the model reads them: the flat index of the first maximum.
+  const Value *indices =
+      node.op() == Op::kMaxPool && node.numOutputs() > 1 && node.output(1) &&
+              (node.output(1)->hasUses() || node.graph()->isOutput(node.output(1)))
+          ? node.output(1)
+          : nullptr;
+  if (indices)
+    body.line("long long at = -1;");
+  std::string columnOffset;
   if (average && !includePad)
     body.line("int cnt = 0;");
   std::string offset;
@@ -216,9 +227,25 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
       stride *= axes[e].in;
     offset += fmt::format("{}t{}{}", offset.empty() ? "" : " + ", d,
                           stride == 1 ? "" : fmt::format(" * {}", stride));
+    int64_t columnStride = 1;
+    for (size_t e = 0; e < d; ++e)
+      columnStride *= axes[e].in;
+    columnOffset += fmt::format("{}(long long)t{}{}", columnOffset.empty() ? "" : " + ", d,
+                                columnStride == 1 ? "" : fmt::format(" * {}", columnStride));
   }
   body.line("const {} v = dlc_load(x[{}]);", ct, offset);
-  body.line("{}", accumulate(node, "v"));
+  if (indices) { // numpy's max: a NaN wins; ties keep the first
+    const std::string takes =
+        isFloat(t) ? "!isnan(acc) && (v > acc || isnan(v))" : std::string("v > acc");
+    const bool columnMajor = node.getInt("storage_order") == 1;
+    body.line("if (at < 0 || ({})) {{", takes);
+    body.line("  acc = v;");
+    body.line("  at = (long long)r * {} + {};", inPlane,
+              columnMajor ? columnOffset : "(long long)(" + offset + ")");
+    body.line("}}");
+  } else {
+    body.line("{}", accumulate(node, "v"));
+  }
   if (average && !includePad)
     body.line("++cnt;");
   while (!taps.empty())
@@ -231,6 +258,8 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
     divisor = c.str();
   }
   body.line("const {} y = {};", ct, finalValue(node, "acc", divisor));
+  if (indices)
+    return finishPerOutput(body, loop, group, y, params, yCount, opts, {{indices, {"at", false}}});
   return finishPerOutput(body, loop, group, y, params, yCount, opts);
 }
 

@@ -227,8 +227,15 @@ TEST(PoolEmit, RefusalsSayWhy) {
 })");
   ASSERT_TRUE(g);
   std::string why;
-  EXPECT_FALSE(gpuSupports(*anchorOf(*g), &why));
-  EXPECT_EQ(why, "the Indices output of max_pool is not supported");
+  EXPECT_TRUE(gpuSupports(*anchorOf(*g), &why)) << why; // Indices are computed
+  auto order = parseInfer(R"(graph @g(%x: f32[1,1,4,4]) -> (y: ?, i: ?) {
+  %y, %i = max_pool(%x) {kernel_shape = [2, 2], storage_order = 2} : ?, ?
+  return %y, %i
+})");
+  if (order) { // shape inference may refuse it first
+    EXPECT_FALSE(gpuSupports(*anchorOf(*order), &why));
+    EXPECT_EQ(why, "attribute 'storage_order' must be 0 or 1, got 2");
+  }
 
   auto unused = parseInfer(R"(graph @g(%x: f32[1,1,4,4]) -> (y: ?) {
   %y, %i = max_pool(%x) {kernel_shape = [2, 2]} : ?, ?
@@ -241,6 +248,38 @@ TEST(PoolEmit, RefusalsSayWhy) {
   ASSERT_TRUE(ints);
   EXPECT_FALSE(gpuSupports(*anchorOf(*ints), &why));
   EXPECT_EQ(why, "average_pool of i32 is not supported");
+}
+
+/// MaxPool returning its Indices too.
+std::string withIndices(const std::string &x, const std::string &attrs) {
+  return "graph @g(%x: " + x + ") -> (y: ?, i: ?) {\n  %y, %i = max_pool(%x) " + attrs +
+         " : ?, ?\n  return %y, %i\n}";
+}
+
+TEST(PoolHostRun, MaxPoolIndicesMatchTheReference) {
+  // Ties (a constant plane), NaNs (numpy's max: the first NaN wins), and windows wholly in the
+  // padding (-inf and index -1).
+  Tensor ties = Tensor::zeros(DType::kF32, {1, 2, 5, 5});
+  Tensor nans = Tensor::zeros(DType::kF32, {1, 1, 4, 6});
+  for (int64_t i = 0; i < nans.numElements(); ++i)
+    nans.mutableData<float>()[i] =
+        i % 7 == 3 ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(i % 5);
+  const std::vector<HostCase> cases = {
+      {withIndices("f32[2,3,7,8]",
+                   "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}")},
+      {withIndices("f32[2,3,7,8]", "{kernel_shape = [3, 2], strides = [2, 1], pads = [1, 0, 1, 1], "
+                                   "storage_order = 1}")},
+      {withIndices("f16[1,2,6,5]", "{kernel_shape = [2, 3], dilations = [2, 1], ceil_mode = 1, "
+                                   "strides = [2, 2]}")},
+      {withIndices("i8[1,2,9]", "{kernel_shape = [2], pads = [2, 2]}")}, // padding-only windows
+      {withIndices("f32[1,2,4,5,6]", "{kernel_shape = [2, 2, 2], strides = [2, 2, 1], "
+                                     "storage_order = 1}")},
+      {withIndices("f32[1,2,5,5]", "{kernel_shape = [3, 3], pads = [1, 1, 1, 1]}"), {{"x", ties}}},
+      {withIndices("f32[1,1,4,6]", "{kernel_shape = [2, 3], strides = [1, 2]}"), {{"x", nans}}},
+      {withIndices("f32[1,1,2,2]",
+                   "{kernel_shape = [2, 2], pads = [2, 2, 0, 0], strides = [2, 2]}")},
+  };
+  expectHostRunsMatchReference(cases);
 }
 
 TEST(PoolHostRun, KernelsMatchTheReference) {
