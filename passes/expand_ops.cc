@@ -18,6 +18,7 @@
 //  * Einsum: batched MatMuls and the data movement around them (passes/util/einsum_expand.h).
 //  * Dropout that computes the identity (not training, or a constant ratio of 0): its input and
 //    an all-true mask.
+//  * OneHot with float indices: the indices cast to int64 first (NaN mapped out of range).
 //
 // A node placed on the CPU by the model, or one the rewrite cannot express, stays as it is;
 // `--debug-only=expand-ops` says why for each.
@@ -458,6 +459,30 @@ Status expandIdentityDropout(Graph &g, Node *n, Renames &renames) {
   return Status::ok();
 }
 
+/// OneHot with float indices: the GPU's OneHot reads integer indices, so the indices become
+/// int64 first, truncated as the reference truncates them, with NaN (which the reference skips,
+/// and a cast would make 0) replaced by a value far outside every depth.
+Status checkFloatOneHot(const Node &n) {
+  if (!isFloat(n.input(0)->dtype()))
+    return invalidArgument("its indices are {}: it has a GPU kernel",
+                           dtypeName(n.input(0)->dtype()));
+  return Status::ok();
+}
+
+Status expandFloatOneHot(Graph &g, Node *n, Renames &renames) {
+  NodeBuilder b(g, n);
+  Value *ind = n->input(0);
+  DLC_ASSIGN_OR_RETURN(Value * nan, b.op(Op::kIsNaN, {ind}, "indices_nan"));
+  Value *far = b.scalar("indices_far", -1e18, ind->dtype());
+  DLC_ASSIGN_OR_RETURN(Value * numbers, b.op(Op::kWhere, {nan, far, ind}, "indices_numbers"));
+  DLC_ASSIGN_OR_RETURN(Value * ints,
+                       b.op(Op::kCast, {numbers}, "indices_i64", {{"to", Attribute(DType::kI64)}}));
+  DLC_ASSIGN_OR_RETURN(Value * y, b.op(Op::kOneHot, {ints, n->input(1), n->input(2)}, "onehot",
+                                       {{"axis", Attribute(n->getInt("axis"))}}));
+  replace(g, n->output(0), y, renames);
+  return Status::ok();
+}
+
 /// "node 'name' (Op) -> value" for the decision log.
 std::string label(const Node &n) {
   for (int i = 0; i < n.numOutputs(); ++i)
@@ -485,12 +510,15 @@ public:
     bool changed = false;
     for (Node *n : g.nodes()) {
       const bool recurrent = n->op() == Op::kRNN || n->op() == Op::kGRU || n->op() == Op::kLSTM;
-      const bool other = n->op() == Op::kEinsum || n->op() == Op::kDropout;
+      const bool other =
+          n->op() == Op::kEinsum || n->op() == Op::kDropout || n->op() == Op::kOneHot;
       if (!recurrent && !other && n->op() != Op::kBatchNormalization)
         continue;
       std::optional<Recurrent> r;
       if (other) {
-        Status why = n->op() == Op::kEinsum ? checkEinsumExpandable(*n) : checkIdentityDropout(*n);
+        Status why = n->op() == Op::kEinsum    ? checkEinsumExpandable(*n)
+                     : n->op() == Op::kDropout ? checkIdentityDropout(*n)
+                                               : checkFloatOneHot(*n);
         if (!why.isOk()) {
           options.debugf("{}: kept: {}", label(*n), why.message());
           continue;
@@ -524,6 +552,8 @@ public:
           replace(g, n->output(0), *v, renames);
       } else if (n->op() == Op::kDropout) {
         done = expandIdentityDropout(g, n, renames);
+      } else if (n->op() == Op::kOneHot) {
+        done = expandFloatOneHot(g, n, renames);
       } else {
         done = expandBatchNorm(g, n, renames);
       }

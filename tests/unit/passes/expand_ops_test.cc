@@ -5,6 +5,8 @@
 // with the reason in the decision log.
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "numerics_util.h"
 
 namespace dlc {
@@ -314,6 +316,39 @@ TEST(ExpandOps, DropoutThatComputesTheIdentityBecomesItsInputAndATrueMask) {
     EXPECT_EQ(want.type(), got.type()) << (*ra)[i].name;
     EXPECT_TRUE(want.identical(got)) << (*ra)[i].name;
   }
+}
+
+TEST(ExpandOps, OneHotWithFloatIndicesTruncatesAndSkipsNaN) {
+  std::unique_ptr<Graph> g = parsed(R"(graph @o(%i: f32[2,5]) -> (y: ?) {
+  %depth = constant f32[] dense<[4.0]>
+  %values = constant f32[2] dense<[-1.0, 3.0]>
+  %y = one_hot(%i, %depth, %values) {axis = 1} : ?
+  return %y
+})");
+  ASSERT_TRUE(g);
+  std::unique_ptr<Graph> typed = after(*g, "infer-shapes");
+  std::unique_ptr<Graph> x = after(*typed, "expand-ops,infer-shapes");
+  ASSERT_TRUE(x);
+  ASSERT_EQ(countOps(*x, Op::kOneHot), 1);
+  ASSERT_EQ(countOps(*x, Op::kCast), 1); // the one left reads int64 indices
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  // Fractions truncate toward zero, negatives wrap, out of range / NaN / inf give an off row.
+  Tensor ind = Tensor::fromVector<float>(
+      DType::kF32, {2, 5}, {0.7f, -1.5f, 3.99f, 4.0f, nan, -4.0f, -4.5f, inf, -0.9f, 2e9f});
+  auto ra = ReferenceExecutor::create(*typed)->run({{"i", ind}});
+  auto rb = ReferenceExecutor::create(*x)->run({{"i", ind}});
+  ASSERT_TRUE(ra && rb);
+  EXPECT_TRUE((*ra)[0].tensor.identical((*rb)[0].tensor));
+  // Integer indices have a kernel: kept.
+  std::unique_ptr<Graph> ints = parsed(R"(graph @o(%i: i64[3]) -> (y: ?) {
+  %depth = constant i64[] dense<[4]>
+  %values = constant f32[2] dense<[0.0, 1.0]>
+  %y = one_hot(%i, %depth, %values) : ?
+  return %y
+})");
+  ASSERT_TRUE(ints);
+  EXPECT_EQ(countOps(*after(*ints, "infer-shapes,expand-ops"), Op::kCast), 0);
 }
 
 TEST(ExpandOps, TheExpandedGraphKeepsTheModelsValueNames) {
