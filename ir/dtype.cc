@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -133,7 +134,13 @@ template <class S, class D, class F>
 // code; only NaNs differ (F16C keeps payload bits), so a group of 8 holding a NaN goes through
 // the scalar code and every result is bit-identical to it.
 bool hasF16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  // AVX as the compiler checks it (with the OS's YMM state); F16C from CPUID leaf 1, ECX bit
+  // 29 (clang's __builtin_cpu_supports does not know "f16c").
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) != 0 &&
+           (c & (1u << 29)) != 0;
+  }();
   return has;
 }
 
