@@ -302,11 +302,7 @@ Status expandRecurrent(Graph &g, Node *n, const Recurrent &r, Renames &renames) 
     DLC_ASSIGN_OR_RETURN(DirectionResult res, expandDirection(b, *n, r, x0, d));
     dirs.push_back(std::move(res));
   }
-  auto used = [&](int i) { return n->output(i) && !n->output(i)->uses().empty(); };
-  auto usedOrReturned = [&](int i) {
-    return n->output(i) && (used(i) || g.isOutput(n->output(i)));
-  };
-  if (usedOrReturned(0)) { // Y [seq, dirs, B, H], or layout 1 [B, seq, dirs, H]
+  if (!isUnused(n->output(0))) { // Y [seq, dirs, B, H], or layout 1 [B, seq, dirs, H]
     std::vector<Value *> steps;
     for (int64_t s = 0; s < r.seq; ++s) {
       std::vector<Value *> perDir;
@@ -326,7 +322,7 @@ Status expandRecurrent(Graph &g, Node *n, const Recurrent &r, Renames &renames) 
     replace(g, n->output(0), y, renames);
   }
   for (int i = 1; i <= (r.cell == Cell::kLstm ? 2 : 1); ++i) {
-    if (!usedOrReturned(i))
+    if (isUnused(n->output(i)))
       continue;
     std::vector<Value *> perDir;
     for (int64_t d = 0; d < r.dirs; ++d) {
@@ -400,7 +396,7 @@ Status expandBatchNorm(Graph &g, Node *n, Renames &renames) {
   const double momentum = n->getFloat("momentum");
   for (int i = 1; i <= 2 && i < n->numOutputs(); ++i) {
     Value *out = n->output(i);
-    if (!out || (out->uses().empty() && !g.isOutput(out)))
+    if (isUnused(out))
       continue;
     if (!training) { // the running statistics pass through
       g.replaceAllUsesWith(out, n->input(i + 2));
