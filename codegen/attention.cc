@@ -47,7 +47,7 @@ std::string refusal(const Node &n) {
     return "more than 65535 heads or batches";
   for (const ops::AttentionOperand *op : {&l->q, &l->k, &l->v, &l->y}) {
     const auto s = op->strides();
-    if (s[3] != 1 || s[0] % 8 != 0 || s[1] % 8 != 0 || s[2] % 8 != 0)
+    if (s[3] != 1 || s[0] % 8 != 0 || s[1] % 8 != 0 || s[2] % 8 != 0 || op->offset % 8 != 0)
       return "the attention kernel reads and writes rows of whole 16-byte chunks (a "
              "contiguous head-size axis)";
   }
@@ -89,9 +89,13 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   body.line("static_assert(dlc_attn::shared_bytes<{}>() == {}, \"shared memory layout\");",
             l.headSize, sharedBytes(l.headSize));
   body.line("dlc_attn::Params<{}, {}> p;", t, m);
-  body.line("p.q = {};", q);
-  body.line("p.k = {};", k);
-  body.line("p.v = {};", v);
+  // A strided operand starts at its offset into the buffer.
+  auto at = [](const std::string &base, const ops::AttentionOperand &op) {
+    return op.offset ? fmt::format("{} + {}LL", base, op.offset) : base;
+  };
+  body.line("p.q = {};", at(q, l.q));
+  body.line("p.k = {};", at(k, l.k));
+  body.line("p.v = {};", at(v, l.v));
   body.line("p.y = {};", y);
   body.line("p.mask = {};", mask);
   auto strides = [&](const char *field, const ops::AttentionOperand &op) {

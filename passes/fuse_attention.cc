@@ -20,15 +20,36 @@
 // around the softmax chain (mixed precision keeps softmax in float32) are absorbed: the
 // kernel computes the scores and the softmax in float32 anyway.
 //
+// Then each operand is read from the buffer its data was moved out of (passes/util/
+// strided_view.h): walking up through Reshapes, Transposes, Gathers of one constant index and,
+// for Q and K, one-element constant scalings (which join the scale), the operand becomes a
+// strided one (sizes_q, strides_q, offset_q) over the buffer where the walk stopped. PyTorch's
+// multi-head attention (ViT) then reads Q, K and V straight out of its packed projection:
+//
+//     %p = add(%b, matmul(%x, %w))                      // [S, B, 3 * E]
+//     %t = transpose(unsqueeze(reshape(%p)))            // [3, S, B, 1, E]
+//     %q = gather(squeeze(%t), 0) ... %v = gather(squeeze(%t), 2)
+//     %y = attention(mul(reshape(%q), c), mul(reshape(%k), c), reshape(%v)) {perm_q = ...}
+//  =>
+//     %y = attention(%p, %p, %p) {sizes_q = [B, H, S, D], strides_q = [3E, D, 3BE, 1],
+//                                 offset_k = E, offset_v = 2E, ..., scale = c * c}
+//
+// The walk keeps the deepest point past which something was saved (a data-moving op or a
+// scaling), and is undone when the GPU cannot read the strided operands.
+//
 // Fused only when every intermediate value is read by the chain alone, the logical operands
 // are 4-D with equal batch and head counts, and (when the pipeline knows a GPU backend,
 // PassOptions::gpuSupport) the GPU can run the Attention node; otherwise the reason is given
 // under --debug-only=fuse-attention. Run dce after this pass (the chain's nodes stay until
 // then).
+#include <set>
+
+#include "ir/annotations/fusion_roles.h"
 #include "ir/match.h"
 #include "ir/ops/attention.h"
 #include "ir/ops/util.h"
 #include "passes/registry.h"
+#include "passes/util/strided_view.h"
 
 namespace dlc {
 
@@ -72,6 +93,8 @@ bool isFloatCast(const Node &n) {
 }
 
 std::vector<int64_t> identity4() { return {0, 1, 2, 3}; }
+
+constexpr const char *kPermAttrs[] = {"perm_q", "perm_k", "perm_v"};
 
 /// "node 'name' (Op) -> value" for the decision log (text IR nodes have no names).
 std::string label(const Node &n) {
@@ -268,7 +291,116 @@ private:
     const std::string name = m.context->name();
     replaceOutputNamed(g, m.context, *y);
     (*y)->producer()->setName(name);
+    DLC_RETURN_IF_ERROR(foldOperandViews(g, *(*y)->producer(), options));
     return true;
+  }
+
+  /// Where operand `i` of an attention can be read from: the buffer, the strided view of it
+  /// and the factor that joins the scale.
+  struct Source {
+    Value *value = nullptr;
+    StridedView view;
+    double factor = 1.0;
+  };
+
+  /// The deepest source of operand `i` (its layout `op`) past a data-moving op or a scaling,
+  /// or nullopt when there is none.
+  static std::optional<Source> deepestSource(Node &a, int i, const ops::AttentionOperand &op) {
+    Source cur{a.input(i), {}, 1.0};
+    const auto sizes = op.logical();
+    const auto strides = op.strides();
+    cur.view = {{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
+    for (size_t j = 0; j < 4; ++j)
+      if (cur.view.sizes[j] == 1)
+        cur.view.strides[j] = 0;
+    std::optional<Source> best;
+    while (Node *p = cur.value->producer()) {
+      int data = 0;
+      std::optional<double> f = i < 2 ? scalarFactor(*p, &data) : std::nullopt;
+      if (f) {
+        cur.factor *= *f;
+        cur.value = p->input(data);
+      } else if (auto next = viewThrough(*p, cur.view)) {
+        cur.view = *next;
+        cur.value = p->input(0);
+        if (isViewNode(*p) && !best)
+          continue; // nothing saved yet: a reshape costs nothing
+      } else {
+        break;
+      }
+      best = cur;
+    }
+    return best;
+  }
+
+  /// Reads Q, K and V of attention `a` from the buffers their data was moved out of (see the
+  /// top of this file); keeps `a` when nothing moves or the GPU cannot read the result.
+  static Status foldOperandViews(Graph &g, Node &a, const PassOptions &options) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (int i = 0; i < 3; ++i) {
+      if (!a.input(i)->shape().isStatic())
+        return Status::ok();
+      shapes.push_back(a.input(i)->shape().sizes());
+    }
+    auto layout = ops::attentionLayout(a, shapes[0], shapes[1], shapes[2]);
+    if (!layout)
+      return Status::ok();
+    const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
+    std::optional<Source> sources[3];
+    for (int i = 0; i < 3; ++i)
+      sources[i] = deepestSource(a, i, *ops[i]);
+    if (!sources[0] && !sources[1] && !sources[2])
+      return Status::ok();
+    // The moved operands' attributes are rewritten, the others' and the rest kept.
+    std::set<std::string, std::less<>> rewritten = {"scale"};
+    for (int i = 0; i < 3; ++i) {
+      const auto names = ops::stridedAttrNames(i);
+      if (sources[i])
+        rewritten.insert({kPermAttrs[i], names.sizes, names.strides, names.offset});
+    }
+    std::vector<std::pair<std::string, Attribute>> attrs;
+    for (auto &[name, attr] : ownAttributes(a))
+      if (!rewritten.count(name))
+        attrs.emplace_back(name, attr);
+    std::vector<Value *> inputs(a.inputs().begin(), a.inputs().end());
+    double scale = layout->scale;
+    std::string log;
+    for (int i = 0; i < 3; ++i) {
+      const std::optional<Source> &src = sources[i];
+      if (!src)
+        continue;
+      const auto names = ops::stridedAttrNames(i);
+      inputs[static_cast<size_t>(i)] = src->value;
+      scale *= src->factor;
+      attrs.emplace_back(names.sizes, Attribute(src->view.sizes));
+      attrs.emplace_back(names.strides, Attribute(src->view.strides));
+      if (src->view.offset)
+        attrs.emplace_back(names.offset, Attribute(src->view.offset));
+      log +=
+          fmt::format("; {} reads {} as {}{}", "QKV"[i], src -> value -> name(), src -> view.str(),
+                      src->factor != 1.0 ? fmt::format(", scaled by {}", src->factor) : "");
+    }
+    attrs.emplace_back("scale", Attribute(static_cast<float>(scale)));
+    auto y = addTypedNode(g, Op::kAttention, inputs, a.output(0)->name(), &a, a, attrs);
+    std::string no;
+    if (!y)
+      no = std::string(y.status().message());
+    else if ((*y)->type() != a.output(0)->type())
+      no = fmt::format("the strided form's type {} is not {}", (*y)->type().str(),
+                       a.output(0)->type().str());
+    else if (options.gpuSupport && !options.gpuSupport(*(*y)->producer(), &no))
+      no = no.empty() ? "the GPU backend cannot run it" : no;
+    if (!no.empty()) {
+      if (y)
+        g.eraseNode((*y)->producer());
+      options.debugf("{}: operands stay as they are: {}", label(a), no);
+      return Status::ok();
+    }
+    options.debugf("{}: operands read in place{}", label(a), log);
+    const std::string name = a.name();
+    replaceOutputNamed(g, &a, *y);
+    (*y)->producer()->setName(name);
+    return Status::ok();
   }
 };
 

@@ -22,7 +22,8 @@
 #               process, every side timed by one function (DLC_HARNESS_MODELS=resnet50,... to
 #               keep some)
 #   gemms       the same harness on single fp16 GEMMs against cuBLAS (8192^3, transformer shapes)
-#   attention   the harness on BERT and ViT compiled with --fused-attention (no torch.compile)
+#   attention   the harness on BERT and ViT compiled with --no-fused-attention (the unfused
+#               path, to compare with the harness part; no torch.compile)
 #   kbench      tools/kbench/kbench on $DLC_KBENCH_FILE (default tools/kbench/sm90.txt)
 # Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
 set -uo pipefail
@@ -131,7 +132,7 @@ for part in "${parts[@]}"; do
     gemms) run_part gemms python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
              --out "$out" --gemms ;;
     attention) run_part attention python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
-                 --out "$out/attention" --models bert_base,vit_b_16 --fused-attention --no-compile ;;
+                 --out "$out/attention" --models bert_base,vit_b_16 --no-fused-attention --no-compile ;;
     kbench) run_part kbench "$build/tools/kbench/kbench" \
               --file "$root/${DLC_KBENCH_FILE:-tools/kbench/sm90.txt}" --runs 30 ;;
     *) echo "unknown part '$part'"; exit 2 ;;

@@ -142,6 +142,22 @@ Status writeAttention(const Node &n, ::onnx::GraphProto &graph) {
   // An operand's stored view as its logical [B, H, S, D].
   auto logical = [&](const Value *x, const ops::AttentionOperand &op) -> Expected<std::string> {
     std::string name = x->name();
+    if (op.strided) {
+      // Gather(flattened buffer, offset + b sB + h sH + s sS + d sD), the index the broadcast
+      // sum of one small constant per axis.
+      DLC_ASSIGN_OR_RETURN(std::string flatShape, constant(Tensor::vectorI64({-1})));
+      const std::string flat = add("Reshape", {name, flatShape}).output(0);
+      std::string index;
+      for (size_t j = 0; j < 4; ++j) {
+        std::vector<int64_t> shape(4, 1), values;
+        shape[j] = op.view[j];
+        for (int64_t i = 0; i < op.view[j]; ++i)
+          values.push_back((j == 0 ? op.offset : 0) + i * op.explicitStrides[j]);
+        DLC_ASSIGN_OR_RETURN(std::string axis, constant(Tensor::vectorI64(values).reshaped(shape)));
+        index = j == 0 ? axis : add("Add", {index, axis}).output(0);
+      }
+      return add("Gather", {flat, index}).output(0);
+    }
     if (x->shape().rank() == 3) {
       DLC_ASSIGN_OR_RETURN(std::string shape,
                            constant(Tensor::vectorI64({op.view.begin(), op.view.end()})));

@@ -15,8 +15,23 @@ namespace {
 
 /// `t` (stored) as the logical [B, H, S, D] tensor of `op`, in double.
 Expected<Tensor> logicalF64(const Tensor &t, const ops::AttentionOperand &op) {
-  Tensor view = castTensor(t, DType::kF64).reshaped({op.view.begin(), op.view.end()});
-  return permuted(view, {op.perm.begin(), op.perm.end()});
+  if (!op.strided) {
+    Tensor view = castTensor(t, DType::kF64).reshaped({op.view.begin(), op.view.end()});
+    return permuted(view, {op.perm.begin(), op.perm.end()});
+  }
+  // A strided operand: gather its elements (attentionLayout checked they are in the buffer).
+  const Tensor flat = castTensor(t, DType::kF64);
+  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(DType::kF64, {op.view.begin(), op.view.end()}));
+  const double *src = flat.data<double>();
+  double *dst = out.mutableData<double>();
+  const auto &n = op.view;
+  const auto &s = op.explicitStrides;
+  for (int64_t b = 0; b < n[0]; ++b)
+    for (int64_t h = 0; h < n[1]; ++h)
+      for (int64_t i = 0; i < n[2]; ++i)
+        for (int64_t d = 0; d < n[3]; ++d)
+          *dst++ = src[op.offset + b * s[0] + h * s[1] + i * s[2] + d * s[3]];
+  return out;
 }
 
 } // namespace

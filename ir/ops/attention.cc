@@ -17,10 +17,14 @@ using Dims4 = std::array<Dim, 4>;
 constexpr std::array<int64_t, 4> kIdentity = {0, 1, 2, 3};
 constexpr std::array<int64_t, 4> kSplitHeads = {0, 2, 1, 3}; // [B, S, H, D] <-> [B, H, S, D]
 
-/// An operand over dims: the view and which view axis each logical axis is.
+/// An operand over dims: the view and which view axis each logical axis is; a strided one's
+/// view is its logical sizes (identity perm) at `strides` from element `offset`.
 struct DimOperand {
   Dims4 view;
   std::array<int64_t, 4> perm = kIdentity;
+  bool strided = false;
+  std::array<int64_t, 4> strides{};
+  int64_t offset = 0;
 
   Dims4 logical() const {
     Dims4 l;
@@ -71,19 +75,76 @@ Expected<DimOperand> splitHeads(const Shape &s, int64_t heads, const char *what)
   return DimOperand{{s[0], s[1], Dim(heads), d}, kSplitHeads};
 }
 
+constexpr const char *kPermAttrs[] = {"perm_q", "perm_k", "perm_v"};
+
+/// Operand `i`'s strided form (sizes_q, strides_q, offset_q and so on) over the stored shape
+/// `stored`, or nullopt when it has none.
+Expected<std::optional<DimOperand>> stridedOperand(const Node &n, int i, const Shape &stored) {
+  const StridedAttrNames a = stridedAttrNames(i);
+  auto ints = [&](const char *attr) {
+    return n.hasAttr(attr) ? n.getInts(attr) : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> sizes = ints(a.sizes), strides = ints(a.strides);
+  if (sizes.empty() && strides.empty())
+    return std::optional<DimOperand>();
+  if (sizes.size() != 4 || strides.size() != 4)
+    return invalidArgument("{} and {} give the 4 axes [B, H, S, D]; got [{}] and [{}]", a.sizes,
+                           a.strides, fmt::join(sizes, ", "), fmt::join(strides, ", "));
+  if (!ints(kPermAttrs[i]).empty())
+    return invalidArgument("a strided operand ({}) takes no {}", a.strides, kPermAttrs[i]);
+  DimOperand d;
+  d.strided = true;
+  d.offset = n.hasAttr(a.offset) ? n.getInt(a.offset) : 0;
+  bool empty = false;
+  int64_t last = d.offset;
+  for (size_t j = 0; j < 4; ++j) {
+    if (sizes[j] < 0 || strides[j] < 0 || d.offset < 0)
+      return invalidArgument("{} [{}], {} [{}] and {} {} must not be negative", a.sizes,
+                             fmt::join(sizes, ", "), a.strides, fmt::join(strides, ", "), a.offset,
+                             d.offset);
+    d.view[j] = Dim(sizes[j]);
+    d.strides[j] = strides[j];
+    empty = empty || sizes[j] == 0;
+    last += sizes[j] > 0 ? (sizes[j] - 1) * strides[j] : 0;
+  }
+  const std::optional<int64_t> elements = stored.isStatic() ? stored.numElements() : std::nullopt;
+  if (elements && !empty && last >= *elements)
+    return invalidArgument("the view {} [{}] at {} [{}] from element {} reaches element {} of "
+                           "a buffer of {} ({})",
+                           a.sizes, fmt::join(sizes, ", "), a.strides, fmt::join(strides, ", "),
+                           d.offset, last, *elements, stored.str());
+  return std::optional<DimOperand>(d);
+}
+
 Expected<Operands> readOperands(const Node &n, const Shape &q, const Shape &k, const Shape &v) {
-  const int64_t rank = q.rank();
-  if ((rank != 3 && rank != 4) || k.rank() != rank || v.rank() != rank)
+  const Shape *stored[] = {&q, &k, &v};
+  std::optional<DimOperand> strided[3];
+  for (int i = 0; i < 3; ++i) {
+    DLC_ASSIGN_OR_RETURN(strided[i], stridedOperand(n, i, *stored[i]));
+  }
+  const bool anyStrided = strided[0] || strided[1] || strided[2];
+  // The 3-D form: every operand [B, S, H * D]; otherwise each is 4-D or strided.
+  const int64_t rank = anyStrided ? 4 : q.rank();
+  for (int i = 0; i < 3; ++i) {
+    if (strided[i] || ((rank == 3 || rank == 4) && stored[i]->rank() == rank))
+      continue;
+    if (anyStrided)
+      return invalidArgument("Q, K and V must each be 4-D or strided, got shapes {}, {} and {}",
+                             q.str(), k.str(), v.str());
     return invalidArgument("Q, K and V must all be 3-D or all 4-D, got shapes {}, {} and {}",
                            q.str(), k.str(), v.str());
+  }
   Operands o;
   if (rank == 4) {
-    const std::pair<DimOperand *, const Shape *> ins[] = {{&o.q, &q}, {&o.k, &k}, {&o.v, &v}};
-    const char *attrs[] = {"perm_q", "perm_k", "perm_v"};
+    DimOperand *ins[] = {&o.q, &o.k, &o.v};
     for (size_t i = 0; i < 3; ++i) {
+      if (strided[i]) {
+        *ins[i] = *strided[i];
+        continue;
+      }
       for (size_t a = 0; a < 4; ++a)
-        ins[i].first->view[a] = (*ins[i].second)[static_cast<int64_t>(a)];
-      DLC_ASSIGN_OR_RETURN(ins[i].first->perm, permAttr(n, attrs[i]));
+        ins[i]->view[a] = (*stored[i])[static_cast<int64_t>(a)];
+      DLC_ASSIGN_OR_RETURN(ins[i]->perm, permAttr(n, kPermAttrs[i]));
     }
   } else {
     for (const char *attr : {"perm_q", "perm_k", "perm_v", "perm_y"})
@@ -177,7 +238,16 @@ std::array<int64_t, 4> AttentionOperand::logical() const {
   return l;
 }
 
+StridedAttrNames stridedAttrNames(int i) {
+  static constexpr StridedAttrNames kNames[] = {{"sizes_q", "strides_q", "offset_q"},
+                                                {"sizes_k", "strides_k", "offset_k"},
+                                                {"sizes_v", "strides_v", "offset_v"}};
+  return kNames[i];
+}
+
 std::array<int64_t, 4> AttentionOperand::strides() const {
+  if (strided)
+    return explicitStrides;
   std::array<int64_t, 4> viewStride{};
   int64_t s = 1;
   for (size_t a = 4; a-- > 0;) {
@@ -210,6 +280,9 @@ Expected<AttentionLayout> attentionLayout(const Node &node, const std::vector<in
     for (size_t i = 0; i < 4; ++i)
       a.view[i] = d.view[i].value();
     a.perm = d.perm;
+    a.strided = d.strided;
+    a.explicitStrides = d.strides;
+    a.offset = d.offset;
     return a;
   };
   AttentionLayout l;
@@ -245,7 +318,11 @@ OpDef attentionRow() {
              intAttr("softmax_precision", 0),
              // dlc's, as MatMul's perm_a / perm_y (attention.h).
              intsAttr("perm_q", {}), intsAttr("perm_k", {}), intsAttr("perm_v", {}),
-             intsAttr("perm_y", {})};
+             intsAttr("perm_y", {}),
+             // dlc's strided operands (attention.h).
+             intsAttr("sizes_q", {}), intsAttr("strides_q", {}), intAttr("offset_q", 0),
+             intsAttr("sizes_k", {}), intsAttr("strides_k", {}), intAttr("offset_k", 0),
+             intsAttr("sizes_v", {}), intsAttr("strides_v", {}), intAttr("offset_v", 0)};
   d.infer = inferAttention;
   return d;
 }

@@ -18,6 +18,12 @@
 //    perm_y stores Y through one, as MatMul's perm_a / perm_y (fuse-attention folds the head
 //    split and merge transposes of exported attention into them; the ONNX exporter writes
 //    them back as Transposes).
+//  * dlc's strided operands: sizes_q = [B, H, S, D], strides_q (element strides of those axes
+//    in the stored buffer, any rank) and offset_q (the element where [0, 0, 0, 0] is), and so
+//    for k and v. fuse-attention reads Q, K and V this way straight out of a packed QKV
+//    projection (the Gathers, Transposes and Reshapes between go); a strided operand takes no
+//    perm, and the node is then of the 4-D form (Y through perm_y). The ONNX exporter writes
+//    one as a Gather from the flattened buffer.
 #pragma once
 
 #include <array>
@@ -29,15 +35,25 @@
 namespace dlc::ops {
 
 /// A stored operand as its logical [batch, heads, seq, head_size] tensor: the buffer viewed as
-/// the 4-D shape `view` (row-major), logical axis j being view axis perm[j].
+/// the 4-D shape `view` (row-major), logical axis j being view axis perm[j]; or, when
+/// `strided`, the logical sizes `view` at `explicitStrides` from element `offset`.
 struct AttentionOperand {
   std::array<int64_t, 4> view{};
   std::array<int64_t, 4> perm{0, 1, 2, 3};
+  bool strided = false;
+  std::array<int64_t, 4> explicitStrides{};
+  int64_t offset = 0;
 
   std::array<int64_t, 4> logical() const;
   /// Element strides of the logical axes in the buffer.
   std::array<int64_t, 4> strides() const;
 };
+
+/// The attribute names of operand `i` (0 Q, 1 K, 2 V) of the strided form.
+struct StridedAttrNames {
+  const char *sizes, *strides, *offset;
+};
+StridedAttrNames stridedAttrNames(int i);
 
 /// Sizes and views of an Attention node with static operand shapes.
 struct AttentionLayout {

@@ -29,7 +29,7 @@ struct JitOptions {
   std::string precision;
   std::string keepFp32;
   /// GpuPipelineOptions::fuseAttention.
-  bool fuseAttention = false;
+  bool fuseAttention = true;
   /// Shape inputs bound to this run's values (see shapeInputs): each graph input named here
   /// is read as a constant of that value, so the shapes it gives become static. The program
   /// is then valid for these values only; callers key it by them.

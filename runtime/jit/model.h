@@ -85,8 +85,9 @@ struct SessionOptions {
   /// GPU: on sm_90, GEMMs may use the Hopper kernels (wgmma; the program is compiled for
   /// sm_90a). false keeps every kernel plain sm_90 code (`--no-hopper-kernels`).
   bool hopperKernels = true;
-  /// GPU: attention runs as one fused kernel (`--fused-attention`; the fuse-attention pass).
-  bool fusedAttention = false;
+  /// GPU: attention runs as one fused kernel (the fuse-attention pass; `--no-fused-attention`
+  /// turns it off).
+  bool fusedAttention = true;
   /// GPU: "fp16" or "bf16" runs a float32 model in mixed precision (the mixed-precision pass);
   /// "" keeps its types. `keepFp32` names nodes or ops ('|'-separated) kept in float32.
   std::string precision;

@@ -56,7 +56,7 @@ std::string describePipelines(int optLevel) {
   out += fmt::format("gpu --verify: {}\n", gpuPipeline({.reuseMemory = false}));
   out += fmt::format("gpu --no-cpu-fallback: {}\n", gpuPipeline({.strictPlacement = true}));
   out += fmt::format("gpu --precision fp16: {}\n", gpuPipeline({.precision = "fp16"}));
-  out += fmt::format("gpu --fused-attention: {}\n", gpuPipeline({.fuseAttention = true}));
+  out += fmt::format("gpu --no-fused-attention: {}\n", gpuPipeline({.fuseAttention = false}));
   out += fmt::format("quantize: {}\n", quantizePipeline());
   return out;
 }

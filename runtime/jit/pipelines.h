@@ -6,7 +6,8 @@
 //           -O1  infer-shapes,fold-constants,simplify,cse,dce,infer-shapes   (the default)
 //   cpu   A CPU session runs the loaded graph on the reference backend: no further pass.
 //   gpu   Per set of input shapes, after the symbolic input dims are bound (specializeGraph):
-//           infer-shapes,fold-batchnorm,fold-constants,dce,
+//           infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,
+//           realize-int8,[mixed-precision,]layout,fold-transpose-matmul,dce,fuse-attention,dce,
 //           place-devices{gpu=true,gpus=1,strict=S},insert-copies,fuse,plan-memory{reuse=R}
 //         Binding the dims makes the shape arithmetic constant (fold-constants folds it with
 //         the batch norms' weights); simplify, cse and dce already ran at load and are not
@@ -39,9 +40,9 @@ struct GpuPipelineOptions {
   std::string precision;
   /// `--keep-fp32`: node or op names ('|'-separated) mixed-precision keeps in float32.
   std::string keepFp32;
-  /// `--fused-attention`: fuse-attention after fold-transpose-matmul (opt-in until its GPU
-  /// kernel has been measured on the H200).
-  bool fuseAttention = false;
+  /// fuse-attention after fold-transpose-matmul (on by default since its kernel was measured
+  /// on the H200; `--no-fused-attention` turns it off).
+  bool fuseAttention = true;
 };
 
 /// The GPU pipeline (see above).

@@ -78,7 +78,7 @@ def run_config(args, name, batch, dtype, workdir):
     row = {"model": tag}
     lib = os.path.join(workdir, f"{stem}.so")
     t0 = time.time()
-    extra = ["--fused-attention"] if args.fused_attention else []
+    extra = ["--no-fused-attention"] if args.no_fused_attention else []
     p = subprocess.run([args.dlc, "compile", path, "-o", lib] + extra, capture_output=True,
                        text=True)
     row["dlc_compile_s"] = time.time() - t0
@@ -123,8 +123,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", default="", help="comma-separated names to keep (resnet50, ...)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
-    ap.add_argument("--fused-attention", action="store_true",
-                    help="compile with dlc compile --fused-attention (the flash-attention kernel)")
+    ap.add_argument("--no-fused-attention", action="store_true",
+                    help="compile with dlc compile --no-fused-attention (attention unfused)")
     ap.add_argument("--gemms", action="store_true",
                     help="single GEMMs against cuBLAS (8192^3, transformer shapes) instead")
     args = ap.parse_args()

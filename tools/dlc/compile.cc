@@ -46,7 +46,7 @@ struct CompileArgs {
   bool noGpu = false;
   bool allowTf32 = false;
   bool noHopperKernels = false;
-  bool fusedAttention = false;
+  bool fusedAttention = true;
   PrecisionArgs precision;
   bool strict = false;
   int optLevel = 1;
@@ -330,10 +330,10 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
                 "sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a); every kernel is "
                 "plain sm_90 code");
-  cmd->add_flag("--fused-attention", args->fusedAttention,
+  cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "Run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
-                "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; off by default "
-                "until measured on a GPU)");
+                "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "
+                "--no-fused-attention keeps the products and the softmax apart)");
   addPrecisionFlags(cmd, args->precision);
   cmd->add_flag("--no-cpu-fallback", args->strict,
                 "Fail when a node has no GPU kernel instead of running it on the CPU");

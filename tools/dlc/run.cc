@@ -61,7 +61,7 @@ struct RunArgs {
   bool noCpuFallback = false;
   bool allowTf32 = false;
   bool noHopperKernels = false;
-  bool fusedAttention = false;
+  bool fusedAttention = true;
   PrecisionArgs precision;
   bool verify = false;
   bool profile = false;
@@ -543,10 +543,10 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
   cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
                 "GPU, sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a)");
-  cmd->add_flag("--fused-attention", args->fusedAttention,
+  cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "GPU: run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
-                "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; off by default "
-                "until measured on a GPU)");
+                "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "
+                "--no-fused-attention keeps the products and the softmax apart)");
   addPrecisionFlags(cmd, args->precision);
   cmd->add_option("--compare-precision", args->comparePrecision.precision,
                   "Instead of a plain run: run the float model and its int8, fp16 or bf16 form "

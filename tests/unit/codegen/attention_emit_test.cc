@@ -3,7 +3,8 @@
 // emulator (host_emulator.h emulates cp.async, ldmatrix and mma.sync from the PTX fragment
 // layouts) against the reference backend on random data: sequences that are not multiples of
 // the 64-row tiles, several key tiles, head sizes 64 and 128, f16 and bf16, the views of BERT
-// ([B, S, H, D] read as [B, H, S, D]) and of ONNX's 3-D form, grouped-query heads, float and
+// ([B, S, H, D] read as [B, H, S, D]), of ONNX's 3-D form and of ViT's packed projection
+// (strided operands), grouped-query heads, float and
 // bool masks that broadcast, the causal mask, and a row whose keys are all masked (NaN, as the
 // unfused softmax gives).
 #include <random>
@@ -50,6 +51,12 @@ TEST(AttentionEmit, SupportsWhatTheKernelRuns) {
       // The head-size axis of Q is not contiguous: read as [B, H, D, S] transposed.
       {R"(graph @g(%q: f16[1,2,64,5], %k: f16[1,2,5,64], %v: f16[1,2,5,64]) -> (y: f16[1,2,5,64]) {
   %y = attention(%q, %k, %v) {perm_q = [0, 1, 3, 2]} : ?
+  return %y
+})",
+       "16-byte chunks"},
+      // Strided Q 4 elements into the buffer: its rows do not start on 16-byte chunks.
+      {R"(graph @g(%qkv: f16[5,2,392], %k: f16[2,2,5,64], %v: f16[2,2,5,64]) -> (y: f16[2,2,5,64]) {
+  %y = attention(%qkv, %k, %v) {sizes_q = [2, 2, 5, 64], strides_q = [392, 64, 784, 1], offset_q = 4} : ?
   return %y
 })",
        "16-byte chunks"},
@@ -121,6 +128,14 @@ TEST(AttentionEmit, HostRunsMatchTheReference) {
           {"m", mask}},
          1e-2});
   }
+  // ViT's packed projection [S, B, 3 * H * D] (torch's multi-head attention), Q, K and V read
+  // straight out of it as strided operands, Y stored [S, B, H, D].
+  cases.push_back({R"(graph @packed(%qkv: f16[70,2,384]) -> (y: f16[70,2,2,64]) {
+  %y = attention(%qkv, %qkv, %qkv) {sizes_q = [2, 2, 70, 64], strides_q = [384, 64, 768, 1], sizes_k = [2, 2, 70, 64], strides_k = [384, 64, 768, 1], offset_k = 128, sizes_v = [2, 2, 70, 64], strides_v = [384, 64, 768, 1], offset_v = 256, perm_y = [2, 0, 1, 3]} : ?
+  return %y
+})",
+                   {{"qkv", randomData(DType::kF16, {70, 2, 384}, 12, 1.0f)}},
+                   1e-2});
   expectHostRunsMatchReference(cases);
 }
 

@@ -174,6 +174,51 @@ TEST_F(Linalg, AttentionFourDimensional) {
             "f16[2,128,12,64]");
 }
 
+TEST_F(Linalg, AttentionStridedOperands) {
+  // Q, K and V read out of one packed projection [S, B, 3 * H * D] (ViT's): strided operands
+  // of any stored rank, Y of the 4-D form.
+  using V = std::vector<int64_t>;
+  auto strided = [](const char *x, V sizes, V strides, int64_t offset) {
+    return AttrMap{{fmt::format("sizes_{}", x), Attribute(sizes)},
+                   {fmt::format("strides_{}", x), Attribute(strides)},
+                   {fmt::format("offset_{}", x), Attribute(offset)}};
+  };
+  auto attrs = [&](int64_t vOffset) {
+    auto a = strided("q", {2, 12, 197, 64}, {2304, 64, 4608, 1}, 0);
+    a.merge(strided("k", {2, 12, 197, 64}, {2304, 64, 4608, 1}, 768));
+    a.merge(strided("v", {2, 12, 197, 64}, {2304, 64, 4608, 1}, vOffset));
+    a.emplace("perm_y", Attribute(V{2, 0, 1, 3}));
+    return a;
+  };
+  const std::vector<std::string> qkv = {"f16[197,2,2304]", "f16[197,2,2304]", "f16[197,2,2304]"};
+  EXPECT_EQ(infer(Op::kAttention, {in(qkv[0]), in(qkv[1]), in(qkv[2])}, attrs(1536)).type(),
+            "f16[197,2,12,64]");
+  // V one element further reaches past the buffer.
+  EXPECT_EQ(
+      infer(Op::kAttention, {in(qkv[0]), in(qkv[1]), in(qkv[2])}, attrs(1537)).status.message(),
+      "node 'n' (Attention): the view sizes_v [2, 12, 197, 64] at strides_v [2304, 64, "
+      "4608, 1] from element 1537 reaches element 907776 of a buffer of 907776 "
+      "([197,2,2304])");
+  // A strided operand takes no perm, and sizes come with strides.
+  auto withPerm = strided("q", {2, 4, 5, 16}, {640, 16, 64, 1}, 0);
+  withPerm.emplace("perm_q", Attribute(V{0, 2, 1, 3}));
+  EXPECT_EQ(
+      infer(Op::kAttention, {in("f32[1280]"), in("f32[2,4,5,16]"), in("f32[2,4,5,16]")}, withPerm)
+          .status.message(),
+      "node 'n' (Attention): a strided operand (strides_q) takes no perm_q");
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[1280]"), in("f32[2,4,5,16]"), in("f32[2,4,5,16]")},
+                  {{"sizes_q", Attribute(V{2, 4, 5, 16})}})
+                .status.message(),
+            "node 'n' (Attention): sizes_q and strides_q give the 4 axes [B, H, S, D]; got [2, "
+            "4, 5, 16] and []");
+  // The other operands are then 4-D.
+  EXPECT_EQ(infer(Op::kAttention, {in("f32[1280]"), in("f32[2,5,64]"), in("f32[2,5,64]")},
+                  strided("q", {2, 4, 5, 16}, {640, 16, 64, 1}, 0))
+                .status.message(),
+            "node 'n' (Attention): Q, K and V must each be 4-D or strided, got shapes [1280], "
+            "[2,5,64] and [2,5,64]");
+}
+
 TEST_F(Linalg, AttentionThreeDimensional) {
   // ONNX's 3-D form: [B, S, heads * head size], the heads from the attributes.
   EXPECT_EQ(infer(Op::kAttention, {in("f32[2,S,256]"), in("f32[2,T,128]"), in("f32[2,T,64]")},
