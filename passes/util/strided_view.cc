@@ -143,4 +143,25 @@ std::optional<StridedView> viewThrough(const Node &n, const StridedView &view) {
   return std::nullopt;
 }
 
+std::optional<StridedView> viewInBlock(const std::vector<int64_t> &part, const StridedView &view,
+                                       const std::vector<int64_t> &whole,
+                                       const std::vector<int64_t> &start) {
+  if (part.size() != whole.size() || start.size() != whole.size())
+    return std::nullopt;
+  for (size_t a = 0; a < whole.size(); ++a)
+    if (start[a] < 0 || start[a] + part[a] > whole[a])
+      return std::nullopt;
+  auto c = decompose(part, view);
+  if (!c)
+    return std::nullopt;
+  std::vector<int64_t> map(whole.size());
+  int64_t extra = 0;
+  const std::vector<int64_t> st = rowMajorStrides(whole);
+  for (size_t a = 0; a < whole.size(); ++a) {
+    map[a] = static_cast<int64_t>(a);
+    extra += start[a] * st[a];
+  }
+  return recompose(whole, *c, map, view, extra);
+}
+
 } // namespace dlc

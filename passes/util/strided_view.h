@@ -39,4 +39,12 @@ StridedView contiguousView(const std::vector<int64_t> &shape);
 /// apart). Axes of size 1 get stride 0.
 std::optional<StridedView> viewThrough(const Node &n, const StridedView &view);
 
+/// `view` over a buffer of shape `part` as a view of a buffer of shape `whole`, when `part`
+/// is the block of `whole` from `start` (one per axis; part's sizes fit inside); nullopt
+/// when a view axis would carry across part's axes. Merging three projections into one
+/// wider one reads each old result as a block of the new (fuse-attention).
+std::optional<StridedView> viewInBlock(const std::vector<int64_t> &part, const StridedView &view,
+                                       const std::vector<int64_t> &whole,
+                                       const std::vector<int64_t> &start);
+
 } // namespace dlc
