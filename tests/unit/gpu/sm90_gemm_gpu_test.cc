@@ -75,6 +75,21 @@ std::vector<Case> cases() {
                    t,
                    {4000, 384}});
   }
+  // Few columns over a long K (BERT's FFN down-projection has N = 768, K = 3072): 128 x 64
+  // tiles, twice as many as 128 x 128 ones; tails in M, N and K.
+  out.push_back({"f16 128 x 64 tiles, bias",
+                 fmt::format(R"(graph @g(%x: f16[1000,1000]) -> (y: f16[1000,520]) {{
+  %w = constant f16[1000,520] {0}
+  %ws = constant f16[] dense<[0.0625]>
+  %wsc = mul(%w, %ws) : f16[1000,520]
+  %b = constant f16[520] {1}
+  %m = matmul(%x, %wsc) : f16[1000,520]
+  %y = add(%m, %b) : f16[1000,520]
+  return %y
+}})",
+                             denseText(1000 * 520, 12), denseText(520, 13)),
+                 DType::kF16,
+                 {1000, 1000}});
   // Attention's score product: a batch of x times its own transpose (both activations).
   out.push_back({"f16 batched, B an activation",
                  R"(graph @g(%x: f16[12,384,200]) -> (y: f16[12,384,384]) {
