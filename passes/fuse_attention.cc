@@ -35,57 +35,34 @@
 //                                 offset_k = E, offset_v = 2E, ..., scale = c * c}
 //
 // The walk keeps the deepest point past which something was saved (a data-moving op or a
-// scaling), and is undone when the GPU cannot read the strided operands.
+// scaling), and is undone when the GPU cannot read the strided operands. Then, around the
+// node (passes/util/attention_operands.h):
+//  * torch's batch_first attention projects transpose(%x): the projection reads %x (the same
+//    GEMM, its rows in %x's order) and the attention reads through the transpose;
+//  * three projections of one input (BERT's query, key, value) become one GEMM three times
+//    as wide, its weights side by side, read through strided operands;
+//  * Y reshaped to rows, projected and transposed back (torch again): Y is stored in the
+//    transposed order, so the transpose goes and the residual add can join the projection.
 //
 // Fused only when every intermediate value is read by the chain alone, the logical operands
 // are 4-D with equal batch and head counts, and (when the pipeline knows a GPU backend,
 // PassOptions::gpuSupport) the GPU can run the Attention node; otherwise the reason is given
 // under --debug-only=fuse-attention. Run dce after this pass (the chain's nodes stay until
 // then).
-#include <cstring>
-#include <set>
-
-#include "ir/annotations/fusion_roles.h"
 #include "ir/match.h"
 #include "ir/ops/attention.h"
 #include "ir/ops/util.h"
 #include "passes/registry.h"
-#include "passes/util/strided_view.h"
+#include "passes/util/attention_operands.h"
 
 namespace dlc {
 
 namespace {
 
-/// Whether `reader` is the only reader of `v` (and `v` no graph output).
-bool onlyReader(const Graph &g, const Value *v, const Node *reader) {
-  return v && !g.isOutput(v) && v->uses().size() == 1 && v->uses()[0].node == reader;
-}
-
-/// The only node reading `v`, or nullptr.
-Node *soleReader(const Graph &g, const Value *v) {
-  return !g.isOutput(v) && v->uses().size() == 1 ? v->uses()[0].node : nullptr;
-}
-
-/// The one-element constant operand of a Mul or Div whose other operand is input `data`, as
-/// the factor it multiplies by; nullopt when `n` is not such a node.
-std::optional<double> scalarFactor(const Node &n, int *data) {
-  if ((n.op() != Op::kMul && n.op() != Op::kDiv) || n.numInputs() != 2)
-    return std::nullopt;
-  for (int i : {1, 0}) {
-    if (n.op() == Op::kDiv && i == 0)
-      break; // c / x is not a scaling of x
-    const Value *c = n.input(i);
-    if (!c || !c->isConstant() || c->constant().numElements() != 1)
-      continue;
-    auto value = scalarConstant(c);
-    const Value *x = n.input(1 - i);
-    if (!value || !x || x->shape() != n.output(0)->shape())
-      continue;
-    *data = 1 - i;
-    return n.op() == Op::kDiv ? 1.0 / *value : *value;
-  }
-  return std::nullopt;
-}
+using attention::label;
+using attention::onlyReader;
+using attention::scalarFactor;
+using attention::soleReader;
 
 /// An intermediate cast between float types (f16 <-> f32 and the like).
 bool isFloatCast(const Node &n) {
@@ -94,43 +71,6 @@ bool isFloatCast(const Node &n) {
 }
 
 std::vector<int64_t> identity4() { return {0, 1, 2, 3}; }
-
-constexpr const char *kPermAttrs[] = {"perm_q", "perm_k", "perm_v"};
-
-/// "node 'name' (Op) -> value" for the decision log (text IR nodes have no names).
-std::string label(const Node &n) {
-  return n.output(0) ? fmt::format("{} -> {}", n.describe(), n.output(0)->name()) : n.describe();
-}
-
-/// Erases softmax `s` of a fused chain and what only it read, up to the nodes still read:
-/// first its readers (a cast) when they are unread, then `s`, then the producers of the
-/// erased nodes' inputs. Of the softmaxes only `s` goes (the pass holds the others).
-void eraseDeadChain(Graph &g, Node &s) {
-  std::vector<Node *> work = {&s};
-  for (const Use &u : s.output(0)->uses())
-    work.push_back(u.node);
-  std::set<const Node *> gone; // a node may be reached twice; compared, never read
-  while (!work.empty()) {
-    Node *x = work.back();
-    work.pop_back();
-    if (!x || gone.count(x) || (x->op() == Op::kSoftmax && x != &s))
-      continue;
-    bool read = false;
-    for (const Value *o : x->outputs())
-      read = read || !isUnused(o);
-    if (read)
-      continue;
-    std::vector<Node *> producers;
-    for (const Value *in : x->inputs())
-      if (in && in->producer() &&
-          std::find(producers.begin(), producers.end(), in->producer()) == producers.end())
-        producers.push_back(in->producer());
-    gone.insert(x);
-    g.eraseNode(x);
-    for (Node *p : producers)
-      work.push_back(p);
-  }
-}
 
 class FuseAttention : public Pass {
 public:
@@ -323,310 +263,15 @@ private:
     replaceOutputNamed(g, m.context, *y);
     (*y)->producer()->setName(name);
     // The chain is dead now; gone, it no longer counts as a reader of Q, K and V.
-    eraseDeadChain(g, s);
-    DLC_ASSIGN_OR_RETURN(Node * a, foldOperandViews(g, *(*y)->producer(), options));
-    mergeProjections(g, *a, options);
+    std::vector<Node *> chain = {&s}; // s, then its readers (a cast) first
+    for (const Use &u : s.output(0)->uses())
+      chain.push_back(u.node);
+    attention::eraseDead(g, chain, &s);
+    DLC_ASSIGN_OR_RETURN(Node * a, attention::foldOperandViews(g, *(*y)->producer(), options));
+    if (!attention::sinkInputTranspose(g, *a, options))
+      attention::mergeProjections(g, *a, options);
+    attention::hoistOutputTranspose(g, options, name);
     return true;
-  }
-
-  /// Where operand `i` of an attention can be read from: the buffer, the strided view of it
-  /// and the factor that joins the scale.
-  struct Source {
-    Value *value = nullptr;
-    StridedView view;
-    double factor = 1.0;
-  };
-
-  /// The deepest source of operand `i` (its layout `op`) past a data-moving op or a scaling,
-  /// or nullopt when there is none.
-  static std::optional<Source> deepestSource(Node &a, int i, const ops::AttentionOperand &op) {
-    Source cur{a.input(i), {}, 1.0};
-    const auto sizes = op.logical();
-    const auto strides = op.strides();
-    cur.view = {{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
-    for (size_t j = 0; j < 4; ++j)
-      if (cur.view.sizes[j] == 1)
-        cur.view.strides[j] = 0;
-    std::optional<Source> best;
-    while (Node *p = cur.value->producer()) {
-      int data = 0;
-      std::optional<double> f = i < 2 ? scalarFactor(*p, &data) : std::nullopt;
-      if (f) {
-        cur.factor *= *f;
-        cur.value = p->input(data);
-      } else if (auto next = viewThrough(*p, cur.view)) {
-        cur.view = *next;
-        cur.value = p->input(0);
-        if (isViewNode(*p) && !best)
-          continue; // nothing saved yet: a reshape costs nothing
-      } else {
-        break;
-      }
-      best = cur;
-    }
-    return best;
-  }
-
-  /// The layout of attention `a` when its operands' shapes are static.
-  static std::optional<ops::AttentionLayout> staticLayout(const Node &a) {
-    std::vector<std::vector<int64_t>> shapes;
-    for (int i = 0; i < 3; ++i) {
-      if (!a.input(i)->shape().isStatic())
-        return std::nullopt;
-      shapes.push_back(a.input(i)->shape().sizes());
-    }
-    auto layout = ops::attentionLayout(a, shapes[0], shapes[1], shapes[2]);
-    return layout ? std::optional<ops::AttentionLayout>(*layout) : std::nullopt;
-  }
-
-  /// Operand `op` as a strided view of its own buffer (axes of size 1 get stride 0).
-  static StridedView viewOf(const ops::AttentionOperand &op) {
-    const auto sizes = op.logical();
-    const auto strides = op.strides();
-    StridedView v{{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
-    for (size_t j = 0; j < 4; ++j)
-      if (v.sizes[j] == 1)
-        v.strides[j] = 0;
-    return v;
-  }
-
-  /// `a`'s attributes without those of the operands in `rewritten` (0 Q, 1 K, 2 V) and,
-  /// with `scale`, without the scale.
-  static std::vector<std::pair<std::string, Attribute>>
-  keptAttributes(const Node &a, const std::vector<int> &rewritten, bool scale) {
-    std::set<std::string, std::less<>> names;
-    if (scale)
-      names.insert("scale");
-    for (int i : rewritten) {
-      const auto n = ops::stridedAttrNames(i);
-      names.insert({kPermAttrs[i], n.sizes, n.strides, n.offset});
-    }
-    std::vector<std::pair<std::string, Attribute>> attrs;
-    for (auto &[name, attr] : ownAttributes(a))
-      if (!names.count(name))
-        attrs.emplace_back(name, attr);
-    return attrs;
-  }
-
-  /// Adds operand `i`'s strided attributes for `view`.
-  static void addStrided(std::vector<std::pair<std::string, Attribute>> &attrs, int i,
-                         const StridedView &view) {
-    const auto names = ops::stridedAttrNames(i);
-    attrs.emplace_back(names.sizes, Attribute(view.sizes));
-    attrs.emplace_back(names.strides, Attribute(view.strides));
-    if (view.offset)
-      attrs.emplace_back(names.offset, Attribute(view.offset));
-  }
-
-  /// Builds the Attention node replacing `a` on `inputs` with `attrs`; nullptr (the reason
-  /// logged, nothing left behind) when it is not `a`'s type or the GPU cannot run it.
-  static Node *replaceAttention(Graph &g, Node &a, const std::vector<Value *> &inputs,
-                                const std::vector<std::pair<std::string, Attribute>> &attrs,
-                                const PassOptions &options, const char *what) {
-    auto y = addTypedNode(g, Op::kAttention, inputs, a.output(0)->name(), &a, a, attrs);
-    std::string no;
-    if (!y)
-      no = std::string(y.status().message());
-    else if ((*y)->type() != a.output(0)->type())
-      no = fmt::format("the new node's type {} is not {}", (*y)->type().str(),
-                       a.output(0)->type().str());
-    else if (options.gpuSupport && !options.gpuSupport(*(*y)->producer(), &no))
-      no = no.empty() ? "the GPU backend cannot run it" : no;
-    if (!no.empty()) {
-      if (y)
-        g.eraseNode((*y)->producer());
-      options.debugf("{}: {}: no: {}", label(a), what, no);
-      return nullptr;
-    }
-    const std::string name = a.name();
-    replaceOutputNamed(g, &a, *y);
-    (*y)->producer()->setName(name);
-    return (*y)->producer();
-  }
-
-  /// Reads Q, K and V of attention `a` from the buffers their data was moved out of (see the
-  /// top of this file); keeps `a` when nothing moves or the GPU cannot read the result.
-  /// Returns the attention node that stands.
-  static Expected<Node *> foldOperandViews(Graph &g, Node &a, const PassOptions &options) {
-    auto layout = staticLayout(a);
-    if (!layout)
-      return &a;
-    const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
-    std::optional<Source> sources[3];
-    for (int i = 0; i < 3; ++i)
-      sources[i] = deepestSource(a, i, *ops[i]);
-    if (!sources[0] && !sources[1] && !sources[2])
-      return &a;
-    std::vector<int> moved;
-    for (int i = 0; i < 3; ++i)
-      if (sources[i])
-        moved.push_back(i);
-    auto attrs = keptAttributes(a, moved, /*scale=*/true);
-    std::vector<Value *> inputs(a.inputs().begin(), a.inputs().end());
-    double scale = layout->scale;
-    std::string log;
-    for (int i : moved) {
-      const Source &src = *sources[i];
-      inputs[static_cast<size_t>(i)] = src.value;
-      scale *= src.factor;
-      addStrided(attrs, i, src.view);
-      log += fmt::format("; {} reads {} as {}{}", "QKV"[i], src.value->name(), src.view.str(),
-                         src.factor != 1.0 ? fmt::format(", scaled by {}", src.factor) : "");
-    }
-    attrs.emplace_back("scale", Attribute(static_cast<float>(scale)));
-    Node *b = replaceAttention(g, a, inputs, attrs, options, "operands read in place");
-    if (!b)
-      return &a;
-    options.debugf("{}: operands read in place{}", label(*b), log);
-    return b;
-  }
-
-  /// A projection making an attention operand: add(matmul(%x, %w), %b) or matmul(%x, %w),
-  /// %w a 2-D constant [K, N], %b a constant [N].
-  struct Projection {
-    Node *matmul = nullptr;
-    Value *out = nullptr; // the add's result, or the product's
-    const Tensor *w = nullptr, *b = nullptr;
-  };
-
-  /// The projection that operand `i` of `a` is a reshape of, when every value between is
-  /// read by that chain alone.
-  static std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
-    Value *v = a.input(i);
-    const Node *reader = &a;
-    while (v->producer() && isViewNode(*v->producer())) {
-      if (!onlyReader(g, v, reader))
-        return std::nullopt;
-      reader = v->producer();
-      v = reader->input(0);
-    }
-    Node *p = v->producer();
-    if (!p || !onlyReader(g, v, reader) || !v->shape().isStatic())
-      return std::nullopt;
-    Projection r;
-    r.out = v;
-    if (p->op() == Op::kAdd) {
-      for (int j : {0, 1}) {
-        const Value *c = p->input(j);
-        Node *m = p->input(1 - j)->producer();
-        if (c->isConstant() && c->shape().rank() == 1 && m && m->op() == Op::kMatMul &&
-            onlyReader(g, p->input(1 - j), p)) {
-          r.b = &c->constant();
-          r.matmul = m;
-        }
-      }
-    } else if (p->op() == Op::kMatMul) {
-      r.matmul = p;
-    }
-    if (!r.matmul || r.matmul->output(0)->shape() != v->shape())
-      return std::nullopt;
-    for (const char *perm : {"perm_a", "perm_b", "perm_y"})
-      if (r.matmul->hasAttr(perm) && !r.matmul->getInts(perm).empty())
-        return std::nullopt;
-    const Value *w = r.matmul->input(1);
-    if (!w->isConstant() || w->shape().rank() != 2)
-      return std::nullopt;
-    r.w = &w->constant();
-    if (r.b && (r.b->dtype() != r.w->dtype() || r.b->shape()[0] != r.w->shape()[1]))
-      return std::nullopt;
-    return r;
-  }
-
-  /// `parts` side by side along their last axis (2-D weights or 1-D biases of one dtype).
-  static Tensor sideBySide(const std::vector<const Tensor *> &parts) {
-    const std::vector<int64_t> first = parts[0]->shape();
-    const int64_t rows = first.size() == 2 ? first[0] : 1;
-    const int64_t bytes = dtypeSize(parts[0]->dtype());
-    int64_t cols = 0;
-    for (const Tensor *t : parts)
-      cols += t->shape().back();
-    Tensor out =
-        Tensor::zeros(parts[0]->dtype(), first.size() == 2 ? std::vector<int64_t>{rows, cols}
-                                                           : std::vector<int64_t>{cols});
-    auto *dst = static_cast<unsigned char *>(out.mutableRaw());
-    for (int64_t r = 0; r < rows; ++r)
-      for (const Tensor *t : parts) {
-        const int64_t n = t->shape().back() * bytes;
-        std::memcpy(dst, static_cast<const unsigned char *>(t->raw()) + r * n,
-                    static_cast<size_t>(n));
-        dst += n;
-      }
-    return out;
-  }
-
-  /// Q, K and V made by three projections of one input (BERT's query, key and value Linear
-  /// layers) become one projection with the weights side by side, which attention `a` reads
-  /// through strided operands: one GEMM three times as wide instead of three. Kept as they
-  /// were when anything does not fit.
-  static void mergeProjections(Graph &g, Node &a, const PassOptions &options) {
-    std::optional<Projection> p[3];
-    for (int i = 0; i < 3; ++i)
-      if (!(p[i] = projectionOf(g, a, i)))
-        return;
-    Value *x = p[0]->matmul->input(0);
-    for (int i = 1; i < 3; ++i)
-      if (p[i]->matmul->input(0) != x || p[i]->matmul == p[0]->matmul ||
-          (p[i]->b != nullptr) != (p[0]->b != nullptr) || p[i]->w->dtype() != p[0]->w->dtype() ||
-          p[i]->w->shape()[0] != p[0]->w->shape()[0] || p[i]->out->dtype() != p[0]->out->dtype() ||
-          p[1]->matmul == p[2]->matmul)
-        return;
-    auto layout = staticLayout(a);
-    if (!layout)
-      return;
-    const std::string base = p[0]->matmul->output(0)->name() + "/qkv";
-    Value *w = g.addConstant(base + "_weight", sideBySide({p[0]->w, p[1]->w, p[2]->w}));
-    auto product = addTypedNode(g, Op::kMatMul, {x, w}, base, &a, *p[0]->matmul);
-    if (!product) {
-      g.eraseConstant(w);
-      return;
-    }
-    Value *proj = *product, *bias = nullptr;
-    if (p[0]->b) {
-      bias = g.addConstant(base + "_bias", sideBySide({p[0]->b, p[1]->b, p[2]->b}));
-      auto sum = addTypedNode(g, Op::kAdd, {*product, bias}, base, &a, *p[0]->matmul);
-      proj = sum ? *sum : nullptr;
-    }
-    auto undo = [&] {
-      if (proj && proj != *product)
-        g.eraseNode(proj->producer());
-      g.eraseNode((*product)->producer());
-      g.eraseConstant(w);
-      if (bias)
-        g.eraseConstant(bias);
-    };
-    if (!proj || !proj->shape().isStatic()) {
-      undo();
-      return;
-    }
-    const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
-    auto attrs = keptAttributes(a, {0, 1, 2}, /*scale=*/false);
-    const std::vector<int64_t> whole = proj->shape().sizes();
-    int64_t column = 0;
-    for (int i = 0; i < 3; ++i) {
-      const std::vector<int64_t> part = p[i]->out->shape().sizes();
-      std::vector<int64_t> start(whole.size(), 0);
-      start.back() = column;
-      column += part.back();
-      auto view = viewInBlock(part, viewOf(*ops[i]), whole, start);
-      if (!view) {
-        options.debugf("{}: projections not merged: {} cannot be read as a block of {}", label(a),
-                       "QKV"[i], proj -> name());
-        undo();
-        return;
-      }
-      addStrided(attrs, i, *view);
-    }
-    std::vector<Value *> inputs = {proj, proj, proj};
-    if (a.numInputs() > 3 && a.input(3))
-      inputs.push_back(a.input(3));
-    const std::string names = fmt::format("{}, {} and {}", label(*p[0]->matmul),
-                                          label(*p[1]->matmul), label(*p[2]->matmul));
-    if (!replaceAttention(g, a, inputs, attrs, options, "merging the projections")) {
-      undo();
-      return;
-    }
-    options.debugf("{}: merged the projections {} into {}", label(*proj->uses()[0].node), names,
-                   proj->name());
   }
 };
 

@@ -107,12 +107,7 @@ std::optional<StridedView> viewThrough(const Node &n, const StridedView &view) {
   const std::vector<int64_t> inShape = in->shape().sizes(), outShape = out->shape().sizes();
   if (n.op() == Op::kTranspose) {
     auto perm = transposePerm(n);
-    if (!perm || perm->size() != outShape.size())
-      return std::nullopt;
-    auto c = decompose(outShape, view);
-    if (!c)
-      return std::nullopt;
-    return recompose(inShape, *c, *perm, view, 0);
+    return perm ? viewThroughTranspose(outShape, *perm, view) : std::nullopt;
   }
   if (n.op() == Op::kGather && n.numInputs() == 2) {
     const Value *index = n.input(1);
@@ -141,6 +136,23 @@ std::optional<StridedView> viewThrough(const Node &n, const StridedView &view) {
                      at * rowMajorStrides(inShape)[static_cast<size_t>(axis)]);
   }
   return std::nullopt;
+}
+
+std::optional<StridedView> viewThroughTranspose(const std::vector<int64_t> &out,
+                                                const std::vector<int64_t> &perm,
+                                                const StridedView &view) {
+  if (perm.size() != out.size())
+    return std::nullopt;
+  std::vector<int64_t> in(out.size());
+  for (size_t a = 0; a < out.size(); ++a) {
+    if (perm[a] < 0 || perm[a] >= static_cast<int64_t>(out.size()))
+      return std::nullopt;
+    in[static_cast<size_t>(perm[a])] = out[a];
+  }
+  auto c = decompose(out, view);
+  if (!c)
+    return std::nullopt;
+  return recompose(in, *c, perm, view, 0);
 }
 
 std::optional<StridedView> viewInBlock(const std::vector<int64_t> &part, const StridedView &view,

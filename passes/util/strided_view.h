@@ -39,6 +39,11 @@ StridedView contiguousView(const std::vector<int64_t> &shape);
 /// apart). Axes of size 1 get stride 0.
 std::optional<StridedView> viewThrough(const Node &n, const StridedView &view);
 
+/// `view` over the buffer of transpose(x, perm) (shape `out`) as a view of x's buffer.
+std::optional<StridedView> viewThroughTranspose(const std::vector<int64_t> &out,
+                                                const std::vector<int64_t> &perm,
+                                                const StridedView &view);
+
 /// `view` over a buffer of shape `part` as a view of a buffer of shape `whole`, when `part`
 /// is the block of `whole` from `start` (one per axis; part's sizes fit inside); nullopt
 /// when a view axis would carry across part's axes. Merging three projections into one

@@ -311,6 +311,9 @@ TEST(GemmEmit, HopperFamilyCompilesForSm90a) {
                    "128x128x64/wgs6"});
   cases.push_back(
       {build(matmulGraph("f16[4,136,200]", "f16[4,200,136]"), "batched"), "128x128x64/wgs3"});
+  cases.push_back(
+      {build(matmulGraph("f16[1000,264]", "f16[264,200]", "  %y1 = relu(%y0) : ?\n"), "n64"),
+       "128x64x64/wgs8"});
   // int8 in realize-int8's form (B stored [N, K]): s8 wgmma with int32 accumulators.
   cases.push_back({build("graph @g(%a: i8[300,272], %b: i8[520,272]) -> (y: ?) {\n"
                          "  %y = matmul_integer(%a, %b) {transB = 1} : ?\n  return %y\n}",
@@ -335,6 +338,7 @@ TEST(GemmEmit, HopperFamilyCompilesForSm90a) {
   for (const char *want :
        {"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
         "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8", "setmaxnreg.inc.sync.aligned.u32",
         "mbarrier.try_wait.parity.shared::cta.b64", "fence.proxy.async.shared::cta",
         "cp.async.cg.shared.global"})
@@ -363,7 +367,7 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4", portable), "without arch-specific features"));
   EXPECT_TRUE(has(refusal(matmulGraph("f32[256,256]", "f32[256,256]"), "128x256x64/wgs4"),
                   "f16, bf16 and int8"));
-  EXPECT_TRUE(has(refusal(f16, "128x64x64/wgs4"), "128 x 128 or 128 x 256"));
+  EXPECT_TRUE(has(refusal(f16, "128x32x64/wgs4"), "128 x 64, 128 x 128 or 128 x 256"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs5"), "5 stages do not fit"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs2"), "2 stages do not fit"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4k2"), "do not split K"));

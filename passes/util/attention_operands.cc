@@ -1,0 +1,577 @@
+// The rewrites of an Attention node's operands and surroundings that fuse-attention runs after
+// forming it (see attention_operands.h and passes/fuse_attention.cc).
+#include "passes/util/attention_operands.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+#include <set>
+
+#include "ir/annotations/fusion_roles.h"
+#include "ir/match.h"
+#include "ir/ops/attention.h"
+#include "ir/ops/util.h"
+#include "passes/util/strided_view.h"
+#include "passes/util/transpose_sink.h"
+
+namespace dlc::attention {
+
+namespace {
+
+constexpr const char *kPermAttrs[] = {"perm_q", "perm_k", "perm_v"};
+
+} // namespace
+
+/// Whether `reader` is the only reader of `v` (and `v` no graph output).
+bool onlyReader(const Graph &g, const Value *v, const Node *reader) {
+  return v && !g.isOutput(v) && v->uses().size() == 1 && v->uses()[0].node == reader;
+}
+
+/// The only node reading `v`, or nullptr.
+Node *soleReader(const Graph &g, const Value *v) {
+  return !g.isOutput(v) && v->uses().size() == 1 ? v->uses()[0].node : nullptr;
+}
+
+/// The one-element constant operand of a Mul or Div whose other operand is input `data`, as
+/// the factor it multiplies by; nullopt when `n` is not such a node.
+std::optional<double> scalarFactor(const Node &n, int *data) {
+  if ((n.op() != Op::kMul && n.op() != Op::kDiv) || n.numInputs() != 2)
+    return std::nullopt;
+  for (int i : {1, 0}) {
+    if (n.op() == Op::kDiv && i == 0)
+      break; // c / x is not a scaling of x
+    const Value *c = n.input(i);
+    if (!c || !c->isConstant() || c->constant().numElements() != 1)
+      continue;
+    auto value = scalarConstant(c);
+    const Value *x = n.input(1 - i);
+    if (!value || !x || x->shape() != n.output(0)->shape())
+      continue;
+    *data = 1 - i;
+    return n.op() == Op::kDiv ? 1.0 / *value : *value;
+  }
+  return std::nullopt;
+}
+
+/// "node 'name' (Op) -> value" for the decision log (text IR nodes have no names).
+std::string label(const Node &n) {
+  return n.output(0) ? fmt::format("{} -> {}", n.describe(), n.output(0)->name()) : n.describe();
+}
+
+/// Erases the nodes of `work` whose outputs nobody reads, then so the producers of the
+/// erased nodes' inputs, up to the nodes still read. Of the softmaxes only `s` may go (the
+/// pass holds the others).
+void eraseDead(Graph &g, std::vector<Node *> work, const Node *s) {
+  std::set<const Node *> gone; // a node may be reached twice; compared, never read
+  while (!work.empty()) {
+    Node *x = work.back();
+    work.pop_back();
+    if (!x || gone.count(x) || (x->op() == Op::kSoftmax && x != s))
+      continue;
+    bool read = false;
+    for (const Value *o : x->outputs())
+      read = read || !isUnused(o);
+    if (read)
+      continue;
+    std::vector<Node *> producers;
+    for (const Value *in : x->inputs())
+      if (in && in->producer() &&
+          std::find(producers.begin(), producers.end(), in->producer()) == producers.end())
+        producers.push_back(in->producer());
+    gone.insert(x);
+    g.eraseNode(x);
+    for (Node *p : producers)
+      work.push_back(p);
+  }
+}
+
+/// Where operand `i` of an attention can be read from: the buffer, the strided view of it
+/// and the factor that joins the scale.
+struct Source {
+  Value *value = nullptr;
+  StridedView view;
+  double factor = 1.0;
+};
+
+/// The deepest source of operand `i` (its layout `op`) past a data-moving op or a scaling,
+/// or nullopt when there is none.
+std::optional<Source> deepestSource(Node &a, int i, const ops::AttentionOperand &op) {
+  Source cur{a.input(i), {}, 1.0};
+  const auto sizes = op.logical();
+  const auto strides = op.strides();
+  cur.view = {{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
+  for (size_t j = 0; j < 4; ++j)
+    if (cur.view.sizes[j] == 1)
+      cur.view.strides[j] = 0;
+  std::optional<Source> best;
+  while (Node *p = cur.value->producer()) {
+    int data = 0;
+    std::optional<double> f = i < 2 ? scalarFactor(*p, &data) : std::nullopt;
+    if (f) {
+      cur.factor *= *f;
+      cur.value = p->input(data);
+    } else if (auto next = viewThrough(*p, cur.view)) {
+      cur.view = *next;
+      cur.value = p->input(0);
+      if (isViewNode(*p) && !best)
+        continue; // nothing saved yet: a reshape costs nothing
+    } else {
+      break;
+    }
+    best = cur;
+  }
+  return best;
+}
+
+/// The layout of attention `a` when its operands' shapes are static.
+std::optional<ops::AttentionLayout> staticLayout(const Node &a) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (int i = 0; i < 3; ++i) {
+    if (!a.input(i)->shape().isStatic())
+      return std::nullopt;
+    shapes.push_back(a.input(i)->shape().sizes());
+  }
+  auto layout = ops::attentionLayout(a, shapes[0], shapes[1], shapes[2]);
+  return layout ? std::optional<ops::AttentionLayout>(*layout) : std::nullopt;
+}
+
+/// Operand `op` as a strided view of its own buffer (axes of size 1 get stride 0).
+StridedView viewOf(const ops::AttentionOperand &op) {
+  const auto sizes = op.logical();
+  const auto strides = op.strides();
+  StridedView v{{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
+  for (size_t j = 0; j < 4; ++j)
+    if (v.sizes[j] == 1)
+      v.strides[j] = 0;
+  return v;
+}
+
+/// `a`'s attributes without those of the operands in `rewritten` (0 Q, 1 K, 2 V) and,
+/// with `scale`, without the scale.
+std::vector<std::pair<std::string, Attribute>>
+keptAttributes(const Node &a, const std::vector<int> &rewritten, bool scale) {
+  std::set<std::string, std::less<>> names;
+  if (scale)
+    names.insert("scale");
+  for (int i : rewritten) {
+    const auto n = ops::stridedAttrNames(i);
+    names.insert({kPermAttrs[i], n.sizes, n.strides, n.offset});
+  }
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  for (auto &[name, attr] : ownAttributes(a))
+    if (!names.count(name))
+      attrs.emplace_back(name, attr);
+  return attrs;
+}
+
+/// Adds operand `i`'s strided attributes for `view`.
+void addStrided(std::vector<std::pair<std::string, Attribute>> &attrs, int i,
+                const StridedView &view) {
+  const auto names = ops::stridedAttrNames(i);
+  attrs.emplace_back(names.sizes, Attribute(view.sizes));
+  attrs.emplace_back(names.strides, Attribute(view.strides));
+  if (view.offset)
+    attrs.emplace_back(names.offset, Attribute(view.offset));
+}
+
+/// Builds the Attention node replacing `a` on `inputs` with `attrs`; nullptr (the reason
+/// logged, nothing left behind) when it is not `a`'s type or the GPU cannot run it.
+Node *replaceAttention(Graph &g, Node &a, const std::vector<Value *> &inputs,
+                       const std::vector<std::pair<std::string, Attribute>> &attrs,
+                       const PassOptions &options, const char *what) {
+  auto y = addTypedNode(g, Op::kAttention, inputs, a.output(0)->name(), &a, a, attrs);
+  std::string no;
+  if (!y)
+    no = std::string(y.status().message());
+  else if ((*y)->type() != a.output(0)->type())
+    no = fmt::format("the new node's type {} is not {}", (*y)->type().str(),
+                     a.output(0)->type().str());
+  else if (options.gpuSupport && !options.gpuSupport(*(*y)->producer(), &no))
+    no = no.empty() ? "the GPU backend cannot run it" : no;
+  if (!no.empty()) {
+    if (y)
+      g.eraseNode((*y)->producer());
+    options.debugf("{}: {}: no: {}", label(a), what, no);
+    return nullptr;
+  }
+  const std::string name = a.name();
+  replaceOutputNamed(g, &a, *y);
+  (*y)->producer()->setName(name);
+  return (*y)->producer();
+}
+
+/// Reads Q, K and V of attention `a` from the buffers their data was moved out of (see the
+/// top of this file); keeps `a` when nothing moves or the GPU cannot read the result.
+/// Returns the attention node that stands.
+Expected<Node *> foldOperandViews(Graph &g, Node &a, const PassOptions &options) {
+  auto layout = staticLayout(a);
+  if (!layout)
+    return &a;
+  const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
+  std::optional<Source> sources[3];
+  for (int i = 0; i < 3; ++i)
+    sources[i] = deepestSource(a, i, *ops[i]);
+  if (!sources[0] && !sources[1] && !sources[2])
+    return &a;
+  std::vector<int> moved;
+  for (int i = 0; i < 3; ++i)
+    if (sources[i])
+      moved.push_back(i);
+  auto attrs = keptAttributes(a, moved, /*scale=*/true);
+  std::vector<Value *> inputs(a.inputs().begin(), a.inputs().end());
+  double scale = layout->scale;
+  std::string log;
+  for (int i : moved) {
+    const Source &src = *sources[i];
+    inputs[static_cast<size_t>(i)] = src.value;
+    scale *= src.factor;
+    addStrided(attrs, i, src.view);
+    log += fmt::format("; {} reads {} as {}{}", "QKV"[i], src.value->name(), src.view.str(),
+                       src.factor != 1.0 ? fmt::format(", scaled by {}", src.factor) : "");
+  }
+  attrs.emplace_back("scale", Attribute(static_cast<float>(scale)));
+  std::vector<Node *> before;
+  for (int i : moved)
+    before.push_back(a.input(i)->producer());
+  Node *b = replaceAttention(g, a, inputs, attrs, options, "operands read in place");
+  if (!b)
+    return &a;
+  eraseDead(g, before, nullptr); // the movers, so that they no longer count as readers
+  options.debugf("{}: operands read in place{}", label(*b), log);
+  return b;
+}
+
+/// A projection making an attention operand: add(matmul(%x, %w), %b) or matmul(%x, %w),
+/// %w a 2-D constant [K, N], %b a constant [N].
+struct Projection {
+  Node *matmul = nullptr;
+  Value *out = nullptr; // the add's result, or the product's
+  const Tensor *w = nullptr, *b = nullptr;
+};
+
+/// The projection that operand `i` of `a` is a reshape of, when every value between is
+/// read by that chain alone.
+std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
+  Value *v = a.input(i);
+  const Node *reader = &a;
+  while (v->producer() && isViewNode(*v->producer())) {
+    if (!onlyReader(g, v, reader))
+      return std::nullopt;
+    reader = v->producer();
+    v = reader->input(0);
+  }
+  Node *p = v->producer();
+  if (!p || !onlyReader(g, v, reader) || !v->shape().isStatic())
+    return std::nullopt;
+  Projection r;
+  r.out = v;
+  if (p->op() == Op::kAdd) {
+    for (int j : {0, 1}) {
+      const Value *c = p->input(j);
+      Node *m = p->input(1 - j)->producer();
+      if (c->isConstant() && c->shape().rank() == 1 && m && m->op() == Op::kMatMul &&
+          onlyReader(g, p->input(1 - j), p)) {
+        r.b = &c->constant();
+        r.matmul = m;
+      }
+    }
+  } else if (p->op() == Op::kMatMul) {
+    r.matmul = p;
+  }
+  if (!r.matmul || r.matmul->output(0)->shape() != v->shape())
+    return std::nullopt;
+  for (const char *perm : {"perm_a", "perm_b", "perm_y"})
+    if (r.matmul->hasAttr(perm) && !r.matmul->getInts(perm).empty())
+      return std::nullopt;
+  const Value *w = r.matmul->input(1);
+  if (!w->isConstant() || w->shape().rank() != 2)
+    return std::nullopt;
+  r.w = &w->constant();
+  if (r.b && (r.b->dtype() != r.w->dtype() || r.b->shape()[0] != r.w->shape()[1]))
+    return std::nullopt;
+  return r;
+}
+
+/// Q, K and V read (strided) from one projection of a transposed input, as torch's
+/// multi-head attention with batch_first computes them: add(matmul(transpose(%x), %w), %b)
+/// with the transpose keeping the last axis. The projection then reads %x itself (its rows
+/// in %x's order: the same GEMM) and the attention reads the product through the
+/// transpose, which no kernel runs. Returns whether `a` was rewritten.
+bool sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
+  Value *p = a.input(0);
+  if (a.input(1) != p || a.input(2) != p || g.isOutput(p) || !p->shape().isStatic())
+    return false;
+  for (const Use &u : p->uses())
+    if (u.node != &a)
+      return false;
+  Node *producer = p->producer();
+  Node *m = producer;
+  const Value *bias = nullptr;
+  if (producer && producer->op() == Op::kAdd) {
+    for (int j : {0, 1}) {
+      const Value *c = producer->input(j);
+      Node *mm = producer->input(1 - j)->producer();
+      if (c->isConstant() && c->shape().rank() == 1 && mm && mm->op() == Op::kMatMul &&
+          onlyReader(g, producer->input(1 - j), producer)) {
+        bias = c;
+        m = mm;
+      }
+    }
+    if (!bias)
+      return false;
+  }
+  if (!m || m->op() != Op::kMatMul)
+    return false;
+  for (const char *perm : {"perm_a", "perm_b", "perm_y"})
+    if (m->hasAttr(perm) && !m->getInts(perm).empty())
+      return false;
+  Node *t = m->input(0)->producer();
+  const Value *w = m->input(1);
+  if (!t || t->op() != Op::kTranspose || !w->isConstant() || w->shape().rank() != 2)
+    return false;
+  auto perm = transposePerm(*t);
+  const int64_t rank = p->shape().rank();
+  if (!perm || static_cast<int64_t>(perm->size()) != rank || perm->back() != rank - 1)
+    return false;
+  auto layout = staticLayout(a);
+  if (!layout || !layout->q.strided || !layout->k.strided || !layout->v.strided)
+    return false;
+  // The product of the untransposed input, and each operand's view through the transpose.
+  const std::string base = m->output(0)->name() + "/untransposed";
+  auto product = addTypedNode(g, Op::kMatMul, {t->input(0), m->input(1)}, base, &a, *m);
+  if (!product)
+    return false;
+  Value *proj = *product;
+  proj->producer()->setName(m->name());
+  if (bias) {
+    auto sum =
+        addTypedNode(g, Op::kAdd, {*product, const_cast<Value *>(bias)}, base, &a, *producer);
+    if (!sum) {
+      g.eraseNode((*product)->producer());
+      return false;
+    }
+    proj = *sum;
+    proj->producer()->setName(producer->name());
+  }
+  auto undo = [&] {
+    if (proj != *product)
+      g.eraseNode(proj->producer());
+    g.eraseNode((*product)->producer());
+  };
+  const std::vector<int64_t> shape = p->shape().sizes();
+  auto attrs = keptAttributes(a, {0, 1, 2}, /*scale=*/false);
+  const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
+  for (int i = 0; i < 3; ++i) {
+    auto view = viewThroughTranspose(shape, *perm, viewOf(*ops[i]));
+    if (!view) {
+      undo();
+      return false;
+    }
+    addStrided(attrs, i, *view);
+  }
+  std::vector<Value *> inputs = {proj, proj, proj};
+  if (a.numInputs() > 3 && a.input(3))
+    inputs.push_back(a.input(3));
+  const std::string was = label(*t);
+  if (!replaceAttention(g, a, inputs, attrs, options, "reading the projection untransposed")) {
+    undo();
+    return false;
+  }
+  options.debugf("{}: the projection reads {}'s input; the attention reads through the "
+                 "transpose",
+                 label(*proj->uses()[0].node), was);
+  return true;
+}
+
+/// The output side of torch's batch_first multi-head attention: Y stored [S, B, H, D],
+/// reshaped to rows [S * B, E], projected (Gemm or MatMul by a 2-D weight), reshaped to
+/// [S, B, N] and transposed to [B, S, N]. The attention (named `name`) then stores Y as
+/// [B, S, H, D] and the projection's rows come out in the transposed order: no transpose
+/// runs, and what reads it (the residual add) can join the projection's epilogue.
+void hoistOutputTranspose(Graph &g, const PassOptions &options, const std::string &name) {
+  Node *a = nullptr;
+  for (Node *n : g.nodes())
+    if (n->op() == Op::kAttention && n->name() == name)
+      a = n;
+  if (!a || !a->output(0)->shape().isStatic() || a->output(0)->shape().rank() != 4)
+    return;
+  auto next = [&](Value *v, Op op) -> Node * {
+    Node *r = soleReader(g, v);
+    return r && r->op() == op && r->input(0) == v ? r : nullptr;
+  };
+  const std::vector<int64_t> ys = a->output(0)->shape().sizes();
+  Node *flat = next(a->output(0), Op::kReshape);
+  if (!flat || flat->output(0)->shape() != Shape::fromSizes({ys[0] * ys[1], ys[2] * ys[3]}))
+    return;
+  Node *proj = soleReader(g, flat->output(0));
+  auto attrIs = [&](const char *attr, double want) {
+    return !proj->hasAttr(attr) ||
+           (attr[0] == 't' ? proj->getInt(attr) == want : proj->getFloat(attr) == want);
+  };
+  if (!proj || proj->input(0) != flat->output(0) ||
+      (proj->op() != Op::kGemm && proj->op() != Op::kMatMul) || proj->input(1) == nullptr ||
+      !proj->input(1)->isConstant() || proj->input(1)->shape().rank() != 2 ||
+      !proj->output(0)->shape().isStatic() ||
+      (proj->op() == Op::kGemm &&
+       (!attrIs("transA", 0) || !attrIs("alpha", 1) || !attrIs("beta", 1) ||
+        (proj->numInputs() > 2 && proj->input(2) && proj->input(2)->shape().rank() > 1))))
+    return;
+  for (const char *perm : {"perm_a", "perm_b", "perm_y"})
+    if (proj->hasAttr(perm) && !proj->getInts(perm).empty())
+      return;
+  const int64_t n = proj->output(0)->shape().sizes()[1];
+  Node *split = next(proj->output(0), Op::kReshape);
+  if (!split || split->output(0)->shape() != Shape::fromSizes({ys[0], ys[1], n}))
+    return;
+  Node *t = next(split->output(0), Op::kTranspose);
+  auto perm = t ? transposePerm(*t) : std::nullopt;
+  if (!perm || *perm != std::vector<int64_t>{1, 0, 2})
+    return;
+  // Y stored with its first two axes swapped: perm_y's first two entries swap.
+  std::vector<int64_t> py = a->hasAttr("perm_y") && !a->getInts("perm_y").empty()
+                                ? a->getInts("perm_y")
+                                : std::vector<int64_t>{0, 1, 2, 3};
+  std::swap(py[0], py[1]);
+  auto attrs = ownAttributes(*a);
+  std::erase_if(attrs, [](const auto &x) { return x.first == "perm_y"; });
+  attrs.emplace_back("perm_y", Attribute(py));
+  std::vector<Value *> inputs(a->inputs().begin(), a->inputs().end());
+  auto y = addTypedNode(g, Op::kAttention, inputs, a->output(0)->name(), t, *a, attrs);
+  if (!y)
+    return;
+  std::string no;
+  if (options.gpuSupport && !options.gpuSupport(*(*y)->producer(), &no)) {
+    g.eraseNode((*y)->producer());
+    options.debugf("{}: the output transpose stays: {}", label(*a), no);
+    return;
+  }
+  // [B, S, E] rows times the weight (a MatMul, so that a residual add joins its epilogue
+  // through no reshape), then the bias.
+  auto built = [&]() -> Expected<Value *> {
+    Value *shape = g.addConstant(flat->output(0)->name() + "/rows",
+                                 Tensor::vectorI64({ys[1], ys[0], ys[2] * ys[3]}));
+    DLC_ASSIGN_OR_RETURN(Value * rows, addTypedNode(g, Op::kReshape, {*y, shape},
+                                                    flat->output(0)->name(), t, *flat));
+    rows->producer()->setName(flat->name());
+    std::vector<std::pair<std::string, Attribute>> mm;
+    if (proj->op() == Op::kGemm && proj->hasAttr("transB") && proj->getInt("transB") != 0)
+      mm.emplace_back("perm_b", Attribute(std::vector<int64_t>{1, 0}));
+    DLC_ASSIGN_OR_RETURN(Value * out, addTypedNode(g, Op::kMatMul, {rows, proj->input(1)},
+                                                   proj->output(0)->name(), t, *proj, mm));
+    out->producer()->setName(proj->name());
+    if (!proj->input(2))
+      return out;
+    DLC_ASSIGN_OR_RETURN(Value * biased, addTypedNode(g, Op::kAdd, {out, proj->input(2)},
+                                                      split->output(0)->name(), t, *proj));
+    biased->producer()->setName(proj->name() + "/bias");
+    return biased;
+  }();
+  if (!built || (*built)->type() != t->output(0)->type()) {
+    options.debugf("{}: the output transpose stays: {}", label(*a),
+                   built ? "the types differ" : built.status().message());
+    return; // the partial rewrite is dead; dce removes it
+  }
+  options.debugf("{}: stores Y as [B, S, H, D] (perm_y = [{}]); {} no longer runs", label(*a),
+                 fmt::join(py, ", "), label(*t));
+  (*y)->producer()->setName(a->name());
+  replaceOutputNamed(g, t, *built);
+}
+
+/// `parts` side by side along their last axis (2-D weights or 1-D biases of one dtype).
+Tensor sideBySide(const std::vector<const Tensor *> &parts) {
+  const std::vector<int64_t> first = parts[0]->shape();
+  const int64_t rows = first.size() == 2 ? first[0] : 1;
+  const int64_t bytes = dtypeSize(parts[0]->dtype());
+  int64_t cols = 0;
+  for (const Tensor *t : parts)
+    cols += t->shape().back();
+  Tensor out = Tensor::zeros(parts[0]->dtype(), first.size() == 2 ? std::vector<int64_t>{rows, cols}
+                                                                  : std::vector<int64_t>{cols});
+  auto *dst = static_cast<unsigned char *>(out.mutableRaw());
+  for (int64_t r = 0; r < rows; ++r)
+    for (const Tensor *t : parts) {
+      const int64_t n = t->shape().back() * bytes;
+      std::memcpy(dst, static_cast<const unsigned char *>(t->raw()) + r * n,
+                  static_cast<size_t>(n));
+      dst += n;
+    }
+  return out;
+}
+
+/// Q, K and V made by three projections of one input (BERT's query, key and value Linear
+/// layers) become one projection with the weights side by side, which attention `a` reads
+/// through strided operands: one GEMM three times as wide instead of three. Kept as they
+/// were when anything does not fit.
+void mergeProjections(Graph &g, Node &a, const PassOptions &options) {
+  std::optional<Projection> p[3];
+  for (int i = 0; i < 3; ++i)
+    if (!(p[i] = projectionOf(g, a, i)))
+      return;
+  Value *x = p[0]->matmul->input(0);
+  for (int i = 1; i < 3; ++i)
+    if (p[i]->matmul->input(0) != x || p[i]->matmul == p[0]->matmul ||
+        (p[i]->b != nullptr) != (p[0]->b != nullptr) || p[i]->w->dtype() != p[0]->w->dtype() ||
+        p[i]->w->shape()[0] != p[0]->w->shape()[0] || p[i]->out->dtype() != p[0]->out->dtype() ||
+        p[1]->matmul == p[2]->matmul)
+      return;
+  auto layout = staticLayout(a);
+  if (!layout)
+    return;
+  const std::string base = p[0]->matmul->output(0)->name() + "/qkv";
+  Value *w = g.addConstant(base + "_weight", sideBySide({p[0]->w, p[1]->w, p[2]->w}));
+  auto product = addTypedNode(g, Op::kMatMul, {x, w}, base, &a, *p[0]->matmul);
+  if (!product) {
+    g.eraseConstant(w);
+    return;
+  }
+  Value *proj = *product, *bias = nullptr;
+  if (p[0]->b) {
+    bias = g.addConstant(base + "_bias", sideBySide({p[0]->b, p[1]->b, p[2]->b}));
+    auto sum = addTypedNode(g, Op::kAdd, {*product, bias}, base, &a, *p[0]->matmul);
+    proj = sum ? *sum : nullptr;
+  }
+  auto undo = [&] {
+    if (proj && proj != *product)
+      g.eraseNode(proj->producer());
+    g.eraseNode((*product)->producer());
+    g.eraseConstant(w);
+    if (bias)
+      g.eraseConstant(bias);
+  };
+  if (!proj || !proj->shape().isStatic()) {
+    undo();
+    return;
+  }
+  const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
+  auto attrs = keptAttributes(a, {0, 1, 2}, /*scale=*/false);
+  const std::vector<int64_t> whole = proj->shape().sizes();
+  int64_t column = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<int64_t> part = p[i]->out->shape().sizes();
+    std::vector<int64_t> start(whole.size(), 0);
+    start.back() = column;
+    column += part.back();
+    auto view = viewInBlock(part, viewOf(*ops[i]), whole, start);
+    if (!view) {
+      options.debugf("{}: projections not merged: {} cannot be read as a block of {}", label(a),
+                     "QKV"[i], proj -> name());
+      undo();
+      return;
+    }
+    addStrided(attrs, i, *view);
+  }
+  std::vector<Value *> inputs = {proj, proj, proj};
+  if (a.numInputs() > 3 && a.input(3))
+    inputs.push_back(a.input(3));
+  const std::string names = fmt::format("{}, {} and {}", label(*p[0]->matmul), label(*p[1]->matmul),
+                                        label(*p[2]->matmul));
+  if (!replaceAttention(g, a, inputs, attrs, options, "merging the projections")) {
+    undo();
+    return;
+  }
+  options.debugf("{}: merged the projections {} into {}", label(*proj->uses()[0].node), names,
+                 proj->name());
+}
+
+} // namespace dlc::attention
