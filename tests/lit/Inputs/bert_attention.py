@@ -1,7 +1,8 @@
 """Writes one BERT self-attention block as Hugging Face's BertSelfAttention exports it (torch's
 TorchScript exporter, eager attention, opset 17): query, key and value Linear layers of one
 input, each split into heads by Reshape and Transpose, the scores divided by sqrt(D), an
-additive mask, Softmax, the heads merged. Float32, random weights. Usage: bert_attention.py OUT"""
+additive mask, Softmax, the heads merged. Float32, random weights.
+Usage: bert_attention.py OUT [B S E H]"""
 import sys
 
 import numpy as np
@@ -9,7 +10,7 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
-B, S, E, H = 2, 10, 32, 2
+B, S, E, H = (int(v) for v in sys.argv[2:6]) if len(sys.argv) > 2 else (2, 10, 32, 2)
 D = E // H
 rng = np.random.default_rng(0)
 inits, nodes = [], []

@@ -2,11 +2,13 @@
 // (tests/unit/codegen/host_emulator.h) against the reference backend, so that the GPU path of
 // a whole model is checked on a machine without a GPU: tiny_unet (issue 14's segmentation-style
 // model: ConvTranspose, and Resize to sizes computed from Shape at run time) at sizes that are
-// not multiples of its strides, and tiny_cnn.
+// not multiples of its strides, tiny_cnn, and attention blocks as torch and BERT export them
+// (fuse-attention's rewrites and the flash-attention kernel).
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "ir/parser.h"
 #include "runtime/jit/compile.h"
 #include "runtime/jit/gpu_jit.h"
 #include "runtime/jit/model.h"
@@ -25,11 +27,12 @@ Tensor uniform(std::vector<int64_t> shape, unsigned seed) {
   return t;
 }
 
-void expectEmulatedMatchesReference(const std::string &model, const Tensor &x) {
-  SCOPED_TRACE(model);
-  auto m = Model::load(std::string(DLC_SOURCE_DIR) + "/models/" + model);
-  ASSERT_TRUE(m) << m.status().message();
-  const std::map<std::string, Tensor> feed = {{"x", x}};
+/// Runs `m`'s GPU program (no CPU fallback) on the host emulator and the model on the
+/// reference backend, expects equal outputs within `tol`; `launches` gets the program's kernel
+/// launches.
+void expectEmulatedMatches(const Model &model, const std::map<std::string, Tensor> &feed,
+                           Tolerance tol, int *launches = nullptr) {
+  const Model *m = &model;
   auto dims = bindInputDims(m->graph(), feed);
   ASSERT_TRUE(dims) << dims.status().message();
   jit::JitOptions jo;
@@ -38,8 +41,13 @@ void expectEmulatedMatchesReference(const std::string &model, const Tensor &x) {
   jo.lower.emit.sm90a = false;
   auto program = jit::compileForGpu(m->graph(), *dims, jo);
   ASSERT_TRUE(program) << program.status().message();
-  for (const rt::Step &s : program->steps)
+  if (launches)
+    *launches = 0;
+  for (const rt::Step &s : program->steps) {
     EXPECT_FALSE(std::holds_alternative<rt::HostStep>(s)) << "a host step in a GPU-only program";
+    if (launches && std::holds_alternative<rt::LaunchStep>(s))
+      ++*launches;
+  }
   auto got = codegen::testing::runProgramOnHost(*program, feed);
   ASSERT_TRUE(got) << got.status().message();
   SessionOptions cpu;
@@ -51,9 +59,143 @@ void expectEmulatedMatchesReference(const std::string &model, const Tensor &x) {
   ASSERT_EQ(got->size(), want->size());
   for (size_t i = 0; i < want->size(); ++i) {
     const Tensor &g = (*got)[i].tensor, &w = (*want)[i].tensor;
-    const Comparison c = compareTensors(g, w, {1e-4, 1e-5});
+    const Comparison c = compareTensors(g, w, tol);
     EXPECT_TRUE(c.match) << (*want)[i].name << ": " << c.str(g, w);
   }
+}
+
+void expectEmulatedMatchesReference(const std::string &model, const Tensor &x) {
+  SCOPED_TRACE(model);
+  auto m = Model::load(std::string(DLC_SOURCE_DIR) + "/models/" + model);
+  ASSERT_TRUE(m) << m.status().message();
+  expectEmulatedMatches(*m, {{"x", x}}, {1e-4, 1e-5});
+}
+
+/// `dense<[...]>` of n values uniform in [-range, range).
+std::string dense(int64_t n, unsigned seed, float range) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-range, range);
+  std::string s;
+  for (int64_t i = 0; i < n; ++i)
+    s += fmt::format("{}{:.4g}", i ? ", " : "", u(rng));
+  return "dense<[" + s + "]>";
+}
+
+Tensor halfUniform(std::vector<int64_t> shape, unsigned seed) {
+  return uniform(std::move(shape), seed).castTo(DType::kF16);
+}
+
+// Attention as exporters write it, in float16, through the whole GPU pipeline (fuse-attention
+// with its operand rewrites, the flash-attention kernel, the GEMMs) on the emulator.
+// torch.nn.MultiheadAttention with batch_first inside a residual block (torchvision's ViT):
+// everything between the in-projection and the out-projection folds into the attention's
+// strided operands and perm_y, leaving three kernels.
+TEST(ModelsEmulated, TorchMultiHeadAttentionRunsAsThreeKernels) {
+  constexpr int64_t B = 2, L = 70, E = 128, H = 2, D = E / H;
+  const std::string text =
+      fmt::format(R"(graph @mha(%x: f16[{0},{1},{2}]) -> (y: f16[{0},{1},{2}]) {{
+  %w_in = constant f16[{2},{5}] {6}
+  %b_in = constant f16[{5}] {7}
+  %w_out = constant f16[{2},{2}] {8}
+  %b_out = constant f16[{2}] {9}
+  %c = constant f16[] dense<[0.3535]>
+  %s1 = constant i64[4] dense<[{1}, {0}, 3, {2}]>
+  %a0 = constant i64[1] dense<[0]>
+  %a3 = constant i64[1] dense<[3]>
+  %i0 = constant i64[] dense<[0]>
+  %i1 = constant i64[] dense<[1]>
+  %i2 = constant i64[] dense<[2]>
+  %s2 = constant i64[3] dense<[{1}, {10}, {4}]>
+  %s3 = constant i64[4] dense<[{0}, {3}, {1}, {4}]>
+  %s4 = constant i64[2] dense<[{11}, {2}]>
+  %s5 = constant i64[3] dense<[{1}, {0}, {2}]>
+  %xt = transpose(%x) {{perm = [1, 0, 2]}} : ?
+  %pm = matmul(%xt, %w_in) : ?
+  %p = add(%b_in, %pm) : ?
+  %pr = reshape(%p, %s1) : ?
+  %pu = unsqueeze(%pr, %a0) : ?
+  %pt = transpose(%pu) {{perm = [3, 1, 2, 0, 4]}} : ?
+  %ps = squeeze(%pt, %a3) : ?
+  %q0 = gather(%ps, %i0) {{axis = 0}} : ?
+  %k0 = gather(%ps, %i1) {{axis = 0}} : ?
+  %v0 = gather(%ps, %i2) {{axis = 0}} : ?
+  %q2 = reshape(%q0, %s2) : ?
+  %k2 = reshape(%k0, %s2) : ?
+  %v2 = reshape(%v0, %s2) : ?
+  %q1 = transpose(%q2) {{perm = [1, 0, 2]}} : ?
+  %k1 = transpose(%k2) {{perm = [1, 0, 2]}} : ?
+  %v1 = transpose(%v2) {{perm = [1, 0, 2]}} : ?
+  %q = reshape(%q1, %s3) : ?
+  %k = reshape(%k1, %s3) : ?
+  %v = reshape(%v1, %s3) : ?
+  %kt = transpose(%k) {{perm = [0, 1, 3, 2]}} : ?
+  %qs = mul(%q, %c) : ?
+  %ks = mul(%kt, %c) : ?
+  %sc = matmul(%qs, %ks) : ?
+  %pb = softmax(%sc) {{axis = -1}} : ?
+  %o = matmul(%pb, %v) : ?
+  %ot = transpose(%o) {{perm = [2, 0, 1, 3]}} : ?
+  %or = reshape(%ot, %s4) : ?
+  %op = gemm(%or, %w_out, %b_out) {{transB = 1}} : ?
+  %os = reshape(%op, %s5) : ?
+  %ob = transpose(%os) {{perm = [1, 0, 2]}} : ?
+  %y = add(%ob, %x) : ?
+  return %y
+}})",
+                  B, L, E, H, D, 3 * E, dense(E * 3 * E, 1, 0.15f), dense(3 * E, 2, 0.1f),
+                  dense(E * E, 3, 0.15f), dense(E, 4, 0.1f), B * H, L * B);
+  auto g = parseGraph(text);
+  ASSERT_TRUE(g) << g.status().message();
+  auto m = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(m) << m.status().message();
+  int launches = 0;
+  expectEmulatedMatches(*m, {{"x", halfUniform({B, L, E}, 5)}}, {1e-2, 1e-2}, &launches);
+  EXPECT_EQ(launches, 3) << "in-projection, attention, out-projection with the residual";
+}
+
+// BERT's self-attention: query, key and value projections of one input merge into one GEMM
+// the attention reads through strided operands; two kernels (the output dense layer is
+// outside this block).
+TEST(ModelsEmulated, BertSelfAttentionRunsAsTwoKernels) {
+  constexpr int64_t B = 2, S = 77, E = 128, H = 2, D = E / H;
+  std::string projections;
+  for (int i = 0; i < 3; ++i)
+    projections += fmt::format(R"(  %w{0} = constant f16[{1},{1}] {2}
+  %b{0} = constant f16[{1}] {3}
+  %m{0} = matmul(%x, %w{0}) : ?
+  %a{0} = add(%b{0}, %m{0}) : ?
+  %p{0} = reshape(%a{0}, %heads) : ?
+)",
+                               i, E, dense(E * E, 10 + i, 0.15f), dense(E, 20 + i, 0.1f));
+  const std::string text = fmt::format(
+      R"(graph @bert(%x: f16[{0},{1},{2}], %mask: f16[{0},1,1,{1}]) -> (y: f16[{0},{1},{2}]) {{
+  %heads = constant i64[4] dense<[{0}, {1}, {3}, {4}]>
+  %merged = constant i64[3] dense<[{0}, {1}, {2}]>
+  %sqrt_d = constant f16[] dense<[8.0]>
+{5}  %q = transpose(%p0) {{perm = [0, 2, 1, 3]}} : ?
+  %k = transpose(%p1) {{perm = [0, 2, 3, 1]}} : ?
+  %v = transpose(%p2) {{perm = [0, 2, 1, 3]}} : ?
+  %s0 = matmul(%q, %k) : ?
+  %s1 = div(%s0, %sqrt_d) : ?
+  %s = add(%s1, %mask) : ?
+  %pb = softmax(%s) {{axis = -1}} : ?
+  %c = matmul(%pb, %v) : ?
+  %ct = transpose(%c) {{perm = [0, 2, 1, 3]}} : ?
+  %y = reshape(%ct, %merged) : ?
+  return %y
+}})",
+      B, S, E, H, D, projections);
+  auto g = parseGraph(text);
+  ASSERT_TRUE(g) << g.status().message();
+  auto m = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(m) << m.status().message();
+  Tensor mask = Tensor::zeros(DType::kF16, {B, 1, 1, S});
+  for (int64_t j = 70; j < S; ++j) // padding keys of batch 0
+    mask.mutableData<uint16_t>()[j] = 0xF8E2;
+  int launches = 0;
+  expectEmulatedMatches(*m, {{"x", halfUniform({B, S, E}, 6)}, {"mask", mask}}, {1e-2, 1e-2},
+                        &launches);
+  EXPECT_EQ(launches, 2) << "the merged projection, the attention";
 }
 
 TEST(ModelsEmulated, TinyUnetMatchesTheReference) {
