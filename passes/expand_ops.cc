@@ -19,6 +19,8 @@
 //  * Dropout that computes the identity (not training, or a constant ratio of 0): its input and
 //    an all-true mask.
 //  * OneHot with float indices: the indices cast to int64 first (NaN mapped out of range).
+//  * MeanVarianceNormalization and the training optimizers Adagrad, Adam and Momentum
+//    (passes/util/more_expansions.h).
 //
 // A node placed on the CPU by the model, or one the rewrite cannot express, stays as it is;
 // `--debug-only=expand-ops` says why for each.
@@ -31,6 +33,7 @@
 #include "ir/match.h"
 #include "passes/pass.h"
 #include "passes/util/einsum_expand.h"
+#include "passes/util/more_expansions.h"
 #include "passes/util/node_builder.h"
 
 namespace dlc {
@@ -508,7 +511,8 @@ public:
       const bool recurrent = n->op() == Op::kRNN || n->op() == Op::kGRU || n->op() == Op::kLSTM;
       const bool other =
           n->op() == Op::kEinsum || n->op() == Op::kDropout || n->op() == Op::kOneHot;
-      if (!recurrent && !other && n->op() != Op::kBatchNormalization)
+      const OpExpansion *more = findOpExpansion(n->op());
+      if (!recurrent && !other && !more && n->op() != Op::kBatchNormalization)
         continue;
       std::optional<Recurrent> r;
       if (other) {
@@ -516,6 +520,11 @@ public:
                      : n->op() == Op::kDropout ? checkIdentityDropout(*n)
                                                : checkFloatOneHot(*n);
         if (!why.isOk()) {
+          options.debugf("{}: kept: {}", label(*n), why.message());
+          continue;
+        }
+      } else if (more) {
+        if (Status why = more->check(*n); !why.isOk()) {
           options.debugf("{}: kept: {}", label(*n), why.message());
           continue;
         }
@@ -550,6 +559,12 @@ public:
         done = expandIdentityDropout(g, n, renames);
       } else if (n->op() == Op::kOneHot) {
         done = expandFloatOneHot(g, n, renames);
+      } else if (more) {
+        Expected<std::vector<Value *>> outs = more->expand(g, n);
+        done = outs.status();
+        for (int k = 0; outs && k < n->numOutputs() && k < static_cast<int>(outs->size()); ++k)
+          if (n->output(k) && (*outs)[static_cast<size_t>(k)])
+            replace(g, n->output(k), (*outs)[static_cast<size_t>(k)], renames);
       } else {
         done = expandBatchNorm(g, n, renames);
       }

@@ -1,0 +1,264 @@
+// MeanVarianceNormalization and the training optimizers as ops with GPU kernels (see
+// more_expansions.h).
+#include "passes/util/more_expansions.h"
+
+#include <fmt/format.h>
+
+#include "ir/ops/util.h"
+#include "passes/util/node_builder.h"
+
+namespace dlc {
+
+namespace {
+
+Status checkMvn(const Node &n) {
+  const Value *x = n.input(0);
+  if (!x->shape().isRanked())
+    return invalidArgument("its input's rank is not known");
+  if (!isFloat(x->dtype()))
+    return invalidArgument("its input is {}", dtypeName(x->dtype()));
+  const int64_t rank = x->shape().rank();
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t a : n.getInts("axes")) {
+    const int64_t axis = a < 0 ? a + rank : a;
+    if (axis < 0 || axis >= rank || seen[static_cast<size_t>(axis)])
+      return invalidArgument("axes [{}] do not name distinct axes of a rank-{} input",
+                             fmt::join(n.getInts("axes"), ", "), rank);
+    seen[static_cast<size_t>(axis)] = true;
+  }
+  return Status::ok();
+}
+
+Expected<std::vector<Value *>> expandMvn(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const std::vector<std::pair<std::string, Attribute>> keep = {{"keepdims", Attribute(1)}};
+  const std::vector<int64_t> axes = n->getInts("axes");
+  DLC_ASSIGN_OR_RETURN(Value * mean,
+                       b.op(Op::kReduceMean, {x, b.ints("axes", axes)}, "mean", keep));
+  DLC_ASSIGN_OR_RETURN(Value * dev, b.op(Op::kSub, {x, mean}, "dev"));
+  DLC_ASSIGN_OR_RETURN(Value * sq, b.op(Op::kMul, {dev, dev}, "dev_sq"));
+  DLC_ASSIGN_OR_RETURN(Value * var,
+                       b.op(Op::kReduceMean, {sq, b.ints("axes2", axes)}, "var", keep));
+  DLC_ASSIGN_OR_RETURN(Value * sd, b.op(Op::kSqrt, {var}, "stddev"));
+  DLC_ASSIGN_OR_RETURN(Value * den,
+                       b.op(Op::kAdd, {sd, b.scalar("epsilon", 1e-9, x->dtype())}, "den"));
+  DLC_ASSIGN_OR_RETURN(Value * y, b.op(Op::kDiv, {dev, den}, "output"));
+  return std::vector<Value *>{y};
+}
+
+/// Per-tensor input groups of an optimizer (X, G, then its states).
+int groupsOf(Op op) { return op == Op::kAdam ? 4 : 3; }
+
+Status checkOptimizer(const Node &n) {
+  const int groups = groupsOf(n.op());
+  if (n.numInputs() < 2 + groups || (n.numInputs() - 2) % groups != 0)
+    return invalidArgument("it has {} inputs: R, T, then {} per optimized tensor", n.numInputs(),
+                           groups);
+  const DType t = n.input(2)->dtype();
+  if (!isFloat(t))
+    return invalidArgument("it optimizes {} tensors", dtypeName(t));
+  for (int i = 2; i < n.numInputs(); ++i)
+    if (n.input(i)->dtype() != t || !n.input(i)->shape().isStatic())
+      return invalidArgument("its tensors are not all {} of static shapes", dtypeName(t));
+  for (int i : {0, 1})
+    if (!n.input(i)->shape().isStatic() || n.input(i)->shape().numElements() != 1)
+      return invalidArgument("{} is not one element", i == 0 ? "R" : "T");
+  if (!isFloat(n.input(0)->dtype()) || !isInteger(n.input(1)->dtype()))
+    return invalidArgument("R is {} and T {}: a float and an integer are expected",
+                           dtypeName(n.input(0)->dtype()), dtypeName(n.input(1)->dtype()));
+  if (n.op() == Op::kMomentum && n.getString("mode") != "standard" &&
+      n.getString("mode") != "nesterov")
+    return invalidArgument("mode '{}' is neither 'standard' nor 'nesterov'", n.getString("mode"));
+  return Status::ok();
+}
+
+Expected<std::vector<Value *>> expandOptimizer(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  const int groups = groupsOf(n->op());
+  const int count = (n->numInputs() - 2) / groups;
+  const DType t = n->input(2)->dtype();
+  auto c = [&](const std::string &name, double v) { return b.scalar(name, v, t); };
+  auto attr = [&](const char *name) { return static_cast<double>(n->getFloat(name)); };
+  // R and T as scalars of the tensors' type, and whether T > 0.
+  DLC_ASSIGN_OR_RETURN(Value * r0, b.reshape(n->input(0), {}, "r_scalar"));
+  DLC_ASSIGN_OR_RETURN(Value * r, b.op(Op::kCast, {r0}, "r", {{"to", Attribute(t)}}));
+  DLC_ASSIGN_OR_RETURN(Value * t0, b.reshape(n->input(1), {}, "t_scalar"));
+  DLC_ASSIGN_OR_RETURN(Value * tf, b.op(Op::kCast, {t0}, "t", {{"to", Attribute(t)}}));
+  DLC_ASSIGN_OR_RETURN(Value * started, b.op(Op::kGreater, {tf, c("zero", 0)}, "t_positive"));
+  // The learning rate of this step.
+  Value *lr = r;
+  if (n->op() == Op::kAdagrad) {
+    DLC_ASSIGN_OR_RETURN(Value * td, b.op(Op::kMul, {tf, c("decay", attr("decay_factor"))}, "td"));
+    DLC_ASSIGN_OR_RETURN(Value * den, b.op(Op::kAdd, {td, c("one", 1)}, "lr_den"));
+    DLC_ASSIGN_OR_RETURN(lr, b.op(Op::kDiv, {r, den}, "lr"));
+  } else if (n->op() == Op::kAdam) {
+    DLC_ASSIGN_OR_RETURN(Value * pb, b.op(Op::kPow, {c("beta", attr("beta")), tf}, "beta_t"));
+    DLC_ASSIGN_OR_RETURN(Value * pa, b.op(Op::kPow, {c("alpha", attr("alpha")), tf}, "alpha_t"));
+    DLC_ASSIGN_OR_RETURN(Value * nb, b.op(Op::kSub, {c("one", 1), pb}, "one_minus_beta_t"));
+    DLC_ASSIGN_OR_RETURN(Value * na, b.op(Op::kSub, {c("one_a", 1), pa}, "one_minus_alpha_t"));
+    DLC_ASSIGN_OR_RETURN(Value * sb, b.op(Op::kSqrt, {nb}, "sqrt_one_minus_beta_t"));
+    DLC_ASSIGN_OR_RETURN(Value * num, b.op(Op::kMul, {r, sb}, "lr_num"));
+    DLC_ASSIGN_OR_RETURN(Value * corrected, b.op(Op::kDiv, {num, na}, "lr_corrected"));
+    DLC_ASSIGN_OR_RETURN(lr, b.op(Op::kWhere, {started, corrected, r}, "lr"));
+  }
+  std::vector<Value *> outs(static_cast<size_t>((groups - 1) * count), nullptr);
+  for (int i = 0; i < count; ++i) {
+    const std::string s = fmt::format("_{}", i);
+    Value *x = n->input(2 + i), *grad = n->input(2 + count + i);
+    // G' = norm_coefficient * X + G.
+    DLC_ASSIGN_OR_RETURN(
+        Value * nx, b.op(Op::kMul, {x, c("norm" + s, attr("norm_coefficient"))}, "norm_x" + s));
+    DLC_ASSIGN_OR_RETURN(Value * gr, b.op(Op::kAdd, {nx, grad}, "grad" + s));
+    Value *newX = nullptr;
+    std::vector<Value *> states;
+    if (n->op() == Op::kAdagrad) {
+      Value *h = n->input(2 + 2 * count + i);
+      DLC_ASSIGN_OR_RETURN(Value * g2, b.op(Op::kMul, {gr, gr}, "grad_sq" + s));
+      DLC_ASSIGN_OR_RETURN(Value * h2, b.op(Op::kAdd, {h, g2}, "h_new" + s));
+      DLC_ASSIGN_OR_RETURN(Value * sh, b.op(Op::kSqrt, {h2}, "sqrt_h" + s));
+      DLC_ASSIGN_OR_RETURN(Value * den,
+                           b.op(Op::kAdd, {sh, c("eps" + s, attr("epsilon"))}, "den" + s));
+      DLC_ASSIGN_OR_RETURN(Value * step, b.op(Op::kMul, {lr, gr}, "step" + s));
+      DLC_ASSIGN_OR_RETURN(Value * q, b.op(Op::kDiv, {step, den}, "update" + s));
+      DLC_ASSIGN_OR_RETURN(newX, b.op(Op::kSub, {x, q}, "x_new" + s));
+      states = {h2};
+    } else if (n->op() == Op::kAdam) {
+      Value *v = n->input(2 + 2 * count + i), *h = n->input(2 + 3 * count + i);
+      const double alpha = attr("alpha"), beta = attr("beta");
+      DLC_ASSIGN_OR_RETURN(Value * av, b.op(Op::kMul, {v, c("alpha" + s, alpha)}, "av" + s));
+      DLC_ASSIGN_OR_RETURN(Value * ag,
+                           b.op(Op::kMul, {gr, c("one_minus_alpha" + s, 1 - alpha)}, "ag" + s));
+      DLC_ASSIGN_OR_RETURN(Value * v2, b.op(Op::kAdd, {av, ag}, "v_new" + s));
+      DLC_ASSIGN_OR_RETURN(Value * g2, b.op(Op::kMul, {gr, gr}, "grad_sq" + s));
+      DLC_ASSIGN_OR_RETURN(Value * bh, b.op(Op::kMul, {h, c("beta" + s, beta)}, "bh" + s));
+      DLC_ASSIGN_OR_RETURN(Value * bg,
+                           b.op(Op::kMul, {g2, c("one_minus_beta" + s, 1 - beta)}, "bg" + s));
+      DLC_ASSIGN_OR_RETURN(Value * h2, b.op(Op::kAdd, {bh, bg}, "h_new" + s));
+      DLC_ASSIGN_OR_RETURN(Value * sh, b.op(Op::kSqrt, {h2}, "sqrt_h" + s));
+      DLC_ASSIGN_OR_RETURN(Value * den,
+                           b.op(Op::kAdd, {sh, c("eps" + s, attr("epsilon"))}, "den" + s));
+      DLC_ASSIGN_OR_RETURN(Value * step, b.op(Op::kMul, {lr, v2}, "step" + s));
+      DLC_ASSIGN_OR_RETURN(Value * q, b.op(Op::kDiv, {step, den}, "update" + s));
+      DLC_ASSIGN_OR_RETURN(Value * moved, b.op(Op::kSub, {x, q}, "x_moved" + s));
+      DLC_ASSIGN_OR_RETURN(
+          newX,
+          b.op(Op::kMul, {moved, c("post" + s, 1 - attr("norm_coefficient_post"))}, "x_new" + s));
+      states = {v2, h2};
+    } else {
+      Value *v = n->input(2 + 2 * count + i);
+      const double alpha = attr("alpha");
+      // V' = alpha V + b G', b = beta once T > 0, 1 on the first step.
+      DLC_ASSIGN_OR_RETURN(
+          Value * bt,
+          b.op(Op::kWhere, {started, c("beta" + s, attr("beta")), c("first" + s, 1)}, "b" + s));
+      DLC_ASSIGN_OR_RETURN(Value * av, b.op(Op::kMul, {v, c("alpha" + s, alpha)}, "av" + s));
+      DLC_ASSIGN_OR_RETURN(Value * bg, b.op(Op::kMul, {gr, bt}, "bg" + s));
+      DLC_ASSIGN_OR_RETURN(Value * v2, b.op(Op::kAdd, {av, bg}, "v_new" + s));
+      Value *dir = v2;
+      if (n->getString("mode") == "nesterov") {
+        DLC_ASSIGN_OR_RETURN(Value * av2, b.op(Op::kMul, {v2, c("alpha2" + s, alpha)}, "av2" + s));
+        DLC_ASSIGN_OR_RETURN(dir, b.op(Op::kAdd, {gr, av2}, "direction" + s));
+      }
+      DLC_ASSIGN_OR_RETURN(Value * step, b.op(Op::kMul, {lr, dir}, "step" + s));
+      DLC_ASSIGN_OR_RETURN(newX, b.op(Op::kSub, {x, step}, "x_new" + s));
+      states = {v2};
+    }
+    outs[static_cast<size_t>(i)] = newX;
+    for (size_t k = 0; k < states.size(); ++k)
+      outs[static_cast<size_t>((k + 1) * static_cast<size_t>(count) + static_cast<size_t>(i))] =
+          states[k];
+  }
+  return outs;
+}
+
+Status checkReverseSequence(const Node &n) {
+  const Value *x = n.input(0), *lens = n.input(1);
+  if (!x->shape().isStatic() || x->shape().rank() < 2)
+    return invalidArgument("its input's shape is not static of rank 2 or more");
+  if (!lens->shape().isStatic() || !isInteger(lens->dtype()))
+    return invalidArgument("sequence_lens is not an integer tensor of static shape");
+  const int64_t b = n.getInt("batch_axis"), t = n.getInt("time_axis");
+  if (b == t || b < 0 || b > 1 || t < 0 || t > 1)
+    return invalidArgument("batch_axis {} and time_axis {} are not 0 and 1", b, t);
+  return Status::ok();
+}
+
+/// y[.., t, .., b, ..] = x[.., t < len[b] ? len[b] - 1 - t : t, .., b, ..]: a GatherElements
+/// along the time axis with that index (lengths outside [0, T] are not checked: the GPU's
+/// gathers clamp indices; the reference backend refuses them).
+Expected<std::vector<Value *>> expandReverseSequence(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const std::vector<int64_t> shape = x->shape().sizes();
+  const int64_t ba = n->getInt("batch_axis"), ta = n->getInt("time_axis");
+  const int64_t steps = shape[static_cast<size_t>(ta)];
+  std::vector<int64_t> timeShape(shape.size(), 1), batchShape(shape.size(), 1);
+  timeShape[static_cast<size_t>(ta)] = steps;
+  batchShape[static_cast<size_t>(ba)] = shape[static_cast<size_t>(ba)];
+  std::vector<int64_t> iota(static_cast<size_t>(steps));
+  for (int64_t i = 0; i < steps; ++i)
+    iota[static_cast<size_t>(i)] = i;
+  Value *t = b.constant("time", Tensor::vectorI64(iota).reshaped(timeShape));
+  DLC_ASSIGN_OR_RETURN(
+      Value * l64, b.op(Op::kCast, {n->input(1)}, "lens_i64", {{"to", Attribute(DType::kI64)}}));
+  DLC_ASSIGN_OR_RETURN(Value * len, b.reshape(l64, batchShape, "lens"));
+  DLC_ASSIGN_OR_RETURN(Value * inside, b.op(Op::kLess, {t, len}, "reversed"));
+  DLC_ASSIGN_OR_RETURN(Value * last, b.op(Op::kSub, {len, b.ints("one", {1})}, "last"));
+  DLC_ASSIGN_OR_RETURN(Value * from, b.op(Op::kSub, {last, t}, "from_reversed"));
+  DLC_ASSIGN_OR_RETURN(Value * idx, b.op(Op::kWhere, {inside, from, t}, "from"));
+  DLC_ASSIGN_OR_RETURN(Value * full, b.op(Op::kExpand, {idx, b.ints("shape", shape)}, "index"));
+  DLC_ASSIGN_OR_RETURN(Value * y,
+                       b.op(Op::kGatherElements, {x, full}, "output", {{"axis", Attribute(ta)}}));
+  return std::vector<Value *>{y};
+}
+
+Status checkMaxUnpool(const Node &n) {
+  if (n.numInputs() > 2 && n.input(2))
+    return invalidArgument("output_shape is given (only the inferred shape is expanded)");
+  if (!n.input(0)->shape().isStatic() || !n.output(0)->shape().isStatic())
+    return invalidArgument("its shapes are not static");
+  if (n.input(1)->dtype() != DType::kI64 || n.input(1)->shape() != n.input(0)->shape())
+    return invalidArgument("I is not i64 of X's shape");
+  return Status::ok();
+}
+
+/// Y = zeros with Y.flat[I.flat[i]] = X.flat[i] (MaxPool's indices address the whole
+/// unpooled tensor): a ScatterElements over the flattened tensors.
+Expected<std::vector<Value *>> expandMaxUnpool(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const std::vector<int64_t> yShape = n->output(0)->shape().sizes();
+  int64_t elements = 1;
+  for (int64_t d : yShape)
+    elements *= d;
+  DLC_ASSIGN_OR_RETURN(
+      Value * zeros,
+      b.op(Op::kExpand, {b.scalar("zero", 0, x->dtype()), b.ints("flat", {elements})}, "zeros"));
+  DLC_ASSIGN_OR_RETURN(Value * xf, b.reshape(x, {-1}, "x_flat"));
+  DLC_ASSIGN_OR_RETURN(Value * idx, b.reshape(n->input(1), {-1}, "i_flat"));
+  DLC_ASSIGN_OR_RETURN(Value * scattered, b.op(Op::kScatterElements, {zeros, idx, xf}, "scattered",
+                                               {{"axis", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * y, b.reshape(scattered, yShape, "output"));
+  return std::vector<Value *>{y};
+}
+
+constexpr OpExpansion kExpansions[] = {
+    {Op::kMaxUnpool, checkMaxUnpool, expandMaxUnpool},
+    {Op::kReverseSequence, checkReverseSequence, expandReverseSequence},
+    {Op::kMeanVarianceNormalization, checkMvn, expandMvn},
+    {Op::kAdagrad, checkOptimizer, expandOptimizer},
+    {Op::kAdam, checkOptimizer, expandOptimizer},
+    {Op::kMomentum, checkOptimizer, expandOptimizer},
+};
+
+} // namespace
+
+const OpExpansion *findOpExpansion(Op op) {
+  for (const OpExpansion &e : kExpansions)
+    if (e.op == op)
+      return &e;
+  return nullptr;
+}
+
+} // namespace dlc

@@ -1,0 +1,122 @@
+// expand-ops' rewrites of passes/util/more_expansions.h: MeanVarianceNormalization, the
+// training optimizers (Adagrad, Adam, Momentum standard and nesterov, several tensors, the
+// first step T = 0 and a later one), ReverseSequence over both axis orders and MaxUnpool of
+// MaxPool's own indices compute on the reference backend what the ops compute, and none of
+// the ops stays.
+#include <fmt/format.h>
+
+#include "numerics_util.h"
+
+namespace dlc {
+namespace {
+
+using testing::after;
+using testing::countOps;
+using testing::parsed;
+
+/// Expands `text`, checks that `op` is gone and the results match on random inputs (with
+/// `given` overriding some).
+void expectExpandedMatches(const std::string &text, Op op,
+                           const std::map<std::string, Tensor> &given = {}, double tol = 2e-5) {
+  SCOPED_TRACE(text);
+  std::unique_ptr<Graph> g = parsed(text);
+  ASSERT_TRUE(g);
+  std::unique_ptr<Graph> typed = after(*g, "infer-shapes");
+  std::ostringstream log;
+  std::unique_ptr<Graph> x = after(*typed, "expand-ops,infer-shapes", &log);
+  ASSERT_TRUE(x);
+  EXPECT_EQ(countOps(*x, op), 0) << log.str();
+  auto inputs = testing::randomInputs(*typed, 3);
+  for (const auto &[name, t] : given)
+    inputs[name] = t;
+  auto a = ReferenceExecutor::create(*typed);
+  auto b = ReferenceExecutor::create(*x);
+  ASSERT_TRUE(a && b);
+  auto ra = a->run(inputs);
+  auto rb = b->run(inputs);
+  ASSERT_TRUE(ra) << ra.status().message();
+  ASSERT_TRUE(rb) << rb.status().message();
+  ASSERT_EQ(ra->size(), rb->size());
+  for (size_t i = 0; i < ra->size(); ++i) {
+    const Tensor &want = (*ra)[i].tensor, &got = (*rb)[i].tensor;
+    ASSERT_EQ(want.type(), got.type()) << (*ra)[i].name;
+    for (int64_t k = 0; k < want.numElements(); ++k)
+      EXPECT_NEAR(got.elementAsDouble(k), want.elementAsDouble(k),
+                  tol * (1 + std::abs(want.elementAsDouble(k))))
+          << (*ra)[i].name << "[" << k << "]";
+  }
+}
+
+TEST(MoreExpansions, MeanVarianceNormalization) {
+  expectExpandedMatches(R"(graph @g(%x: f32[2,3,4,5]) -> (y: ?, z: ?) {
+  %y = mean_variance_normalization(%x) : ?
+  %z = mean_variance_normalization(%x) {axes = [1, -1]} : ?
+  return %y, %z
+})",
+                        Op::kMeanVarianceNormalization);
+}
+
+TEST(MoreExpansions, OptimizersAtTheFirstStepAndLater) {
+  const std::string ops[] = {
+      "adagrad(%r, %t, %x1, %x2, %g1, %g2, %h1, %h2) {decay_factor = 0.1, epsilon = 1e-3, "
+      "norm_coefficient = 0.01} : ?, ?, ?, ?",
+      "adam(%r, %t, %x1, %x2, %g1, %g2, %h1, %h2, %v1, %v2) {alpha = 0.9, beta = 0.8, epsilon = "
+      "1e-3, norm_coefficient = 0.01, norm_coefficient_post = 0.05} : ?, ?, ?, ?, ?, ?",
+      "momentum(%r, %t, %x1, %x2, %g1, %g2, %h1, %h2) {alpha = 0.9, beta = 0.3, mode = "
+      "\"standard\", norm_coefficient = 0.01} : ?, ?, ?, ?",
+      "momentum(%r, %t, %x1, %x2, %g1, %g2, %h1, %h2) {alpha = 0.9, beta = 0.3, mode = "
+      "\"nesterov\", norm_coefficient = 0.01} : ?, ?, ?, ?"};
+  for (const std::string &call : ops) {
+    const bool adam = call.rfind("adam", 0) == 0;
+    const std::string outs = adam ? "%o1, %o2, %o3, %o4, %o5, %o6" : "%o1, %o2, %o3, %o4";
+    const std::string text = fmt::format(
+        R"(graph @g(%r: f32[], %t: i64[], %x1: f32[3,4], %x2: f32[5], %g1: f32[3,4], %g2: f32[5], %h1: f32[3,4], %h2: f32[5]{0}) -> ({1}) {{
+  {2} = {3}
+  return {2}
+}})",
+        adam ? ", %v1: f32[3,4], %v2: f32[5]" : "",
+        adam ? "o1: ?, o2: ?, o3: ?, o4: ?, o5: ?, o6: ?" : "o1: ?, o2: ?, o3: ?, o4: ?", outs,
+        call);
+    // Second moments (H; Adam's V) must not be negative: Adam's H is its last pair.
+    for (int64_t step : {0, 3}) {
+      std::map<std::string, Tensor> given = {
+          {"r", Tensor::fromVector<float>(DType::kF32, {}, {0.1f})},
+          {"t", Tensor::fromVector<int64_t>(DType::kI64, {}, {step})},
+          {adam ? "v1" : "h1",
+           Tensor::fromVector<float>(DType::kF32, {3, 4}, std::vector<float>(12, 0.7f))},
+          {adam ? "v2" : "h2",
+           Tensor::fromVector<float>(DType::kF32, {5}, std::vector<float>(5, 0.2f))}};
+      expectExpandedMatches(text,
+                            adam             ? Op::kAdam
+                            : call[0] == 'a' ? Op::kAdagrad
+                                             : Op::kMomentum,
+                            given);
+    }
+  }
+}
+
+TEST(MoreExpansions, ReverseSequenceOverBothAxisOrders) {
+  const Tensor lens = Tensor::fromVector<int64_t>(DType::kI64, {3}, {4, 0, 2});
+  expectExpandedMatches(R"(graph @g(%x: f32[4,3,2], %l: i64[3]) -> (y: ?) {
+  %y = reverse_sequence(%x, %l) {batch_axis = 1, time_axis = 0} : ?
+  return %y
+})",
+                        Op::kReverseSequence, {{"l", lens}});
+  expectExpandedMatches(R"(graph @g(%x: f32[3,4], %l: i64[3]) -> (y: ?) {
+  %y = reverse_sequence(%x, %l) {batch_axis = 0, time_axis = 1} : ?
+  return %y
+})",
+                        Op::kReverseSequence, {{"l", lens}});
+}
+
+TEST(MoreExpansions, MaxUnpoolOfMaxPoolsIndices) {
+  expectExpandedMatches(R"(graph @g(%x: f32[2,3,6,4]) -> (y: ?) {
+  %p, %i = max_pool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : ?, ?
+  %y = max_unpool(%p, %i) {kernel_shape = [2, 2], strides = [2, 2]} : ?
+  return %y
+})",
+                        Op::kMaxUnpool);
+}
+
+} // namespace
+} // namespace dlc
