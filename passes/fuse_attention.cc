@@ -268,9 +268,10 @@ private:
       chain.push_back(u.node);
     attention::eraseDead(g, chain, &s);
     DLC_ASSIGN_OR_RETURN(Node * a, attention::foldOperandViews(g, *(*y)->producer(), options));
-    if (!attention::sinkInputTranspose(g, *a, options))
-      attention::mergeProjections(g, *a, options);
-    attention::hoistOutputTranspose(g, options, name);
+    Node *b = attention::sinkInputTranspose(g, *a, options);
+    if (!b)
+      b = attention::mergeProjections(g, *a, options);
+    attention::hoistOutputTranspose(g, b ? *b : *a, options);
     return true;
   }
 };

@@ -96,7 +96,7 @@ struct Source {
 
 /// The deepest source of operand `i` (its layout `op`) past a data-moving op or a scaling,
 /// or nullopt when there is none.
-std::optional<Source> deepestSource(Node &a, int i, const ops::AttentionOperand &op) {
+static std::optional<Source> deepestSource(Node &a, int i, const ops::AttentionOperand &op) {
   Source cur{a.input(i), {}, 1.0};
   const auto sizes = op.logical();
   const auto strides = op.strides();
@@ -125,7 +125,7 @@ std::optional<Source> deepestSource(Node &a, int i, const ops::AttentionOperand 
 }
 
 /// The layout of attention `a` when its operands' shapes are static.
-std::optional<ops::AttentionLayout> staticLayout(const Node &a) {
+static std::optional<ops::AttentionLayout> staticLayout(const Node &a) {
   std::vector<std::vector<int64_t>> shapes;
   for (int i = 0; i < 3; ++i) {
     if (!a.input(i)->shape().isStatic())
@@ -137,7 +137,7 @@ std::optional<ops::AttentionLayout> staticLayout(const Node &a) {
 }
 
 /// Operand `op` as a strided view of its own buffer (axes of size 1 get stride 0).
-StridedView viewOf(const ops::AttentionOperand &op) {
+static StridedView viewOf(const ops::AttentionOperand &op) {
   const auto sizes = op.logical();
   const auto strides = op.strides();
   StridedView v{{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
@@ -149,7 +149,7 @@ StridedView viewOf(const ops::AttentionOperand &op) {
 
 /// `a`'s attributes without those of the operands in `rewritten` (0 Q, 1 K, 2 V) and,
 /// with `scale`, without the scale.
-std::vector<std::pair<std::string, Attribute>>
+static std::vector<std::pair<std::string, Attribute>>
 keptAttributes(const Node &a, const std::vector<int> &rewritten, bool scale) {
   std::set<std::string, std::less<>> names;
   if (scale)
@@ -166,8 +166,8 @@ keptAttributes(const Node &a, const std::vector<int> &rewritten, bool scale) {
 }
 
 /// Adds operand `i`'s strided attributes for `view`.
-void addStrided(std::vector<std::pair<std::string, Attribute>> &attrs, int i,
-                const StridedView &view) {
+static void addStrided(std::vector<std::pair<std::string, Attribute>> &attrs, int i,
+                       const StridedView &view) {
   const auto names = ops::stridedAttrNames(i);
   attrs.emplace_back(names.sizes, Attribute(view.sizes));
   attrs.emplace_back(names.strides, Attribute(view.strides));
@@ -177,9 +177,9 @@ void addStrided(std::vector<std::pair<std::string, Attribute>> &attrs, int i,
 
 /// Builds the Attention node replacing `a` on `inputs` with `attrs`; nullptr (the reason
 /// logged, nothing left behind) when it is not `a`'s type or the GPU cannot run it.
-Node *replaceAttention(Graph &g, Node &a, const std::vector<Value *> &inputs,
-                       const std::vector<std::pair<std::string, Attribute>> &attrs,
-                       const PassOptions &options, const char *what) {
+static Node *replaceAttention(Graph &g, Node &a, const std::vector<Value *> &inputs,
+                              const std::vector<std::pair<std::string, Attribute>> &attrs,
+                              const PassOptions &options, const char *what) {
   auto y = addTypedNode(g, Op::kAttention, inputs, a.output(0)->name(), &a, a, attrs);
   std::string no;
   if (!y)
@@ -252,7 +252,7 @@ struct Projection {
 
 /// The projection that operand `i` of `a` is a reshape of, when every value between is
 /// read by that chain alone.
-std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
+static std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
   Value *v = a.input(i);
   const Node *reader = &a;
   while (v->producer() && isViewNode(*v->producer())) {
@@ -298,13 +298,13 @@ std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
 /// with the transpose keeping the last axis. The projection then reads %x itself (its rows
 /// in %x's order: the same GEMM) and the attention reads the product through the
 /// transpose, which no kernel runs. Returns whether `a` was rewritten.
-bool sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
+Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
   Value *p = a.input(0);
   if (a.input(1) != p || a.input(2) != p || g.isOutput(p) || !p->shape().isStatic())
-    return false;
+    return nullptr;
   for (const Use &u : p->uses())
     if (u.node != &a)
-      return false;
+      return nullptr;
   Node *producer = p->producer();
   Node *m = producer;
   const Value *bias = nullptr;
@@ -319,29 +319,29 @@ bool sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
       }
     }
     if (!bias)
-      return false;
+      return nullptr;
   }
   if (!m || m->op() != Op::kMatMul)
-    return false;
+    return nullptr;
   for (const char *perm : {"perm_a", "perm_b", "perm_y"})
     if (m->hasAttr(perm) && !m->getInts(perm).empty())
-      return false;
+      return nullptr;
   Node *t = m->input(0)->producer();
   const Value *w = m->input(1);
   if (!t || t->op() != Op::kTranspose || !w->isConstant() || w->shape().rank() != 2)
-    return false;
+    return nullptr;
   auto perm = transposePerm(*t);
   const int64_t rank = p->shape().rank();
   if (!perm || static_cast<int64_t>(perm->size()) != rank || perm->back() != rank - 1)
-    return false;
+    return nullptr;
   auto layout = staticLayout(a);
   if (!layout || !layout->q.strided || !layout->k.strided || !layout->v.strided)
-    return false;
+    return nullptr;
   // The product of the untransposed input, and each operand's view through the transpose.
   const std::string base = m->output(0)->name() + "/untransposed";
   auto product = addTypedNode(g, Op::kMatMul, {t->input(0), m->input(1)}, base, &a, *m);
   if (!product)
-    return false;
+    return nullptr;
   Value *proj = *product;
   proj->producer()->setName(m->name());
   if (bias) {
@@ -349,7 +349,7 @@ bool sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
         addTypedNode(g, Op::kAdd, {*product, const_cast<Value *>(bias)}, base, &a, *producer);
     if (!sum) {
       g.eraseNode((*product)->producer());
-      return false;
+      return nullptr;
     }
     proj = *sum;
     proj->producer()->setName(producer->name());
@@ -366,7 +366,7 @@ bool sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
     auto view = viewThroughTranspose(shape, *perm, viewOf(*ops[i]));
     if (!view) {
       undo();
-      return false;
+      return nullptr;
     }
     addStrided(attrs, i, *view);
   }
@@ -374,27 +374,25 @@ bool sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
   if (a.numInputs() > 3 && a.input(3))
     inputs.push_back(a.input(3));
   const std::string was = label(*t);
-  if (!replaceAttention(g, a, inputs, attrs, options, "reading the projection untransposed")) {
+  Node *b = replaceAttention(g, a, inputs, attrs, options, "reading the projection untransposed");
+  if (!b) {
     undo();
-    return false;
+    return nullptr;
   }
   options.debugf("{}: the projection reads {}'s input; the attention reads through the "
                  "transpose",
                  label(*proj->uses()[0].node), was);
-  return true;
+  return b;
 }
 
 /// The output side of torch's batch_first multi-head attention: Y stored [S, B, H, D],
 /// reshaped to rows [S * B, E], projected (Gemm or MatMul by a 2-D weight), reshaped to
-/// [S, B, N] and transposed to [B, S, N]. The attention (named `name`) then stores Y as
+/// [S, B, N] and transposed to [B, S, N]. The attention then stores Y as
 /// [B, S, H, D] and the projection's rows come out in the transposed order: no transpose
 /// runs, and what reads it (the residual add) can join the projection's epilogue.
-void hoistOutputTranspose(Graph &g, const PassOptions &options, const std::string &name) {
-  Node *a = nullptr;
-  for (Node *n : g.nodes())
-    if (n->op() == Op::kAttention && n->name() == name)
-      a = n;
-  if (!a || !a->output(0)->shape().isStatic() || a->output(0)->shape().rank() != 4)
+void hoistOutputTranspose(Graph &g, Node &attention, const PassOptions &options) {
+  Node *a = &attention;
+  if (!a->output(0)->shape().isStatic() || a->output(0)->shape().rank() != 4)
     return;
   auto next = [&](Value *v, Op op) -> Node * {
     Node *r = soleReader(g, v);
@@ -479,7 +477,7 @@ void hoistOutputTranspose(Graph &g, const PassOptions &options, const std::strin
 }
 
 /// `parts` side by side along their last axis (2-D weights or 1-D biases of one dtype).
-Tensor sideBySide(const std::vector<const Tensor *> &parts) {
+static Tensor sideBySide(const std::vector<const Tensor *> &parts) {
   const std::vector<int64_t> first = parts[0]->shape();
   const int64_t rows = first.size() == 2 ? first[0] : 1;
   const int64_t bytes = dtypeSize(parts[0]->dtype());
@@ -503,27 +501,27 @@ Tensor sideBySide(const std::vector<const Tensor *> &parts) {
 /// layers) become one projection with the weights side by side, which attention `a` reads
 /// through strided operands: one GEMM three times as wide instead of three. Kept as they
 /// were when anything does not fit.
-void mergeProjections(Graph &g, Node &a, const PassOptions &options) {
+Node *mergeProjections(Graph &g, Node &a, const PassOptions &options) {
   std::optional<Projection> p[3];
   for (int i = 0; i < 3; ++i)
     if (!(p[i] = projectionOf(g, a, i)))
-      return;
+      return nullptr;
   Value *x = p[0]->matmul->input(0);
   for (int i = 1; i < 3; ++i)
     if (p[i]->matmul->input(0) != x || p[i]->matmul == p[0]->matmul ||
         (p[i]->b != nullptr) != (p[0]->b != nullptr) || p[i]->w->dtype() != p[0]->w->dtype() ||
         p[i]->w->shape()[0] != p[0]->w->shape()[0] || p[i]->out->dtype() != p[0]->out->dtype() ||
         p[1]->matmul == p[2]->matmul)
-      return;
+      return nullptr;
   auto layout = staticLayout(a);
   if (!layout)
-    return;
+    return nullptr;
   const std::string base = p[0]->matmul->output(0)->name() + "/qkv";
   Value *w = g.addConstant(base + "_weight", sideBySide({p[0]->w, p[1]->w, p[2]->w}));
   auto product = addTypedNode(g, Op::kMatMul, {x, w}, base, &a, *p[0]->matmul);
   if (!product) {
     g.eraseConstant(w);
-    return;
+    return nullptr;
   }
   Value *proj = *product, *bias = nullptr;
   if (p[0]->b) {
@@ -541,7 +539,7 @@ void mergeProjections(Graph &g, Node &a, const PassOptions &options) {
   };
   if (!proj || !proj->shape().isStatic()) {
     undo();
-    return;
+    return nullptr;
   }
   const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
   auto attrs = keptAttributes(a, {0, 1, 2}, /*scale=*/false);
@@ -557,7 +555,7 @@ void mergeProjections(Graph &g, Node &a, const PassOptions &options) {
       options.debugf("{}: projections not merged: {} cannot be read as a block of {}", label(a),
                      "QKV"[i], proj -> name());
       undo();
-      return;
+      return nullptr;
     }
     addStrided(attrs, i, *view);
   }
@@ -566,12 +564,14 @@ void mergeProjections(Graph &g, Node &a, const PassOptions &options) {
     inputs.push_back(a.input(3));
   const std::string names = fmt::format("{}, {} and {}", label(*p[0]->matmul), label(*p[1]->matmul),
                                         label(*p[2]->matmul));
-  if (!replaceAttention(g, a, inputs, attrs, options, "merging the projections")) {
+  Node *b = replaceAttention(g, a, inputs, attrs, options, "merging the projections");
+  if (!b) {
     undo();
-    return;
+    return nullptr;
   }
   options.debugf("{}: merged the projections {} into {}", label(*proj->uses()[0].node), names,
                  proj->name());
+  return b;
 }
 
 } // namespace dlc::attention

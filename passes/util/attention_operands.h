@@ -39,16 +39,17 @@ Expected<Node *> foldOperandViews(Graph &g, Node &a, const PassOptions &options)
 
 /// Q, K and V read from one projection of a transposed input (torch's batch_first
 /// multi-head attention): the projection reads the untransposed input and the attention
-/// reads through the transpose. Returns whether `a` was rewritten.
-bool sinkInputTranspose(Graph &g, Node &a, const PassOptions &options);
+/// reads through the transpose. Returns the new attention node, or nullptr when `a` stays.
+Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options);
 
 /// Q, K and V made by three projections of one input (BERT): one projection with the
-/// weights side by side, read through strided operands.
-void mergeProjections(Graph &g, Node &a, const PassOptions &options);
+/// weights side by side, read through strided operands. Returns the new attention node, or
+/// nullptr when `a` stays.
+Node *mergeProjections(Graph &g, Node &a, const PassOptions &options);
 
-/// Y of the attention named `name` reshaped to rows, projected, reshaped and transposed
-/// back (torch's batch_first multi-head attention): Y is stored in the transposed order and
-/// the transpose goes.
-void hoistOutputTranspose(Graph &g, const PassOptions &options, const std::string &name);
+/// Y of attention `a` reshaped to rows, projected, reshaped and transposed back (torch's
+/// batch_first multi-head attention): Y is stored in the transposed order and the
+/// transpose goes.
+void hoistOutputTranspose(Graph &g, Node &a, const PassOptions &options);
 
 } // namespace dlc::attention
