@@ -4,6 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "ir/match.h"
 #include "ir/ops/util.h"
 #include "passes/util/node_builder.h"
 
@@ -243,7 +248,113 @@ Expected<std::vector<Value *>> expandMaxUnpool(Graph &g, Node *n) {
   return std::vector<Value *>{y};
 }
 
+/// DFT's axis (input 2, default -2) and transform length (input 1, default the axis's size),
+/// when both are known.
+struct DftPlan {
+  int64_t axis, len, n, bins, c;
+};
+
+Expected<DftPlan> dftPlan(const Node &n) {
+  const Value *x = n.input(0);
+  if (!x->shape().isStatic() || x->shape().rank() < 2 || !n.output(0)->shape().isStatic())
+    return invalidArgument("its shapes are not static");
+  if (!isFloat(x->dtype()) || x->dtype() == DType::kF64)
+    return invalidArgument("its input is {} (f32, f16 and bf16 are expanded)",
+                           dtypeName(x->dtype()));
+  const std::vector<int64_t> shape = x->shape().sizes();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  DftPlan p{-2, 0, 0, 0, shape.back()};
+  if (p.c != 1 && p.c != 2)
+    return invalidArgument("its last dim is {}, not 1 (real) or 2 (complex)", p.c);
+  if (n.numInputs() > 2 && n.input(2)) {
+    auto a = constantInts(n.input(2));
+    if (!a || a->size() != 1)
+      return invalidArgument("its axis is not a constant");
+    p.axis = (*a)[0];
+  }
+  p.axis = p.axis < 0 ? p.axis + rank : p.axis;
+  if (p.axis < 0 || p.axis >= rank - 1)
+    return invalidArgument("axis {} is not a signal axis", p.axis);
+  p.len = shape[static_cast<size_t>(p.axis)];
+  p.n = p.len;
+  if (n.numInputs() > 1 && n.input(1)) {
+    auto l = constantInts(n.input(1));
+    if (!l || l->size() != 1)
+      return invalidArgument("dft_length is not a constant");
+    p.n = (*l)[0];
+  }
+  p.bins = n.output(0)->shape().sizes()[static_cast<size_t>(p.axis)];
+  if (p.n < 1 || p.len * p.c * 2 * p.bins > (int64_t{1} << 24))
+    return invalidArgument("its transform matrix would be {} x {}", p.len * p.c, 2 * p.bins);
+  return p;
+}
+
+Status checkDft(const Node &n) { return dftPlan(n).status(); }
+
+/// The transform as one product: the signal moved to rows [.., len * c] (re, im interleaved)
+/// times the constant [len * c, 2 * bins] of the reference's twiddles (zero rows past the
+/// transform length: the truncation; the padding adds nothing), back to [.., bins, 2].
+Expected<std::vector<Value *>> expandDft(Graph &g, Node *n) {
+  DLC_ASSIGN_OR_RETURN(DftPlan p, dftPlan(*n));
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const std::vector<int64_t> shape = x->shape().sizes();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const bool inverse = n->getInt("inverse") != 0;
+  const double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / static_cast<double>(p.n) : 1.0;
+  std::vector<double> m(static_cast<size_t>(p.len * p.c * 2 * p.bins), 0.0);
+  for (int64_t t = 0; t < std::min(p.len, p.n); ++t)
+    for (int64_t k = 0; k < p.bins; ++k) {
+      const double angle =
+          2 * std::numbers::pi * static_cast<double>((k * t) % p.n) / static_cast<double>(p.n);
+      const double cs = std::cos(angle) * scale, sn = sign * std::sin(angle) * scale;
+      auto at = [&](int64_t row, int64_t col) -> double & {
+        return m[static_cast<size_t>(row * 2 * p.bins + col)];
+      };
+      at(t * p.c, 2 * k) = cs; // re -> re, re -> im
+      at(t * p.c, 2 * k + 1) = sn;
+      if (p.c == 2) { // im -> re, im -> im
+        at(t * p.c + 1, 2 * k) = -sn;
+        at(t * p.c + 1, 2 * k + 1) = cs;
+      }
+    }
+  Value *w = b.constant(
+      "twiddles",
+      Tensor::fromVector<double>(DType::kF64, {p.len * p.c, 2 * p.bins}, m).castTo(x->dtype()));
+  // The signal axis next to the last.
+  std::vector<int64_t> perm, moved;
+  for (int64_t a = 0; a < rank - 1; ++a)
+    if (a != p.axis)
+      perm.push_back(a);
+  perm.push_back(p.axis);
+  perm.push_back(rank - 1);
+  Value *v = x;
+  int64_t rows = 1;
+  for (int64_t a : perm)
+    if (a != p.axis && a != rank - 1) {
+      rows *= shape[static_cast<size_t>(a)];
+      moved.push_back(shape[static_cast<size_t>(a)]);
+    }
+  const bool transposed = p.axis != rank - 2;
+  if (transposed) {
+    DLC_ASSIGN_OR_RETURN(v, b.transpose(v, perm, "signal_last"));
+  }
+  DLC_ASSIGN_OR_RETURN(v, b.reshape(v, {rows, p.len * p.c}, "rows"));
+  DLC_ASSIGN_OR_RETURN(v, b.op(Op::kMatMul, {v, w}, "spectrum"));
+  moved.push_back(p.bins);
+  moved.push_back(2);
+  DLC_ASSIGN_OR_RETURN(v, b.reshape(v, moved, transposed ? "spectrum_moved" : "output"));
+  if (transposed) {
+    std::vector<int64_t> back(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i)
+      back[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+    DLC_ASSIGN_OR_RETURN(v, b.transpose(v, back, "output"));
+  }
+  return std::vector<Value *>{v};
+}
+
 constexpr OpExpansion kExpansions[] = {
+    {Op::kDFT, checkDft, expandDft},
     {Op::kMaxUnpool, checkMaxUnpool, expandMaxUnpool},
     {Op::kReverseSequence, checkReverseSequence, expandReverseSequence},
     {Op::kMeanVarianceNormalization, checkMvn, expandMvn},

@@ -8,6 +8,8 @@
 //    gives the rules); T's branches (Adam's bias correction, Momentum's first step) are Where.
 //  * ReverseSequence: a GatherElements along the time axis, its index computed from
 //    sequence_lens with Less, Sub and Where.
+//  * DFT with a constant axis and length: one MatMul of the signal (moved to rows, real and
+//    imaginary parts interleaved) by a constant matrix of the reference's twiddles.
 //  * MaxUnpool to its inferred shape (no output_shape input): a ScatterElements of the
 //    flattened X at the flattened indices into zeros.
 #pragma once

@@ -1,6 +1,7 @@
 // expand-ops' rewrites of passes/util/more_expansions.h: MeanVarianceNormalization, the
 // training optimizers (Adagrad, Adam, Momentum standard and nesterov, several tensors, the
-// first step T = 0 and a later one), ReverseSequence over both axis orders and MaxUnpool of
+// first step T = 0 and a later one), ReverseSequence over both axis orders, DFT (real and
+// complex, padded, truncated, one-sided, inverse, any signal axis) and MaxUnpool of
 // MaxPool's own indices compute on the reference backend what the ops compute, and none of
 // the ops stays.
 #include <fmt/format.h>
@@ -107,6 +108,32 @@ TEST(MoreExpansions, ReverseSequenceOverBothAxisOrders) {
   return %y
 })",
                         Op::kReverseSequence, {{"l", lens}});
+}
+
+TEST(MoreExpansions, DftRealAndComplexPaddedTruncatedOnesidedInverse) {
+  struct Case {
+    const char *x;
+    int64_t axis, length; // length 0: none
+    const char *attrs;
+  };
+  const Case cases[] = {
+      {"f32[2,10,3,1]", 1, 0, ""},              // real, a middle axis
+      {"f32[2,10,3,2]", 2, 0, "{inverse = 1}"}, // complex, the last signal axis
+      {"f32[4,7,2]", -2, 12, "{onesided = 1}"}, // zero-padded to 12, bins 0..6
+      {"f32[3,9,1]", 1, 6, "{inverse = 1}"},    // truncated to 6
+      {"f32[5,8,2]", 0, 0, "{onesided = 1}"},   // the first axis
+  };
+  for (const Case &c : cases) {
+    const std::string len =
+        c.length ? fmt::format("  %len = constant i64[] dense<[{}]>\n", c.length) : "";
+    expectExpandedMatches(fmt::format(R"(graph @g(%x: {0}) -> (y: ?) {{
+  %axis = constant i64[] dense<[{1}]>
+{2}  %y = dft(%x, {3}, %axis) {4} : ?
+  return %y
+}})",
+                                      c.x, c.axis, len, c.length ? "%len" : "_", c.attrs),
+                          Op::kDFT, {}, 1e-4);
+  }
 }
 
 TEST(MoreExpansions, MaxUnpoolOfMaxPoolsIndices) {
