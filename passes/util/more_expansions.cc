@@ -291,6 +291,32 @@ Expected<DftPlan> dftPlan(const Node &n) {
 
 Status checkDft(const Node &n) { return dftPlan(n).status(); }
 
+/// The constant [len * c, 2 * bins] whose product with a signal of `len` samples (c = 1:
+/// real; 2: complex, interleaved) gives bins [0, bins) of its length-n transform, re and im
+/// interleaved, as the reference computes them (zero rows past n: the truncation).
+Value *twiddles(NodeBuilder &b, int64_t len, int64_t c, int64_t n, int64_t bins, bool inverse,
+                DType dtype) {
+  const double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+  std::vector<double> m(static_cast<size_t>(len * c * 2 * bins), 0.0);
+  auto at = [&](int64_t row, int64_t col) -> double & {
+    return m[static_cast<size_t>(row * 2 * bins + col)];
+  };
+  for (int64_t t = 0; t < std::min(len, n); ++t)
+    for (int64_t k = 0; k < bins; ++k) {
+      const double angle =
+          2 * std::numbers::pi * static_cast<double>((k * t) % n) / static_cast<double>(n);
+      const double cs = std::cos(angle) * scale, sn = sign * std::sin(angle) * scale;
+      at(t * c, 2 * k) = cs; // re -> re, re -> im
+      at(t * c, 2 * k + 1) = sn;
+      if (c == 2) { // im -> re, im -> im
+        at(t * c + 1, 2 * k) = -sn;
+        at(t * c + 1, 2 * k + 1) = cs;
+      }
+    }
+  return b.constant("twiddles",
+                    Tensor::fromVector<double>(DType::kF64, {len * c, 2 * bins}, m).castTo(dtype));
+}
+
 /// The transform as one product: the signal moved to rows [.., len * c] (re, im interleaved)
 /// times the constant [len * c, 2 * bins] of the reference's twiddles (zero rows past the
 /// transform length: the truncation; the padding adds nothing), back to [.., bins, 2].
@@ -300,27 +326,7 @@ Expected<std::vector<Value *>> expandDft(Graph &g, Node *n) {
   Value *x = n->input(0);
   const std::vector<int64_t> shape = x->shape().sizes();
   const int64_t rank = static_cast<int64_t>(shape.size());
-  const bool inverse = n->getInt("inverse") != 0;
-  const double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / static_cast<double>(p.n) : 1.0;
-  std::vector<double> m(static_cast<size_t>(p.len * p.c * 2 * p.bins), 0.0);
-  for (int64_t t = 0; t < std::min(p.len, p.n); ++t)
-    for (int64_t k = 0; k < p.bins; ++k) {
-      const double angle =
-          2 * std::numbers::pi * static_cast<double>((k * t) % p.n) / static_cast<double>(p.n);
-      const double cs = std::cos(angle) * scale, sn = sign * std::sin(angle) * scale;
-      auto at = [&](int64_t row, int64_t col) -> double & {
-        return m[static_cast<size_t>(row * 2 * p.bins + col)];
-      };
-      at(t * p.c, 2 * k) = cs; // re -> re, re -> im
-      at(t * p.c, 2 * k + 1) = sn;
-      if (p.c == 2) { // im -> re, im -> im
-        at(t * p.c + 1, 2 * k) = -sn;
-        at(t * p.c + 1, 2 * k + 1) = cs;
-      }
-    }
-  Value *w = b.constant(
-      "twiddles",
-      Tensor::fromVector<double>(DType::kF64, {p.len * p.c, 2 * p.bins}, m).castTo(x->dtype()));
+  Value *w = twiddles(b, p.len, p.c, p.n, p.bins, n->getInt("inverse") != 0, x->dtype());
   // The signal axis next to the last.
   std::vector<int64_t> perm, moved;
   for (int64_t a = 0; a < rank - 1; ++a)
@@ -353,7 +359,69 @@ Expected<std::vector<Value *>> expandDft(Graph &g, Node *n) {
   return std::vector<Value *>{v};
 }
 
+Status checkStft(const Node &n) {
+  const Value *x = n.input(0);
+  if (!x->shape().isStatic() || x->shape().rank() != 3 || !n.output(0)->shape().isStatic())
+    return invalidArgument("its shapes are not static (frame_step and frame_length constant)");
+  if (!isFloat(x->dtype()) || x->dtype() == DType::kF64)
+    return invalidArgument("its signal is {} (f32, f16 and bf16 are expanded)",
+                           dtypeName(x->dtype()));
+  auto step = constantInts(n.input(1));
+  if (!step || step->size() != 1 || (*step)[0] < 1)
+    return invalidArgument("frame_step is not a positive constant");
+  if (n.numInputs() > 2 && n.input(2) && !n.input(2)->shape().isStatic())
+    return invalidArgument("the window's shape is not static");
+  const int64_t c = x->shape().sizes()[2];
+  if (c != 1 && c != 2)
+    return invalidArgument("its last dim is {}, not 1 (real) or 2 (complex)", c);
+  return Status::ok();
+}
+
+/// The frames gathered by a constant index [frames, F], windowed, then one MatMul by the
+/// length-F twiddles.
+Expected<std::vector<Value *>> expandStft(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const std::vector<int64_t> xs = x->shape().sizes(), out = n->output(0)->shape().sizes();
+  const int64_t batch = xs[0], c = xs[2], frames = out[1], bins = out[2];
+  const int64_t step = (*constantInts(n->input(1)))[0];
+  Value *window = n->numInputs() > 2 ? n->input(2) : nullptr;
+  int64_t frame = 0;
+  if (n->numInputs() > 3 && n->input(3)) {
+    auto f = constantInts(n->input(3));
+    if (!f || f->size() != 1)
+      return invalidArgument("frame_length is not a constant");
+    frame = (*f)[0];
+  } else if (window) {
+    frame = window->shape().sizes()[0];
+  } else {
+    frame = xs[1];
+  }
+  std::vector<int64_t> index;
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t j = 0; j < frame; ++j)
+      index.push_back(f * step + j);
+  Value *idx = b.constant("frames_index", Tensor::vectorI64(index).reshaped({frames, frame}));
+  DLC_ASSIGN_OR_RETURN(Value * v,
+                       b.op(Op::kGather, {x, idx}, "frames", {{"axis", Attribute(int64_t{1})}}));
+  if (window) {
+    Value *wv = window;
+    if (wv->dtype() != x->dtype()) {
+      DLC_ASSIGN_OR_RETURN(wv,
+                           b.op(Op::kCast, {wv}, "window_cast", {{"to", Attribute(x->dtype())}}));
+    }
+    DLC_ASSIGN_OR_RETURN(wv, b.reshape(wv, {frame, 1}, "window_column"));
+    DLC_ASSIGN_OR_RETURN(v, b.op(Op::kMul, {v, wv}, "windowed"));
+  }
+  DLC_ASSIGN_OR_RETURN(v, b.reshape(v, {batch * frames, frame * c}, "rows"));
+  DLC_ASSIGN_OR_RETURN(
+      v, b.op(Op::kMatMul, {v, twiddles(b, frame, c, frame, bins, false, x->dtype())}, "spectrum"));
+  DLC_ASSIGN_OR_RETURN(v, b.reshape(v, {batch, frames, bins, 2}, "output"));
+  return std::vector<Value *>{v};
+}
+
 constexpr OpExpansion kExpansions[] = {
+    {Op::kSTFT, checkStft, expandStft},
     {Op::kDFT, checkDft, expandDft},
     {Op::kMaxUnpool, checkMaxUnpool, expandMaxUnpool},
     {Op::kReverseSequence, checkReverseSequence, expandReverseSequence},

@@ -9,7 +9,9 @@
 //  * ReverseSequence: a GatherElements along the time axis, its index computed from
 //    sequence_lens with Less, Sub and Where.
 //  * DFT with a constant axis and length: one MatMul of the signal (moved to rows, real and
-//    imaginary parts interleaved) by a constant matrix of the reference's twiddles.
+//    imaginary parts interleaved) by a constant matrix of the reference's twiddles; STFT with
+//    a constant frame step and length: the frames gathered by a constant index, windowed,
+//    then the same product.
 //  * MaxUnpool to its inferred shape (no output_shape input): a ScatterElements of the
 //    flattened X at the flattened indices into zeros.
 #pragma once

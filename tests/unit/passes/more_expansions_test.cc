@@ -1,7 +1,7 @@
 // expand-ops' rewrites of passes/util/more_expansions.h: MeanVarianceNormalization, the
 // training optimizers (Adagrad, Adam, Momentum standard and nesterov, several tensors, the
 // first step T = 0 and a later one), ReverseSequence over both axis orders, DFT (real and
-// complex, padded, truncated, one-sided, inverse, any signal axis) and MaxUnpool of
+// complex, padded, truncated, one-sided, inverse, any signal axis), STFT and MaxUnpool of
 // MaxPool's own indices compute on the reference backend what the ops compute, and none of
 // the ops stays.
 #include <fmt/format.h>
@@ -134,6 +134,24 @@ TEST(MoreExpansions, DftRealAndComplexPaddedTruncatedOnesidedInverse) {
                                       c.x, c.axis, len, c.length ? "%len" : "_", c.attrs),
                           Op::kDFT, {}, 1e-4);
   }
+}
+
+TEST(MoreExpansions, StftWithAndWithoutWindow) {
+  // A real signal with a window (its length the frame length), one-sided.
+  expectExpandedMatches(R"(graph @g(%x: f32[2,40,1], %w: f32[8]) -> (y: ?) {
+  %step = constant i64[] dense<[5]>
+  %y = stft(%x, %step, %w) : ?
+  return %y
+})",
+                        Op::kSTFT, {}, 1e-4);
+  // A complex signal, no window, the frame length given, both sides.
+  expectExpandedMatches(R"(graph @g(%x: f32[1,30,2]) -> (y: ?) {
+  %step = constant i64[] dense<[4]>
+  %len = constant i64[] dense<[10]>
+  %y = stft(%x, %step, _, %len) {onesided = 0} : ?
+  return %y
+})",
+                        Op::kSTFT, {}, 1e-4);
 }
 
 TEST(MoreExpansions, MaxUnpoolOfMaxPoolsIndices) {
