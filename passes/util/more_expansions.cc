@@ -420,7 +420,70 @@ Expected<std::vector<Value *>> expandStft(Graph &g, Node *n) {
   return std::vector<Value *>{v};
 }
 
+Status checkGatherNd(const Node &n) {
+  const Value *data = n.input(0), *idx = n.input(1);
+  if (!data->shape().isStatic() || !idx->shape().isStatic() || !n.output(0)->shape().isStatic())
+    return invalidArgument("its shapes are not static");
+  if (!isInteger(idx->dtype()))
+    return invalidArgument("its indices are {}", dtypeName(idx->dtype()));
+  const std::vector<int64_t> ds = data->shape().sizes(), is = idx->shape().sizes();
+  const int64_t b = n.getInt("batch_dims");
+  if (is.empty() || b < 0 || b >= static_cast<int64_t>(is.size()) ||
+      b + is.back() > static_cast<int64_t>(ds.size()) || is.back() < 1)
+    return invalidArgument("indices {} do not index data {} with batch_dims {}", idx->shape().str(),
+                           data->shape().str(), b);
+  return Status::ok();
+}
+
+/// A Gather along the first axis of the data flattened over its batch and indexed axes: each
+/// index tuple becomes one linear index (negative entries wrapped, as the reference wraps
+/// them; the GPU's Gather clamps what stays out of range), plus its batch's offset.
+Expected<std::vector<Value *>> expandGatherNd(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *data = n->input(0);
+  const std::vector<int64_t> ds = data->shape().sizes(), is = n->input(1)->shape().sizes();
+  const int64_t batch = n->getInt("batch_dims"), k = is.back();
+  const size_t q = is.size();
+  DLC_ASSIGN_OR_RETURN(
+      Value * idx, b.op(Op::kCast, {n->input(1)}, "indices_i64", {{"to", Attribute(DType::kI64)}}));
+  // Wrap negative entries: idx + dim where idx < 0.
+  std::vector<int64_t> dims(ds.begin() + batch, ds.begin() + batch + k), strides(dims.size(), 1);
+  for (size_t j = dims.size(); j-- > 1;)
+    strides[j - 1] = strides[j] * dims[j];
+  DLC_ASSIGN_OR_RETURN(Value * neg, b.op(Op::kLess, {idx, b.ints("zero", {0})}, "negative"));
+  DLC_ASSIGN_OR_RETURN(Value * up, b.op(Op::kAdd, {idx, b.ints("dims", dims)}, "wrapped"));
+  DLC_ASSIGN_OR_RETURN(idx, b.op(Op::kWhere, {neg, up, idx}, "indices_wrapped"));
+  DLC_ASSIGN_OR_RETURN(Value * scaled, b.op(Op::kMul, {idx, b.ints("strides", strides)}, "scaled"));
+  DLC_ASSIGN_OR_RETURN(Value * lin, b.op(Op::kReduceSum, {scaled, b.ints("last", {-1})}, "linear",
+                                         {{"keepdims", Attribute(int64_t{0})}}));
+  int64_t block = 1; // elements of the indexed axes
+  for (int64_t d : dims)
+    block *= d;
+  int64_t batches = 1;
+  for (int64_t d = 0; d < batch; ++d)
+    batches *= ds[static_cast<size_t>(d)];
+  if (batch > 0) {
+    // Each tuple's batch: its position's first batch_dims coordinates, linearized.
+    std::vector<int64_t> tupleShape(is.begin(), is.end() - 1), offsets;
+    int64_t perBatch = 1;
+    for (size_t d = static_cast<size_t>(batch); d + 1 < q; ++d)
+      perBatch *= is[d];
+    for (int64_t t = 0; t < batches * perBatch; ++t)
+      offsets.push_back((t / perBatch) * block);
+    Value *off = b.constant("batch_offsets", Tensor::vectorI64(offsets).reshaped(tupleShape));
+    DLC_ASSIGN_OR_RETURN(lin, b.op(Op::kAdd, {lin, off}, "linear_batched"));
+  }
+  std::vector<int64_t> flat = {batches * block};
+  for (size_t d = static_cast<size_t>(batch + k); d < ds.size(); ++d)
+    flat.push_back(ds[d]);
+  DLC_ASSIGN_OR_RETURN(Value * table, b.reshape(data, flat, "table"));
+  DLC_ASSIGN_OR_RETURN(
+      Value * y, b.op(Op::kGather, {table, lin}, "output", {{"axis", Attribute(int64_t{0})}}));
+  return std::vector<Value *>{y};
+}
+
 constexpr OpExpansion kExpansions[] = {
+    {Op::kGatherND, checkGatherNd, expandGatherNd},
     {Op::kSTFT, checkStft, expandStft},
     {Op::kDFT, checkDft, expandDft},
     {Op::kMaxUnpool, checkMaxUnpool, expandMaxUnpool},

@@ -12,6 +12,8 @@
 //    imaginary parts interleaved) by a constant matrix of the reference's twiddles; STFT with
 //    a constant frame step and length: the frames gathered by a constant index, windowed,
 //    then the same product.
+//  * GatherND: a Gather along the first axis of the data flattened over its batch and indexed
+//    axes, each index tuple linearized (negative entries wrapped) plus its batch's offset.
 //  * MaxUnpool to its inferred shape (no output_shape input): a ScatterElements of the
 //    flattened X at the flattened indices into zeros.
 #pragma once

@@ -1,7 +1,7 @@
 // expand-ops' rewrites of passes/util/more_expansions.h: MeanVarianceNormalization, the
 // training optimizers (Adagrad, Adam, Momentum standard and nesterov, several tensors, the
 // first step T = 0 and a later one), ReverseSequence over both axis orders, DFT (real and
-// complex, padded, truncated, one-sided, inverse, any signal axis), STFT and MaxUnpool of
+// complex, padded, truncated, one-sided, inverse, any signal axis), STFT, GatherND and MaxUnpool of
 // MaxPool's own indices compute on the reference backend what the ops compute, and none of
 // the ops stays.
 #include <fmt/format.h>
@@ -152,6 +152,26 @@ TEST(MoreExpansions, StftWithAndWithoutWindow) {
   return %y
 })",
                         Op::kSTFT, {}, 1e-4);
+}
+
+TEST(MoreExpansions, GatherNdWithBatchesAndNegativeIndices) {
+  // Whole tuples into [3, 4, 5] and partial ones (slices of the last axis), negative entries.
+  expectExpandedMatches(
+      R"(graph @g(%x: f32[3,4,5], %i: i64[2,2,2]) -> (y: ?) {
+  %y = gather_nd(%x, %i) : ?
+  return %y
+})",
+      Op::kGatherND,
+      {{"i", Tensor::fromVector<int64_t>(DType::kI64, {2, 2, 2}, {0, 1, 2, -1, -3, 3, 1, 0})}});
+  // batch_dims = 1: each batch's tuples index its own [4, 5].
+  expectExpandedMatches(
+      R"(graph @g(%x: f32[3,4,5], %i: i64[3,2,2]) -> (y: ?) {
+  %y = gather_nd(%x, %i) {batch_dims = 1} : ?
+  return %y
+})",
+      Op::kGatherND,
+      {{"i", Tensor::fromVector<int64_t>(DType::kI64, {3, 2, 2},
+                                         {0, 1, 3, 4, 2, -1, 1, 1, 0, 0, 3, 2})}});
 }
 
 TEST(MoreExpansions, MaxUnpoolOfMaxPoolsIndices) {
