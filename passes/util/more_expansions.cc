@@ -482,7 +482,65 @@ Expected<std::vector<Value *>> expandGatherNd(Graph &g, Node *n) {
   return std::vector<Value *>{y};
 }
 
+Status checkDet(const Node &n) {
+  const Value *x = n.input(0);
+  if (!x->shape().isStatic() || x->shape().rank() < 2 || !isFloat(x->dtype()))
+    return invalidArgument("its input is not a float tensor of static shape, rank 2 or more");
+  const std::vector<int64_t> s = x->shape().sizes();
+  const int64_t m = s.back();
+  if (s[s.size() - 2] != m || m < 1 || m > 3)
+    return invalidArgument("its matrices are {} x {} (1 x 1 to 3 x 3 are expanded; larger ones "
+                           "need an LU factorization)",
+                           s[s.size() - 2], m);
+  return Status::ok();
+}
+
+/// The determinant by cofactors: the entries picked from the flattened matrices, the terms
+/// of the Leibniz formula (Sarrus's rule for 3 x 3) multiplied and summed.
+Expected<std::vector<Value *>> expandDet(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  std::vector<int64_t> s = x->shape().sizes();
+  const int64_t m = s.back();
+  s.pop_back();
+  s.back() = m * m; // [..., m * m]
+  DLC_ASSIGN_OR_RETURN(Value * flat, b.reshape(x, s, "entries"));
+  std::vector<Value *> e(static_cast<size_t>(m * m));
+  for (int64_t i = 0; i < m * m; ++i) {
+    DLC_ASSIGN_OR_RETURN(e[static_cast<size_t>(i)],
+                         b.pick(flat, i, -1, fmt::format("e{}{}", i / m, i % m)));
+  }
+  if (m == 1)
+    return std::vector<Value *>{e[0]};
+  // Each term: (sign, the column of rows 0, 1, 2).
+  const std::vector<std::pair<int, std::vector<int>>> terms =
+      m == 2 ? std::vector<std::pair<int, std::vector<int>>>{{1, {0, 1}}, {-1, {1, 0}}}
+             : std::vector<std::pair<int, std::vector<int>>>{{1, {0, 1, 2}},  {1, {1, 2, 0}},
+                                                             {1, {2, 0, 1}},  {-1, {2, 1, 0}},
+                                                             {-1, {1, 0, 2}}, {-1, {0, 2, 1}}};
+  Value *sum = nullptr;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    Value *prod = nullptr;
+    for (size_t r = 0; r < terms[t].second.size(); ++r) {
+      Value *f = e[r * static_cast<size_t>(m) + static_cast<size_t>(terms[t].second[r])];
+      if (!prod) {
+        prod = f;
+        continue;
+      }
+      DLC_ASSIGN_OR_RETURN(prod, b.op(Op::kMul, {prod, f}, fmt::format("term{}", t)));
+    }
+    if (!sum) {
+      sum = prod; // the first term is positive
+      continue;
+    }
+    DLC_ASSIGN_OR_RETURN(
+        sum, b.op(terms[t].first > 0 ? Op::kAdd : Op::kSub, {sum, prod}, fmt::format("sum{}", t)));
+  }
+  return std::vector<Value *>{sum};
+}
+
 constexpr OpExpansion kExpansions[] = {
+    {Op::kDet, checkDet, expandDet},
     {Op::kGatherND, checkGatherNd, expandGatherNd},
     {Op::kSTFT, checkStft, expandStft},
     {Op::kDFT, checkDft, expandDft},

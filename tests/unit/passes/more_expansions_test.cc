@@ -1,9 +1,9 @@
 // expand-ops' rewrites of passes/util/more_expansions.h: MeanVarianceNormalization, the
 // training optimizers (Adagrad, Adam, Momentum standard and nesterov, several tensors, the
 // first step T = 0 and a later one), ReverseSequence over both axis orders, DFT (real and
-// complex, padded, truncated, one-sided, inverse, any signal axis), STFT, GatherND and MaxUnpool of
-// MaxPool's own indices compute on the reference backend what the ops compute, and none of
-// the ops stays.
+// complex, padded, truncated, one-sided, inverse, any signal axis), STFT, GatherND, Det and
+// MaxUnpool of MaxPool's own indices compute on the reference backend what the ops compute, and
+// none of the ops stays.
 #include <fmt/format.h>
 
 #include "numerics_util.h"
@@ -172,6 +172,25 @@ TEST(MoreExpansions, GatherNdWithBatchesAndNegativeIndices) {
       Op::kGatherND,
       {{"i", Tensor::fromVector<int64_t>(DType::kI64, {3, 2, 2},
                                          {0, 1, 3, 4, 2, -1, 1, 1, 0, 0, 3, 2})}});
+}
+
+TEST(MoreExpansions, DetUpToThreeByThree) {
+  for (const char *x : {"f32[1,1]", "f32[4,2,2]", "f32[2,3,3,3]"})
+    expectExpandedMatches(fmt::format(R"(graph @g(%x: {}) -> (y: ?) {{
+  %y = det(%x) : ?
+  return %y
+}})",
+                                      x),
+                          Op::kDet, {}, 1e-5);
+  // 4 x 4 needs a factorization: kept, with the reason.
+  std::unique_ptr<Graph> g = parsed(R"(graph @g(%x: f32[4,4]) -> (y: ?) {
+  %y = det(%x) : ?
+  return %y
+})");
+  ASSERT_TRUE(g);
+  std::ostringstream log;
+  EXPECT_EQ(countOps(*after(*g, "infer-shapes,expand-ops", &log), Op::kDet), 1);
+  EXPECT_NE(log.str().find("its matrices are 4 x 4"), std::string::npos) << log.str();
 }
 
 TEST(MoreExpansions, MaxUnpoolOfMaxPoolsIndices) {
