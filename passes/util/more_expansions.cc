@@ -539,7 +539,149 @@ Expected<std::vector<Value *>> expandDet(Graph &g, Node *n) {
   return std::vector<Value *>{sum};
 }
 
+Status checkRoiAlign(const Node &n) {
+  const Value *x = n.input(0), *rois = n.input(1);
+  if (!x->shape().isStatic() || x->shape().rank() != 4 || !rois->shape().isStatic() ||
+      !n.output(0)->shape().isStatic())
+    return invalidArgument("its shapes are not static");
+  if (!isFloat(x->dtype()) || rois->dtype() != x->dtype())
+    return invalidArgument("X and rois are {} and {}", dtypeName(x->dtype()),
+                           dtypeName(rois->dtype()));
+  if (n.getString("mode") != "avg")
+    return invalidArgument("mode '{}' (avg is expanded)", n.getString("mode"));
+  const std::string &ctm = n.getString("coordinate_transformation_mode");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    return invalidArgument("coordinate_transformation_mode '{}'", ctm);
+  const int64_t s = n.getInt("sampling_ratio");
+  if (s <= 0)
+    return invalidArgument("sampling_ratio {}: the adaptive grid's size depends on each ROI", s);
+  const std::vector<int64_t> xs = x->shape().sizes();
+  const int64_t r = rois->shape().sizes()[0];
+  const int64_t samples = n.getInt("output_height") * n.getInt("output_width") * s * s * r * xs[1];
+  if (samples > (int64_t{1} << 26))
+    return invalidArgument("its {} samples would be gathered four times", samples);
+  return Status::ok();
+}
+
+/// Bilinear sampling as gathers: each ROI's sample coordinates along one axis from its box
+/// (ONNX's formula: start + (bin + (i + 0.5) / grid) * bin size), the two neighbours and
+/// their weights (0 outside [-1, size]); then X channels-last, the four neighbours of every
+/// sample gathered, weighted and summed, and the grid averaged per bin.
+Expected<std::vector<Value *>> expandRoiAlign(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0), *rois = n->input(1);
+  const DType t = x->dtype();
+  const std::vector<int64_t> xs = x->shape().sizes();
+  const int64_t batches = xs[0], channels = xs[1], height = xs[2], width = xs[3];
+  const int64_t numRois = rois->shape().sizes()[0], grid = n->getInt("sampling_ratio");
+  const int64_t outH = n->getInt("output_height"), outW = n->getInt("output_width");
+  const bool halfPixel = n->getString("coordinate_transformation_mode") == "half_pixel";
+  const double scale = n->getFloat("spatial_scale");
+  auto c = [&](const std::string &name, double v) { return b.scalar(name, v, t); };
+  // One axis: the low and high neighbours [R, S] (i64) and their weights [R, S].
+  struct Axis {
+    Value *low, *high, *wLow, *wHigh;
+  };
+  auto axis = [&](int64_t col, int64_t bins, int64_t size, const std::string &a) -> Expected<Axis> {
+    DLC_ASSIGN_OR_RETURN(Value * p0, b.pick(rois, col, 1, a + "_start_box"));
+    DLC_ASSIGN_OR_RETURN(Value * p1, b.pick(rois, col + 2, 1, a + "_end_box"));
+    DLC_ASSIGN_OR_RETURN(Value * s0,
+                         b.op(Op::kMul, {p0, c(a + "_scale", scale)}, a + "_start_scaled"));
+    DLC_ASSIGN_OR_RETURN(Value * s1,
+                         b.op(Op::kMul, {p1, c(a + "_scale1", scale)}, a + "_end_scaled"));
+    DLC_ASSIGN_OR_RETURN(
+        Value * start, b.op(Op::kSub, {s0, c(a + "_offset", halfPixel ? 0.5 : 0.0)}, a + "_start"));
+    DLC_ASSIGN_OR_RETURN(Value * len, b.op(Op::kSub, {s1, s0}, a + "_length"));
+    if (!halfPixel) {
+      DLC_ASSIGN_OR_RETURN(len, b.op(Op::kMax, {len, c(a + "_one", 1.0)}, a + "_length_min1"));
+    }
+    DLC_ASSIGN_OR_RETURN(
+        Value * bin, b.op(Op::kDiv, {len, c(a + "_bins", static_cast<double>(bins))}, a + "_bin"));
+    std::vector<double> steps;
+    for (int64_t k = 0; k < bins; ++k)
+      for (int64_t i = 0; i < grid; ++i)
+        steps.push_back(static_cast<double>(k) +
+                        (static_cast<double>(i) + 0.5) / static_cast<double>(grid));
+    Value *steps1 = b.constant(
+        a + "_steps", Tensor::fromVector<double>(DType::kF64, {1, bins * grid}, steps).castTo(t));
+    DLC_ASSIGN_OR_RETURN(Value * start2, b.unsqueeze(start, {1}, a + "_start_col"));
+    DLC_ASSIGN_OR_RETURN(Value * bin2, b.unsqueeze(bin, {1}, a + "_bin_col"));
+    DLC_ASSIGN_OR_RETURN(Value * off, b.op(Op::kMul, {steps1, bin2}, a + "_offsets"));
+    DLC_ASSIGN_OR_RETURN(Value * v, b.op(Op::kAdd, {start2, off}, a + "_samples"));
+    DLC_ASSIGN_OR_RETURN(Value * ge,
+                         b.op(Op::kGreaterOrEqual, {v, c(a + "_minus1", -1.0)}, a + "_ge"));
+    DLC_ASSIGN_OR_RETURN(
+        Value * le,
+        b.op(Op::kLessOrEqual, {v, c(a + "_size", static_cast<double>(size))}, a + "_le"));
+    DLC_ASSIGN_OR_RETURN(Value * inside, b.op(Op::kAnd, {ge, le}, a + "_inside"));
+    DLC_ASSIGN_OR_RETURN(Value * valid,
+                         b.op(Op::kCast, {inside}, a + "_valid", {{"to", Attribute(t)}}));
+    DLC_ASSIGN_OR_RETURN(Value * pos, b.op(Op::kMax, {v, c(a + "_zero", 0.0)}, a + "_clamped"));
+    DLC_ASSIGN_OR_RETURN(Value * fl, b.op(Op::kFloor, {pos}, a + "_floor"));
+    const double last = static_cast<double>(size - 1);
+    DLC_ASSIGN_OR_RETURN(Value * edge,
+                         b.op(Op::kGreaterOrEqual, {fl, c(a + "_last", last)}, a + "_edge"));
+    DLC_ASSIGN_OR_RETURN(Value * lowF,
+                         b.op(Op::kWhere, {edge, c(a + "_last1", last), fl}, a + "_low_f"));
+    DLC_ASSIGN_OR_RETURN(Value * next, b.op(Op::kAdd, {fl, c(a + "_one2", 1.0)}, a + "_next"));
+    DLC_ASSIGN_OR_RETURN(Value * highF,
+                         b.op(Op::kWhere, {edge, c(a + "_last2", last), next}, a + "_high_f"));
+    DLC_ASSIGN_OR_RETURN(Value * frac, b.op(Op::kSub, {pos, fl}, a + "_frac"));
+    DLC_ASSIGN_OR_RETURN(Value * l, b.op(Op::kWhere, {edge, c(a + "_zero2", 0.0), frac}, a + "_l"));
+    DLC_ASSIGN_OR_RETURN(Value * h, b.op(Op::kSub, {c(a + "_one3", 1.0), l}, a + "_h"));
+    Axis out;
+    DLC_ASSIGN_OR_RETURN(out.wLow, b.op(Op::kMul, {h, valid}, a + "_w_low"));
+    DLC_ASSIGN_OR_RETURN(out.wHigh, b.op(Op::kMul, {l, valid}, a + "_w_high"));
+    DLC_ASSIGN_OR_RETURN(out.low,
+                         b.op(Op::kCast, {lowF}, a + "_low", {{"to", Attribute(DType::kI64)}}));
+    DLC_ASSIGN_OR_RETURN(out.high,
+                         b.op(Op::kCast, {highF}, a + "_high", {{"to", Attribute(DType::kI64)}}));
+    return out;
+  };
+  DLC_ASSIGN_OR_RETURN(Axis ya, axis(1, outH, height, "y"));
+  DLC_ASSIGN_OR_RETURN(Axis xa, axis(0, outW, width, "x"));
+  const int64_t sy = outH * grid, sx = outW * grid;
+  // X channels-last, one row per pixel of every image: [N * H * W, C].
+  DLC_ASSIGN_OR_RETURN(Value * xt, b.transpose(x, {0, 2, 3, 1}, "channels_last"));
+  DLC_ASSIGN_OR_RETURN(Value * table,
+                       b.reshape(xt, {batches * height * width, channels}, "pixels"));
+  DLC_ASSIGN_OR_RETURN(Value * bi, b.reshape(n->input(2), {numRois, 1, 1}, "batch_col"));
+  DLC_ASSIGN_OR_RETURN(Value * base,
+                       b.op(Op::kMul, {bi, b.ints("plane", {height * width})}, "image_base"));
+  Value *sum = nullptr;
+  int k = 0;
+  for (auto [yi, wy] : {std::pair{ya.low, ya.wLow}, std::pair{ya.high, ya.wHigh}})
+    for (auto [xi, wx] : {std::pair{xa.low, xa.wLow}, std::pair{xa.high, xa.wHigh}}) {
+      const std::string s = fmt::format("_{}", k++);
+      DLC_ASSIGN_OR_RETURN(Value * row, b.reshape(yi, {numRois, sy, 1}, "row" + s));
+      DLC_ASSIGN_OR_RETURN(Value * col, b.reshape(xi, {numRois, 1, sx}, "col" + s));
+      DLC_ASSIGN_OR_RETURN(Value * rw,
+                           b.op(Op::kMul, {row, b.ints("width" + s, {width})}, "row_base" + s));
+      DLC_ASSIGN_OR_RETURN(Value * at, b.op(Op::kAdd, {rw, col}, "pixel" + s));
+      DLC_ASSIGN_OR_RETURN(Value * lin, b.op(Op::kAdd, {at, base}, "index" + s));
+      DLC_ASSIGN_OR_RETURN(Value * vals, b.op(Op::kGather, {table, lin}, "values" + s,
+                                              {{"axis", Attribute(int64_t{0})}}));
+      DLC_ASSIGN_OR_RETURN(Value * wr, b.reshape(wy, {numRois, sy, 1, 1}, "w_row" + s));
+      DLC_ASSIGN_OR_RETURN(Value * wc, b.reshape(wx, {numRois, 1, sx, 1}, "w_col" + s));
+      DLC_ASSIGN_OR_RETURN(Value * w, b.op(Op::kMul, {wr, wc}, "weight" + s));
+      DLC_ASSIGN_OR_RETURN(Value * term, b.op(Op::kMul, {vals, w}, "term" + s));
+      if (!sum) {
+        sum = term;
+        continue;
+      }
+      DLC_ASSIGN_OR_RETURN(sum, b.op(Op::kAdd, {sum, term}, "sum" + s));
+    }
+  // [R, SY, SX, C] -> bins and grid apart, the grid averaged, channels first.
+  DLC_ASSIGN_OR_RETURN(Value * split,
+                       b.reshape(sum, {numRois, outH, grid, outW, grid, channels}, "grid"));
+  DLC_ASSIGN_OR_RETURN(Value * mean, b.op(Op::kReduceMean, {split, b.ints("grid_axes", {2, 4})},
+                                          "bins", {{"keepdims", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * y, b.transpose(mean, {0, 3, 1, 2}, "output"));
+  return std::vector<Value *>{y};
+}
+
 constexpr OpExpansion kExpansions[] = {
+    {Op::kRoiAlign, checkRoiAlign, expandRoiAlign},
     {Op::kDet, checkDet, expandDet},
     {Op::kGatherND, checkGatherNd, expandGatherNd},
     {Op::kSTFT, checkStft, expandStft},

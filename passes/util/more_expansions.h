@@ -15,6 +15,8 @@
 //  * GatherND: a Gather along the first axis of the data flattened over its batch and indexed
 //    axes, each index tuple linearized (negative entries wrapped) plus its batch's offset.
 //  * Det of 1 x 1 to 3 x 3 matrices by cofactors (Sarrus's rule).
+//  * RoiAlign (avg, a fixed sampling_ratio): the samples' neighbours and bilinear weights
+//    from the boxes, X channels-last, four Gathers weighted and summed, the grid averaged.
 //  * MaxUnpool to its inferred shape (no output_shape input): a ScatterElements of the
 //    flattened X at the flattened indices into zeros.
 #pragma once

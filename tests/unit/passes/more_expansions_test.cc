@@ -193,6 +193,26 @@ TEST(MoreExpansions, DetUpToThreeByThree) {
   EXPECT_NE(log.str().find("its matrices are 4 x 4"), std::string::npos) << log.str();
 }
 
+TEST(MoreExpansions, RoiAlignAveragesBilinearSamples) {
+  // Boxes inside, across the border and past it (samples outside [-1, size] count 0), on
+  // both images; both coordinate modes; grids of 2 and 3.
+  const Tensor rois = Tensor::fromVector<float>(DType::kF32, {4, 4},
+                                                {0.5f, 1.0f, 6.0f, 7.5f, -3.0f, -2.0f, 4.0f, 3.0f,
+                                                 8.0f, 9.0f, 14.0f, 12.0f, 2.2f, 3.3f, 2.9f, 3.6f});
+  const Tensor batch = Tensor::fromVector<int64_t>(DType::kI64, {4}, {0, 1, 1, 0});
+  for (const char *attrs :
+       {"{output_height = 3, output_width = 2, sampling_ratio = 2}",
+        "{output_height = 2, output_width = 4, sampling_ratio = 3, spatial_scale = 0.5, "
+        "coordinate_transformation_mode = \"output_half_pixel\"}"})
+    expectExpandedMatches(
+        fmt::format(R"(graph @g(%x: f32[2,3,10,9], %r: f32[4,4], %b: i64[4]) -> (y: ?) {{
+  %y = roi_align(%x, %r, %b) {} : ?
+  return %y
+}})",
+                    attrs),
+        Op::kRoiAlign, {{"r", rois}, {"b", batch}}, 1e-5);
+}
+
 TEST(MoreExpansions, MaxUnpoolOfMaxPoolsIndices) {
   expectExpandedMatches(R"(graph @g(%x: f32[2,3,6,4]) -> (y: ?) {
   %p, %i = max_pool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : ?, ?
