@@ -250,6 +250,24 @@ private:
     return Status::ok();
   }
 
+  /// `k`'s source with its name, wherever it stands as a whole identifier, replaced: the key
+  /// under which identical kernels of different groups are compiled once.
+  static std::string anonymous(const Kernel &k) {
+    auto isIdent = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    std::string out;
+    const std::string &src = k.source;
+    size_t from = 0;
+    for (size_t at = src.find(k.name); at != std::string::npos; at = src.find(k.name, at + 1)) {
+      const size_t end = at + k.name.size();
+      if ((at > 0 && isIdent(src[at - 1])) || (end < src.size() && isIdent(src[end])))
+        continue;
+      out.append(src, from, at - from).append("\x01");
+      from = end;
+    }
+    out.append(src, from, std::string::npos);
+    return out + (k.sm90a ? "\x02sm90a" : "");
+  }
+
   /// The family emitter's kernels for a GPU group, one launch step each.
   Status lowerKernelGroup(const FusedGroup &grp) {
     DLC_ASSIGN_OR_RETURN(KernelSet set, emitGroup(grp, opts_.emit));
@@ -309,26 +327,42 @@ private:
     return Status::ok();
   }
 
-  /// Kernels dealt round-robin into a few NVRTC programs, compiled in parallel.
+  /// Kernels dealt round-robin into a few NVRTC programs, compiled in parallel. Kernels that
+  /// differ only in their names (one per layer of a repeated block: ResNet's bottlenecks, a
+  /// transformer's layers) are compiled once; the steps of the others launch the first.
   Status buildModules() {
     for (const Kernel &k : kernels_)
       p_.sources.emplace_back(k.name, k.source);
     if (kernels_.empty())
       return Status::ok();
+    std::map<std::string, size_t> firstWith; // source with the name taken out -> kernel
+    std::vector<size_t> sameAs(kernels_.size()), unique;
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+      auto [it, fresh] = firstWith.emplace(anonymous(kernels_[i]), i);
+      sameAs[i] = it->second;
+      if (fresh)
+        unique.push_back(i);
+    }
     const int jobs = opts_.jobs > 0
                          ? opts_.jobs
                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    const size_t numModules = std::min<size_t>(kernels_.size(), static_cast<size_t>(jobs));
+    const size_t numModules = std::min<size_t>(unique.size(), static_cast<size_t>(jobs));
     // Each module starts with the prelude helpers its kernels name, not the whole prelude.
     std::vector<HelperSet> helpers(numModules);
     std::vector<std::string> kernelSources(numModules);
+    std::vector<uint32_t> moduleOf(kernels_.size());
     p_.modules.resize(numModules);
-    for (size_t i = 0; i < kernels_.size(); ++i) {
-      const size_t m = i % numModules;
+    for (size_t j = 0; j < unique.size(); ++j) {
+      const size_t i = unique[j], m = j % numModules;
       helpers[m].merge(kernels_[i].prelude);
       kernelSources[m] += "\n" + kernels_[i].source;
       p_.modules[m].kernels.push_back(kernels_[i].name);
-      std::get<rt::LaunchStep>(p_.steps[kernelStep_[i]]).module = static_cast<uint32_t>(m);
+      moduleOf[i] = static_cast<uint32_t>(m);
+    }
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+      auto &step = std::get<rt::LaunchStep>(p_.steps[kernelStep_[i]]);
+      step.module = moduleOf[sameAs[i]];
+      step.kernel = kernels_[sameAs[i]].name;
     }
     std::vector<std::string> moduleSources;
     for (size_t m = 0; m < numModules; ++m)
@@ -346,7 +380,9 @@ private:
       names.push_back(fmt::format("module {} ({})", names.size(), fmt::join(m.kernels, ", ")));
     CompileStats stats;
     CompileProgressFn onModule;
-    KernelProgress progress{0, kernels_.size(), 0, numModules};
+    KernelProgress progress;
+    progress.kernelsTotal = unique.size();
+    progress.modulesTotal = numModules;
     if (opts_.progress) {
       opts_.progress(progress);
       onModule = [&](const CompileEvent &e) {
@@ -402,10 +438,15 @@ std::string describeProgram(const rt::Program &p) {
     copies += std::holds_alternative<rt::CopyStep>(s);
     host += std::holds_alternative<rt::HostStep>(s);
   }
-  return fmt::format("{} kernels in {} modules ({} from the cache, NVRTC {:.2f} s), {} launches, "
-                     "{} copies, {} host steps; arena {} bytes, constants {} bytes",
-                     p.sources.size(), p.modules.size(), p.cacheHits, p.compileSeconds, launches,
-                     copies, host, p.arenaBytes, p.constants.size());
+  size_t compiled = 0;
+  for (const rt::Module &m : p.modules)
+    compiled += m.kernels.size();
+  const std::string distinct =
+      compiled && compiled < p.sources.size() ? fmt::format(" ({} distinct)", compiled) : "";
+  return fmt::format("{} kernels{} in {} modules ({} from the cache, NVRTC {:.2f} s), {} "
+                     "launches, {} copies, {} host steps; arena {} bytes, constants {} bytes",
+                     p.sources.size(), distinct, p.modules.size(), p.cacheHits, p.compileSeconds,
+                     launches, copies, host, p.arenaBytes, p.constants.size());
 }
 
 } // namespace dlc::codegen

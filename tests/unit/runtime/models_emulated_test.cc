@@ -29,9 +29,9 @@ Tensor uniform(std::vector<int64_t> shape, unsigned seed) {
 
 /// Runs `m`'s GPU program (no CPU fallback) on the host emulator and the model on the
 /// reference backend, expects equal outputs within `tol`; `launches` gets the program's kernel
-/// launches.
+/// launches, `compiled` the kernels its modules hold (identical ones compiled once).
 void expectEmulatedMatches(const Model &model, const std::map<std::string, Tensor> &feed,
-                           Tolerance tol, int *launches = nullptr) {
+                           Tolerance tol, int *launches = nullptr, int *compiled = nullptr) {
   const Model *m = &model;
   auto dims = bindInputDims(m->graph(), feed);
   ASSERT_TRUE(dims) << dims.status().message();
@@ -43,6 +43,11 @@ void expectEmulatedMatches(const Model &model, const std::map<std::string, Tenso
   ASSERT_TRUE(program) << program.status().message();
   if (launches)
     *launches = 0;
+  if (compiled) {
+    *compiled = 0;
+    for (const rt::Module &mod : program->modules)
+      *compiled += static_cast<int>(mod.kernels.size());
+  }
   for (const rt::Step &s : program->steps) {
     EXPECT_FALSE(std::holds_alternative<rt::HostStep>(s)) << "a host step in a GPU-only program";
     if (launches && std::holds_alternative<rt::LaunchStep>(s))
@@ -83,6 +88,30 @@ std::string dense(int64_t n, unsigned seed, float range) {
 
 Tensor halfUniform(std::vector<int64_t> shape, unsigned seed) {
   return uniform(std::move(shape), seed).castTo(DType::kF16);
+}
+
+// A block repeated (a ResNet's bottlenecks, a transformer's layers) gives kernels that differ
+// only in their names: each is compiled once and launched per layer, on that layer's buffers.
+TEST(ModelsEmulated, IdenticalKernelsAreCompiledOnce) {
+  std::string body, last = "x";
+  for (int i = 0; i < 4; ++i) {
+    body += fmt::format(R"(  %w{0} = constant f32[24,24] {1}
+  %m{0} = matmul(%{2}, %w{0}) : ?
+  %r{0} = relu(%m{0}) : ?
+)",
+                        i, dense(24 * 24, 30 + i, 0.3f), last);
+    last = fmt::format("r{}", i);
+  }
+  auto g = parseGraph(fmt::format("graph @g(%x: f32[5,24]) -> (y: ?) {{\n{}  %y = neg(%{}) : ?\n"
+                                  "  return %y\n}}",
+                                  body, last));
+  ASSERT_TRUE(g) << g.status().message();
+  auto m = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(m) << m.status().message();
+  int launches = 0, compiled = 0;
+  expectEmulatedMatches(*m, {{"x", uniform({5, 24}, 7)}}, {1e-4, 1e-5}, &launches, &compiled);
+  EXPECT_EQ(launches, 4) << "four matmul + relu groups, the last with the negation";
+  EXPECT_EQ(compiled, 2) << "one matmul + relu kernel for three layers, one for the last";
 }
 
 // Attention as exporters write it, in float16, through the whole GPU pipeline (fuse-attention
