@@ -293,6 +293,14 @@ static std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
   return r;
 }
 
+/// `a`'s inputs with Q, K and V all `proj` (its mask kept).
+static std::vector<Value *> packedInputs(const Node &a, Value *proj) {
+  std::vector<Value *> inputs = {proj, proj, proj};
+  if (a.numInputs() > 3 && a.input(3))
+    inputs.push_back(a.input(3));
+  return inputs;
+}
+
 /// Q, K and V read (strided) from one projection of a transposed input, as torch's
 /// multi-head attention with batch_first computes them: add(matmul(transpose(%x), %w), %b)
 /// with the transpose keeping the last axis. The projection then reads %x itself (its rows
@@ -370,9 +378,7 @@ Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
     }
     addStrided(attrs, i, *view);
   }
-  std::vector<Value *> inputs = {proj, proj, proj};
-  if (a.numInputs() > 3 && a.input(3))
-    inputs.push_back(a.input(3));
+  const std::vector<Value *> inputs = packedInputs(a, proj);
   const std::string was = label(*t);
   Node *b = replaceAttention(g, a, inputs, attrs, options, "reading the projection untransposed");
   if (!b) {
@@ -559,9 +565,7 @@ Node *mergeProjections(Graph &g, Node &a, const PassOptions &options) {
     }
     addStrided(attrs, i, *view);
   }
-  std::vector<Value *> inputs = {proj, proj, proj};
-  if (a.numInputs() > 3 && a.input(3))
-    inputs.push_back(a.input(3));
+  const std::vector<Value *> inputs = packedInputs(a, proj);
   const std::string names = fmt::format("{}, {} and {}", label(*p[0]->matmul), label(*p[1]->matmul),
                                         label(*p[2]->matmul));
   Node *b = replaceAttention(g, a, inputs, attrs, options, "merging the projections");

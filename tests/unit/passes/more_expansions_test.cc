@@ -27,25 +27,7 @@ void expectExpandedMatches(const std::string &text, Op op,
   std::unique_ptr<Graph> x = after(*typed, "expand-ops,infer-shapes", &log);
   ASSERT_TRUE(x);
   EXPECT_EQ(countOps(*x, op), 0) << log.str();
-  auto inputs = testing::randomInputs(*typed, 3);
-  for (const auto &[name, t] : given)
-    inputs[name] = t;
-  auto a = ReferenceExecutor::create(*typed);
-  auto b = ReferenceExecutor::create(*x);
-  ASSERT_TRUE(a && b);
-  auto ra = a->run(inputs);
-  auto rb = b->run(inputs);
-  ASSERT_TRUE(ra) << ra.status().message();
-  ASSERT_TRUE(rb) << rb.status().message();
-  ASSERT_EQ(ra->size(), rb->size());
-  for (size_t i = 0; i < ra->size(); ++i) {
-    const Tensor &want = (*ra)[i].tensor, &got = (*rb)[i].tensor;
-    ASSERT_EQ(want.type(), got.type()) << (*ra)[i].name;
-    for (int64_t k = 0; k < want.numElements(); ++k)
-      EXPECT_NEAR(got.elementAsDouble(k), want.elementAsDouble(k),
-                  tol * (1 + std::abs(want.elementAsDouble(k))))
-          << (*ra)[i].name << "[" << k << "]";
-  }
+  testing::expectSameResults(*typed, *x, tol, 3, given);
 }
 
 TEST(MoreExpansions, MeanVarianceNormalization) {

@@ -38,11 +38,13 @@ inline std::map<std::string, Tensor> randomInputs(const Graph &g, uint64_t seed)
   return inputs;
 }
 
-/// Runs both graphs on the same random inputs; every output element must agree within
-/// `tol * (1 + |expected|)`.
+/// Runs both graphs on the same random inputs (those named in `given` given); every output
+/// element must agree within `tol * (1 + |expected|)`.
 inline void expectSameResults(const Graph &before, const Graph &after, double tol,
-                              uint64_t seed = 1) {
+                              uint64_t seed = 1, const std::map<std::string, Tensor> &given = {}) {
   auto inputs = randomInputs(before, seed);
+  for (const auto &[name, t] : given)
+    inputs[name] = t;
   auto a = ReferenceExecutor::create(before);
   auto b = ReferenceExecutor::create(after);
   ASSERT_TRUE(a && b);
