@@ -19,8 +19,8 @@
 //  * Dropout that computes the identity (not training, or a constant ratio of 0): its input and
 //    an all-true mask.
 //  * OneHot with float indices: the indices cast to int64 first (NaN mapped out of range).
-//  * MeanVarianceNormalization and the training optimizers Adagrad, Adam and Momentum
-//    (passes/util/more_expansions.h).
+//  * MeanVarianceNormalization, the training optimizers, ReverseSequence, MaxUnpool, DFT,
+//    STFT, GatherND, Det and RoiAlign (passes/util/more_expansions.h).
 //
 // A node placed on the CPU by the model, or one the rewrite cannot express, stays as it is;
 // `--debug-only=expand-ops` says why for each.
@@ -444,18 +444,18 @@ Status checkIdentityDropout(const Node &n) {
   return Status::ok();
 }
 
-Status expandIdentityDropout(Graph &g, Node *n, Renames &renames) {
+Expected<std::vector<Value *>> expandIdentityDropout(Graph &g, Node *n) {
   NodeBuilder b(g, n);
   Value *x = n->input(0);
   DLC_ASSIGN_OR_RETURN(Value * y, b.op(Op::kIdentity, {x}, "output"));
-  replace(g, n->output(0), y, renames);
+  std::vector<Value *> outs = {y};
   if (n->numOutputs() > 1 && n->output(1)) {
     Value *yes = b.constant("true", Tensor::fromVector<uint8_t>(DType::kBool, {}, {1}));
     DLC_ASSIGN_OR_RETURN(
         Value * mask, b.op(Op::kExpand, {yes, b.ints("mask_shape", x->shape().sizes())}, "mask"));
-    replace(g, n->output(1), mask, renames);
+    outs.push_back(mask);
   }
-  return Status::ok();
+  return outs;
 }
 
 /// OneHot with float indices: the GPU's OneHot reads integer indices, so the indices become
@@ -468,7 +468,7 @@ Status checkFloatOneHot(const Node &n) {
   return Status::ok();
 }
 
-Status expandFloatOneHot(Graph &g, Node *n, Renames &renames) {
+Expected<std::vector<Value *>> expandFloatOneHot(Graph &g, Node *n) {
   NodeBuilder b(g, n);
   Value *ind = n->input(0);
   DLC_ASSIGN_OR_RETURN(Value * nan, b.op(Op::kIsNaN, {ind}, "indices_nan"));
@@ -478,8 +478,26 @@ Status expandFloatOneHot(Graph &g, Node *n, Renames &renames) {
                        b.op(Op::kCast, {numbers}, "indices_i64", {{"to", Attribute(DType::kI64)}}));
   DLC_ASSIGN_OR_RETURN(Value * y, b.op(Op::kOneHot, {ints, n->input(1), n->input(2)}, "onehot",
                                        {{"axis", Attribute(n->getInt("axis"))}}));
-  replace(g, n->output(0), y, renames);
-  return Status::ok();
+  return std::vector<Value *>{y};
+}
+
+Expected<std::vector<Value *>> expandEinsumNode(Graph &g, Node *n) {
+  DLC_ASSIGN_OR_RETURN(Value * y, expandEinsum(g, n));
+  return std::vector<Value *>{y};
+}
+
+/// The one-node rewrites of this file in OpExpansion's form, beside more_expansions.h's.
+constexpr OpExpansion kLocalExpansions[] = {
+    {Op::kEinsum, checkEinsumExpandable, expandEinsumNode},
+    {Op::kDropout, checkIdentityDropout, expandIdentityDropout},
+    {Op::kOneHot, checkFloatOneHot, expandFloatOneHot},
+};
+
+const OpExpansion *expansionOf(Op op) {
+  for (const OpExpansion &e : kLocalExpansions)
+    if (e.op == op)
+      return &e;
+  return findOpExpansion(op);
 }
 
 /// "node 'name' (Op) -> value" for the decision log.
@@ -509,21 +527,11 @@ public:
     bool changed = false;
     for (Node *n : g.nodes()) {
       const bool recurrent = n->op() == Op::kRNN || n->op() == Op::kGRU || n->op() == Op::kLSTM;
-      const bool other =
-          n->op() == Op::kEinsum || n->op() == Op::kDropout || n->op() == Op::kOneHot;
-      const OpExpansion *more = findOpExpansion(n->op());
-      if (!recurrent && !other && !more && n->op() != Op::kBatchNormalization)
+      const OpExpansion *more = expansionOf(n->op());
+      if (!recurrent && !more && n->op() != Op::kBatchNormalization)
         continue;
       std::optional<Recurrent> r;
-      if (other) {
-        Status why = n->op() == Op::kEinsum    ? checkEinsumExpandable(*n)
-                     : n->op() == Op::kDropout ? checkIdentityDropout(*n)
-                                               : checkFloatOneHot(*n);
-        if (!why.isOk()) {
-          options.debugf("{}: kept: {}", label(*n), why.message());
-          continue;
-        }
-      } else if (more) {
+      if (more) {
         if (Status why = more->check(*n); !why.isOk()) {
           options.debugf("{}: kept: {}", label(*n), why.message());
           continue;
@@ -550,15 +558,6 @@ public:
       Status done = Status::ok();
       if (r) {
         done = expandRecurrent(g, n, *r, renames);
-      } else if (n->op() == Op::kEinsum) {
-        Expected<Value *> v = expandEinsum(g, n);
-        done = v.status();
-        if (v)
-          replace(g, n->output(0), *v, renames);
-      } else if (n->op() == Op::kDropout) {
-        done = expandIdentityDropout(g, n, renames);
-      } else if (n->op() == Op::kOneHot) {
-        done = expandFloatOneHot(g, n, renames);
       } else if (more) {
         Expected<std::vector<Value *>> outs = more->expand(g, n);
         done = outs.status();

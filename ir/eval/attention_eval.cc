@@ -13,19 +13,15 @@ namespace dlc::eval {
 
 namespace {
 
-/// `t` (stored) as the logical [B, H, S, D] tensor of `op`, in double.
+/// `t` (stored) as the logical [B, H, S, D] tensor of `op`, in double: its elements gathered
+/// through the operand's strides (attentionLayout checked they are in the buffer).
 Expected<Tensor> logicalF64(const Tensor &t, const ops::AttentionOperand &op) {
-  if (!op.strided) {
-    Tensor view = castTensor(t, DType::kF64).reshaped({op.view.begin(), op.view.end()});
-    return permuted(view, {op.perm.begin(), op.perm.end()});
-  }
-  // A strided operand: gather its elements (attentionLayout checked they are in the buffer).
   const Tensor flat = castTensor(t, DType::kF64);
-  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(DType::kF64, {op.view.begin(), op.view.end()}));
+  const auto n = op.logical();
+  const auto s = op.strides();
+  DLC_ASSIGN_OR_RETURN(Tensor out, newTensor(DType::kF64, {n.begin(), n.end()}));
   const double *src = flat.data<double>();
   double *dst = out.mutableData<double>();
-  const auto &n = op.view;
-  const auto &s = op.explicitStrides;
   for (int64_t b = 0; b < n[0]; ++b)
     for (int64_t h = 0; h < n[1]; ++h)
       for (int64_t i = 0; i < n[2]; ++i)

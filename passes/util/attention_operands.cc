@@ -94,16 +94,21 @@ struct Source {
   double factor = 1.0;
 };
 
+/// Operand `op` as a strided view of its own buffer (axes of size 1 get stride 0).
+static StridedView viewOf(const ops::AttentionOperand &op) {
+  const auto sizes = op.logical();
+  const auto strides = op.strides();
+  StridedView v{{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
+  for (size_t j = 0; j < 4; ++j)
+    if (v.sizes[j] == 1)
+      v.strides[j] = 0;
+  return v;
+}
+
 /// The deepest source of operand `i` (its layout `op`) past a data-moving op or a scaling,
 /// or nullopt when there is none.
 static std::optional<Source> deepestSource(Node &a, int i, const ops::AttentionOperand &op) {
-  Source cur{a.input(i), {}, 1.0};
-  const auto sizes = op.logical();
-  const auto strides = op.strides();
-  cur.view = {{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
-  for (size_t j = 0; j < 4; ++j)
-    if (cur.view.sizes[j] == 1)
-      cur.view.strides[j] = 0;
+  Source cur{a.input(i), viewOf(op), 1.0};
   std::optional<Source> best;
   while (Node *p = cur.value->producer()) {
     int data = 0;
@@ -134,17 +139,6 @@ static std::optional<ops::AttentionLayout> staticLayout(const Node &a) {
   }
   auto layout = ops::attentionLayout(a, shapes[0], shapes[1], shapes[2]);
   return layout ? std::optional<ops::AttentionLayout>(*layout) : std::nullopt;
-}
-
-/// Operand `op` as a strided view of its own buffer (axes of size 1 get stride 0).
-static StridedView viewOf(const ops::AttentionOperand &op) {
-  const auto sizes = op.logical();
-  const auto strides = op.strides();
-  StridedView v{{sizes.begin(), sizes.end()}, {strides.begin(), strides.end()}, op.offset};
-  for (size_t j = 0; j < 4; ++j)
-    if (v.sizes[j] == 1)
-      v.strides[j] = 0;
-  return v;
 }
 
 /// `a`'s attributes without those of the operands in `rewritten` (0 Q, 1 K, 2 V) and,
@@ -243,37 +237,31 @@ Expected<Node *> foldOperandViews(Graph &g, Node &a, const PassOptions &options)
 }
 
 /// A projection making an attention operand: add(matmul(%x, %w), %b) or matmul(%x, %w),
-/// %w a 2-D constant [K, N], %b a constant [N].
+/// %w a 2-D constant [K, N], %b a constant [N], the product read by the add alone.
 struct Projection {
-  Node *matmul = nullptr;
-  Value *out = nullptr; // the add's result, or the product's
+  Node *matmul = nullptr, *add = nullptr; // add: nullptr without a bias
+  Value *out = nullptr;                   // the add's result, or the product's
+  Value *bias = nullptr;
   const Tensor *w = nullptr, *b = nullptr;
 };
 
-/// The projection that operand `i` of `a` is a reshape of, when every value between is
-/// read by that chain alone.
-static std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
-  Value *v = a.input(i);
-  const Node *reader = &a;
-  while (v->producer() && isViewNode(*v->producer())) {
-    if (!onlyReader(g, v, reader))
-      return std::nullopt;
-    reader = v->producer();
-    v = reader->input(0);
-  }
+/// The projection whose result is `v`, or nullopt.
+static std::optional<Projection> projectionMaking(const Graph &g, Value *v) {
   Node *p = v->producer();
-  if (!p || !onlyReader(g, v, reader) || !v->shape().isStatic())
+  if (!p || !v->shape().isStatic())
     return std::nullopt;
   Projection r;
   r.out = v;
   if (p->op() == Op::kAdd) {
     for (int j : {0, 1}) {
-      const Value *c = p->input(j);
+      Value *c = p->input(j);
       Node *m = p->input(1 - j)->producer();
       if (c->isConstant() && c->shape().rank() == 1 && m && m->op() == Op::kMatMul &&
           onlyReader(g, p->input(1 - j), p)) {
+        r.bias = c;
         r.b = &c->constant();
         r.matmul = m;
+        r.add = p;
       }
     }
   } else if (p->op() == Op::kMatMul) {
@@ -293,6 +281,58 @@ static std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
   return r;
 }
 
+/// The projection that operand `i` of `a` is a reshape of, when every value between is
+/// read by that chain alone.
+static std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
+  Value *v = a.input(i);
+  const Node *reader = &a;
+  while (v->producer() && isViewNode(*v->producer())) {
+    if (!onlyReader(g, v, reader))
+      return std::nullopt;
+    reader = v->producer();
+    v = reader->input(0);
+  }
+  if (!onlyReader(g, v, reader))
+    return std::nullopt;
+  return projectionMaking(g, v);
+}
+
+/// A new projection of `x` by the constant `w` (and `bias`), built in front of `a` like
+/// `like`'s nodes; erase() takes it back.
+struct NewProjection {
+  Value *product = nullptr, *out = nullptr;
+
+  void erase(Graph &g) const {
+    if (out != product)
+      g.eraseNode(out->producer());
+    g.eraseNode(product->producer());
+  }
+};
+
+static std::optional<NewProjection> addProjection(Graph &g, Node &a, Value *x, Value *w,
+                                                  Value *bias, const Projection &like,
+                                                  const std::string &name) {
+  auto product = addTypedNode(g, Op::kMatMul, {x, w}, name, &a, *like.matmul);
+  if (!product)
+    return std::nullopt;
+  NewProjection r{*product, *product};
+  r.product->producer()->setName(like.matmul->name());
+  if (bias) {
+    auto sum =
+        addTypedNode(g, Op::kAdd, {*product, bias}, name, &a, like.add ? *like.add : *like.matmul);
+    if (!sum || !(*sum)->shape().isStatic()) {
+      if (sum)
+        g.eraseNode((*sum)->producer());
+      g.eraseNode(r.product->producer());
+      return std::nullopt;
+    }
+    r.out = *sum;
+    if (like.add)
+      r.out->producer()->setName(like.add->name());
+  }
+  return r;
+}
+
 /// `a`'s inputs with Q, K and V all `proj` (its mask kept).
 static std::vector<Value *> packedInputs(const Node &a, Value *proj) {
   std::vector<Value *> inputs = {proj, proj, proj};
@@ -308,35 +348,14 @@ static std::vector<Value *> packedInputs(const Node &a, Value *proj) {
 /// transpose, which no kernel runs. Returns whether `a` was rewritten.
 Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
   Value *p = a.input(0);
-  if (a.input(1) != p || a.input(2) != p || g.isOutput(p) || !p->shape().isStatic())
+  if (a.input(1) != p || a.input(2) != p || g.isOutput(p))
     return nullptr;
   for (const Use &u : p->uses())
     if (u.node != &a)
       return nullptr;
-  Node *producer = p->producer();
-  Node *m = producer;
-  const Value *bias = nullptr;
-  if (producer && producer->op() == Op::kAdd) {
-    for (int j : {0, 1}) {
-      const Value *c = producer->input(j);
-      Node *mm = producer->input(1 - j)->producer();
-      if (c->isConstant() && c->shape().rank() == 1 && mm && mm->op() == Op::kMatMul &&
-          onlyReader(g, producer->input(1 - j), producer)) {
-        bias = c;
-        m = mm;
-      }
-    }
-    if (!bias)
-      return nullptr;
-  }
-  if (!m || m->op() != Op::kMatMul)
-    return nullptr;
-  for (const char *perm : {"perm_a", "perm_b", "perm_y"})
-    if (m->hasAttr(perm) && !m->getInts(perm).empty())
-      return nullptr;
-  Node *t = m->input(0)->producer();
-  const Value *w = m->input(1);
-  if (!t || t->op() != Op::kTranspose || !w->isConstant() || w->shape().rank() != 2)
+  auto made = projectionMaking(g, p);
+  Node *t = made ? made->matmul->input(0)->producer() : nullptr;
+  if (!t || t->op() != Op::kTranspose)
     return nullptr;
   auto perm = transposePerm(*t);
   const int64_t rank = p->shape().rank();
@@ -346,27 +365,12 @@ Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
   if (!layout || !layout->q.strided || !layout->k.strided || !layout->v.strided)
     return nullptr;
   // The product of the untransposed input, and each operand's view through the transpose.
-  const std::string base = m->output(0)->name() + "/untransposed";
-  auto product = addTypedNode(g, Op::kMatMul, {t->input(0), m->input(1)}, base, &a, *m);
-  if (!product)
+  auto built = addProjection(g, a, t->input(0), made->matmul->input(1), made->bias, *made,
+                             made->matmul->output(0)->name() + "/untransposed");
+  if (!built)
     return nullptr;
-  Value *proj = *product;
-  proj->producer()->setName(m->name());
-  if (bias) {
-    auto sum =
-        addTypedNode(g, Op::kAdd, {*product, const_cast<Value *>(bias)}, base, &a, *producer);
-    if (!sum) {
-      g.eraseNode((*product)->producer());
-      return nullptr;
-    }
-    proj = *sum;
-    proj->producer()->setName(producer->name());
-  }
-  auto undo = [&] {
-    if (proj != *product)
-      g.eraseNode(proj->producer());
-    g.eraseNode((*product)->producer());
-  };
+  Value *proj = built->out;
+  auto undo = [&] { built->erase(g); };
   const std::vector<int64_t> shape = p->shape().sizes();
   auto attrs = keptAttributes(a, {0, 1, 2}, /*scale=*/false);
   const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
@@ -524,29 +528,23 @@ Node *mergeProjections(Graph &g, Node &a, const PassOptions &options) {
     return nullptr;
   const std::string base = p[0]->matmul->output(0)->name() + "/qkv";
   Value *w = g.addConstant(base + "_weight", sideBySide({p[0]->w, p[1]->w, p[2]->w}));
-  auto product = addTypedNode(g, Op::kMatMul, {x, w}, base, &a, *p[0]->matmul);
-  if (!product) {
-    g.eraseConstant(w);
-    return nullptr;
-  }
-  Value *proj = *product, *bias = nullptr;
-  if (p[0]->b) {
-    bias = g.addConstant(base + "_bias", sideBySide({p[0]->b, p[1]->b, p[2]->b}));
-    auto sum = addTypedNode(g, Op::kAdd, {*product, bias}, base, &a, *p[0]->matmul);
-    proj = sum ? *sum : nullptr;
-  }
-  auto undo = [&] {
-    if (proj && proj != *product)
-      g.eraseNode(proj->producer());
-    g.eraseNode((*product)->producer());
+  Value *bias =
+      p[0]->b ? g.addConstant(base + "_bias", sideBySide({p[0]->b, p[1]->b, p[2]->b})) : nullptr;
+  auto dropConstants = [&] {
     g.eraseConstant(w);
     if (bias)
       g.eraseConstant(bias);
   };
-  if (!proj || !proj->shape().isStatic()) {
-    undo();
+  auto built = addProjection(g, a, x, w, bias, *p[0], base);
+  if (!built) {
+    dropConstants();
     return nullptr;
   }
+  Value *proj = built->out;
+  auto undo = [&] {
+    built->erase(g);
+    dropConstants();
+  };
   const ops::AttentionOperand *ops[] = {&layout->q, &layout->k, &layout->v};
   auto attrs = keptAttributes(a, {0, 1, 2}, /*scale=*/false);
   const std::vector<int64_t> whole = proj->shape().sizes();
@@ -558,8 +556,9 @@ Node *mergeProjections(Graph &g, Node &a, const PassOptions &options) {
     column += part.back();
     auto view = viewInBlock(part, viewOf(*ops[i]), whole, start);
     if (!view) {
+      const std::string projName = proj->name();
       options.debugf("{}: projections not merged: {} cannot be read as a block of {}", label(a),
-                     "QKV"[i], proj -> name());
+                     "QKV"[i], projName);
       undo();
       return nullptr;
     }

@@ -117,16 +117,20 @@ Expected<std::vector<Value *>> expandOptimizer(Graph &g, Node *n) {
     DLC_ASSIGN_OR_RETURN(Value * gr, b.op(Op::kAdd, {nx, grad}, "grad" + s));
     Value *newX = nullptr;
     std::vector<Value *> states;
+    // Adagrad's and Adam's step: x - lr * num / (sqrt(h) + epsilon).
+    auto descend = [&](Value *num, Value *h, const std::string &result) -> Expected<Value *> {
+      DLC_ASSIGN_OR_RETURN(Value * sh, b.op(Op::kSqrt, {h}, "sqrt_h" + s));
+      DLC_ASSIGN_OR_RETURN(Value * den,
+                           b.op(Op::kAdd, {sh, c("eps" + s, attr("epsilon"))}, "den" + s));
+      DLC_ASSIGN_OR_RETURN(Value * step, b.op(Op::kMul, {lr, num}, "step" + s));
+      DLC_ASSIGN_OR_RETURN(Value * q, b.op(Op::kDiv, {step, den}, "update" + s));
+      return b.op(Op::kSub, {x, q}, result + s);
+    };
     if (n->op() == Op::kAdagrad) {
       Value *h = n->input(2 + 2 * count + i);
       DLC_ASSIGN_OR_RETURN(Value * g2, b.op(Op::kMul, {gr, gr}, "grad_sq" + s));
       DLC_ASSIGN_OR_RETURN(Value * h2, b.op(Op::kAdd, {h, g2}, "h_new" + s));
-      DLC_ASSIGN_OR_RETURN(Value * sh, b.op(Op::kSqrt, {h2}, "sqrt_h" + s));
-      DLC_ASSIGN_OR_RETURN(Value * den,
-                           b.op(Op::kAdd, {sh, c("eps" + s, attr("epsilon"))}, "den" + s));
-      DLC_ASSIGN_OR_RETURN(Value * step, b.op(Op::kMul, {lr, gr}, "step" + s));
-      DLC_ASSIGN_OR_RETURN(Value * q, b.op(Op::kDiv, {step, den}, "update" + s));
-      DLC_ASSIGN_OR_RETURN(newX, b.op(Op::kSub, {x, q}, "x_new" + s));
+      DLC_ASSIGN_OR_RETURN(newX, descend(gr, h2, "x_new"));
       states = {h2};
     } else if (n->op() == Op::kAdam) {
       Value *v = n->input(2 + 2 * count + i), *h = n->input(2 + 3 * count + i);
@@ -140,12 +144,7 @@ Expected<std::vector<Value *>> expandOptimizer(Graph &g, Node *n) {
       DLC_ASSIGN_OR_RETURN(Value * bg,
                            b.op(Op::kMul, {g2, c("one_minus_beta" + s, 1 - beta)}, "bg" + s));
       DLC_ASSIGN_OR_RETURN(Value * h2, b.op(Op::kAdd, {bh, bg}, "h_new" + s));
-      DLC_ASSIGN_OR_RETURN(Value * sh, b.op(Op::kSqrt, {h2}, "sqrt_h" + s));
-      DLC_ASSIGN_OR_RETURN(Value * den,
-                           b.op(Op::kAdd, {sh, c("eps" + s, attr("epsilon"))}, "den" + s));
-      DLC_ASSIGN_OR_RETURN(Value * step, b.op(Op::kMul, {lr, v2}, "step" + s));
-      DLC_ASSIGN_OR_RETURN(Value * q, b.op(Op::kDiv, {step, den}, "update" + s));
-      DLC_ASSIGN_OR_RETURN(Value * moved, b.op(Op::kSub, {x, q}, "x_moved" + s));
+      DLC_ASSIGN_OR_RETURN(Value * moved, descend(v2, h2, "x_moved"));
       DLC_ASSIGN_OR_RETURN(
           newX,
           b.op(Op::kMul, {moved, c("post" + s, 1 - attr("norm_coefficient_post"))}, "x_new" + s));
