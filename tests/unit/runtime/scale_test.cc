@@ -2,6 +2,7 @@
 // GPU pipeline: placement, fusion, memory planning) take time linear in the number of nodes.
 // Compared on chains of 10,000 and 100,000 nodes with a generous bound, so that a pass that
 // went quadratic (100x for 10x the nodes) fails and a loaded machine does not.
+#include <algorithm>
 #include <chrono>
 
 #include "runtime/jit/compile.h"
@@ -56,8 +57,16 @@ double secondsToCompile(int nodes, const TempDir &dir) {
 
 TEST(Scale, ImportAndCompileTimeGrowLinearly) {
   TempDir dir;
-  const double small = secondsToCompile(10'000, dir);
-  const double big = secondsToCompile(100'000, dir);
+  // The best of a few runs of each: ctest runs other tests beside this one, and a neighbour
+  // that takes the CPU during one measurement should not decide the ratio.
+  auto best = [&](int nodes, int runs) {
+    double t = secondsToCompile(nodes, dir);
+    for (int i = 1; i < runs; ++i)
+      t = std::min(t, secondsToCompile(nodes, dir));
+    return t;
+  };
+  const double small = best(10'000, 3);
+  const double big = best(100'000, 2);
   // Linear is 10x; 30x leaves room for cache effects and a busy machine.
   EXPECT_LT(big, 30 * small) << "10,000 nodes: " << small << " s; 100,000 nodes: " << big << " s";
 }
