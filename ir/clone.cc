@@ -4,11 +4,40 @@
 
 namespace dlc {
 
+namespace {
+
+using ValueMap = std::unordered_map<const Value *, Value *>;
+
+/// Appends a copy of `n` reading `inputs` to `out`; its outputs keep their names and types and
+/// are recorded in `map`.
+void copyNode(Graph &out, const Node &n, std::vector<Value *> inputs, ValueMap &map) {
+  // Outputs get scratch names first (createNode names them after the node), then the original
+  // ones; a scratch base no model uses keeps them from taking a later value's name.
+  Node *nn = out.createNode(n.op(), std::move(inputs), n.numOutputs(), "$clone");
+  nn->setName(n.name());
+  for (const auto &[name, attr] : n.attrs())
+    nn->setAttr(name, attr);
+  nn->setDevice(n.device());
+  for (int i = 0; i < n.numOutputs(); ++i) {
+    Value *ov = n.output(i);
+    if (!ov) {
+      nn->removeOutput(i);
+      continue;
+    }
+    Value *nv = nn->output(i);
+    out.renameValue(nv, ov->name());
+    nv->setType(ov->type());
+    map[ov] = nv;
+  }
+}
+
+} // namespace
+
 std::unique_ptr<Graph> cloneGraph(const Graph &g) {
   auto out = std::make_unique<Graph>(g.name());
   for (const auto &[name, a] : g.annotations())
     out->setAnnotation(name, a);
-  std::unordered_map<const Value *, Value *> map;
+  ValueMap map;
   for (Value *in : g.inputs())
     map[in] = out->addInput(in->name(), in->type());
   for (Value *c : g.constants()) {
@@ -21,27 +50,56 @@ std::unique_ptr<Graph> cloneGraph(const Graph &g) {
     inputs.reserve(n->inputs().size());
     for (Value *v : n->inputs())
       inputs.push_back(v ? map.at(v) : nullptr);
-    // Outputs get scratch names first (createNode names them after the node), then the
-    // original ones; a scratch base no model uses keeps them from taking a later value's name.
-    Node *nn = out->createNode(n->op(), std::move(inputs), n->numOutputs(), "$clone");
-    nn->setName(n->name());
-    for (const auto &[name, attr] : n->attrs())
-      nn->setAttr(name, attr);
-    nn->setDevice(n->device());
-    for (int i = 0; i < n->numOutputs(); ++i) {
-      Value *ov = n->output(i);
-      if (!ov) {
-        nn->removeOutput(i);
-        continue;
-      }
-      Value *nv = nn->output(i);
-      out->renameValue(nv, ov->name());
-      nv->setType(ov->type());
-      map[ov] = nv;
-    }
+    copyNode(*out, *n, std::move(inputs), map);
   }
   for (const Graph::Output &o : g.outputs())
     out->addOutput(o.name, map.at(o.value), o.declared);
+  return out;
+}
+
+Expected<std::unique_ptr<Graph>>
+extractGraph(const Graph &g, const std::function<bool(const Node &)> &keep,
+             const std::vector<std::pair<const Value *, std::string>> &inputs,
+             const std::vector<std::pair<std::string, const Value *>> &outputs) {
+  auto out = std::make_unique<Graph>(g.name());
+  for (const auto &[name, a] : g.annotations())
+    out->setAnnotation(name, a);
+  ValueMap map;
+  for (const auto &[v, name] : inputs)
+    map[v] = out->addInput(name, v->type());
+  auto mapped = [&](const Value *v) -> Value * {
+    auto it = map.find(v);
+    if (it != map.end())
+      return it->second;
+    if (!v->isConstant())
+      return nullptr;
+    Value *c = out->addConstant(out->uniqueName(v->name()), v->constant());
+    c->setType(v->type());
+    return map[v] = c;
+  };
+  for (Node *n : g.nodes()) {
+    if (!keep(*n))
+      continue;
+    std::vector<Value *> ins;
+    ins.reserve(n->inputs().size());
+    for (Value *v : n->inputs()) {
+      Value *m = v ? mapped(v) : nullptr;
+      if (v && !m)
+        return internalError("extracting part of graph '{}': {} reads '{}', which is neither "
+                             "an input of the part nor computed in it",
+                             g.name(), n->describe(), v->name());
+      ins.push_back(m);
+    }
+    copyNode(*out, *n, std::move(ins), map);
+  }
+  for (const auto &[name, v] : outputs) {
+    Value *m = mapped(v);
+    if (!m)
+      return internalError("extracting part of graph '{}': output '{}' ('{}') is not computed "
+                           "in the part",
+                           g.name(), name, v->name());
+    out->addOutput(name, m);
+  }
   return out;
 }
 

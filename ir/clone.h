@@ -3,12 +3,27 @@
 // a graph).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/graph.h"
 
 namespace dlc {
 
 std::unique_ptr<Graph> cloneGraph(const Graph &g);
+
+/// A part of `g` as a graph of its own: the nodes `keep` selects, copied in order (names,
+/// types, attributes, devices kept). `inputs` lists, in order, the values of `g` that become
+/// the part's inputs and their names there; constants the part uses are copied. `outputs`
+/// lists what it returns: a public name and a value of `g` (a kept node's output, an input,
+/// or a constant). Every value a kept node reads must be an input, a constant or another
+/// kept node's output: the error names the node and the value.
+Expected<std::unique_ptr<Graph>>
+extractGraph(const Graph &g, const std::function<bool(const Node &)> &keep,
+             const std::vector<std::pair<const Value *, std::string>> &inputs,
+             const std::vector<std::pair<std::string, const Value *>> &outputs);
 
 } // namespace dlc

@@ -107,10 +107,44 @@ CUdeviceptr GpuSession::outputSlot(size_t i) const {
 }
 
 Expected<std::vector<NamedTensor>> GpuSession::run(const std::map<std::string, Tensor> &inputs) {
+  return runSegment(inputs, {}, std::vector<bool>(program_->program().outputs.size(), true));
+}
+
+Expected<std::vector<NamedTensor>>
+GpuSession::runSegment(const std::map<std::string, Tensor> &host,
+                       const std::map<std::string, CUdeviceptr> &device,
+                       const std::vector<bool> &download) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Program &p = program_->program();
   const DriverApi &api = driver_->api();
-  DLC_RETURN_IF_ERROR(checkInputs(p, inputs));
+  if (download.size() != p.outputs.size())
+    return invalidArgument("runSegment: {} download flags for {} outputs", download.size(),
+                           p.outputs.size());
+  if (device.empty()) {
+    DLC_RETURN_IF_ERROR(checkInputs(p, host));
+  } else { // a later segment: the carried values come from the device, checked by name only
+    auto isInput = [&](const std::string &name) {
+      return std::any_of(p.inputs.begin(), p.inputs.end(),
+                         [&](const ProgramTensor &t) { return t.name == name; });
+    };
+    for (const auto &entry : device)
+      if (!isInput(entry.first) || host.count(entry.first) || !entry.second)
+        return invalidArgument("runSegment: device input '{}' is not an input of the program, is "
+                               "also given from the host, or has a null address",
+                               entry.first);
+    for (const auto &entry : host)
+      if (!isInput(entry.first))
+        return notFound("runSegment: unknown input '{}'", entry.first);
+    for (const ProgramTensor &t : p.inputs) {
+      if (device.count(t.name))
+        continue;
+      auto it = host.find(t.name);
+      if (it == host.end())
+        return notFound("missing input '{}'", t.name);
+      if (it->second.dtype() != t.dtype || it->second.shape() != t.shape)
+        return invalidArgument("input '{}' has the wrong type", t.name);
+    }
+  }
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
   auto *staging = static_cast<uint8_t *>(staging_.get());
   Status st = begin();
@@ -118,9 +152,14 @@ Expected<std::vector<NamedTensor>> GpuSession::run(const std::map<std::string, T
     const ProgramTensor &t = p.inputs[i];
     if (t.buffer.bytes == 0)
       continue;
-    std::memcpy(staging + inputStaging_[i], inputs.at(t.name).raw(), t.buffer.bytes);
-    CUresult r = api.memcpyHtoDAsync(address(t.buffer), staging + inputStaging_[i], t.buffer.bytes,
-                                     stream_.get());
+    CUresult r;
+    if (auto d = device.find(t.name); d != device.end()) {
+      r = api.memcpyDtoDAsync(address(t.buffer), d->second, t.buffer.bytes, stream_.get());
+    } else {
+      std::memcpy(staging + inputStaging_[i], host.at(t.name).raw(), t.buffer.bytes);
+      r = api.memcpyHtoDAsync(address(t.buffer), staging + inputStaging_[i], t.buffer.bytes,
+                              stream_.get());
+    }
     if (r != CUDA_SUCCESS)
       st = failed(r, fmt::format("copying input '{}' to the GPU", t.name));
   }
@@ -128,7 +167,7 @@ Expected<std::vector<NamedTensor>> GpuSession::run(const std::map<std::string, T
     st = launchSteps();
   for (size_t i = 0; i < p.outputs.size() && st.isOk(); ++i) {
     const ProgramTensor &t = p.outputs[i];
-    if (t.buffer.bytes == 0)
+    if (t.buffer.bytes == 0 || !download[i])
       continue;
     CUresult r = api.memcpyDtoHAsync(staging + outputStaging_[i], address(t.buffer), t.buffer.bytes,
                                      stream_.get());
@@ -146,9 +185,12 @@ Expected<std::vector<NamedTensor>> GpuSession::run(const std::map<std::string, T
   outputs.reserve(p.outputs.size());
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const ProgramTensor &t = p.outputs[i];
-    Tensor out = Tensor::zeros(t.dtype, t.shape);
-    if (t.buffer.bytes)
-      std::memcpy(out.mutableRaw(), staging + outputStaging_[i], t.buffer.bytes);
+    Tensor out;
+    if (download[i]) {
+      out = Tensor::zeros(t.dtype, t.shape);
+      if (t.buffer.bytes)
+        std::memcpy(out.mutableRaw(), staging + outputStaging_[i], t.buffer.bytes);
+    }
     outputs.push_back({t.name, std::move(out)});
   }
   return outputs;

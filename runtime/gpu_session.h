@@ -54,6 +54,16 @@ public:
   /// The same, outputs by name.
   Expected<std::map<std::string, Tensor>> runByName(const std::map<std::string, Tensor> &inputs);
 
+  /// One segment of a model that runs in several (runtime/jit/segments.h): each input comes
+  /// either from the host (`host`, by name, checked) or from device memory of the current
+  /// context (`device`, by name: densely packed, the input's size; a previous segment's
+  /// outputSlot). Only the outputs with `download[i]` are copied back; the others stay in
+  /// outputSlot(i) until this session runs again. Returns the outputs in the program's order
+  /// (empty tensors where not downloaded). Waits for the run.
+  Expected<std::vector<NamedTensor>> runSegment(const std::map<std::string, Tensor> &host,
+                                                const std::map<std::string, CUdeviceptr> &device,
+                                                const std::vector<bool> &download);
+
   /// Runs the program on device memory of the current context: `inputs[i]` holds
   /// program().inputs[i] and `outputs[i]` receives program().outputs[i], each densely packed.
   /// Returns when the outputs are written; with a `caller` stream, returns at once instead: the

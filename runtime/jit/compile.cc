@@ -6,6 +6,7 @@
 
 #include "ir/clone.h"
 #include "runtime/jit/pipelines.h"
+#include "runtime/jit/segments.h"
 
 namespace dlc::jit {
 
@@ -162,11 +163,14 @@ Status bindShapeInputs(const Graph &model, const std::map<std::string, int64_t> 
 
 bool codegenSupports(const Node &n, std::string *why) { return codegen::gpuSupports(n, why); }
 
-Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
-                                               const std::map<std::string, int64_t> &dims,
-                                               const JitOptions &opts) {
+Expected<std::unique_ptr<Graph>>
+bindForGpu(const Graph &model, const std::map<std::string, int64_t> &dims, const JitOptions &opts) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, specializeGraph(model, dims));
   DLC_RETURN_IF_ERROR(bindValues(*g, opts.shapeValues));
+  return g;
+}
+
+Status runGpuPipeline(Graph &g, const JitOptions &opts) {
   GpuPipelineOptions gpo;
   gpo.strictPlacement = opts.strictPlacement;
   gpo.reuseMemory = !opts.lower.exposeIntermediates;
@@ -177,20 +181,35 @@ Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)
     po.gpuSupport = codegenSupports;
-  DLC_RETURN_IF_ERROR(runPipeline(*g, pipeline, po));
-  for (const Node *n : g->nodes())
+  DLC_RETURN_IF_ERROR(runPipeline(g, pipeline, po));
+  for (const Node *n : g.nodes())
     for (const Value *v : n->outputs())
       if (v && !v->shape().isStatic())
         return invalidArgument("{}: output '{}' has shape {} after specialisation; the GPU "
                                "backend needs static shapes (a data-dependent size?)",
                                n->describe(), v->name(), v->shape().str());
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
+                                               const std::map<std::string, int64_t> &dims,
+                                               const JitOptions &opts) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, bindForGpu(model, dims, opts));
+  DLC_RETURN_IF_ERROR(runGpuPipeline(*g, opts));
   return g;
 }
 
 Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::string, int64_t> &dims,
                                     const JitOptions &opts) {
-  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, prepareForGpu(model, dims, opts));
-  return codegen::lowerToProgram(*g, opts.lower);
+  DLC_ASSIGN_OR_RETURN(Segment seg, compileSegment(model, dims, opts));
+  if (seg.point)
+    return unimplemented(
+        "the shapes after {} depend on values the model computes (a shape point): one program "
+        "cannot hold the model, and an ahead-of-time library has no compiler for the part after "
+        "it. `dlc run` and sessions (C++, Python) run such models, compiling that part when the "
+        "values are known",
+        seg.point->waiting);
+  return std::move(seg.program);
 }
 
 } // namespace dlc::jit

@@ -64,7 +64,16 @@ Status bindShapeInputs(const Graph &model, const std::map<std::string, int64_t> 
 /// The GPU backend's answer to placement: whether codegen has a kernel for a node.
 bool codegenSupports(const Node &n, std::string *why);
 
-/// specializeGraph + the GPU pipeline: the graph lowering sees.
+/// specializeGraph, then opts.shapeValues bound as constants: the graph the GPU pipeline
+/// starts from.
+Expected<std::unique_ptr<Graph>>
+bindForGpu(const Graph &model, const std::map<std::string, int64_t> &dims, const JitOptions &opts);
+
+/// The GPU pipeline of `opts` over `g` (static input shapes); an error names any output whose
+/// shape is still not static.
+Status runGpuPipeline(Graph &g, const JitOptions &opts);
+
+/// bindForGpu + runGpuPipeline: the graph lowering sees.
 Expected<std::unique_ptr<Graph>> prepareForGpu(const Graph &model,
                                                const std::map<std::string, int64_t> &dims,
                                                const JitOptions &opts);

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "ir/verifier.h"
@@ -13,6 +15,7 @@
 #include "runtime/jit/compile.h"
 #include "runtime/jit/gpu_jit.h"
 #include "runtime/jit/pipelines.h"
+#include "runtime/jit/segments.h"
 
 namespace dlc {
 
@@ -48,7 +51,9 @@ jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions
 }
 
 /// The GPU side of a session: programs compiled per set of input shapes, and idle executors
-/// of each, so that concurrent runs of one Session each get their own arena and stream.
+/// of each, so that concurrent runs of one Session each get their own arena and stream. A model
+/// with shape points (runtime/jit/segments.h) runs as a chain of segments: each segment's entry
+/// keeps the next one per set of point values.
 struct Session::GpuState {
   std::shared_ptr<const Graph> graph;
   SessionOptions opts;
@@ -57,9 +62,15 @@ struct Session::GpuState {
   struct Entry {
     std::shared_ptr<const rt::GpuProgram> program;
     std::vector<std::unique_ptr<rt::GpuSession>> idle;
+    /// Program outputs that are model outputs; with a shape point, the rest after it and the
+    /// next segments compiled so far, by jit::valuesKey of the point values.
+    std::set<std::string> modelOutputs;
+    std::optional<jit::ShapePoint> point;
+    std::map<std::string, std::unique_ptr<Entry>> next;
   };
+  using Held = std::pair<Entry *, std::unique_ptr<rt::GpuSession>>;
   std::mutex mu;
-  std::map<std::string, Entry> programs; // by "N=8,S=128" (and shape inputs' bytes: ";k=0100...")
+  std::map<std::string, std::unique_ptr<Entry>> programs; // by "N=8,S=128" (and shape inputs')
   /// The shape inputs (jit::shapeInputs) of each set of dims, found at its first run.
   std::map<std::string, std::vector<std::string>> shapeInputsOf;
 
@@ -67,12 +78,36 @@ struct Session::GpuState {
     return bindInputDims(*graph, inputs);
   }
 
+  /// Compiles a segment into `e` (called with `mu` held).
+  Status fill(Entry &e, const Graph &g, const std::map<std::string, int64_t> &dims,
+              jit::JitOptions jo, const std::vector<std::string> &mustBeStatic) {
+    DLC_ASSIGN_OR_RETURN(jit::Segment seg, jit::compileSegment(g, dims, jo, mustBeStatic));
+    DLC_ASSIGN_OR_RETURN(e.program, rt::GpuProgram::create(std::make_shared<const rt::Program>(
+                                        std::move(seg.program))));
+    e.modelOutputs.insert(seg.modelOutputs.begin(), seg.modelOutputs.end());
+    e.point = std::move(seg.point);
+    return Status::ok();
+  }
+
+  /// An executor of `e`: an idle one, or a new one (called with `mu` held).
+  Expected<Held> take(Entry &e) {
+    if (!e.idle.empty()) {
+      auto s = std::move(e.idle.back());
+      e.idle.pop_back();
+      return Held(&e, std::move(s));
+    }
+    rt::GpuSessionOptions so;
+    so.cudaGraph = opts.cudaGraph;
+    so.poison = opts.poison;
+    DLC_ASSIGN_OR_RETURN(auto s, rt::GpuSession::create(e.program, so));
+    return Held(&e, std::move(s));
+  }
+
   /// An executor for these shapes: an idle one, or a new one (compiling the program first).
   /// With the run's host inputs, the model's shape inputs are bound to their values (a program
   /// per set of values); without (device tensors) they stay data.
-  Expected<std::pair<Entry *, std::unique_ptr<rt::GpuSession>>>
-  acquire(const std::map<std::string, int64_t> &dims,
-          const std::map<std::string, Tensor> *host = nullptr) {
+  Expected<Held> acquire(const std::map<std::string, int64_t> &dims,
+                         const std::map<std::string, Tensor> *host = nullptr) {
     std::string key;
     for (const auto &[k, v] : dims)
       key += fmt::format("{}{}={}", key.empty() ? "" : ",", k, v);
@@ -84,57 +119,116 @@ struct Session::GpuState {
         DLC_ASSIGN_OR_RETURN(auto names, jit::shapeInputs(*graph, dims, *host));
         known = shapeInputsOf.emplace(key, std::move(names)).first;
       }
-      for (const std::string &name : known->second) {
-        const Tensor &t = host->at(name);
-        shapeValues.emplace(name, t);
-        // The exact value (its bytes): a float shape input (a Range's limits) must not share a
-        // program with another value that rounds to the same integer.
-        key += ";" + name + "=";
-        const auto *bytes = static_cast<const unsigned char *>(t.raw());
-        for (int64_t b = 0; b < t.byteSize(); ++b)
-          key += fmt::format("{:02x}", bytes[b]);
-      }
+      for (const std::string &name : known->second)
+        shapeValues.emplace(name, host->at(name));
+      // The exact values (their bytes): a float shape input (a Range's limits) must not share
+      // a program with another value that rounds to the same integer.
+      key += jit::valuesKey(shapeValues);
     }
-    Entry &e = programs[key];
-    if (!e.program) {
+    std::unique_ptr<Entry> &e = programs[key];
+    if (!e) {
+      auto fresh = std::make_unique<Entry>();
       std::ostringstream sink;
       jit::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
       jo.shapeValues = std::move(shapeValues);
-      auto program = jit::compileForGpu(*graph, dims, jo);
-      if (!program) {
+      Status st = fill(*fresh, *graph, dims, std::move(jo), {});
+      if (!st.isOk()) {
         programs.erase(key);
-        return program.status();
+        return st;
       }
-      auto loaded =
-          rt::GpuProgram::create(std::make_shared<const rt::Program>(std::move(*program)));
-      if (!loaded) {
-        programs.erase(key);
-        return loaded.status();
-      }
-      e.program = *loaded;
+      e = std::move(fresh);
     }
-    if (!e.idle.empty()) {
-      auto s = std::move(e.idle.back());
-      e.idle.pop_back();
-      return std::make_pair(&e, std::move(s));
-    }
-    rt::GpuSessionOptions so;
-    so.cudaGraph = opts.cudaGraph;
-    so.poison = opts.poison;
-    DLC_ASSIGN_OR_RETURN(auto s, rt::GpuSession::create(e.program, so));
-    return std::make_pair(&e, std::move(s));
+    return take(*e);
   }
 
-  void release(Entry *e, std::unique_ptr<rt::GpuSession> s) {
+  /// The segment after `e`'s shape point for these point values, compiled on first use.
+  Expected<Held> acquireNext(Entry &e, const std::map<std::string, Tensor> &values) {
     std::lock_guard<std::mutex> lock(mu);
-    e->idle.push_back(std::move(s));
+    std::unique_ptr<Entry> &next = e.next[jit::valuesKey(values)];
+    if (!next) {
+      auto fresh = std::make_unique<Entry>();
+      std::ostringstream sink;
+      jit::JitOptions jo =
+          jit::restOptions(gpuJitOptions(driver->device(), opts, sink), *e.point, values);
+      Status st = fill(*fresh, *e.point->rest, {}, std::move(jo), e.point->waitingOutputs);
+      if (!st.isOk()) {
+        e.next.erase(jit::valuesKey(values));
+        return st;
+      }
+      next = std::move(fresh);
+    }
+    return take(*next);
+  }
+
+  void release(Held h) {
+    std::lock_guard<std::mutex> lock(mu);
+    h.first->idle.push_back(std::move(h.second));
+  }
+
+  /// Runs the segments from `first` on: each downloads its model outputs and point values,
+  /// leaves the carried values in its arena for the next, which starts once the point values
+  /// chose (or compiled) it. The sessions used end in `held` (the caller releases them);
+  /// `pointMs` gets the host time of each shape point (read-back to the next launch).
+  Expected<std::vector<NamedTensor>> runChain(Held first,
+                                              const std::map<std::string, Tensor> &inputs,
+                                              std::vector<Held> &held,
+                                              std::vector<double> *pointMs = nullptr) {
+    std::map<std::string, Tensor> host = inputs, results;
+    std::map<std::string, CUdeviceptr> device;
+    held.push_back(std::move(first));
+    for (;;) {
+      Entry &e = *held.back().first;
+      rt::GpuSession &s = *held.back().second;
+      const rt::Program &p = s.program().program();
+      std::vector<bool> download(p.outputs.size());
+      std::map<std::string, size_t> index;
+      for (size_t i = 0; i < p.outputs.size(); ++i) {
+        index[p.outputs[i].name] = i;
+        download[i] = e.modelOutputs.count(p.outputs[i].name) > 0;
+      }
+      if (e.point)
+        for (const auto &[out, in] : e.point->values)
+          download[index.at(out)] = true;
+      DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outs, s.runSegment(host, device, download));
+      auto start = std::chrono::steady_clock::now();
+      for (NamedTensor &o : outs)
+        if (e.modelOutputs.count(o.name))
+          results[o.name] = o.tensor;
+      if (!e.point)
+        break;
+      std::map<std::string, Tensor> values;
+      for (const auto &[out, in] : e.point->values)
+        values.emplace(out, outs[index.at(out)].tensor);
+      DLC_ASSIGN_OR_RETURN(Held next, acquireNext(e, values));
+      host.clear();
+      device.clear();
+      for (const rt::ProgramTensor &t : next.second->program().program().inputs) {
+        for (const auto &[out, in] : e.point->carried)
+          if (in == t.name)
+            device.emplace(in, s.outputSlot(index.at(out)));
+        for (const auto &[out, in] : e.point->values)
+          if (in == t.name)
+            host.emplace(in, values.at(out));
+      }
+      held.push_back(std::move(next));
+      if (pointMs)
+        pointMs->push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    }
+    std::vector<NamedTensor> ordered;
+    for (const Graph::Output &o : graph->outputs())
+      ordered.push_back({o.name, results.at(o.name)});
+    return ordered;
   }
 
   Expected<std::vector<NamedTensor>> run(const std::map<std::string, Tensor> &inputs) {
     DLC_ASSIGN_OR_RETURN(auto dims, bindDims(inputs));
-    DLC_ASSIGN_OR_RETURN(auto acquired, acquire(dims, &inputs));
-    auto out = acquired.second->run(inputs);
-    release(acquired.first, std::move(acquired.second));
+    DLC_ASSIGN_OR_RETURN(Held first, acquire(dims, &inputs));
+    std::vector<Held> held;
+    auto out = runChain(std::move(first), inputs, held);
+    for (Held &h : held)
+      release(std::move(h));
     return out;
   }
 };
@@ -196,8 +290,20 @@ Expected<std::vector<double>> Session::benchmarkGpu(const std::map<std::string, 
     return invalidArgument("benchmarkGpu: the session runs on the CPU");
   DLC_ASSIGN_OR_RETURN(auto dims, gpu_->bindDims(inputs));
   DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims, &inputs));
-  rt::GpuSession &s = *acquired.second;
   std::vector<double> ms;
+  if (acquired.first->point) { // segments: whole runs, copies and shape points included
+    gpu_->release(std::move(acquired));
+    for (int i = 0; i <= runs; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      DLC_RETURN_IF_ERROR(gpu_->run(inputs).status());
+      if (i > 0) // the first run compiles the segments after the shape points
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    }
+    return ms;
+  }
+  rt::GpuSession &s = *acquired.second;
   Status st = s.run(inputs).status(); // stages the inputs into the arena (and captures)
   for (int i = 0; st.isOk() && i < runs; ++i) {
     auto start = std::chrono::steady_clock::now();
@@ -205,7 +311,7 @@ Expected<std::vector<double>> Session::benchmarkGpu(const std::map<std::string, 
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                      .count());
   }
-  gpu_->release(acquired.first, std::move(acquired.second));
+  gpu_->release(std::move(acquired));
   if (!st.isOk())
     return st;
   return ms;
@@ -246,6 +352,14 @@ Status Session::runDevice(const std::map<std::string, DeviceTensor> &inputs,
     shapes.emplace(name, t.shape);
   DLC_ASSIGN_OR_RETURN(auto dims, bindInputShapes(*graph_, shapes));
   DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims));
+  if (acquired.first->point) {
+    std::string waiting = acquired.first->point->waiting;
+    gpu_->release(std::move(acquired));
+    return unimplemented("runDevice: the model's shapes after {} depend on values it computes "
+                         "(a shape point), so its output shapes are not known before it runs; "
+                         "run it with host tensors (Session::run)",
+                         waiting);
+  }
   rt::GpuSession &s = *acquired.second;
   const rt::Program &p = s.program().program();
   Status st = Status::ok();
@@ -278,7 +392,7 @@ Status Session::runDevice(const std::map<std::string, DeviceTensor> &inputs,
   }
   if (st.isOk())
     st = s.runDevice(in, out);
-  gpu_->release(acquired.first, std::move(acquired.second));
+  gpu_->release(std::move(acquired));
   return st;
 }
 
@@ -287,37 +401,65 @@ Session::profileGpu(const std::map<std::string, Tensor> &inputs, int runs) const
   if (!gpu_)
     return invalidArgument("profileGpu: the session runs on the CPU");
   DLC_ASSIGN_OR_RETURN(auto dims, gpu_->bindDims(inputs));
-  DLC_ASSIGN_OR_RETURN(auto acquired, gpu_->acquire(dims, &inputs));
-  rt::GpuSession &s = *acquired.second;
-  Status st = s.run(inputs).status(); // stages the inputs into the arena
-  std::vector<double> ms;
-  if (st.isOk()) {
-    (void)s.profileSteps(1); // warm-up: first launches load the modules' code
-    auto timed = s.profileSteps(runs);
-    if (timed)
-      ms = std::move(*timed);
-    else
-      st = timed.status();
+  // The whole chain of segments runs `runs` times (the first run compiles the segments after
+  // shape points); the last run's sessions stay held, their arenas staged, and each is then
+  // profiled step by step. A shape point is a step of its own, timed on the host.
+  std::vector<GpuState::Held> held;
+  std::vector<double> pointMs;
+  Status st = Status::ok();
+  for (int r = 0; st.isOk() && r <= runs; ++r) {
+    for (GpuState::Held &h : held)
+      gpu_->release(std::move(h));
+    held.clear();
+    auto first = gpu_->acquire(dims, &inputs);
+    if (!first)
+      return first.status();
+    std::vector<double> *timing = r > 0 ? &pointMs : nullptr;
+    st = gpu_->runChain(std::move(*first), inputs, held, timing).status();
+    if (held.size() == 1) // no shape point: one staged run is enough
+      break;
   }
   std::vector<StepProfile> steps;
-  const rt::Program &p = s.program().program();
-  for (size_t i = 0; st.isOk() && i < p.steps.size(); ++i) {
-    StepProfile sp;
-    sp.ms = ms.at(i);
-    if (const auto *l = std::get_if<rt::LaunchStep>(&p.steps[i])) {
-      sp.kind = "kernel";
-      sp.name = l->kernel;
-      sp.origin = l->origin;
-    } else if (const auto *c = std::get_if<rt::CopyStep>(&p.steps[i])) {
-      sp.kind = "copy";
-      sp.origin = c->origin;
-    } else {
-      sp.kind = "host";
-      sp.origin = std::get<rt::HostStep>(p.steps[i]).origin;
+  const size_t points = held.empty() ? 0 : held.size() - 1;
+  for (size_t k = 0; st.isOk() && k < held.size(); ++k) {
+    rt::GpuSession &s = *held[k].second;
+    (void)s.profileSteps(1); // warm-up: first launches load the modules' code
+    auto timed = s.profileSteps(runs);
+    if (!timed) {
+      st = timed.status();
+      break;
     }
-    steps.push_back(std::move(sp));
+    const rt::Program &p = s.program().program();
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      StepProfile sp;
+      sp.ms = timed->at(i);
+      if (const auto *l = std::get_if<rt::LaunchStep>(&p.steps[i])) {
+        sp.kind = "kernel";
+        sp.name = l->kernel;
+        sp.origin = l->origin;
+      } else if (const auto *c = std::get_if<rt::CopyStep>(&p.steps[i])) {
+        sp.kind = "copy";
+        sp.origin = c->origin;
+      } else {
+        sp.kind = "host";
+        sp.origin = std::get<rt::HostStep>(p.steps[i]).origin;
+      }
+      steps.push_back(std::move(sp));
+    }
+    if (k < points) {
+      StepProfile sp;
+      sp.kind = "shape point";
+      sp.origin = held[k].first->point->waiting;
+      double sum = 0;
+      int n = 0;
+      for (size_t i = k; i < pointMs.size(); i += points, ++n)
+        sum += pointMs[i];
+      sp.ms = n ? sum / n : 0;
+      steps.push_back(std::move(sp));
+    }
   }
-  gpu_->release(acquired.first, std::move(acquired.second));
+  for (GpuState::Held &h : held)
+    gpu_->release(std::move(h));
   if (!st.isOk())
     return st;
   return steps;

@@ -169,7 +169,7 @@ public:
 
   /// One step of a GPU program and its mean time over the profiled runs.
   struct StepProfile {
-    std::string kind;   // "kernel", "copy" or "host" (a CPU fallback node)
+    std::string kind;   // "kernel", "copy", "host" (a CPU fallback node) or "shape point"
     std::string name;   // the kernel's name; empty for copies and host steps
     std::string origin; // the source nodes ("conv_1 + relu_2")
     double ms = 0;      // GPU time between events around the step (host steps: host clock)

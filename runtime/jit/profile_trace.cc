@@ -27,7 +27,8 @@ std::string profileTraceJson(const std::vector<Session::StepProfile> &steps, int
   nlohmann::ordered_json events = nlohmann::json::array();
   events.push_back(metadata("process_name", 0, {{"name", "dlc: " + title}}));
   events.push_back(metadata("thread_name", kStreamTid, {{"name", "GPU stream"}}));
-  events.push_back(metadata("thread_name", kHostTid, {{"name", "host (CPU fallback)"}}));
+  events.push_back(
+      metadata("thread_name", kHostTid, {{"name", "host (CPU fallback, shape points)"}}));
   double us = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     const Session::StepProfile &s = steps[i];
@@ -38,7 +39,7 @@ std::string profileTraceJson(const std::vector<Session::StepProfile> &steps, int
     e["ts"] = us;
     e["dur"] = s.ms * 1000.0;
     e["pid"] = kPid;
-    e["tid"] = s.kind == "host" ? kHostTid : kStreamTid;
+    e["tid"] = s.kind == "host" || s.kind == "shape point" ? kHostTid : kStreamTid;
     e["args"] = {{"step", i}, {"nodes", s.origin}, {"ms", s.ms}};
     events.push_back(std::move(e));
     us += s.ms * 1000.0;
