@@ -35,6 +35,7 @@
 #include "passes/util/einsum_expand.h"
 #include "passes/util/more_expansions.h"
 #include "passes/util/node_builder.h"
+#include "passes/util/sized_by_data.h"
 
 namespace dlc {
 
@@ -497,6 +498,8 @@ const OpExpansion *expansionOf(Op op) {
   for (const OpExpansion &e : kLocalExpansions)
     if (e.op == op)
       return &e;
+  if (const OpExpansion *e = findSizedByDataExpansion(op))
+    return e;
   return findOpExpansion(op);
 }
 

@@ -25,6 +25,17 @@ public:
                        const std::vector<std::pair<std::string, Attribute>> &attrs = {}) {
     return addTypedNode(g_, op, std::move(inputs), base_ + "/" + suffix, at_, *at_, attrs);
   }
+  /// A node with `outputs` outputs (TopK's values and indices), typed.
+  Expected<Node *> node(Op op, std::vector<Value *> inputs, int outputs, const std::string &suffix,
+                        const std::vector<std::pair<std::string, Attribute>> &attrs = {}) {
+    Node *n =
+        g_.createNode(op, std::move(inputs), outputs, g_.uniqueName(base_ + "/" + suffix), at_);
+    for (const auto &[k, a] : attrs)
+      n->setAttr(k, a);
+    n->setDevice(at_->device());
+    DLC_RETURN_IF_ERROR(inferNewNode(n));
+    return n;
+  }
   Value *constant(const std::string &suffix, Tensor t) {
     return g_.addConstant(g_.uniqueName(base_ + "/" + suffix), std::move(t));
   }

@@ -186,8 +186,10 @@ Expected<Segment> compileSegment(const Graph &model, const std::map<std::string,
     po.out = &sink;
     po.err = &sink;
     DLC_RETURN_IF_ERROR(runPipeline(*probe, p, po));
+    // expand-ops rewrites the ops sized by data into a count and a Slice by it, which only
+    // the front pipeline's second shape inference settles when the count folds.
     for (const Node *n : probe->nodes())
-      dynamic |= hasDynamicOutput(*n);
+      dynamic |= hasDynamicOutput(*n) || sizedByData(n->op());
   }
   if (!dynamic) // the common case
     return wholeSegment(*g, opts);

@@ -1,0 +1,252 @@
+// NonZero, Compress, Unique and NonMaxSuppression as fixed-size work, a count and a Slice by
+// it (see sized_by_data.h).
+#include "passes/util/sized_by_data.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "ir/ops/util.h"
+#include "passes/util/node_builder.h"
+
+namespace dlc {
+
+namespace {
+
+/// The positions of `mask`'s (bool, [len]) true elements, in order: [count] i64, whose size is
+/// known once `count` ([1] i64) is. A scan numbers the true elements, a ScatterElements puts
+/// each position at its number in a buffer of len + 1 (the false ones all go to the last
+/// slot), and the first `count` are taken.
+struct Compacted {
+  Value *positions = nullptr, *count = nullptr;
+};
+
+Expected<Compacted> compact(NodeBuilder &b, Value *mask, int64_t len, const std::string &tag) {
+  DLC_ASSIGN_OR_RETURN(Value * m,
+                       b.op(Op::kCast, {mask}, tag + "_ones", {{"to", Attribute(DType::kI64)}}));
+  DLC_ASSIGN_OR_RETURN(
+      Value * numbered,
+      b.op(Op::kCumSum, {m, b.constant(tag + "_axis", Tensor::scalarI64(0))}, tag + "_scan"));
+  DLC_ASSIGN_OR_RETURN(
+      Value * slot,
+      b.op(Op::kSub, {numbered, b.scalar(tag + "_one", 1, DType::kI64)}, tag + "_slot"));
+  DLC_ASSIGN_OR_RETURN(
+      Value * dst,
+      b.op(Op::kWhere,
+           {mask, slot, b.scalar(tag + "_spare", static_cast<double>(len), DType::kI64)},
+           tag + "_dst"));
+  std::vector<int64_t> iota(static_cast<size_t>(len));
+  std::iota(iota.begin(), iota.end(), int64_t{0});
+  DLC_ASSIGN_OR_RETURN(Value * buffer, b.op(Op::kScatterElements,
+                                            {b.zeros(tag + "_zeros", DType::kI64, {len + 1}), dst,
+                                             b.ints(tag + "_iota", iota)},
+                                            tag + "_buffer", {{"axis", Attribute(int64_t{0})}}));
+  Compacted c;
+  DLC_ASSIGN_OR_RETURN(c.count, b.op(Op::kReduceSum, {m, b.ints(tag + "_sum_axes", {0})},
+                                     tag + "_count", {{"keepdims", Attribute(int64_t{1})}}));
+  DLC_ASSIGN_OR_RETURN(c.positions, b.op(Op::kSlice,
+                                         {buffer, b.ints(tag + "_start", {0}), c.count,
+                                          b.ints(tag + "_slice_axes", {0})},
+                                         tag + "_positions"));
+  return c;
+}
+
+Status checkNonZero(const Node &n) {
+  const Value *x = n.input(0);
+  if (!x->shape().isStatic() || x->shape().rank() == 0)
+    return invalidArgument("its input's shape is not static and of rank 1 or more");
+  if (!isNumeric(x->dtype()) && x->dtype() != DType::kBool)
+    return invalidArgument("its input is {}", dtypeName(x->dtype()));
+  return Status::ok();
+}
+
+Expected<std::vector<Value *>> expandNonZero(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const std::vector<int64_t> dims = x->shape().sizes();
+  const int64_t count = *x->shape().numElements();
+  DLC_ASSIGN_OR_RETURN(Value * flat, b.reshape(x, {count}, "flat"));
+  Value *mask = flat;
+  if (x->dtype() != DType::kBool) {
+    DLC_ASSIGN_OR_RETURN(Value * zero,
+                         b.op(Op::kEqual, {flat, b.scalar("zero", 0, x->dtype())}, "is_zero"));
+    DLC_ASSIGN_OR_RETURN(mask, b.op(Op::kNot, {zero}, "mask"));
+  }
+  DLC_ASSIGN_OR_RETURN(Compacted c, compact(b, mask, count, "nonzero"));
+  // Flat positions back to coordinates, one row per axis.
+  std::vector<Value *> rows;
+  int64_t stride = count;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    stride /= std::max<int64_t>(dims[d], 1);
+    const std::string s = fmt::format("_{}", d);
+    Value *coord = c.positions;
+    if (stride != 1) {
+      DLC_ASSIGN_OR_RETURN(coord,
+                           b.op(Op::kDiv, {coord, b.ints("stride" + s, {stride})}, "div" + s));
+    }
+    if (d > 0) {
+      DLC_ASSIGN_OR_RETURN(coord,
+                           b.op(Op::kMod, {coord, b.ints("size" + s, {dims[d]})}, "mod" + s));
+    }
+    DLC_ASSIGN_OR_RETURN(Value * row, b.unsqueeze(coord, {0}, "row" + s));
+    rows.push_back(row);
+  }
+  DLC_ASSIGN_OR_RETURN(Value * out, b.concat(rows, 0, "coordinates"));
+  return std::vector<Value *>{out};
+}
+
+Status checkCompress(const Node &n) {
+  const Value *x = n.input(0), *cond = n.input(1);
+  if (!x->shape().isStatic() || !cond->shape().isStatic() || cond->shape().rank() != 1)
+    return invalidArgument("its input's or condition's shape is not static, or the condition "
+                           "is not 1-D");
+  if (cond->dtype() != DType::kBool)
+    return invalidArgument("its condition is {}", dtypeName(cond->dtype()));
+  if (n.hasAttr("axis") && !normalizeAxis(n.getInt("axis"), x->shape().rank()))
+    return invalidArgument("axis {} is out of range", n.getInt("axis"));
+  return Status::ok();
+}
+
+Expected<std::vector<Value *>> expandCompress(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *data = n->input(0), *cond = n->input(1);
+  int64_t axis = 0;
+  if (n->hasAttr("axis")) {
+    DLC_ASSIGN_OR_RETURN(axis, normalizeAxis(n->getInt("axis"), data->shape().rank()));
+  } else {
+    DLC_ASSIGN_OR_RETURN(data, b.reshape(data, {*data->shape().numElements()}, "flat"));
+  }
+  const int64_t size = data->shape().sizes()[static_cast<size_t>(axis)];
+  const int64_t len = cond->shape().sizes()[0];
+  if (len > size) { // the condition's extra entries select nothing
+    DLC_ASSIGN_OR_RETURN(cond, b.slice(cond, 0, size, 0, "condition"));
+  }
+  if (len < size) { // slices past the condition are dropped
+    DLC_ASSIGN_OR_RETURN(data, b.slice(data, 0, len, axis, "covered"));
+  }
+  DLC_ASSIGN_OR_RETURN(Compacted c, compact(b, cond, std::min(len, size), "compress"));
+  DLC_ASSIGN_OR_RETURN(
+      Value * out, b.op(Op::kGather, {data, c.positions}, "output", {{"axis", Attribute(axis)}}));
+  return std::vector<Value *>{out};
+}
+
+Status checkUnique(const Node &n) {
+  const Value *x = n.input(0);
+  if (n.hasAttr("axis"))
+    return invalidArgument("it has an axis (only the flattened form is rewritten)");
+  if (!x->shape().isStatic() || *x->shape().numElements() == 0)
+    return invalidArgument("its input's shape is not static, or it is empty");
+  if (!isNumeric(x->dtype()))
+    return invalidArgument("its input is {}", dtypeName(x->dtype()));
+  return Status::ok();
+}
+
+Expected<std::vector<Value *>> expandUnique(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const DType t = x->dtype();
+  const int64_t len = *x->shape().numElements();
+  DLC_ASSIGN_OR_RETURN(Value * flat, b.reshape(x, {len}, "flat"));
+  // Sorted ascending; equal values keep their order, so a run's first element has its
+  // lowest index.
+  const std::vector<std::pair<std::string, Attribute>> ascending = {
+      {"axis", Attribute(int64_t{0})},
+      {"largest", Attribute(int64_t{0})},
+      {"sorted", Attribute(int64_t{1})}};
+  DLC_ASSIGN_OR_RETURN(Node * sort,
+                       b.node(Op::kTopK, {flat, b.ints("k", {len})}, 2, "sorted", ascending));
+  Value *values = sort->output(0), *order = sort->output(1);
+  // Where a run of equal values starts.
+  Value *starts = nullptr;
+  {
+    Value *first = b.constant("first", Tensor::fromVector<uint8_t>(DType::kBool, {1}, {1}));
+    if (len > 1) {
+      DLC_ASSIGN_OR_RETURN(Value * prev, b.slice(values, 0, len - 1, 0, "prev"));
+      DLC_ASSIGN_OR_RETURN(Value * next, b.slice(values, 1, len, 0, "next"));
+      DLC_ASSIGN_OR_RETURN(Value * same, b.op(Op::kEqual, {next, prev}, "same"));
+      DLC_ASSIGN_OR_RETURN(Value * differs, b.op(Op::kNot, {same}, "differs"));
+      DLC_ASSIGN_OR_RETURN(starts, b.concat({first, differs}, 0, "starts"));
+    } else {
+      starts = first;
+    }
+  }
+  DLC_ASSIGN_OR_RETURN(Value * ones,
+                       b.op(Op::kCast, {starts}, "start_ones", {{"to", Attribute(DType::kI64)}}));
+  DLC_ASSIGN_OR_RETURN(Value * numbered,
+                       b.op(Op::kCumSum, {ones, b.constant("axis", Tensor::scalarI64(0))}, "scan"));
+  DLC_ASSIGN_OR_RETURN(Value * group,
+                       b.op(Op::kSub, {numbered, b.scalar("one", 1, DType::kI64)}, "group"));
+  DLC_ASSIGN_OR_RETURN(Value * count, b.op(Op::kReduceSum, {ones, b.ints("sum_axes", {0})}, "count",
+                                           {{"keepdims", Attribute(int64_t{1})}}));
+  std::vector<int64_t> iota(static_cast<size_t>(len));
+  std::iota(iota.begin(), iota.end(), int64_t{0});
+  auto scatter = [&](Value *into, Value *where, Value *what, const std::string &name) {
+    return b.op(Op::kScatterElements, {into, where, what}, name, {{"axis", Attribute(int64_t{0})}});
+  };
+  auto spare = [&](int64_t slot, const std::string &name) {
+    return b.op(Op::kWhere, {starts, group, b.scalar(name + "_slot", slot, DType::kI64)}, name);
+  };
+  // Each group's value and first index go to its slot; the other elements to slot len.
+  DLC_ASSIGN_OR_RETURN(Value * dst, spare(len, "group_slot"));
+  DLC_ASSIGN_OR_RETURN(Value * valueBuf,
+                       scatter(b.zeros("value_zeros", t, {len + 1}), dst, values, "value_buffer"));
+  DLC_ASSIGN_OR_RETURN(Value * firstBuf, scatter(b.zeros("first_zeros", DType::kI64, {len + 1}),
+                                                 dst, order, "first_buffer"));
+  // Group g's length: where group g + 1 starts minus where g does (slots past the last
+  // group hold len).
+  DLC_ASSIGN_OR_RETURN(Value * dst2, spare(len + 1, "start_slot"));
+  Tensor full = Tensor::zeros(DType::kI64, {len + 2});
+  std::fill_n(full.mutableData<int64_t>(), len + 2, len);
+  DLC_ASSIGN_OR_RETURN(Value * startBuf, scatter(b.constant("start_init", std::move(full)), dst2,
+                                                 b.ints("iota", iota), "start_buffer"));
+  DLC_ASSIGN_OR_RETURN(Value * upper, b.slice(startBuf, 1, len + 1, 0, "next_start"));
+  DLC_ASSIGN_OR_RETURN(Value * lower, b.slice(startBuf, 0, len, 0, "this_start"));
+  DLC_ASSIGN_OR_RETURN(Value * lengths, b.op(Op::kSub, {upper, lower}, "lengths"));
+  // Each element's group, at its place in the input.
+  DLC_ASSIGN_OR_RETURN(Value * inverse, scatter(b.zeros("inverse_zeros", DType::kI64, {len}), order,
+                                                group, "inverse_sorted"));
+  auto take = [&](Value *v, const std::string &name) {
+    return b.op(Op::kSlice, {v, b.ints(name + "_start", {0}), count, b.ints(name + "_axes", {0})},
+                name);
+  };
+  DLC_ASSIGN_OR_RETURN(Value * y, take(valueBuf, "values"));
+  DLC_ASSIGN_OR_RETURN(Value * first, take(firstBuf, "first_indices"));
+  DLC_ASSIGN_OR_RETURN(Value * counts, take(lengths, "counts"));
+  if (n->getInt("sorted") != 0)
+    return std::vector<Value *>{y, first, inverse, counts};
+  // In the order of first occurrence: the groups sorted by their first index (k is the count,
+  // known after the point), each group's new place given to the inverse.
+  DLC_ASSIGN_OR_RETURN(Node * byFirst, b.node(Op::kTopK, {first, count}, 2, "by_first", ascending));
+  Value *perm = byFirst->output(1);
+  DLC_ASSIGN_OR_RETURN(Value * y2, b.op(Op::kGather, {y, perm}, "values_by_first",
+                                        {{"axis", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * counts2, b.op(Op::kGather, {counts, perm}, "counts_by_first",
+                                             {{"axis", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * n0, b.reshape(count, {}, "count_scalar"));
+  DLC_ASSIGN_OR_RETURN(Value * places, b.op(Op::kRange,
+                                            {b.constant("range_begin", Tensor::scalarI64(0)), n0,
+                                             b.constant("range_step", Tensor::scalarI64(1))},
+                                            "places"));
+  DLC_ASSIGN_OR_RETURN(Value * none, b.op(Op::kSub, {places, places}, "rank_zeros"));
+  DLC_ASSIGN_OR_RETURN(Value * rankOf, scatter(none, perm, places, "rank_of_group"));
+  DLC_ASSIGN_OR_RETURN(Value * inverse2, b.op(Op::kGather, {rankOf, inverse}, "inverse",
+                                              {{"axis", Attribute(int64_t{0})}}));
+  return std::vector<Value *>{y2, byFirst->output(0), inverse2, counts2};
+}
+
+constexpr OpExpansion kExpansions[] = {
+    {Op::kNonZero, checkNonZero, expandNonZero},
+    {Op::kCompress, checkCompress, expandCompress},
+    {Op::kUnique, checkUnique, expandUnique},
+};
+
+} // namespace
+
+const OpExpansion *findSizedByDataExpansion(Op op) {
+  for (const OpExpansion &e : kExpansions)
+    if (e.op == op)
+      return &e;
+  return nullptr;
+}
+
+} // namespace dlc
