@@ -32,6 +32,7 @@ Family scanFamily();          // scan.cc: CumSum (a block-wide scan per line, ru
 Family gridSampleFamily();    // grid_sample.cc: GridSample (one thread per output, in double)
 Family scatterFamily();       // scatter.cc: ScatterElements, ScatterND (as gathers, deterministic)
 Family topKFamily();          // top_k.cc: TopK (one thread per line, k selection passes)
+Family nmsFamily();           // nms.cc: NonMaxSuppression's fixed-size form (a thread per class)
 
 /// The families in dispatch order (emit.cc).
 const std::vector<Family> &families();

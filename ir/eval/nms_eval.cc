@@ -6,7 +6,9 @@
 // selected unless its IoU with a box already selected for this class exceeds iou_threshold;
 // at most max_output_boxes_per_class are selected (0 when the input is absent). Output rows
 // are [batch, class, box] in that order. Boxes are [y1, x1, y2, x2] with either corner first
-// (center_point_box 0) or [x_center, y_center, width, height] (1). Computed in f32.
+// (center_point_box 0) or [x_center, y_center, width, height] (1). Computed in f32. dlc's
+// fixed-size form (attribute slots > 0, see ir/ops/misc.cc) returns each batch and class's
+// selection in `slots` slots (-1 past its count) and the counts instead.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -75,7 +77,11 @@ MiscEvalResult evalNonMaxSuppression(const Node &node, const std::vector<Tensor>
   const Tensor boxesF = boxesT.castTo(DType::kF32), scoresF = scoresT.castTo(DType::kF32);
   const float *boxes = boxesF.data<float>(), *scores = scoresF.data<float>();
 
+  const int64_t slots = node.getInt("slots");
   std::vector<int64_t> rows;
+  // The fixed-size form (slots > 0): each batch and class's selection, then its count.
+  std::vector<int64_t> picked(static_cast<size_t>(batches * classes * slots), -1);
+  std::vector<int64_t> counts(static_cast<size_t>(batches * classes), 0);
   std::vector<int64_t> candidates;
   std::vector<Box> selected;
   for (int64_t b = 0; b < batches; ++b)
@@ -96,10 +102,22 @@ MiscEvalResult evalNonMaxSuppression(const Node &node, const std::vector<Tensor>
         if (std::any_of(selected.begin(), selected.end(),
                         [&](const Box &o) { return suppresses(box, o, iouThreshold); }))
           continue;
+        if (slots > 0 && static_cast<int64_t>(selected.size()) < slots) {
+          const int64_t line = b * classes + c;
+          picked[static_cast<size_t>(line * slots) + selected.size()] = i;
+          ++counts[static_cast<size_t>(line)];
+        }
         selected.push_back(box);
         rows.insert(rows.end(), {b, c, i});
       }
     }
+  if (slots > 0) {
+    std::vector<Tensor> out{
+        Tensor::fromVector<int64_t>(DType::kI64, {batches, classes, slots}, picked)};
+    if (node.numOutputs() > 1)
+      out.push_back(Tensor::fromVector<int64_t>(DType::kI64, {batches, classes}, counts));
+    return out;
+  }
   const int64_t n = static_cast<int64_t>(rows.size()) / 3;
   return std::vector<Tensor>{Tensor::fromVector<int64_t>(DType::kI64, {n, 3}, rows)};
 }

@@ -12,6 +12,9 @@ namespace {
 
 /// NonMaxSuppression(boxes [batches, boxes, 4], scores [batches, classes, boxes], ...)
 ///   -> selected_indices i64 [?, 3].
+/// With dlc's `slots` > 0 (expand-ops' fixed-size form, passes/util/sized_by_data.h), per
+///   batch and class: the selected boxes' indices in selection order i64 [batches, classes,
+///   slots] (-1 past the count), and the count i64 [batches, classes].
 Status inferNonMaxSuppression(InferContext &ctx) {
   DLC_RETURN_IF_ERROR(expectRank(ctx, 0, 3, "input boxes"));
   DLC_RETURN_IF_ERROR(expectRank(ctx, 1, 3, "input scores"));
@@ -22,7 +25,20 @@ Status inferNonMaxSuppression(InferContext &ctx) {
       (!dimsCompatible(boxes[0], scores[0]) || !dimsCompatible(boxes[1], scores[2])))
     return ctx.error("boxes {} and scores {} disagree on batches or boxes", boxes.str(),
                      scores.str());
-  ctx.setOutputType(0, TensorType(DType::kI64, Shape({Dim::unknown(), Dim(3)})));
+  const int64_t slots = ctx.node().getInt("slots");
+  if (slots < 0)
+    return ctx.error("attribute 'slots' must be 0 or more, got {}", slots);
+  if (slots == 0) {
+    if (ctx.node().numOutputs() > 1)
+      return ctx.error("only the fixed-size form (slots > 0) has a second output");
+    ctx.setOutputType(0, TensorType(DType::kI64, Shape({Dim::unknown(), Dim(3)})));
+    return Status::ok();
+  }
+  const Dim b = boxes.isRanked() ? boxes[0] : Dim::unknown();
+  const Dim c = scores.isRanked() ? scores[1] : Dim::unknown();
+  ctx.setOutputType(0, TensorType(DType::kI64, Shape({b, c, Dim(slots)})));
+  if (ctx.node().numOutputs() > 1)
+    ctx.setOutputType(1, TensorType(DType::kI64, Shape({b, c})));
   return Status::ok();
 }
 
@@ -58,7 +74,8 @@ std::vector<OpDef> miscOps() {
   all.push_back({.op = Op::kNonMaxSuppression,
                  .minInputs = 2,
                  .maxInputs = 5,
-                 .attrs = {intAttr("center_point_box", 0)},
+                 .maxOutputs = 2,
+                 .attrs = {intAttr("center_point_box", 0), intAttr("slots", 0)},
                  .infer = inferNonMaxSuppression});
   all.push_back({.op = Op::kTfIdfVectorizer,
                  .attrs = {requiredAttr("max_gram_length", AttrKind::kInt),

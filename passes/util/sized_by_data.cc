@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "ir/ops/util.h"
@@ -234,7 +235,62 @@ Expected<std::vector<Value *>> expandUnique(Graph &g, Node *n) {
   return std::vector<Value *>{y2, byFirst->output(0), inverse2, counts2};
 }
 
+Status checkNms(const Node &n) {
+  if (n.getInt("slots") > 0)
+    return invalidArgument("it is already in the fixed-size form");
+  for (int i = 0; i < 2; ++i)
+    if (!n.input(i)->shape().isStatic() || !isFloat(n.input(i)->dtype()))
+      return invalidArgument("its boxes or scores are not floats of a static shape");
+  const Value *limit = n.input(2);
+  if (!limit || !isInteger(limit->dtype()) || limit->shape().numElements() != 1)
+    return invalidArgument("max_output_boxes_per_class is absent or not one integer");
+  if (limit->isConstant() && limit->constant().elementAsInt64(0) <= 0)
+    return invalidArgument("max_output_boxes_per_class is {}: it selects nothing",
+                           limit->constant().elementAsInt64(0));
+  return Status::ok();
+}
+
+Expected<std::vector<Value *>> expandNms(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  const std::vector<int64_t> scores = n->input(1)->shape().sizes();
+  const int64_t batches = scores[0], classes = scores[1], boxes = scores[2];
+  // As many slots as a class can fill: the limit when it is a constant, else the boxes (the
+  // kernel reads the limit).
+  const Value *limit = n->input(2);
+  const int64_t slots = limit->isConstant()
+                            ? std::clamp<int64_t>(limit->constant().elementAsInt64(0), 0, boxes)
+                            : boxes;
+  std::vector<Value *> inputs = n->inputs();
+  DLC_ASSIGN_OR_RETURN(Node * perClass,
+                       b.node(Op::kNonMaxSuppression, inputs, 2, "per_class",
+                              {{"center_point_box", Attribute(n->getInt("center_point_box"))},
+                               {"slots", Attribute(slots)}}));
+  // The filled slots of every batch and class, in (batch, class, slot) order: the output's
+  // row order.
+  std::vector<int64_t> slotIndex(static_cast<size_t>(slots));
+  std::iota(slotIndex.begin(), slotIndex.end(), int64_t{0});
+  DLC_ASSIGN_OR_RETURN(Value * count, b.unsqueeze(perClass->output(1), {2}, "count_col"));
+  DLC_ASSIGN_OR_RETURN(Value * filled,
+                       b.op(Op::kLess, {b.ints("slot_index", slotIndex), count}, "filled"));
+  const int64_t rows = batches * classes * slots;
+  DLC_ASSIGN_OR_RETURN(Value * flat, b.reshape(filled, {rows}, "filled_flat"));
+  DLC_ASSIGN_OR_RETURN(Compacted c, compact(b, flat, rows, "selected"));
+  // One [batch, class, box] row per slot, then the filled ones taken.
+  Tensor bc = Tensor::zeros(DType::kI64, {rows, 2});
+  for (int64_t r = 0; r < rows; ++r) {
+    bc.mutableData<int64_t>()[2 * r] = r / (classes * slots);
+    bc.mutableData<int64_t>()[2 * r + 1] = (r / slots) % classes;
+  }
+  DLC_ASSIGN_OR_RETURN(Value * box, b.reshape(perClass->output(0), {rows, 1}, "box_col"));
+  DLC_ASSIGN_OR_RETURN(Value * table,
+                       b.concat({b.constant("batch_class", std::move(bc)), box}, 1, "triples"));
+  DLC_ASSIGN_OR_RETURN(Value * out, b.op(Op::kGather, {table, c.positions}, "selected_indices",
+                                         {{"axis", Attribute(int64_t{0})}}));
+  return std::vector<Value *>{out};
+}
+
 constexpr OpExpansion kExpansions[] = {
+    {Op::kNonMaxSuppression, checkNms, expandNms},
     {Op::kNonZero, checkNonZero, expandNonZero},
     {Op::kCompress, checkCompress, expandCompress},
     {Op::kUnique, checkUnique, expandUnique},
