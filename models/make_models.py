@@ -14,6 +14,12 @@ tiny_unet.onnx   a segmentation-style encoder-decoder on x [N, 3, H, W] (every d
                  connection's size and, last, to the input's, both sizes computed from Shape
                  at run time (Shape -> Slice -> Concat), a residual Add, a 1x1 Conv to 2
                  classes per pixel (opset 17)
+tiny_detector.onnx  a detector-style model on x [N, 3, H, W] (every dim symbolic): a two-Conv
+                 backbone, box and class heads (1x1 Convs, Sigmoid) over every cell of the
+                 feature map, NonMaxSuppression (at most 4 boxes a class, IoU 0.5, score 0.55),
+                 then the selected boxes gathered (Gather by batch * anchors + box) and their
+                 scores (GatherND): outputs whose first dim is the number of boxes kept, known
+                 only once NMS has run (opset 17)
 """
 import os
 import sys
@@ -219,6 +225,60 @@ def tiny_unet():
     return helper.make_model(gr, opset_imports=OPSET)
 
 
+def tiny_detector():
+    classes = 3
+    nodes = [
+        helper.make_node("Conv", ["x", "c1.weight", "c1.bias"], ["f1"], name="backbone.conv1",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["f1"], ["r1"], name="backbone.relu1"),
+        helper.make_node("Conv", ["r1", "c2.weight", "c2.bias"], ["f2"], name="backbone.conv2",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["f2"], ["feat"], name="backbone.relu2"),
+        # Boxes: 4 numbers per cell in (0, 1), [N, 4, h, w] -> [N, A, 4].
+        helper.make_node("Conv", ["feat", "box.weight", "box.bias"], ["box.raw"], name="box.head",
+                         kernel_shape=[1, 1]),
+        helper.make_node("Sigmoid", ["box.raw"], ["box.sig"], name="box.sigmoid"),
+        helper.make_node("Reshape", ["box.sig", "keep.n.4"], ["box.flat"], name="box.flatten"),
+        helper.make_node("Transpose", ["box.flat"], ["boxes"], name="box.nhwc", perm=[0, 2, 1]),
+        # Scores: one per class and cell, [N, C, A].
+        helper.make_node("Conv", ["feat", "cls.weight", "cls.bias"], ["cls.raw"], name="cls.head",
+                         kernel_shape=[1, 1]),
+        helper.make_node("Reshape", ["cls.raw", "keep.n.c"], ["cls.flat"], name="cls.flatten"),
+        helper.make_node("Sigmoid", ["cls.flat"], ["scores"], name="cls.sigmoid"),
+        helper.make_node("NonMaxSuppression",
+                         ["boxes", "scores", "max.boxes", "iou.threshold", "score.threshold"],
+                         ["selected"], name="nms"),
+        # The kept boxes: row batch * A + box of the boxes flattened to [N * A, 4].
+        helper.make_node("Gather", ["selected", "col.batch"], ["sel.batch"], name="sel.batch",
+                         axis=1),
+        helper.make_node("Gather", ["selected", "col.box"], ["sel.box"], name="sel.box", axis=1),
+        helper.make_node("Shape", ["boxes"], ["boxes.shape"], name="boxes.shape"),
+        helper.make_node("Gather", ["boxes.shape", "one"], ["anchors"], name="anchors", axis=0),
+        helper.make_node("Mul", ["sel.batch", "anchors"], ["row.base"], name="row.base"),
+        helper.make_node("Add", ["row.base", "sel.box"], ["row"], name="row"),
+        helper.make_node("Reshape", ["boxes", "rows.4"], ["all.boxes"], name="all.boxes"),
+        helper.make_node("Gather", ["all.boxes", "row"], ["det.boxes"], name="det.boxes", axis=0),
+        helper.make_node("GatherND", ["scores", "selected"], ["det.scores"], name="det.scores"),
+    ]
+    inits = [weight("c1.weight", 8, 3, 3, 3, scale=0.3), weight("c1.bias", 8),
+             weight("c2.weight", 16, 8, 3, 3, scale=0.2), weight("c2.bias", 16),
+             weight("box.weight", 4, 16, 1, 1, scale=0.5), weight("box.bias", 4),
+             weight("cls.weight", classes, 16, 1, 1, scale=0.5), weight("cls.bias", classes),
+             i64("keep.n.4", [0, 4, -1]), i64("keep.n.c", [0, classes, -1]),
+             i64("max.boxes", [4]), f32("iou.threshold", [0.5]), f32("score.threshold", [0.55]),
+             numpy_helper.from_array(np.array(0, dtype=np.int64), "col.batch"),
+             numpy_helper.from_array(np.array(2, dtype=np.int64), "col.box"),
+             numpy_helper.from_array(np.array(1, dtype=np.int64), "one"),
+             i64("rows.4", [-1, 4])]
+    gr = helper.make_graph(
+        nodes, "tiny_detector",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, ["K", 3]),
+         helper.make_tensor_value_info("det.boxes", TensorProto.FLOAT, ["K", 4]),
+         helper.make_tensor_value_info("det.scores", TensorProto.FLOAT, ["K"])], inits)
+    return helper.make_model(gr, opset_imports=OPSET)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(out, exist_ok=True)
@@ -226,6 +286,7 @@ def main():
     save(tiny_cnn(), os.path.join(out, "tiny_cnn.onnx"))
     save(tiny_bert(), os.path.join(out, "tiny_bert.onnx"))
     save(tiny_unet(), os.path.join(out, "tiny_unet.onnx"))
+    save(tiny_detector(), os.path.join(out, "tiny_detector.onnx"))
 
 
 if __name__ == "__main__":

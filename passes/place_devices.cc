@@ -19,8 +19,9 @@
 //  4. Without a request, a group goes to the first GPU that suits it, else the CPU, except:
 //     small integer shape computations go to the CPU (nodes whose outputs are all integer or
 //     bool with a static shape of at most 64 elements, and whose present inputs are too; Shape
-//     and Size read only their input's type): this is the Shape -> Gather -> Concat arithmetic
-//     that fold-constants could not resolve, and a kernel launch costs more than the host;
+//     and Size read only their input's type, and none reads a value a GPU computed): this is
+//     the Shape -> Gather -> Concat arithmetic that fold-constants could not resolve, and a
+//     kernel launch costs more than the host;
 //     and a node alone whose inputs are all constants (RandomUniform, Range) goes where its
 //     first consumer in graph order went, as TensorFlow's placer places generator nodes.
 //  5. Soft placement (the default): a request or a colocation that cannot be met is dropped
@@ -81,6 +82,20 @@ bool isShapeComputation(const Node &n) {
     any = true;
   }
   return any;
+}
+
+/// Whether `n` reads a value a GPU computes: small integers made there (a count, the indices
+/// NonMaxSuppression selected) stay there, since moving them to the host costs a wait for the
+/// device and breaks the program's CUDA graph.
+bool readsGpuValue(const Node &n) {
+  if (n.op() == Op::kShape || n.op() == Op::kSize) // their input's type, not its elements
+    return false;
+  const Attribute *a = n.graph()->findAnnotation(kPlaceInputsOnGpuAttr);
+  const bool inputsOnGpu = a && a->kind() == AttrKind::kInt && a->i() != 0;
+  return std::any_of(n.inputs().begin(), n.inputs().end(), [&](const Value *v) {
+    return v && ((v->isNodeOutput() && v->producer()->device().kind == Device::Kind::kGpu) ||
+                 (v->isInput() && inputsOnGpu));
+  });
 }
 
 /// No input but constants (or none at all): a generator, placed with its consumer.
@@ -475,8 +490,9 @@ private:
   /// Rule 4 without a request.
   std::pair<Device, std::string> defaultDevice(const Group &grp,
                                                const std::vector<Device> &candidates) const {
-    const bool shapes = std::all_of(grp.members.begin(), grp.members.end(),
-                                    [&](size_t m) { return isShapeComputation(*nodes_[m]); });
+    const bool shapes = std::all_of(grp.members.begin(), grp.members.end(), [&](size_t m) {
+      return isShapeComputation(*nodes_[m]) && !readsGpuValue(*nodes_[m]);
+    });
     if (config_.gpu && shapes)
       return {Device::cpu(), std::string(kShapeReason)};
     Device d = preferred(candidates);

@@ -53,6 +53,10 @@ inline constexpr std::string_view kPlaceColocateAttr = "place.colocate";
 inline constexpr std::string_view kPlaceRefInputsAttr = "place.ref_inputs";
 inline constexpr std::string_view kPlaceGroupAttr = "place.group";
 inline constexpr std::string_view kPlaceReasonAttr = "place.reason";
+/// A graph annotation (int 1): the graph's inputs are already in GPU memory (the part of a
+/// model after a shape point, runtime/jit/segments.h), so place-devices treats them as values
+/// a GPU computed.
+inline constexpr std::string_view kPlaceInputsOnGpuAttr = "place.inputs_on_gpu";
 
 /// A parsed device spec: the type and index asked for, each possibly left open.
 struct DeviceSpec {

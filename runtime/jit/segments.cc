@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "codegen/lower.h"
+#include "ir/annotations/placement.h"
 #include "ir/clone.h"
 
 namespace dlc::jit {
@@ -255,6 +256,7 @@ Expected<Segment> compileSegment(const Graph &model, const std::map<std::string,
       std::unique_ptr<Graph> rest,
       extractGraph(
           *g, [&](const Node &n) { return cut.rest.count(&n) > 0; }, restInputs, restOutputs));
+  rest->setAnnotation(std::string(kPlaceInputsOnGpuAttr), Attribute(int64_t{1}));
   DLC_RETURN_IF_ERROR(runGpuPipeline(*head, opts));
   DLC_ASSIGN_OR_RETURN(seg.program, codegen::lowerToProgram(*head, opts.lower));
   point.rest = std::move(rest);
