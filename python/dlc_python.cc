@@ -152,21 +152,33 @@ class Session {
 public:
   Session(const Model &model, const std::string &device) : model_(model.handle()) {
     dlc_device d = DLC_DEVICE_AUTO;
-    if (device == "cpu")
+    const size_t colon = device.find(':');
+    const std::string kind = device.substr(0, colon);
+    if (colon != std::string::npos) { // "gpu:1", "cuda:1": a GPU by number
+      const std::string n = device.substr(colon + 1);
+      if ((kind != "gpu" && kind != "cuda") || n.empty() || n.size() > 4 ||
+          n.find_first_not_of("0123456789") != std::string::npos)
+        throw py::value_error("device must be 'auto', 'cpu', 'gpu' or 'gpu:N', got '" + device +
+                              "'");
+      gpu_ = std::stoi(n);
+    }
+    if (kind == "cpu" && colon == std::string::npos)
       d = DLC_DEVICE_CPU;
-    else if (device == "gpu" || device == "cuda")
+    else if (kind == "gpu" || kind == "cuda")
       d = DLC_DEVICE_GPU;
     else if (device != "auto")
-      throw py::value_error("device must be 'auto', 'cpu' or 'gpu', got '" + device + "'");
+      throw py::value_error("device must be 'auto', 'cpu', 'gpu' or 'gpu:N', got '" + device + "'");
     dlc_session *s = nullptr;
-    check(dlc_session_create(model_.get(), d, &s));
+    check(dlc_session_create_on_gpu(model_.get(), d, gpu_, &s));
     session_.reset(s, dlc_session_free);
   }
 
   std::string device() const {
     dlc_device d = DLC_DEVICE_AUTO;
     check(dlc_session_device(session_.get(), &d));
-    return d == DLC_DEVICE_GPU ? "gpu" : "cpu";
+    if (d != DLC_DEVICE_GPU)
+      return "cpu";
+    return gpu_ ? "gpu:" + std::to_string(gpu_) : "gpu";
   }
 
   /// Runs on `feed` ({name: array or DLPack object}); returns {name: NumPy array}.
@@ -235,6 +247,7 @@ public:
 private:
   std::shared_ptr<dlc_model> model_; // the session never outlives its model
   std::shared_ptr<dlc_session> session_;
+  int gpu_ = 0;
 };
 
 } // namespace
@@ -254,7 +267,8 @@ PYBIND11_MODULE(_dlc, m) {
       .def(
           "session",
           [](const Model &model, const std::string &device) { return Session(model, device); },
-          py::arg("device") = "auto", "A session on 'auto', 'cpu' or 'gpu'.");
+          py::arg("device") = "auto",
+          "A session on 'auto', 'cpu', 'gpu' or 'gpu:N' (GPU number N, as CUDA numbers them).");
   py::class_<Session>(m, "Session")
       .def_property_readonly("device", &Session::device)
       .def("run", &Session::run, py::arg("feed"),

@@ -275,22 +275,40 @@ dlc_status dlc_model_dim_range(const dlc_model *model, const char *dim, int64_t 
   });
 }
 
+namespace {
+
+dlc_status createSession(const char *fn, const dlc_model *model, dlc_device device, int32_t gpu,
+                         dlc_session **out) {
+  DLC_API_REQUIRE(model && out, fmt::format("{}: model or out is NULL", fn));
+  *out = nullptr;
+  if (device != DLC_DEVICE_AUTO && device != DLC_DEVICE_CPU && device != DLC_DEVICE_GPU)
+    return fail(DLC_ERROR_INVALID_ARGUMENT,
+                fmt::format("{}: unknown device {}", fn, static_cast<int>(device)));
+  if (gpu < 0)
+    return fail(DLC_ERROR_INVALID_ARGUMENT, fmt::format("{}: GPU {} does not exist", fn, gpu));
+  auto where = dlc::capi::chooseDevice(*model, device, gpu);
+  if (!where)
+    return fail(where.status().withContext(fn));
+  auto s = std::make_unique<dlc_session>();
+  model->refs.fetch_add(1, std::memory_order_relaxed); // released by dlc_session_free
+  s->model = model;
+  s->device = *where;
+  s->gpuOrdinal = gpu;
+  *out = s.release();
+  return DLC_OK;
+}
+
+} // namespace
+
 dlc_status dlc_session_create(const dlc_model *model, dlc_device device, dlc_session **out) {
-  return guarded("dlc_session_create", [&] {
-    DLC_API_REQUIRE(model && out, "dlc_session_create: model or out is NULL");
-    *out = nullptr;
-    if (device != DLC_DEVICE_AUTO && device != DLC_DEVICE_CPU && device != DLC_DEVICE_GPU)
-      return fail(DLC_ERROR_INVALID_ARGUMENT,
-                  fmt::format("dlc_session_create: unknown device {}", static_cast<int>(device)));
-    auto where = dlc::capi::chooseDevice(*model, device);
-    if (!where)
-      return fail(where.status().withContext("dlc_session_create"));
-    auto s = std::make_unique<dlc_session>();
-    model->refs.fetch_add(1, std::memory_order_relaxed); // released by dlc_session_free
-    s->model = model;
-    s->device = *where;
-    *out = s.release();
-    return DLC_OK;
+  return guarded("dlc_session_create",
+                 [&] { return createSession("dlc_session_create", model, device, 0, out); });
+}
+
+dlc_status dlc_session_create_on_gpu(const dlc_model *model, dlc_device device, int32_t gpu,
+                                     dlc_session **out) {
+  return guarded("dlc_session_create_on_gpu", [&] {
+    return createSession("dlc_session_create_on_gpu", model, device, gpu, out);
   });
 }
 

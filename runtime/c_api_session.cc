@@ -48,8 +48,8 @@ bool onHost(const DLTensor &t) {
 void *dataOf(const DLTensor &t) { return static_cast<char *>(t.data) + t.byte_offset; }
 
 /// Checks a tensor the caller binds: layout, device, dtype, rank and fixed dims.
-Status checkTensor(const rt::PackageTensor &p, const char *fn, const char *role,
-                   const DLTensor &t) {
+Status checkTensor(const rt::PackageTensor &p, const char *fn, const char *role, const DLTensor &t,
+                   int gpu) {
   const char *name = p.name.c_str();
   if (t.ndim < 0 || (t.ndim > 0 && !t.shape))
     return invalidArgument("{}: {} '{}' has ndim {} and shape {}", fn, role, name, t.ndim,
@@ -58,9 +58,9 @@ Status checkTensor(const rt::PackageTensor &p, const char *fn, const char *role,
     return invalidArgument("{}: {} '{}' is on device type {}; dlc takes host (kDLCPU, "
                            "kDLCUDAHost) or GPU (kDLCUDA) memory",
                            fn, role, name, static_cast<int>(t.device.device_type));
-  if (t.device.device_type == kDLCUDA && t.device.device_id != 0)
-    return invalidArgument("{}: {} '{}' is on GPU {}; dlc runs on GPU 0", fn, role, name,
-                           t.device.device_id);
+  if (t.device.device_type == kDLCUDA && t.device.device_id != gpu)
+    return invalidArgument("{}: {} '{}' is on GPU {}; the session runs on GPU {}", fn, role, name,
+                           t.device.device_id, gpu);
   if (!sameDType(t.dtype, p.type.dtype))
     return invalidArgument("{}: {} '{}' must be {} ({}), got {}", fn, role, name,
                            dtypeName(p.type.dtype), dlTypeName(toDl(p.type.dtype)),
@@ -165,8 +165,8 @@ Status wrongArch(const dlc_model &m, const rt::DeviceInfo &device) {
 /// The GPU program compiled for `dims` that suits this GPU, loaded on first use; null when the
 /// model has none for these dims.
 Expected<std::pair<size_t, std::shared_ptr<const rt::GpuProgram>>>
-gpuProgram(const dlc_model &m, const DimBindings &dims) {
-  DLC_ASSIGN_OR_RETURN(rt::CudaDriver * driver, rt::CudaDriver::get());
+gpuProgram(const dlc_model &m, const DimBindings &dims, int gpu) {
+  DLC_ASSIGN_OR_RETURN(rt::CudaDriver * driver, rt::CudaDriver::get(gpu));
   bool any = false;
   for (const rt::CompiledProgram &cp : m.package.programs)
     any |= cp.dims == dims;
@@ -177,9 +177,11 @@ gpuProgram(const dlc_model &m, const DimBindings &dims) {
     return wrongArch(m, driver->device()).withContext(m.name);
   const size_t i = static_cast<size_t>(best);
   std::lock_guard<std::mutex> lock(m.mu);
-  auto &slot = m.loaded[i];
+  auto &slot = m.loaded[{i, gpu}];
   if (!slot) {
-    auto gp = rt::GpuProgram::create(m.package.programs[i].program);
+    rt::GpuProgramOptions po;
+    po.device = gpu;
+    auto gp = rt::GpuProgram::create(m.package.programs[i].program, po);
     if (!gp)
       return gp.status().withContext(m.name);
     slot = *gp;
@@ -265,7 +267,7 @@ Status runCpu(dlc_session &s) {
 /// fits the dims (the caller falls back to the CPU).
 Status runGpu(dlc_session &s, const DimBindings &dims, CUstream stream, bool &ran) {
   ran = false;
-  DLC_ASSIGN_OR_RETURN(auto found, gpuProgram(*s.model, dims));
+  DLC_ASSIGN_OR_RETURN(auto found, gpuProgram(*s.model, dims, s.gpuOrdinal));
   if (!found.second)
     return Status::ok();
   auto &session = s.gpu[found.first];
@@ -400,11 +402,13 @@ std::string names(const std::vector<rt::PackageTensor> &ts) {
   return s.empty() ? "(none)" : s;
 }
 
-Expected<dlc_device> chooseDevice(const dlc_model &model, dlc_device requested) {
+Expected<dlc_device> chooseDevice(const dlc_model &model, dlc_device requested, int gpu) {
   if (requested == DLC_DEVICE_CPU)
     return DLC_DEVICE_CPU;
   Status why = Status::ok();
-  auto driver = rt::CudaDriver::get();
+  auto driver = rt::CudaDriver::get(gpu);
+  if (!driver && gpu != 0) // a GPU asked for by number must exist
+    return driver.status();
   if (!driver)
     why = driver.status();
   else if (model.package.programs.empty())
@@ -427,7 +431,7 @@ Status bindTensor(dlc_session &s, const char *fn, const char *name, const DLTens
     return invalidArgument("{}: the model has no {} '{}'; its {} are {}", fn,
                            input ? "input" : "output", name, input ? "inputs" : "outputs",
                            names(all));
-  DLC_RETURN_IF_ERROR(checkTensor(*p, fn, input ? "input" : "output", t));
+  DLC_RETURN_IF_ERROR(checkTensor(*p, fn, input ? "input" : "output", t, s.gpuOrdinal));
   auto &b = (input ? s.inputs : s.outputs)[name];
   b.tensor = t;
   b.shape.assign(t.shape, t.shape + t.ndim);

@@ -31,9 +31,10 @@ struct dlc_model {
     std::vector<const char *> dimNamePtrs;
   };
   std::vector<Info> inputInfo, outputInfo;
-  /// GPU programs loaded on first use, by index into package.programs.
+  /// GPU programs loaded on first use, by index into package.programs and GPU ordinal (each
+  /// GPU a session runs on loads its own).
   mutable std::mutex mu;
-  mutable std::map<size_t, std::shared_ptr<const dlc::rt::GpuProgram>> loaded;
+  mutable std::map<std::pair<size_t, int>, std::shared_ptr<const dlc::rt::GpuProgram>> loaded;
   /// The caller's handle and every session hold one: dlc_model_free drops the caller's, and
   /// the model goes with the last of them, so a session may outlive dlc_model_free.
   mutable std::atomic<int> refs{1};
@@ -42,6 +43,7 @@ struct dlc_model {
 struct dlc_session {
   const dlc_model *model = nullptr;
   dlc_device device = DLC_DEVICE_CPU;
+  int gpuOrdinal = 0; // the GPU the session runs on when device is DLC_DEVICE_GPU
   std::unique_ptr<dlc::ReferenceExecutor> executor; // built on first CPU run
   std::map<size_t, std::unique_ptr<dlc::rt::GpuSession>> gpu;
   struct Bound {
@@ -76,7 +78,7 @@ std::string names(const std::vector<rt::PackageTensor> &ts);
 /// and the model has a program that suits it, else the CPU (DLC_DEVICE_AUTO; with a one-line
 /// warning) or an error (DLC_DEVICE_GPU: kUnavailable, or kUnimplemented for a GPU arch the
 /// model lacks).
-Expected<dlc_device> chooseDevice(const dlc_model &model, dlc_device requested);
+Expected<dlc_device> chooseDevice(const dlc_model &model, dlc_device requested, int gpu = 0);
 
 /// Checks `t` (layout, device, dtype, rank, fixed dims) and binds it as input or output
 /// `name`; `fn` names the entry point in errors.

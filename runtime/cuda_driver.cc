@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -142,21 +143,36 @@ CudaDriver::FaultReport CudaDriver::clearFault() {
 }
 
 std::string DeviceInfo::describe() const {
-  return fmt::format("{} ({}, {} SMs, {}, driver CUDA {}.{})", name, arch(), smCount,
+  return fmt::format("{}{} ({}, {} SMs, {}, driver CUDA {}.{})",
+                     ordinal ? fmt::format("gpu:{} ", ordinal) : "", name, arch(), smCount,
                      gib(totalMemory), driverVersion / 1000, (driverVersion % 1000) / 10);
 }
 
-Expected<CudaDriver *> CudaDriver::get() {
-  static const Expected<CudaDriver *> driver = []() -> Expected<CudaDriver *> {
-    auto loaded = load("libcuda.so.1");
-    if (!loaded)
-      return loaded.takeStatus();
-    return loaded->release(); // lives as long as the process: sessions may outlive main()
-  }();
-  return driver;
+Expected<CudaDriver *> CudaDriver::get(int ordinal) {
+  static std::mutex mu;
+  static std::map<int, Expected<CudaDriver *>> drivers;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = drivers.find(ordinal);
+  if (it == drivers.end()) {
+    auto loaded = load("libcuda.so.1", ordinal);
+    // Each lives as long as the process: sessions may outlive main().
+    it = drivers
+             .emplace(ordinal, loaded ? Expected<CudaDriver *>(loaded->release())
+                                      : Expected<CudaDriver *>(loaded.takeStatus()))
+             .first;
+  }
+  return it->second;
 }
 
-Expected<std::unique_ptr<CudaDriver>> CudaDriver::load(const std::string &library) {
+int CudaDriver::deviceCount() {
+  auto d = get(0);
+  if (!d)
+    return 0;
+  int count = 0;
+  return (*d)->api().deviceGetCount(&count) == CUDA_SUCCESS ? count : 0;
+}
+
+Expected<std::unique_ptr<CudaDriver>> CudaDriver::load(const std::string &library, int ordinal) {
   void *lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *why = dlerror();
@@ -174,7 +190,13 @@ Expected<std::unique_ptr<CudaDriver>> CudaDriver::load(const std::string &librar
     return unavailable("no CUDA device: cuDeviceGetCount failed: {}", rawErrorText(api, r));
   if (count == 0)
     return unavailable("no CUDA device: the driver reports no GPU");
-  DLC_RETURN_IF_ERROR(d->check(api.deviceGet(&d->device_, 0), "cuDeviceGet(0)"));
+  if (ordinal < 0 || ordinal >= count)
+    return unavailable("no CUDA device gpu:{}: the driver reports {} GPU{} (gpu:0{})", ordinal,
+                       count, count == 1 ? "" : "s",
+                       count == 1 ? "" : fmt::format(" to gpu:{}", count - 1));
+  DLC_RETURN_IF_ERROR(
+      d->check(api.deviceGet(&d->device_, ordinal), fmt::format("cuDeviceGet({})", ordinal)));
+  d->info_.ordinal = ordinal;
 
   DeviceInfo &info = d->info_;
   char name[256] = {};

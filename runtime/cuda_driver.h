@@ -3,7 +3,8 @@
 // dlc never links libcuda: every dlc binary must start on a machine without the NVIDIA driver
 // (and then run on the CPU backend). CudaDriver::get() dlopens `libcuda.so.1` once per
 // process, resolves the entry points of DLC_CUDA_DRIVER_FUNCTIONS by the versioned names the
-// driver exports, initialises it and retains device 0's primary context. <cuda.h> is used for
+// driver exports, initialises it and retains the primary context of the device asked for (0
+// unless a session names another). <cuda.h> is used for
 // types and prototypes only.
 //
 // Every call is checked; errors read `<what was being done>: CUDA_ERROR_X (description)`, and
@@ -109,15 +110,20 @@ struct DriverFault {
 
 class CudaDriver {
 public:
-  /// The process's driver: loaded, initialised and with device 0's primary context retained
-  /// on first use, then shared (never unloaded). Fails with kUnavailable when libcuda.so.1
-  /// cannot be loaded ("no CUDA driver: ...") or when there is no device ("no CUDA device:
-  /// ..."); the failure is remembered, so later calls fail the same way at no cost.
-  static Expected<CudaDriver *> get();
+  /// The process's driver for GPU `ordinal` (as CUDA numbers them, after CUDA_VISIBLE_DEVICES):
+  /// loaded, initialised and with that device's primary context retained on first use, then
+  /// shared (never unloaded). Every object made through it (programs, sessions, memory) lives
+  /// on that GPU: makeCurrent() makes its context current. Fails with kUnavailable when
+  /// libcuda.so.1 cannot be loaded ("no CUDA driver: ...") or when there is no such device ("no
+  /// CUDA device: ..."); the failure is remembered, so later calls fail the same way at no cost.
+  static Expected<CudaDriver *> get(int ordinal = 0);
 
-  /// Loads `library` as the driver (get() uses "libcuda.so.1"); for tests of the failure
-  /// paths. The library stays loaded for the life of the process.
-  static Expected<std::unique_ptr<CudaDriver>> load(const std::string &library);
+  /// How many GPUs the driver sees (0 when it cannot be loaded or sees none).
+  static int deviceCount();
+
+  /// Loads `library` as the driver of GPU `ordinal` (get() uses "libcuda.so.1"); for tests of
+  /// the failure paths. The library stays loaded for the life of the process.
+  static Expected<std::unique_ptr<CudaDriver>> load(const std::string &library, int ordinal = 0);
 
   const DriverApi &api() const { return api_; }
   const DeviceInfo &device() const { return info_; }

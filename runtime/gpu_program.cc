@@ -248,7 +248,7 @@ Expected<std::shared_ptr<const GpuProgram>> GpuProgram::create(std::shared_ptr<c
   if (!p)
     return invalidArgument("GpuProgram::create: no program");
   DLC_RETURN_IF_ERROR(validateProgram(*p));
-  DLC_ASSIGN_OR_RETURN(CudaDriver * driver, CudaDriver::get());
+  DLC_ASSIGN_OR_RETURN(CudaDriver * driver, CudaDriver::get(opts.device));
   DLC_RETURN_IF_ERROR(driver->makeCurrent());
   std::shared_ptr<GpuProgram> gp(new GpuProgram());
   gp->program_ = std::move(p);

@@ -32,6 +32,9 @@ struct GpuProgramOptions {
   /// Load every module from its PTX through the driver's JIT, even when its cubin matches the
   /// GPU (to test the JIT path).
   bool forcePtx = false;
+  /// The GPU to load the program on (CudaDriver::get(device)); each GPU that runs a program
+  /// loads its own copy of the modules and the constant pool.
+  int device = 0;
 };
 
 /// Checks `program` for consistency; needs no device. Errors name the step (its index, kernel
@@ -57,7 +60,7 @@ struct HostStepGraph {
 
 class GpuProgram {
 public:
-  /// Validates `program`, then loads it on the process's GPU (CudaDriver::get()). Validation
+  /// Validates `program`, then loads it on GPU opts.device (CudaDriver::get). Validation
   /// errors come first, so a broken program is reported even where there is no GPU.
   static Expected<std::shared_ptr<const GpuProgram>> create(std::shared_ptr<const Program> program,
                                                             const GpuProgramOptions &opts = {});

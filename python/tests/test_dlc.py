@@ -80,6 +80,11 @@ def test_errors_carry_dlcs_message(library, tmp_path):
         dlc.compile(str(tmp_path / "missing.onnx"), output=str(tmp_path / "m.so"))
     with pytest.raises(ValueError, match="device"):
         dlc.load(library).session("tpu")
+    with pytest.raises(ValueError, match="gpu:N"):
+        dlc.load(library).session("gpu:x")
+    # A GPU by number that this machine does not have: dlc's error, naming it.
+    with pytest.raises(dlc.DlcError, match="gpu:64|no CUDA"):
+        dlc.load(library).session("gpu:64")
 
 
 def test_opt_returns_the_ir():

@@ -110,6 +110,12 @@ DLC_API dlc_status dlc_model_dim_range(const dlc_model *model, const char *dim, 
 /* A session on `device`. DLC_DEVICE_AUTO picks the GPU when one is usable, else the CPU
  * with a one-line warning on stderr. */
 DLC_API dlc_status dlc_session_create(const dlc_model *model, dlc_device device, dlc_session **out);
+/* The same on GPU `gpu` (CUDA's ordinal, after CUDA_VISIBLE_DEVICES; dlc_session_create uses
+ * GPU 0): one session per GPU, each loading the model's programs on its own GPU. A GPU that
+ * does not exist is DLC_ERROR_UNAVAILABLE, also with DLC_DEVICE_AUTO. Device tensors bound to
+ * the session must be on that GPU (DLTensor device_id). */
+DLC_API dlc_status dlc_session_create_on_gpu(const dlc_model *model, dlc_device device, int32_t gpu,
+                                             dlc_session **out);
 DLC_API void dlc_session_free(dlc_session *session);
 /* Where the session runs: DLC_DEVICE_CPU or DLC_DEVICE_GPU. */
 DLC_API dlc_status dlc_session_device(const dlc_session *session, dlc_device *out);

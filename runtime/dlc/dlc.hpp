@@ -120,8 +120,8 @@ private:
 
 class Session {
 public:
-  explicit Session(const Model &model, dlc_device device = DLC_DEVICE_AUTO) {
-    check(dlc_session_create(model.get(), device, &s_));
+  explicit Session(const Model &model, dlc_device device = DLC_DEVICE_AUTO, int32_t gpu = 0) {
+    check(dlc_session_create_on_gpu(model.get(), device, gpu, &s_));
   }
   Session(Session &&o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
   Session &operator=(Session &&o) noexcept {

@@ -82,8 +82,11 @@ struct Session::GpuState {
   Status fill(Entry &e, const Graph &g, const std::map<std::string, int64_t> &dims,
               jit::JitOptions jo, const std::vector<std::string> &mustBeStatic) {
     DLC_ASSIGN_OR_RETURN(jit::Segment seg, jit::compileSegment(g, dims, jo, mustBeStatic));
-    DLC_ASSIGN_OR_RETURN(e.program, rt::GpuProgram::create(std::make_shared<const rt::Program>(
-                                        std::move(seg.program))));
+    rt::GpuProgramOptions po;
+    po.device = opts.device;
+    DLC_ASSIGN_OR_RETURN(
+        e.program,
+        rt::GpuProgram::create(std::make_shared<const rt::Program>(std::move(seg.program)), po));
     e.modelOutputs.insert(seg.modelOutputs.begin(), seg.modelOutputs.end());
     e.point = std::move(seg.point);
     return Status::ok();
@@ -262,7 +265,9 @@ Expected<Model> Model::fromGraph(std::unique_ptr<Graph> graph, const ModelOption
 
 Expected<Session> Model::createSession(const SessionOptions &opts) const {
   if (opts.backend != Backend::kCpu) {
-    auto driver = rt::CudaDriver::get();
+    auto driver = rt::CudaDriver::get(opts.device);
+    if (!driver && opts.device != 0)
+      return driver.status();
     if (driver) {
       auto state = std::make_shared<Session::GpuState>();
       state->graph = graph_;

@@ -74,6 +74,11 @@ struct ModelOptions {
 
 struct SessionOptions {
   Backend backend = Backend::kAuto;
+  /// GPU: which GPU runs the session (CUDA's ordinal, `gpu:N` on the command line). Sessions of
+  /// one model on different GPUs each compile (kernels come from the disk cache after the
+  /// first) and load their programs on their own GPU. Naming a GPU that does not exist is an
+  /// error, also with kAuto.
+  int device = 0;
   /// GPU: run nodes without a GPU kernel on the CPU (with a warning); off: an error naming them.
   bool cpuFallback = true;
   /// GPU: capture the launch list as a CUDA graph and replay it.
@@ -99,8 +104,8 @@ struct SessionOptions {
 class Session;
 
 /// A tensor in GPU memory, for Session::runDevice: densely packed, row-major, allocated in the
-/// primary context of device 0 (the context the CUDA runtime API uses, so `cudaMalloc`
-/// pointers work). `data` is the device address (a CUdeviceptr).
+/// primary context of the session's GPU (SessionOptions::device; the context the CUDA runtime API
+/// uses, so `cudaMalloc` pointers work). `data` is the device address (a CUdeviceptr).
 struct DeviceTensor {
   uint64_t data = 0;
   DType dtype = DType::kUnknown;

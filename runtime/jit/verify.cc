@@ -141,7 +141,7 @@ Expected<Tensor> fromGpuValues(const Value *v, const std::map<std::string, Tenso
 Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
                                                  const std::map<std::string, Tensor> &inputs,
                                                  const SessionOptions &opts) {
-  DLC_ASSIGN_OR_RETURN(rt::CudaDriver * driver, rt::CudaDriver::get());
+  DLC_ASSIGN_OR_RETURN(rt::CudaDriver * driver, rt::CudaDriver::get(opts.device));
   DLC_ASSIGN_OR_RETURN(auto dims, bindInputDims(model.graph(), inputs));
   std::ostringstream sink;
   jit::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
@@ -149,8 +149,10 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
   DLC_RETURN_IF_ERROR(jit::bindShapeInputs(model.graph(), dims, inputs, jo));
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, jit::prepareForGpu(model.graph(), dims, jo));
   DLC_ASSIGN_OR_RETURN(rt::Program program, codegen::lowerToProgram(*g, jo.lower));
+  rt::GpuProgramOptions po;
+  po.device = opts.device;
   DLC_ASSIGN_OR_RETURN(auto gpuProgram,
-                       rt::GpuProgram::create(std::make_shared<const rt::Program>(program)));
+                       rt::GpuProgram::create(std::make_shared<const rt::Program>(program), po));
   rt::GpuSessionOptions so;
   so.cudaGraph = false;
   so.poison = true;

@@ -168,14 +168,22 @@ Expected<std::vector<int64_t>> randomShape(const TensorInfo &in, const DimBindin
   return shape;
 }
 
-Expected<Backend> parseDevice(const std::string &device) {
+/// `--device`: cpu, gpu, gpu:N or auto; the GPU's ordinal goes to `*gpu`.
+Expected<Backend> parseDevice(const std::string &device, int *gpu) {
+  *gpu = 0;
   if (device == "auto")
     return Backend::kAuto;
   if (device == "cpu")
     return Backend::kCpu;
   if (device == "gpu")
     return Backend::kGpu;
-  return invalidArgument("--device '{}': expected cpu, gpu or auto", device);
+  if (device.rfind("gpu:", 0) == 0 && device.size() > 4 && device.size() < 8 &&
+      device.find_first_not_of("0123456789", 4) == std::string::npos) {
+    *gpu = std::stoi(device.substr(4));
+    return Backend::kGpu;
+  }
+  return invalidArgument("--device '{}': expected cpu, gpu, gpu:N (a GPU's number) or auto",
+                         device);
 }
 
 /// Writes every output to `dir` as NAME.npy.
@@ -347,7 +355,8 @@ Status verifyAgainstReference(const Model &model, const std::map<std::string, Te
 
 /// `*mismatch` is set when the run succeeded but --compare found outputs that differ.
 Status runModel(const RunArgs &args, bool *mismatch) {
-  DLC_ASSIGN_OR_RETURN(Backend backend, parseDevice(args.device));
+  int gpuOrdinal = 0;
+  DLC_ASSIGN_OR_RETURN(Backend backend, parseDevice(args.device, &gpuOrdinal));
   DLC_ASSIGN_OR_RETURN(auto dims, parseDims(args.dims));
   if (!(args.rtol >= 0) || !(args.atol >= 0))
     return invalidArgument("--rtol and --atol must be non-negative");
@@ -363,6 +372,7 @@ Status runModel(const RunArgs &args, bool *mismatch) {
   CompileProgressLine compileProgress; // outlives the session, which compiles on first run
   SessionOptions so;
   so.backend = backend;
+  so.device = gpuOrdinal;
   so.compileProgress = compileProgress.callback();
   so.cudaGraph = !args.noCudaGraph;
   so.cpuFallback = !args.noCpuFallback;
@@ -512,7 +522,8 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--save-inputs", args->saveInputs,
                   "Write each input (given or random) to DIR/NAME.npy, to rerun or share them");
   cmd->add_option("--device", args->device,
-                  "cpu, gpu or auto (default: auto: the GPU when there is one, else the CPU)");
+                  "cpu, gpu, gpu:N (GPU number N, as CUDA numbers them) or auto (default: the "
+                  "GPU when there is one, else the CPU)");
   cmd->add_option("--compare", args->compares,
                   "Compare an output with a tensor file, NAME=FILE; exit status 3 on a mismatch")
       ->allow_extra_args(false);

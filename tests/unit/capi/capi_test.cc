@@ -411,6 +411,25 @@ TEST(CApi, FilesAndTheEmbeddedModel) {
   fs::remove_all(dir);
 }
 
+TEST(CApi, AGpuByNumberMustExist) {
+  dlc_model *m = load(packageBytes());
+  ASSERT_TRUE(m);
+  dlc_session *s = nullptr;
+  EXPECT_EQ(dlc_session_create_on_gpu(m, DLC_DEVICE_GPU, -1, &s), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(s, nullptr);
+  // No machine here has 4096 GPUs: refused, also with DLC_DEVICE_AUTO (no CPU fallback when a
+  // GPU is named), with the driver's reason.
+  EXPECT_EQ(dlc_session_create_on_gpu(m, DLC_DEVICE_AUTO, 4096, &s), DLC_ERROR_UNAVAILABLE);
+  EXPECT_EQ(s, nullptr);
+  const std::string why = dlc_last_error();
+  EXPECT_TRUE(why.find("gpu:4096") != std::string::npos || why.find("no CUDA") != std::string::npos)
+      << why;
+  // The CPU ignores the number.
+  ASSERT_EQ(dlc_session_create_on_gpu(m, DLC_DEVICE_CPU, 4096, &s), DLC_OK) << dlc_last_error();
+  dlc_session_free(s);
+  dlc_model_free(m);
+}
+
 TEST(CApi, GpuWithoutAGpuIsUnavailable) {
   dlc_model *m = load(packageBytes());
   ASSERT_TRUE(m);

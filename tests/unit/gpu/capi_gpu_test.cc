@@ -164,5 +164,44 @@ TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
   dlc_model_free(m);
 }
 
+/// One session per GPU (dlc_session_create_on_gpu): each loads the package's programs on its
+/// own GPU and gives the CPU's results; device tensors must be on the session's GPU; a GPU that
+/// does not exist is refused by number. The second GPU's half skips on a one-GPU machine.
+TEST(CApiGpu, SessionsOnAGpuByNumber) {
+  DLC_REQUIRE_GPU(driver);
+  std::vector<uint8_t> bytes = gpuPackage(driver->device().smVersion());
+  dlc_model *m = nullptr;
+  ASSERT_EQ(dlc_model_load_memory(bytes.data(), bytes.size(), "gpu-test", &m), DLC_OK)
+      << dlc_last_error();
+  const int32_t count = rt::CudaDriver::deviceCount();
+  dlc_session *s = nullptr;
+  EXPECT_EQ(dlc_session_create_on_gpu(m, DLC_DEVICE_AUTO, count, &s), DLC_ERROR_UNAVAILABLE);
+  EXPECT_NE(std::string(dlc_last_error()).find(fmt::format("gpu:{}", count)), std::string::npos)
+      << dlc_last_error();
+  std::vector<float> x = randomFloats(2 * 32, 31);
+  const std::vector<float> want = cpuResult(m, x, 2);
+  std::vector<int64_t> xs = {2, 32};
+  for (int32_t gpu = 0; gpu < std::min(count, 2); ++gpu) {
+    ASSERT_EQ(dlc_session_create_on_gpu(m, DLC_DEVICE_GPU, gpu, &s), DLC_OK) << dlc_last_error();
+    DLTensor xv = view(x.data(), xs, kDLCPU);
+    ASSERT_EQ(dlc_session_set_input(s, "x", &xv), DLC_OK) << dlc_last_error();
+    ASSERT_EQ(dlc_session_run(s), DLC_OK) << dlc_last_error();
+    const DLTensor *y = nullptr;
+    ASSERT_EQ(dlc_session_get_output(s, "y", &y), DLC_OK);
+    expectClose(std::vector<float>(static_cast<const float *>(y->data),
+                                   static_cast<const float *>(y->data) + 2 * 16),
+                want, fmt::format("gpu:{}", gpu));
+    // A device tensor on another GPU than the session's is refused by number.
+    DLTensor elsewhere = view(reinterpret_cast<void *>(uintptr_t{0x1000}), xs, kDLCUDA);
+    elsewhere.device.device_id = gpu + 1;
+    EXPECT_EQ(dlc_session_set_input(s, "x", &elsewhere), DLC_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(dlc_last_error()).find(fmt::format("runs on GPU {}", gpu)),
+              std::string::npos)
+        << dlc_last_error();
+    dlc_session_free(s);
+  }
+  dlc_model_free(m);
+}
+
 } // namespace
 } // namespace dlc
