@@ -148,6 +148,53 @@ private:
   std::shared_ptr<dlc_model> model_;
 };
 
+/// An output in GPU memory, handed to Python without a copy: a DLPack producer
+/// (`__dlpack__`, `__dlpack_device__`) for torch.from_dlpack, cupy.from_dlpack and the like.
+/// It owns the memory until a consumer takes it (once, as DLPack allows).
+class DeviceArray {
+public:
+  explicit DeviceArray(DLManagedTensor *t) : t_(t) {}
+  ~DeviceArray() {
+    if (t_)
+      t_->deleter(t_);
+  }
+  DeviceArray(const DeviceArray &) = delete;
+  DeviceArray &operator=(const DeviceArray &) = delete;
+
+  py::capsule dlpack(const py::object &stream) {
+    (void)stream; // ready: the run waited, or was ordered on the stream the caller gave it
+    if (!t_)
+      throw py::value_error("this output was handed over already (DLPack has one consumer)");
+    DLManagedTensor *t = std::exchange(t_, nullptr);
+    return py::capsule(t, "dltensor", [](PyObject *cap) {
+      // A capsule no consumer took (still "dltensor", not "used_dltensor") frees its tensor.
+      if (PyCapsule_IsValid(cap, "dltensor"))
+        if (auto *m = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(cap, "dltensor")))
+          m->deleter(m);
+    });
+  }
+  py::tuple device() const {
+    const DLDevice d = info().device;
+    return py::make_tuple(static_cast<int>(d.device_type), d.device_id);
+  }
+  py::tuple shape() const {
+    const DLTensor &t = info();
+    py::tuple out(t.ndim);
+    for (int32_t i = 0; i < t.ndim; ++i)
+      out[static_cast<size_t>(i)] = t.shape[i];
+    return out;
+  }
+  py::dtype dtype() const { return numpyDtype(info().dtype); }
+
+private:
+  const DLTensor &info() const {
+    if (!t_)
+      throw py::value_error("this output was handed over already (DLPack has one consumer)");
+    return t_->dl_tensor;
+  }
+  DLManagedTensor *t_ = nullptr;
+};
+
 class Session {
 public:
   Session(const Model &model, const std::string &device) : model_(model.handle()) {
@@ -181,8 +228,10 @@ public:
     return gpu_ ? "gpu:" + std::to_string(gpu_) : "gpu";
   }
 
-  /// Runs on `feed` ({name: array or DLPack object}); returns {name: NumPy array}.
-  py::dict run(const py::dict &feed) {
+  /// Runs on `feed` ({name: array or DLPack object}); returns {name: NumPy array}, or, for a
+  /// run on GPU tensors, {name: DeviceArray} (DLPack, no copy). `stream` (a CUstream as an
+  /// integer, torch.cuda.current_stream().cuda_stream) orders a GPU-tensor run on it.
+  py::dict run(const py::dict &feed, uintptr_t stream) {
     std::vector<py::object> keep; // arrays and capsules that must outlive the run
     std::vector<DLTensor> tensors;
     std::vector<std::vector<int64_t>> shapes;
@@ -218,7 +267,9 @@ public:
     }
     {
       py::gil_scoped_release release;
-      dlc_status s = dlc_session_run(session_.get());
+      dlc_status s = stream
+                         ? dlc_session_run_async(session_.get(), reinterpret_cast<void *>(stream))
+                         : dlc_session_run(session_.get());
       if (s != DLC_OK) {
         py::gil_scoped_acquire acquire;
         raise(s);
@@ -232,9 +283,13 @@ public:
       check(dlc_model_output(model_.get(), i, &info));
       const DLTensor *t = nullptr;
       check(dlc_session_get_output(session_.get(), info.name, &t));
-      if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost)
-        throw py::value_error(std::string("output '") + info.name +
-                              "' is in GPU memory; run with DLPack inputs on the GPU");
+      if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
+        DLManagedTensor *taken = nullptr; // GPU memory: handed over, not copied
+        check(dlc_session_take_output(session_.get(), info.name, &taken));
+        out[py::str(info.name)] =
+            py::cast(new DeviceArray(taken), py::return_value_policy::take_ownership);
+        continue;
+      }
       std::vector<py::ssize_t> shape(t->shape, t->shape + t->ndim);
       py::array a(numpyDtype(t->dtype), shape);
       std::memcpy(a.mutable_data(), static_cast<const char *>(t->data) + t->byte_offset,
@@ -269,8 +324,16 @@ PYBIND11_MODULE(_dlc, m) {
           [](const Model &model, const std::string &device) { return Session(model, device); },
           py::arg("device") = "auto",
           "A session on 'auto', 'cpu', 'gpu' or 'gpu:N' (GPU number N, as CUDA numbers them).");
+  py::class_<DeviceArray>(m, "DeviceArray",
+                          "An output in GPU memory: pass it to torch.from_dlpack (no copy).")
+      .def("__dlpack__", &DeviceArray::dlpack, py::arg("stream") = py::none())
+      .def("__dlpack_device__", &DeviceArray::device)
+      .def_property_readonly("shape", &DeviceArray::shape)
+      .def_property_readonly("dtype", &DeviceArray::dtype);
   py::class_<Session>(m, "Session")
       .def_property_readonly("device", &Session::device)
-      .def("run", &Session::run, py::arg("feed"),
-           "Runs on {name: array}; returns {name: NumPy array}.");
+      .def("run", &Session::run, py::arg("feed"), py::arg("stream") = 0,
+           "Runs on {name: array or DLPack tensor}; returns {name: NumPy array}, or for inputs "
+           "in GPU memory {name: DeviceArray} (DLPack, no copy). stream: a CUstream (as an int, "
+           "e.g. torch.cuda.current_stream().cuda_stream) to order a GPU-tensor run on.");
 }

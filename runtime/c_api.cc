@@ -375,6 +375,24 @@ dlc_status dlc_session_get_output(dlc_session *session, const char *name, const 
   });
 }
 
+dlc_status dlc_session_take_output(dlc_session *session, const char *name, DLManagedTensor **out) {
+  return guarded("dlc_session_take_output", [&] {
+    DLC_API_REQUIRE(session && name && out,
+                    "dlc_session_take_output: session, name or out is NULL");
+    *out = nullptr;
+    if (!dlc::capi::findTensor(session->model->package.outputs, name))
+      return fail(DLC_ERROR_INVALID_ARGUMENT,
+                  fmt::format("dlc_session_take_output: the model has no output '{}'; its "
+                              "outputs are {}",
+                              name, dlc::capi::names(session->model->package.outputs)));
+    auto taken = dlc::capi::takeOutput(*session, name);
+    if (!taken)
+      return fail(taken.status().withContext("dlc_session_take_output"));
+    *out = *taken;
+    return DLC_OK;
+  });
+}
+
 // --- .npy arrays ------------------------------------------------------------------------------
 
 struct dlc_array {

@@ -220,6 +220,7 @@ Expected<std::map<std::string, Tensor>> hostInputs(const dlc_session &s) {
 /// the caller's input memory, so they outlive it).
 Status deliverHostOutputs(dlc_session &s, std::vector<NamedTensor> outs) {
   s.kept.clear();
+  s.keptDevice.clear();
   s.keptViews.clear();
   for (NamedTensor &o : outs) {
     auto it = s.outputs.find(o.name);
@@ -295,12 +296,28 @@ Status runGpu(dlc_session &s, const DimBindings &dims, CUstream stream, bool &ra
   std::vector<CUdeviceptr> in, out;
   for (const rt::ProgramTensor &t : p.inputs)
     in.push_back(reinterpret_cast<CUdeviceptr>(dataOf(s.inputs.at(t.name).tensor)));
+  s.kept.clear();
+  s.keptDevice.clear();
+  s.keptViews.clear();
   for (const rt::ProgramTensor &t : p.outputs) {
     auto it = s.outputs.find(t.name);
-    if (it == s.outputs.end())
-      return invalidArgument("output '{}' is not bound; with inputs in GPU memory bind every "
-                             "output with dlc_session_set_output",
-                             t.name);
+    if (it == s.outputs.end()) { // GPU memory of the session's, until the next run or taken
+      DLC_ASSIGN_OR_RETURN(rt::DeviceMemory mem,
+                           rt::allocateDevice(found.second->driver(),
+                                              std::max<uint64_t>(t.buffer.bytes, 1),
+                                              fmt::format("output '{}'", t.name)));
+      out.push_back(mem.get());
+      auto &[view, shape] = s.keptViews[t.name];
+      shape = t.shape;
+      view = DLTensor{};
+      view.data = reinterpret_cast<void *>(mem.get());
+      view.device = DLDevice{kDLCUDA, s.gpuOrdinal};
+      view.ndim = static_cast<int32_t>(shape.size());
+      view.dtype = toDl(t.dtype);
+      view.shape = shape.data();
+      s.keptDevice.emplace(t.name, std::move(mem));
+      continue;
+    }
     if (it->second.shape != t.shape)
       return invalidArgument("output '{}' is {} for these inputs, but the tensor bound to it "
                              "has shape {}",
@@ -308,8 +325,6 @@ Status runGpu(dlc_session &s, const DimBindings &dims, CUstream stream, bool &ra
                              shapeText(it->second.shape));
     out.push_back(reinterpret_cast<CUdeviceptr>(dataOf(it->second.tensor)));
   }
-  s.kept.clear();
-  s.keptViews.clear();
   DLC_RETURN_IF_ERROR(session->runDevice(in, out, stream));
   ran = true;
   return Status::ok();
@@ -327,6 +342,43 @@ void describeInfo(const rt::PackageTensor &t, dlc_model::Info &info) {
 }
 
 } // namespace
+
+namespace {
+
+/// A DLManagedTensor and what it owns: a host tensor or GPU memory.
+struct TakenTensor {
+  DLManagedTensor managed{};
+  std::vector<int64_t> shape;
+  Tensor host;
+  rt::DeviceMemory device;
+};
+
+} // namespace
+
+Expected<DLManagedTensor *> takeOutput(dlc_session &s, const std::string &name) {
+  auto view = s.keptViews.find(name);
+  if (view == s.keptViews.end())
+    return invalidArgument("no kept output '{}': it is bound to the caller's memory, was taken "
+                           "already, or no run has made it",
+                           name);
+  auto taken = std::make_unique<TakenTensor>();
+  taken->shape = view->second.second;
+  taken->managed.dl_tensor = view->second.first;
+  taken->managed.dl_tensor.shape = taken->shape.data();
+  if (auto d = s.keptDevice.find(name); d != s.keptDevice.end()) {
+    taken->device = std::move(d->second);
+    s.keptDevice.erase(d);
+  } else {
+    taken->host = std::move(s.kept.at(name));
+    s.kept.erase(name);
+  }
+  s.keptViews.erase(view);
+  taken->managed.manager_ctx = taken.get();
+  taken->managed.deleter = [](DLManagedTensor *t) {
+    delete static_cast<TakenTensor *>(t->manager_ctx);
+  };
+  return &taken.release()->managed;
+}
 
 Expected<DType> fromDl(const DLDataType &t) {
   for (DType d :

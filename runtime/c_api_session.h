@@ -53,6 +53,8 @@ struct dlc_session {
   std::map<std::string, Bound> inputs, outputs;
   /// Outputs of the last run the session keeps (unbound outputs), and their DLTensor views.
   std::map<std::string, dlc::Tensor> kept;
+  /// Unbound outputs of a run on device tensors: GPU memory the session allocated for them.
+  std::map<std::string, dlc::rt::DeviceMemory> keptDevice;
   std::map<std::string, std::pair<DLTensor, std::vector<int64_t>>> keptViews;
   std::set<std::string> warned; // dims without a GPU program, warned about once
 };
@@ -78,6 +80,10 @@ std::string names(const std::vector<rt::PackageTensor> &ts);
 /// and the model has a program that suits it, else the CPU (DLC_DEVICE_AUTO; with a one-line
 /// warning) or an error (DLC_DEVICE_GPU: kUnavailable, or kUnimplemented for a GPU arch the
 /// model lacks).
+/// Hands a kept output (host or GPU memory) to the caller as a DLManagedTensor: the session
+/// forgets it, and the tensor's deleter frees it.
+Expected<DLManagedTensor *> takeOutput(dlc_session &s, const std::string &name);
+
 Expected<dlc_device> chooseDevice(const dlc_model &model, dlc_device requested, int gpu = 0);
 
 /// Checks `t` (layout, device, dtype, rank, fixed dims) and binds it as input or output

@@ -24,4 +24,9 @@ tar cf - -C "$build" onnx-node-tests | xz -T2 -6 > "$dest/onnx-node-tests.tar.xz
 mkdir -p "$dest/tf"
 cp -r "$build/tests/tf/graphs" "$build/tests/tf/py" "$dest/tf/"
 /usr/bin/python3 models/make_tf_models.py "$dest/tf/twins" > /dev/null
+# The Python package (gpu-check.sh python): the extension as built here, and the headers to
+# rebuild it against the carried libdlc.so for the GPU machine's Python when that differs.
+mkdir -p "$dest/python" "$dest/include"
+cp -r "$build/python/dlc" "$dest/python/"
+cp -r /usr/include/pybind11 /usr/include/dlpack "$dest/include/"
 du -sh "$dest"

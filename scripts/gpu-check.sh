@@ -25,6 +25,12 @@
 #   attention   the harness on BERT and ViT compiled with --no-fused-attention (the unfused
 #               path, to compare with the harness part; no torch.compile)
 #   kbench      tools/kbench/kbench on $DLC_KBENCH_FILE (default tools/kbench/sm90.txt)
+#   python      pytest over python/tests with the machine's python3 (test_dlc_gpu.py: torch
+#               tensors in and out without a copy, the caller's stream, a GPU by number, 10,000
+#               runs); the extension is rebuilt against the carried libdlc.so when the carried
+#               one is for another Python
+#   points      shape points: models/tiny_detector.onnx on the GPU alone against the CPU, its
+#               profile (the shape point's host time) and the whole-run benchmark
 # Logs and results go to OUT_DIR; a short table is printed last. Exit status 1 if a part failed.
 set -uo pipefail
 build=$(cd "$1" && pwd); nodes=$2; out=$3; shift 3
@@ -133,6 +139,28 @@ for part in "${parts[@]}"; do
              --out "$out" --gemms ;;
     attention) run_part attention python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
                  --out "$out/attention" --models bert_base,vit_b_16 --no-fused-attention --no-compile ;;
+    python)
+      run_part python bash -c "
+        set -e
+        pkg='$out'/pydlc/dlc; mkdir -p \$pkg
+        cp '$root'/python/dlc/__init__.py '$root'/python/dlc/__main__.py \$pkg/
+        suffix=\$(python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))')
+        inc=\$(python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"include\"])')
+        if [[ -f '$build'/python/dlc/_dlc\$suffix ]]; then cp '$build'/python/dlc/_dlc\$suffix \$pkg/
+        else g++ -O2 -shared -fPIC -std=c++20 -I\$inc -I'$build'/include -I'$root'/runtime \\
+               '$root'/python/dlc_python.cc -L'$build'/runtime -l:libdlc.so.0 \\
+               -Wl,-rpath,'$build'/runtime -o \$pkg/_dlc\$suffix; fi
+        DLC_CLI='$build'/tools/dlc/dlc DLC_SOURCE_DIR='$root' PYTHONPATH='$out'/pydlc \\
+          python3 -m pytest -q -p no:cacheprovider -rs '$root'/python/tests" ;;
+    points)
+      run_part points bash -c "
+        set -e
+        d='$out'/detector; m='$root'/models/tiny_detector.onnx
+        '$build/tools/dlc/dlc' run \$m --random --dim N=2 --dim H=64 --dim W=96 --device cpu --save-inputs \$d-in -o \$d-cpu >/dev/null
+        for o in selected det.boxes det.scores; do cmp=\"\$cmp --compare \$o=\$d-cpu/\$o.npy\"; done
+        '$build/tools/dlc/dlc' run \$m --input x=\$d-in/x.npy --device gpu --no-cpu-fallback \$cmp | grep compare
+        '$build/tools/dlc/dlc' run \$m --input x=\$d-in/x.npy --device gpu --no-cpu-fallback --profile --profile-runs 50 | tail -n 40
+        '$build/tools/dlc/dlc' run \$m --input x=\$d-in/x.npy --device gpu --no-cpu-fallback --benchmark 200 | tail -n 3" ;;
     kbench) run_part kbench "$build/tools/kbench/kbench" \
               --file "$root/${DLC_KBENCH_FILE:-tools/kbench/sm90.txt}" --runs 30 ;;
     *) echo "unknown part '$part'"; exit 2 ;;

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 
-from ._dlc import DlcError, Model as _Model, Session, version  # noqa: F401
+from ._dlc import DeviceArray, DlcError, Model as _Model, Session, version  # noqa: F401
 
 __all__ = ["DlcError", "Model", "Session", "compile", "load", "opt", "version", "cli"]
 

@@ -133,10 +133,17 @@ DLC_API dlc_status dlc_session_run(dlc_session *session);
  * legacy default stream) and returns; the outputs are ready when the stream reaches that
  * point. A session's runs must be ordered on one stream. */
 DLC_API dlc_status dlc_session_run_async(dlc_session *session, void *cuda_stream);
-/* An output of the last run: a bound output's tensor, or host memory the session owns
- * (valid until the next run or dlc_session_free). */
+/* An output of the last run: a bound output's tensor, or memory the session owns (valid until
+ * the next run or dlc_session_free): host memory, or, after a run on GPU tensors (inputs in
+ * GPU memory), GPU memory on the session's GPU that the session allocated for the output. */
 DLC_API dlc_status dlc_session_get_output(dlc_session *session, const char *name,
                                           const DLTensor **out);
+/* Takes an unbound output of the last run, without a copy: the session forgets it and the
+ * caller owns it, to free with (*out)->deleter(*out) (or to hand on as a DLPack capsule). For
+ * GPU runs, its memory is ready when the run is: at once for dlc_session_run, when the stream
+ * reaches the run for dlc_session_run_async. A bound output cannot be taken. */
+DLC_API dlc_status dlc_session_take_output(dlc_session *session, const char *name,
+                                           DLManagedTensor **out);
 
 /* .npy files, read and written by the code `dlc run` uses (format 1.0-3.0, little-endian
  * numbers and bool, C order; anything else is refused with a message naming the file), so a

@@ -206,8 +206,9 @@ Expected<rt::Program> compileForGpu(const Graph &model, const std::map<std::stri
     return unimplemented(
         "the shapes after {} depend on values the model computes (a shape point): one program "
         "cannot hold the model, and an ahead-of-time library has no compiler for the part after "
-        "it. `dlc run` and sessions (C++, Python) run such models, compiling that part when the "
-        "values are known",
+        "it. `dlc run` and sessions (C++, Python) run such models on the GPU, compiling that part "
+        "when the values are known (`dlc compile --no-gpu` makes a library that runs it on the "
+        "CPU)",
         seg.point->waiting);
   return std::move(seg.program);
 }

@@ -240,6 +240,38 @@ TEST(CApi, CpuRunsMatchTheReferenceWithinTheDimRange) {
   dlc_model_free(m);
 }
 
+TEST(CApi, TakenOutputsBelongToTheCaller) {
+  dlc_model *m = load(packageBytes(1, 8));
+  ASSERT_TRUE(m);
+  dlc_session *s = nullptr;
+  ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_CPU, &s), DLC_OK) << dlc_last_error();
+  HostTensor x = randomInput(3, 77);
+  DLTensor xv = x.view();
+  HostTensor y{std::vector<float>(3 * 8, -9.0f), {3, 8}};
+  DLTensor yv = y.view();
+  ASSERT_EQ(dlc_session_set_input(s, "x", &xv), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_session_set_output(s, "y", &yv), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_session_run(s), DLC_OK) << dlc_last_error();
+  auto want = reference(x);
+  DLManagedTensor *taken = nullptr;
+  ASSERT_EQ(dlc_session_take_output(s, "s", &taken), DLC_OK) << dlc_last_error();
+  ASSERT_NE(taken, nullptr);
+  EXPECT_EQ(taken->dl_tensor.device.device_type, kDLCPU);
+  // The session forgets it: asked again, it is gone; a bound output cannot be taken.
+  DLManagedTensor *again = nullptr;
+  EXPECT_EQ(dlc_session_take_output(s, "s", &again), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(again, nullptr);
+  EXPECT_EQ(dlc_session_take_output(s, "y", &again), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlc_session_take_output(s, "nope", &again), DLC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dlc_last_error()).find("'nope'"), std::string::npos);
+  // It outlives the next run and the session.
+  ASSERT_EQ(dlc_session_run(s), DLC_OK) << dlc_last_error();
+  dlc_session_free(s);
+  dlc_model_free(m);
+  expectSame(taken->dl_tensor, want.at("s"), "s");
+  taken->deleter(taken);
+}
+
 TEST(CApi, WrongBindingsNameTheTensor) {
   dlc_model *m = load(packageBytes());
   ASSERT_TRUE(m);

@@ -164,6 +164,49 @@ TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
   dlc_model_free(m);
 }
 
+/// Device inputs with an unbound output: the session allocates GPU memory for it, and
+/// dlc_session_take_output hands it over without a copy (DLPack out).
+TEST(CApiGpu, UnboundOutputsOfADeviceRunAreTakenWithoutACopy) {
+  DLC_REQUIRE_GPU(driver);
+  std::vector<uint8_t> bytes = gpuPackage(driver->device().smVersion());
+  dlc_model *m = nullptr;
+  ASSERT_EQ(dlc_model_load_memory(bytes.data(), bytes.size(), "gpu-test", &m), DLC_OK)
+      << dlc_last_error();
+  const rt::DriverApi &api = driver->api();
+  std::vector<float> x = randomFloats(4 * 32, 41);
+  const std::vector<float> want = cpuResult(m, x, 4);
+  auto dx = rt::allocateDevice(*driver, x.size() * 4, "x");
+  ASSERT_TRUE(dx);
+  ASSERT_EQ(api.memcpyHtoD(dx->get(), x.data(), x.size() * 4), CUDA_SUCCESS);
+  std::vector<int64_t> xs = {4, 32};
+  DLTensor dxv = view(reinterpret_cast<void *>(dx->get()), xs, kDLCUDA);
+  dlc_session *s = nullptr;
+  ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_GPU, &s), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_session_set_input(s, "x", &dxv), DLC_OK) << dlc_last_error();
+  std::vector<DLManagedTensor *> taken;
+  for (int run = 0; run < 2; ++run) { // each run allocates its outputs anew
+    ASSERT_EQ(dlc_session_run(s), DLC_OK) << dlc_last_error();
+    const DLTensor *y = nullptr;
+    ASSERT_EQ(dlc_session_get_output(s, "y", &y), DLC_OK) << dlc_last_error();
+    EXPECT_EQ(y->device.device_type, kDLCUDA);
+    DLManagedTensor *t = nullptr;
+    ASSERT_EQ(dlc_session_take_output(s, "y", &t), DLC_OK) << dlc_last_error();
+    EXPECT_EQ(t->dl_tensor.data, y->data) << "taken without a copy";
+    taken.push_back(t);
+  }
+  EXPECT_NE(taken[0]->dl_tensor.data, taken[1]->dl_tensor.data);
+  dlc_session_free(s);
+  dlc_model_free(m);
+  for (DLManagedTensor *t : taken) { // they outlive the session
+    std::vector<float> got(4 * 16);
+    ASSERT_EQ(api.memcpyDtoH(got.data(), reinterpret_cast<CUdeviceptr>(t->dl_tensor.data),
+                             got.size() * 4),
+              CUDA_SUCCESS);
+    expectClose(got, want, "taken output");
+    t->deleter(t);
+  }
+}
+
 /// One session per GPU (dlc_session_create_on_gpu): each loads the package's programs on its
 /// own GPU and gives the CPU's results; device tensors must be on the session's GPU; a GPU that
 /// does not exist is refused by number. The second GPU's half skips on a one-GPU machine.
