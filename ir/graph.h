@@ -200,6 +200,7 @@ public:
   void addOutput(std::string name, Value *value, TensorType declared = {});
   const std::vector<Output> &outputs() const { return outputs_; }
   void setOutputValue(size_t i, Value *v) { outputs_[i].value = v; }
+  void setOutputDeclared(size_t i, TensorType t) { outputs_[i].declared = std::move(t); }
   bool isOutput(const Value *v) const;
 
   // --- Nodes ------------------------------------------------------------------------------

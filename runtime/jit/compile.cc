@@ -33,6 +33,18 @@ Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
     }
     in->setType(std::move(t));
   }
+  // The declared output types take the same sizes (the signature then says what the program
+  // returns); dims the inputs do not bind stay symbolic.
+  for (size_t i = 0; i < g->outputs().size(); ++i) {
+    TensorType t = g->outputs()[i].declared;
+    if (!t.shape.isRanked())
+      continue;
+    for (Dim &d : t.shape.dims())
+      if (d.isSymbol())
+        if (auto it = dims.find(d.symbolName()); it != dims.end())
+          d = Dim(it->second);
+    g->setOutputDeclared(i, std::move(t));
+  }
   return g;
 }
 
