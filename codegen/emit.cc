@@ -17,7 +17,7 @@ const std::vector<Family> &families() {
       dataMovementFamily(),  poolFamily(), elementwiseFamily(), reductionFamily(),
       gemmFamily(),          convFamily(), attentionFamily(),   lossFamily(),
       convTransposeFamily(), scanFamily(), gridSampleFamily(),  scatterFamily(),
-      topKFamily(),          nmsFamily(),
+      topKFamily(),          nmsFamily(),  randomFamily(),
   };
   return all;
 }

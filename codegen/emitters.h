@@ -33,6 +33,7 @@ Family gridSampleFamily();    // grid_sample.cc: GridSample (one thread per outp
 Family scatterFamily();       // scatter.cc: ScatterElements, ScatterND (as gathers, deterministic)
 Family topKFamily();          // top_k.cc: TopK (one thread per line, k selection passes)
 Family nmsFamily();           // nms.cc: NonMaxSuppression's fixed-size form (a thread per class)
+Family randomFamily(); // random.cc: RandomUniform/Normal(Like), Bernoulli (the reference's draws)
 
 /// The families in dispatch order (emit.cc).
 const std::vector<Family> &families();

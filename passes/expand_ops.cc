@@ -17,14 +17,19 @@
 //    constants (fold-batchnorm folds the others), the normalisation alone.
 //  * Einsum: batched MatMuls and the data movement around them (passes/util/einsum_expand.h).
 //  * Dropout that computes the identity (not training, or a constant ratio of 0): its input and
-//    an all-true mask.
+//    an all-true mask; in training (constant training_mode and ratio): a RandomUniformLike
+//    drawing what the reference draws, the mask (>= ratio) and the kept elements scaled.
 //  * OneHot with float indices: the indices cast to int64 first (NaN mapped out of range).
 //  * MeanVarianceNormalization, the training optimizers, ReverseSequence, MaxUnpool, DFT,
 //    STFT, GatherND, Det and RoiAlign (passes/util/more_expansions.h).
+//  * NonZero, Compress, Unique and NonMaxSuppression, whose output sizes are the data's: fixed
+//    size work, a count and a Slice by it (passes/util/sized_by_data.h).
 //
 // A node placed on the CPU by the model, or one the rewrite cannot express, stays as it is;
 // `--debug-only=expand-ops` says why for each.
 #include <fmt/format.h>
+
+#include <bit>
 
 #include <optional>
 
@@ -422,9 +427,9 @@ Status expandBatchNorm(Graph &g, Node *n, Renames &renames) {
   return Status::ok();
 }
 
-/// Whether Dropout `n` computes the identity (not training, or a ratio of 0), so that it expands
-/// to its input and an all-true mask; an error says why it is kept.
-Status checkIdentityDropout(const Node &n) {
+/// Whether Dropout `n` expands: to its input and an all-true mask when it computes the identity
+/// (not training, or a ratio of 0), to its draws in training; an error says why it is kept.
+Status checkDropout(const Node &n) {
   auto constantScalar = [&](int i) -> std::optional<double> {
     if (!n.hasInput(i))
       return std::nullopt;
@@ -437,15 +442,50 @@ Status checkIdentityDropout(const Node &n) {
   std::optional<double> mode = constantScalar(2), ratio = constantScalar(1);
   if (training && !mode)
     return invalidArgument("training_mode is not a constant");
-  if (training && *mode != 0 && !(ratio && *ratio == 0))
-    return invalidArgument("in training mode with a ratio that is not a constant 0 it draws "
-                           "random numbers");
+  if (training && *mode != 0 && n.hasInput(1) && !ratio)
+    return invalidArgument("in training mode its ratio is not a constant");
+  if (training && *mode != 0 && ratio && !(*ratio >= 0 && *ratio < 1))
+    return invalidArgument("in training mode its ratio {} is outside [0, 1)", *ratio);
+  if (training && *mode != 0 && !isFloat(n.input(0)->dtype()))
+    return invalidArgument("its data is {}", dtypeName(n.input(0)->dtype()));
   if (n.numOutputs() > 1 && n.output(1) && !n.input(0)->shape().isStatic())
     return invalidArgument("the mask's shape is not static");
   return Status::ok();
 }
 
-Expected<std::vector<Value *>> expandIdentityDropout(Graph &g, Node *n) {
+/// The ratio of a Dropout that draws (training_mode a constant true), or nullopt for one that
+/// passes its data through (inference, or a ratio of 0).
+std::optional<double> drawingRatio(const Node &n) {
+  if (!n.hasInput(2) || n.input(2)->constant().elementAsDouble(0) == 0)
+    return std::nullopt;
+  const double ratio = n.hasInput(1) ? n.input(1)->constant().elementAsDouble(0) : 0.5;
+  return ratio == 0 ? std::nullopt : std::optional<double>(ratio);
+}
+
+/// Dropout in training as the reference draws it (ir/eval/norm_eval.cc): element i is kept,
+/// scaled by 1 / (1 - ratio), when draw i of the stream started at the int seed's low 32 bits
+/// is at least ratio. RandomUniformLike makes the same draws from the seed's bits as a float,
+/// in f64, so the mask is the reference's exactly.
+Expected<std::vector<Value *>> expandTrainingDropout(Graph &g, Node *n, double ratio) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const uint32_t state = n->hasAttr("seed") ? static_cast<uint32_t>(n->getInt("seed")) : 0u;
+  std::vector<std::pair<std::string, Attribute>> attrs = {{"dtype", Attribute(DType::kF64)}};
+  attrs.push_back({"seed", Attribute(std::bit_cast<float>(state))});
+  DLC_ASSIGN_OR_RETURN(Value * u, b.op(Op::kRandomUniformLike, {x}, "draws", attrs));
+  DLC_ASSIGN_OR_RETURN(
+      Value * keep, b.op(Op::kGreaterOrEqual, {u, b.scalar("ratio", ratio, DType::kF64)}, "mask"));
+  DLC_ASSIGN_OR_RETURN(
+      Value * scaled,
+      b.op(Op::kMul, {x, b.scalar("scale", 1.0 / (1.0 - ratio), x->dtype())}, "scaled"));
+  DLC_ASSIGN_OR_RETURN(Value * y,
+                       b.op(Op::kWhere, {keep, scaled, b.scalar("zero", 0, x->dtype())}, "output"));
+  return std::vector<Value *>{y, keep};
+}
+
+Expected<std::vector<Value *>> expandDropout(Graph &g, Node *n) {
+  if (std::optional<double> ratio = drawingRatio(*n))
+    return expandTrainingDropout(g, n, *ratio);
   NodeBuilder b(g, n);
   Value *x = n->input(0);
   DLC_ASSIGN_OR_RETURN(Value * y, b.op(Op::kIdentity, {x}, "output"));
@@ -490,7 +530,7 @@ Expected<std::vector<Value *>> expandEinsumNode(Graph &g, Node *n) {
 /// The one-node rewrites of this file in OpExpansion's form, beside more_expansions.h's.
 constexpr OpExpansion kLocalExpansions[] = {
     {Op::kEinsum, checkEinsumExpandable, expandEinsumNode},
-    {Op::kDropout, checkIdentityDropout, expandIdentityDropout},
+    {Op::kDropout, checkDropout, expandDropout},
     {Op::kOneHot, checkFloatOneHot, expandFloatOneHot},
 };
 
