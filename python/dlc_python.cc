@@ -70,10 +70,12 @@ py::dtype numpyDtype(DLDataType t) {
   throw py::type_error("unsupported DLPack dtype code " + std::to_string(t.code));
 }
 
-/// The DLPack dtype of a NumPy array.
+/// The DLPack dtype of a NumPy array. Read through Python attributes: pybind11 before 2.12
+/// reads the dtype's item size from NumPy 1's struct layout, which NumPy 2 changed.
 DLDataType dlpackDtype(const py::array &a) {
-  const char kind = a.dtype().kind();
-  const uint8_t bits = static_cast<uint8_t>(a.itemsize() * 8);
+  const py::object dtype = a.attr("dtype");
+  const char kind = py::cast<std::string>(dtype.attr("kind")).at(0);
+  const uint8_t bits = static_cast<uint8_t>(py::cast<int>(dtype.attr("itemsize")) * 8);
   switch (kind) {
   case 'f':
     return {kDLFloat, bits, 1};
@@ -290,10 +292,16 @@ public:
             py::cast(new DeviceArray(taken), py::return_value_policy::take_ownership);
         continue;
       }
-      std::vector<py::ssize_t> shape(t->shape, t->shape + t->ndim);
-      py::array a(numpyDtype(t->dtype), shape);
-      std::memcpy(a.mutable_data(), static_cast<const char *>(t->data) + t->byte_offset,
-                  static_cast<size_t>(a.nbytes()));
+      // numpy.empty, not py::array(dtype, shape): pybind11 before 2.12 computes the strides
+      // from NumPy 1's dtype layout (zero strides under NumPy 2).
+      py::tuple shape(t->ndim);
+      for (int32_t d = 0; d < t->ndim; ++d)
+        shape[static_cast<size_t>(d)] = t->shape[d];
+      py::array a = py::module_::import("numpy").attr("empty")(shape, numpyDtype(t->dtype));
+      size_t bytes = (t->dtype.bits * t->dtype.lanes + 7u) / 8u; // not a.nbytes(): see dlpackDtype
+      for (int32_t d = 0; d < t->ndim; ++d)
+        bytes *= static_cast<size_t>(t->shape[d]);
+      std::memcpy(a.mutable_data(), static_cast<const char *>(t->data) + t->byte_offset, bytes);
       out[py::str(info.name)] = a;
     }
     return out;

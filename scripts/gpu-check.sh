@@ -160,7 +160,7 @@ for part in "${parts[@]}"; do
         for o in selected det.boxes det.scores; do cmp=\"\$cmp --compare \$o=\$d-cpu/\$o.npy\"; done
         '$build/tools/dlc/dlc' run \$m --input x=\$d-in/x.npy --device gpu --no-cpu-fallback \$cmp | grep compare
         '$build/tools/dlc/dlc' run \$m --input x=\$d-in/x.npy --device gpu --no-cpu-fallback --profile --profile-runs 50 | tail -n 40
-        '$build/tools/dlc/dlc' run \$m --input x=\$d-in/x.npy --device gpu --no-cpu-fallback --benchmark 200 | tail -n 3" ;;
+        '$build/tools/dlc/dlc' run \$m --input x=\$d-in/x.npy --device gpu --no-cpu-fallback --benchmark 200 | grep -E 'benchmark|median'" ;;
     kbench) run_part kbench "$build/tools/kbench/kbench" \
               --file "$root/${DLC_KBENCH_FILE:-tools/kbench/sm90.txt}" --runs 30 ;;
     *) echo "unknown part '$part'"; exit 2 ;;
