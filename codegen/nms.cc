@@ -3,14 +3,18 @@
 // in selection order (-1 past the count) and the count. The variable-length ONNX output is
 // built from them by ordinary kernels after a shape point.
 //
-// One thread per (batch, class) line, as the reference (ir/eval/nms_eval.cc) selects: the next
-// candidate is the first box, by descending score and then ascending index, after the last
-// one visited with a score above the threshold (NaN below every number); it is selected unless
-// its IoU with a box selected before exceeds the IoU threshold, until `slots` are. Each pick is
-// a pass over the line, so a line costs boxes x visited candidates: right for the candidate
-// lists of detection heads (hundreds to a few thousand boxes); a block-wide sort and a bitmask
-// of overlaps would serve much longer lists.
+// A block of 256 threads per (batch, class) line, selecting as the reference
+// (ir/eval/nms_eval.cc) does: the next candidate is the first box, by descending score and then
+// ascending index, after the last one visited with a score above the threshold (NaN below
+// every number), found by each thread over its share of the boxes and a tree over the block;
+// it is selected unless its IoU with a box selected before (checked by the threads in turn)
+// exceeds the IoU threshold, until the limit. A pick costs boxes / 256 plus a few barriers, so
+// a line costs about visited candidates x (boxes / 256 + 10) steps: right for detection heads
+// (hundreds to a few thousand boxes); a sort and a bitmask of overlaps would serve much longer
+// candidate lists.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "codegen/anchor_epilogue.h"
 #include "codegen/data_movement_internal.h"
@@ -20,6 +24,8 @@
 namespace dlc::codegen {
 
 namespace {
+
+constexpr int kThreads = 256;
 
 bool claims(const Node *anchor) { return anchor && anchor->op() == Op::kNonMaxSuppression; }
 
@@ -60,7 +66,8 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   const std::string counted = node.output(1) ? params.write(node.output(1)) : "";
 
   CodeWriter body;
-  auto loop = body.block("{}", gridStrideLoop("long long", lines));
+  body.line("__shared__ long long bestOf[{}];", kThreads);
+  auto lineLoop = body.block("for (long long i = blockIdx.x; i < {}; i += gridDim.x)", lines);
   body.line("const long long batch = i / {};", classes);
   body.line("const long long sBase = i * {}LL, bBase = batch * {}LL;", boxes, boxes * 4);
   body.line("const float iouMax = {};",
@@ -103,43 +110,72 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   }
   {
     auto before = body.blockSemi("auto precedes = [&](long long p, long long q) -> bool");
+    body.line("if (q < 0) return p >= 0;");
+    body.line("if (p < 0) return false;");
     body.line("const float kp = key(p), kq = key(q);");
     body.line("return kp > kq || (kp == kq && p < q);");
   }
   body.line("long long count = 0, prev = -1;");
   // max_output_boxes_per_class, at most the slots (none when absent).
-  body.line(
-      "const long long limit = {};",
-      lim.empty()
-          ? "0"
-          : fmt::format("(long long)dlc_load({0}[0]) < {1}LL ? (long long)dlc_load({0}[0]) : {1}LL",
-                        lim, slots));
+  body.line("const long long limit = {};",
+            lim.empty() ? "0"
+                        : fmt::format("(long long)dlc_load({0}[0]) < {1}LL ? "
+                                      "(long long)dlc_load({0}[0]) : {1}LL",
+                                      lim, slots));
   {
     auto pick = body.block("while (count < limit)");
+    // The next candidate after prev: each thread's best over its boxes, then the block's.
     body.line("long long best = -1;");
     {
-      auto scan = body.block("for (long long j = 0; j < {}; ++j)", boxes);
+      auto scan = body.block("for (long long j = threadIdx.x; j < {}; j += {})", boxes, kThreads);
       if (!thr.empty())
         body.line("if (!((float)dlc_load({}[sBase + j]) > (float)dlc_load({}[0]))) continue;", sn,
                   thr);
       body.line("if (prev >= 0 && !precedes(prev, j)) continue;");
-      body.line("if (best < 0 || precedes(j, best)) best = j;");
+      body.line("if (precedes(j, best)) best = j;");
     }
+    body.line("bestOf[threadIdx.x] = best;");
+    body.line("__syncthreads();");
+    {
+      auto tree = body.block("for (int half = {}; half > 0; half >>= 1)", kThreads / 2);
+      body.line("if (threadIdx.x < half && precedes(bestOf[threadIdx.x + half], "
+                "bestOf[threadIdx.x]))");
+      body.line("  bestOf[threadIdx.x] = bestOf[threadIdx.x + half];");
+      body.line("__syncthreads();");
+    }
+    body.line("best = bestOf[0];");
+    body.line("__syncthreads();");
     body.line("if (best < 0) break;");
     body.line("prev = best;");
-    body.line("bool suppressed = false;");
-    body.line("for (long long s = 0; s < count && !suppressed; ++s)");
-    body.line("  suppressed = overlaps(best, {}[i * {}LL + s]);", picked, slots);
-    body.line("if (!suppressed) {}[i * {}LL + count++] = best;", picked, slots);
+    // Suppressed when it overlaps a box selected before: the selected ones split among the
+    // threads, their findings OR-ed by a tree (no two threads write one shared word).
+    body.line("long long mine = 0;");
+    body.line("for (long long s = threadIdx.x; s < count && !mine; s += {})", kThreads);
+    body.line("  mine = overlaps(best, {}[i * {}LL + s]) ? 1 : 0;", picked, slots);
+    body.line("bestOf[threadIdx.x] = mine;");
+    body.line("__syncthreads();");
+    {
+      auto tree = body.block("for (int half = {}; half > 0; half >>= 1)", kThreads / 2);
+      body.line("if (threadIdx.x < half) bestOf[threadIdx.x] |= bestOf[threadIdx.x + half];");
+      body.line("__syncthreads();");
+    }
+    body.line("const bool suppressed = bestOf[0] != 0;");
+    body.line("if (!suppressed && threadIdx.x == 0) {}[i * {}LL + count] = best;", picked, slots);
+    body.line("count += suppressed ? 0 : 1;");
+    body.line("__syncthreads();");
   }
-  body.line("for (long long s = count; s < {}; ++s) {}[i * {}LL + s] = -1;", slots, picked, slots);
+  body.line("for (long long s = count + threadIdx.x; s < {}; s += {}) {}[i * {}LL + s] = -1;",
+            slots, kThreads, picked, slots);
   if (!counted.empty())
-    body.line("{}[i] = count;", counted);
-  loop.close();
+    body.line("if (threadIdx.x == 0) {}[i] = count;", counted);
+  body.line("__syncthreads();");
+  lineLoop.close();
   Kernel kern;
   kern.name = group.name;
-  finishKernel(kern, params, 64, body);
-  kern.launch = gridStrideLaunch(lines, opts, 64);
+  finishKernel(kern, params, kThreads, body);
+  kern.launch.block[0] = kThreads;
+  kern.launch.grid[0] =
+      static_cast<uint32_t>(std::clamp<int64_t>(lines, 1, int64_t{opts.numSms} * 8));
   return single(std::move(kern));
 }
 

@@ -12,7 +12,7 @@
 // as "not claimed"). Its `--known` list is gpu_known_failures.txt, checked the same way on
 // the H200 (scripts/gpu-check.sh); without one the run only reports.
 //
-// `--gpu-known FILE` (CPU runs) adds the GPU-strict results of that list, the last H200 run,
+// `--gpu-known FILE` (CPU runs) adds the GPU-strict results of that list, the last GPU run,
 // to the report: per op the tests that pass on each backend, and each failure's reason on
 // each. `--check-report FILE` fails the run when FILE (the checked-in report) differs from the
 // report this run writes, so the report in the tree is always the current one.
@@ -609,7 +609,7 @@ int main(int argc, char **argv) {
       else
         ++gpuCount[""];
     gpuSummary = fmt::format(
-        "On the GPU with `--no-cpu-fallback` (the last H200 run, `{}`): {} pass, {} not claimed "
+        "On the GPU with `--no-cpu-fallback` (the last GPU run, `{}`): {} pass, {} not claimed "
         "by the GPU backend, {} out of scope, {} mismatch, {} error",
         fs::path(gpuKnownPath).filename().string(), gpuCount[""], gpuCount["unsupported"],
         gpuCount["out of scope"], gpuCount["mismatch"], gpuCount["error"]);
