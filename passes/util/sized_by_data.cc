@@ -133,8 +133,12 @@ Expected<std::vector<Value *>> expandCompress(Graph &g, Node *n) {
 
 Status checkUnique(const Node &n) {
   const Value *x = n.input(0);
-  if (n.hasAttr("axis"))
-    return invalidArgument("it has an axis (only the flattened form is rewritten)");
+  if (n.hasAttr("axis")) {
+    if (!x->shape().isStatic() || !normalizeAxis(n.getInt("axis"), x->shape().rank()))
+      return invalidArgument("its input's shape is not static or its axis is out of range");
+    if (n.getInt("sorted") == 0)
+      return invalidArgument("it has an axis and sorted=0 (only sorted slices are rewritten)");
+  }
   if (!x->shape().isStatic() || *x->shape().numElements() == 0)
     return invalidArgument("its input's shape is not static, or it is empty");
   if (!isNumeric(x->dtype()))
@@ -142,7 +146,127 @@ Status checkUnique(const Node &n) {
   return Status::ok();
 }
 
+/// Unique along an axis (sorted): the slices compared pairwise. Slice i is X moved so the axis
+/// comes first and flattened to a row; rows i and j are equal when every element is, and row j
+/// is below row i when they first differ where j's element is smaller. A row's group is the
+/// number of distinct rows below it; the first row of each group (no equal row before it) puts
+/// its values, its index and its group's size in that group's slot. Quadratic in the slices:
+/// meant for the small inputs Unique sees.
+Expected<std::vector<Value *>> expandUniqueAxis(Graph &g, Node *n) {
+  NodeBuilder b(g, n);
+  Value *x = n->input(0);
+  const std::vector<int64_t> dims = x->shape().sizes();
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  DLC_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(n->getInt("axis"), rank));
+  const int64_t len = dims[static_cast<size_t>(axis)];
+  const int64_t width = *x->shape().numElements() / std::max<int64_t>(len, 1);
+  std::vector<int64_t> perm = {axis}, restDims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) {
+      perm.push_back(d);
+      restDims.push_back(dims[static_cast<size_t>(d)]);
+    }
+  DLC_ASSIGN_OR_RETURN(Value * moved, b.transpose(x, perm, "axis_first"));
+  DLC_ASSIGN_OR_RETURN(Value * rows, b.reshape(moved, {len, width}, "rows"));
+  DLC_ASSIGN_OR_RETURN(Value * ri, b.reshape(rows, {len, 1, width}, "rows_i"));
+  DLC_ASSIGN_OR_RETURN(Value * rj, b.reshape(rows, {1, len, width}, "rows_j"));
+  // [i, j, k]: where rows i and j differ; [i, j]: equal, and the first k where they differ.
+  DLC_ASSIGN_OR_RETURN(Value * same, b.op(Op::kEqual, {ri, rj}, "same_elements"));
+  DLC_ASSIGN_OR_RETURN(Value * differ, b.op(Op::kNot, {same}, "differ_elements"));
+  DLC_ASSIGN_OR_RETURN(Value * differI,
+                       b.op(Op::kCast, {differ}, "differ_ones", {{"to", Attribute(DType::kI64)}}));
+  DLC_ASSIGN_OR_RETURN(Value * anyDiff, b.op(Op::kReduceMax, {differI, b.ints("k_axes", {2})},
+                                             "rows_differ", {{"keepdims", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * eqI,
+                       b.op(Op::kSub, {b.scalar("one_i", 1, DType::kI64), anyDiff}, "rows_equal"));
+  DLC_ASSIGN_OR_RETURN(
+      Value * first, b.op(Op::kArgMax, {differI}, "first_difference",
+                          {{"axis", Attribute(int64_t{2})}, {"keepdims", Attribute(int64_t{0})}}));
+  // Row i's and row j's elements where they first differ (flat index row * width + k).
+  std::vector<int64_t> iota(static_cast<size_t>(len));
+  std::iota(iota.begin(), iota.end(), int64_t{0});
+  Value *rowIndex = b.ints("row_index", iota);
+  std::vector<int64_t> starts(iota);
+  for (int64_t &s : starts)
+    s *= width;
+  DLC_ASSIGN_OR_RETURN(Value * iStart, b.reshape(b.ints("i_start", starts), {len, 1}, "i_col"));
+  DLC_ASSIGN_OR_RETURN(Value * jStart, b.reshape(b.ints("j_start", starts), {1, len}, "j_row"));
+  DLC_ASSIGN_OR_RETURN(Value * flat, b.reshape(rows, {len * width}, "flat"));
+  DLC_ASSIGN_OR_RETURN(Value * iAt, b.op(Op::kAdd, {iStart, first}, "i_at"));
+  DLC_ASSIGN_OR_RETURN(Value * jAt, b.op(Op::kAdd, {jStart, first}, "j_at"));
+  auto take = [&](Value *at, const std::string &name) {
+    return b.op(Op::kGather, {flat, at}, name, {{"axis", Attribute(int64_t{0})}});
+  };
+  DLC_ASSIGN_OR_RETURN(Value * xi, take(iAt, "i_value"));
+  DLC_ASSIGN_OR_RETURN(Value * xj, take(jAt, "j_value"));
+  // below[i, j]: row j sorts before row i.
+  DLC_ASSIGN_OR_RETURN(Value * below, b.op(Op::kLess, {xj, xi}, "j_below_i"));
+  DLC_ASSIGN_OR_RETURN(Value * belowI,
+                       b.op(Op::kCast, {below}, "below_ones", {{"to", Attribute(DType::kI64)}}));
+  DLC_ASSIGN_OR_RETURN(Value * strictly, b.op(Op::kMul, {belowI, anyDiff}, "strictly_below"));
+  // A row is its group's first when no equal row comes before it.
+  std::vector<int64_t> before(static_cast<size_t>(len * len), 0);
+  for (int64_t i = 0; i < len; ++i)
+    for (int64_t j = 0; j < i; ++j)
+      before[static_cast<size_t>(i * len + j)] = 1;
+  DLC_ASSIGN_OR_RETURN(Value * earlier,
+                       b.reshape(b.ints("earlier", before), {len, len}, "j_before_i"));
+  DLC_ASSIGN_OR_RETURN(Value * eqBefore, b.op(Op::kMul, {eqI, earlier}, "equal_before"));
+  DLC_ASSIGN_OR_RETURN(Value * dupes,
+                       b.op(Op::kReduceSum, {eqBefore, b.ints("j_axes", {1})}, "equal_rows_before",
+                            {{"keepdims", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * isFirst,
+                       b.op(Op::kEqual, {dupes, b.scalar("none", 0, DType::kI64)}, "is_first"));
+  DLC_ASSIGN_OR_RETURN(Value * firstI,
+                       b.op(Op::kCast, {isFirst}, "first_ones", {{"to", Attribute(DType::kI64)}}));
+  // Group of row i: the distinct rows (firsts) strictly below it.
+  DLC_ASSIGN_OR_RETURN(Value * firstRow, b.reshape(firstI, {1, len}, "first_row"));
+  DLC_ASSIGN_OR_RETURN(Value * belowFirst, b.op(Op::kMul, {strictly, firstRow}, "below_firsts"));
+  DLC_ASSIGN_OR_RETURN(Value * group, b.op(Op::kReduceSum, {belowFirst, b.ints("g_axes", {1})},
+                                           "group", {{"keepdims", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * size, b.op(Op::kReduceSum, {eqI, b.ints("s_axes", {1})},
+                                          "group_size", {{"keepdims", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * count, b.op(Op::kReduceSum, {firstI, b.ints("c_axes", {0})}, "count",
+                                           {{"keepdims", Attribute(int64_t{1})}}));
+  DLC_ASSIGN_OR_RETURN(
+      Value * slot,
+      b.op(Op::kWhere, {isFirst, group, b.scalar("spare", static_cast<double>(len), DType::kI64)},
+           "slot"));
+  auto scatter = [&](Value *into, Value *where, Value *what, const std::string &name) {
+    return b.op(Op::kScatterElements, {into, where, what}, name, {{"axis", Attribute(int64_t{0})}});
+  };
+  DLC_ASSIGN_OR_RETURN(Value * slotCol, b.reshape(slot, {len, 1}, "slot_col"));
+  DLC_ASSIGN_OR_RETURN(
+      Value * slotRows,
+      b.op(Op::kExpand, {slotCol, b.ints("slot_shape", {len, width})}, "slot_rows"));
+  DLC_ASSIGN_OR_RETURN(Value * valueBuf,
+                       scatter(b.zeros("value_zeros", x->dtype(), {len + 1, width}), slotRows, rows,
+                               "value_buffer"));
+  DLC_ASSIGN_OR_RETURN(Value * indexBuf, scatter(b.zeros("index_zeros", DType::kI64, {len + 1}),
+                                                 slot, rowIndex, "index_buffer"));
+  DLC_ASSIGN_OR_RETURN(Value * sizeBuf, scatter(b.zeros("size_zeros", DType::kI64, {len + 1}), slot,
+                                                size, "size_buffer"));
+  auto upTo = [&](Value *v, const std::string &name) {
+    return b.op(Op::kSlice, {v, b.ints(name + "_start", {0}), count, b.ints(name + "_axes", {0})},
+                name);
+  };
+  DLC_ASSIGN_OR_RETURN(Value * yRows, upTo(valueBuf, "unique_rows"));
+  DLC_ASSIGN_OR_RETURN(Value * indices, upTo(indexBuf, "first_indices"));
+  DLC_ASSIGN_OR_RETURN(Value * counts, upTo(sizeBuf, "counts"));
+  // The rows back to slices along the axis: [count, rest...], then the axis moved home.
+  std::vector<int64_t> shape = {-1};
+  shape.insert(shape.end(), restDims.begin(), restDims.end());
+  DLC_ASSIGN_OR_RETURN(Value * ySlices, b.reshape(yRows, shape, "unique_slices"));
+  std::vector<int64_t> back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d)
+    back[static_cast<size_t>(perm[static_cast<size_t>(d)])] = d;
+  DLC_ASSIGN_OR_RETURN(Value * y, b.transpose(ySlices, back, "output"));
+  return std::vector<Value *>{y, indices, group, counts};
+}
+
 Expected<std::vector<Value *>> expandUnique(Graph &g, Node *n) {
+  if (n->hasAttr("axis"))
+    return expandUniqueAxis(g, n);
   NodeBuilder b(g, n);
   Value *x = n->input(0);
   const DType t = x->dtype();

@@ -11,7 +11,9 @@
 //    their order), the start of each run of equal values marked, and each run's value, first
 //    index and length scattered to its group's slot; not sorted (sorted=0), the groups then
 //    reordered by their first index after the point. TopK sorts with one thread per line:
-//    quadratic in the input's length, meant for the small inputs Unique sees.
+//    quadratic in the input's length, meant for the small inputs Unique sees. With an axis
+//    (sorted): the slices compared pairwise, lexicographically, each slice's group the number
+//    of distinct slices below it; quadratic in the slices too.
 //  * NonMaxSuppression: the per-class selection in one kernel (the nms_per_class op), the
 //    selected (batch, class, box) triples compacted as NonZero's positions are.
 #pragma once
