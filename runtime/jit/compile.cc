@@ -48,6 +48,15 @@ Expected<std::unique_ptr<Graph>> specializeGraph(const Graph &model,
   return g;
 }
 
+Status runQuietly(Graph &g, const std::string &pipeline) {
+  DLC_ASSIGN_OR_RETURN(Pipeline p, parsePipeline(pipeline));
+  std::ostringstream sink;
+  PipelineOptions po;
+  po.out = &sink;
+  po.err = &sink;
+  return runPipeline(g, p, po);
+}
+
 namespace {
 
 /// Reads each graph input named in `values` as a constant of that value (the input stays, now
@@ -78,13 +87,7 @@ struct Blockers {
 };
 
 Expected<Blockers> gpuBlockers(Graph &g) {
-  DLC_ASSIGN_OR_RETURN(Pipeline p,
-                       parsePipeline("infer-shapes,expand-ops,fold-constants,infer-shapes"));
-  std::ostringstream sink;
-  PipelineOptions po;
-  po.out = &sink;
-  po.err = &sink;
-  DLC_RETURN_IF_ERROR(runPipeline(g, p, po));
+  DLC_RETURN_IF_ERROR(runQuietly(g, kSettleShapes));
   Blockers b;
   for (const Node *node : g.nodes()) {
     bool dynamic = false;

@@ -61,6 +61,13 @@ Expected<std::vector<std::string>> shapeInputs(const Graph &model,
 Status bindShapeInputs(const Graph &model, const std::map<std::string, int64_t> &dims,
                        const std::map<std::string, Tensor> &inputs, JitOptions &opts);
 
+/// Shape inference, expand-ops and folding: what settles the shapes that binding made known
+/// (shape inputs' analysis, the search for shape points).
+inline constexpr const char *kSettleShapes = "infer-shapes,expand-ops,fold-constants,infer-shapes";
+
+/// Runs `pipeline` over `g` with what passes print discarded (an analysis trying a pipeline).
+Status runQuietly(Graph &g, const std::string &pipeline);
+
 /// The GPU backend's answer to placement: whether codegen has a kernel for a node.
 bool codegenSupports(const Node &n, std::string *why);
 

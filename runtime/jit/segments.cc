@@ -15,18 +15,6 @@ namespace dlc::jit {
 
 namespace {
 
-/// Shape inference, expand-ops (which turns data-dependent sizes into counts and Slices) and
-/// folding: enough to see which shapes stay unknown.
-Status runFrontPipeline(Graph &g) {
-  DLC_ASSIGN_OR_RETURN(Pipeline p,
-                       parsePipeline("infer-shapes,expand-ops,fold-constants,infer-shapes"));
-  std::ostringstream sink;
-  PipelineOptions po;
-  po.out = &sink;
-  po.err = &sink;
-  return runPipeline(g, p, po);
-}
-
 bool hasDynamicOutput(const Node &n) {
   for (const Value *v : n.outputs())
     if (v && !v->shape().isStatic())
@@ -181,12 +169,7 @@ Expected<Segment> compileSegment(const Graph &model, const std::map<std::string,
   bool dynamic = false;
   {
     std::unique_ptr<Graph> probe = cloneGraph(*g);
-    DLC_ASSIGN_OR_RETURN(Pipeline p, parsePipeline("infer-shapes"));
-    std::ostringstream sink;
-    PipelineOptions po;
-    po.out = &sink;
-    po.err = &sink;
-    DLC_RETURN_IF_ERROR(runPipeline(*probe, p, po));
+    DLC_RETURN_IF_ERROR(runQuietly(*probe, "infer-shapes"));
     // expand-ops rewrites the ops sized by data into a count and a Slice by it, which only
     // the front pipeline's second shape inference settles when the count folds.
     for (const Node *n : probe->nodes())
@@ -194,7 +177,7 @@ Expected<Segment> compileSegment(const Graph &model, const std::map<std::string,
   }
   if (!dynamic) // the common case
     return wholeSegment(*g, opts);
-  DLC_RETURN_IF_ERROR(runFrontPipeline(*g));
+  DLC_RETURN_IF_ERROR(runQuietly(*g, kSettleShapes)); // expand-ops makes counts and Slices
   DLC_RETURN_IF_ERROR(checkStatic(*g, mustBeStatic));
   DLC_ASSIGN_OR_RETURN(Cut cut, findCut(*g));
   if (cut.late.empty()) // folding settled every shape
