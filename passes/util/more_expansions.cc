@@ -218,8 +218,9 @@ Expected<std::vector<Value *>> expandReverseSequence(Graph &g, Node *n) {
 }
 
 Status checkMaxUnpool(const Node &n) {
-  if (n.numInputs() > 2 && n.input(2))
-    return invalidArgument("output_shape is given (only the inferred shape is expanded)");
+  if (n.numInputs() > 2 && n.input(2) && !n.input(2)->isConstant())
+    return invalidArgument("output_shape is not a constant (a model input is bound as a shape "
+                           "input when a GPU session runs it)");
   if (!n.input(0)->shape().isStatic() || !n.output(0)->shape().isStatic())
     return invalidArgument("its shapes are not static");
   if (n.input(1)->dtype() != DType::kI64 || n.input(1)->shape() != n.input(0)->shape())
@@ -232,7 +233,23 @@ Status checkMaxUnpool(const Node &n) {
 Expected<std::vector<Value *>> expandMaxUnpool(Graph &g, Node *n) {
   NodeBuilder b(g, n);
   Value *x = n->input(0);
-  const std::vector<int64_t> yShape = n->output(0)->shape().sizes();
+  const std::vector<int64_t> outShape = n->output(0)->shape().sizes();
+  // With output_shape, the indices address the shape the attributes give (pads ignored), and
+  // that block sits at the start of every axis of the output (ir/eval/pool_eval.cc): the
+  // scatter fills it, a Pad at the axes' ends makes the output.
+  std::vector<int64_t> yShape = outShape;
+  const bool given = n->numInputs() > 2 && n->input(2);
+  if (given) {
+    const std::vector<int64_t> xs = x->shape().sizes(), kernel = n->getInts("kernel_shape");
+    const size_t k = kernel.size();
+    const std::vector<int64_t> strides =
+        n->hasAttr("strides") ? n->getInts("strides") : std::vector<int64_t>(k, 1);
+    for (size_t a = 0; a < k; ++a) {
+      yShape[a + 2] = (xs[a + 2] - 1) * strides[a] + kernel[a];
+      if (yShape[a + 2] > outShape[a + 2])
+        return invalidArgument("output_shape is smaller than the unpooled shape");
+    }
+  }
   int64_t elements = 1;
   for (int64_t d : yShape)
     elements *= d;
@@ -243,8 +260,14 @@ Expected<std::vector<Value *>> expandMaxUnpool(Graph &g, Node *n) {
   DLC_ASSIGN_OR_RETURN(Value * idx, b.reshape(n->input(1), {-1}, "i_flat"));
   DLC_ASSIGN_OR_RETURN(Value * scattered, b.op(Op::kScatterElements, {zeros, idx, xf}, "scattered",
                                                {{"axis", Attribute(int64_t{0})}}));
-  DLC_ASSIGN_OR_RETURN(Value * y, b.reshape(scattered, yShape, "output"));
-  return std::vector<Value *>{y};
+  DLC_ASSIGN_OR_RETURN(Value * y, b.reshape(scattered, yShape, given ? "unpooled" : "output"));
+  if (!given || yShape == outShape)
+    return std::vector<Value *>{y};
+  std::vector<int64_t> pads(2 * outShape.size(), 0);
+  for (size_t a = 0; a < outShape.size(); ++a)
+    pads[outShape.size() + a] = outShape[a] - yShape[a];
+  DLC_ASSIGN_OR_RETURN(Value * padded, b.op(Op::kPad, {y, b.ints("pads", pads)}, "output"));
+  return std::vector<Value *>{padded};
 }
 
 /// DFT's axis (input 2, default -2) and transform length (input 1, default the axis's size),

@@ -17,8 +17,8 @@
 //  * Det of 1 x 1 to 3 x 3 matrices by cofactors (Sarrus's rule).
 //  * RoiAlign (avg, a fixed sampling_ratio): the samples' neighbours and bilinear weights
 //    from the boxes, X channels-last, four Gathers weighted and summed, the grid averaged.
-//  * MaxUnpool to its inferred shape (no output_shape input): a ScatterElements of the
-//    flattened X at the flattened indices into zeros.
+//  * MaxUnpool: a ScatterElements of the flattened X at the flattened indices into zeros of the
+//    unpooled shape, padded at the axes' ends to output_shape when that is given (a constant).
 #pragma once
 
 #include <vector>
