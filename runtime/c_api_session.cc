@@ -216,12 +216,30 @@ Expected<std::map<std::string, Tensor>> hostInputs(const dlc_session &s) {
   return inputs;
 }
 
-/// Writes host results into bound host outputs and keeps the others (copied when they share
-/// the caller's input memory, so they outlive it).
-Status deliverHostOutputs(dlc_session &s, std::vector<NamedTensor> outs) {
+/// Drops the outputs the session kept from its last run.
+void forgetKept(dlc_session &s) {
   s.kept.clear();
   s.keptDevice.clear();
   s.keptViews.clear();
+}
+
+/// The DLTensor dlc_session_get_output hands out for kept output `name`.
+void keepView(dlc_session &s, const std::string &name, void *data, DLDevice device, DType dtype,
+              const std::vector<int64_t> &shape) {
+  auto &[view, dims] = s.keptViews[name];
+  dims = shape;
+  view = DLTensor{};
+  view.data = data;
+  view.device = device;
+  view.ndim = static_cast<int32_t>(dims.size());
+  view.dtype = toDl(dtype);
+  view.shape = dims.data();
+}
+
+/// Writes host results into bound host outputs and keeps the others (copied when they share
+/// the caller's input memory, so they outlive it).
+Status deliverHostOutputs(dlc_session &s, std::vector<NamedTensor> outs) {
+  forgetKept(s);
   for (NamedTensor &o : outs) {
     auto it = s.outputs.find(o.name);
     if (it == s.outputs.end()) {
@@ -242,14 +260,7 @@ Status deliverHostOutputs(dlc_session &s, std::vector<NamedTensor> outs) {
       std::memmove(dataOf(b.tensor), o.tensor.raw(), static_cast<size_t>(o.tensor.byteSize()));
   }
   for (auto &[name, t] : s.kept) {
-    auto &[view, shape] = s.keptViews[name];
-    shape = t.shape();
-    view = DLTensor{};
-    view.data = const_cast<void *>(t.raw());
-    view.device = DLDevice{kDLCPU, 0};
-    view.ndim = static_cast<int32_t>(shape.size());
-    view.dtype = toDl(t.dtype());
-    view.shape = shape.data();
+    keepView(s, name, const_cast<void *>(t.raw()), DLDevice{kDLCPU, 0}, t.dtype(), t.shape());
   }
   return Status::ok();
 }
@@ -296,9 +307,7 @@ Status runGpu(dlc_session &s, const DimBindings &dims, CUstream stream, bool &ra
   std::vector<CUdeviceptr> in, out;
   for (const rt::ProgramTensor &t : p.inputs)
     in.push_back(reinterpret_cast<CUdeviceptr>(dataOf(s.inputs.at(t.name).tensor)));
-  s.kept.clear();
-  s.keptDevice.clear();
-  s.keptViews.clear();
+  forgetKept(s);
   for (const rt::ProgramTensor &t : p.outputs) {
     auto it = s.outputs.find(t.name);
     if (it == s.outputs.end()) { // GPU memory of the session's, until the next run or taken
@@ -307,14 +316,8 @@ Status runGpu(dlc_session &s, const DimBindings &dims, CUstream stream, bool &ra
                                               std::max<uint64_t>(t.buffer.bytes, 1),
                                               fmt::format("output '{}'", t.name)));
       out.push_back(mem.get());
-      auto &[view, shape] = s.keptViews[t.name];
-      shape = t.shape;
-      view = DLTensor{};
-      view.data = reinterpret_cast<void *>(mem.get());
-      view.device = DLDevice{kDLCUDA, s.gpuOrdinal};
-      view.ndim = static_cast<int32_t>(shape.size());
-      view.dtype = toDl(t.dtype);
-      view.shape = shape.data();
+      keepView(s, t.name, reinterpret_cast<void *>(mem.get()), DLDevice{kDLCUDA, s.gpuOrdinal},
+               t.dtype, t.shape);
       s.keptDevice.emplace(t.name, std::move(mem));
       continue;
     }

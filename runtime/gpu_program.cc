@@ -216,7 +216,15 @@ Status validateProgram(const Program &p) {
   return Status::ok();
 }
 
-Status checkInputs(const Program &p, const std::map<std::string, Tensor> &inputs) {
+Status checkInputs(const Program &p, const std::map<std::string, Tensor> &inputs,
+                   const std::set<std::string> &onDevice) {
+  for (const std::string &name : onDevice) {
+    if (inputs.count(name))
+      return invalidArgument("input '{}' is given both from the host and from the device", name);
+    if (std::none_of(p.inputs.begin(), p.inputs.end(),
+                     [&](const ProgramTensor &t) { return t.name == name; }))
+      return notFound("unknown device input '{}'", name);
+  }
   for (const auto &entry : inputs) {
     const std::string &name = entry.first; // a plain reference: clang 14 cannot capture bindings
     auto it = std::find_if(p.inputs.begin(), p.inputs.end(),
@@ -230,6 +238,8 @@ Status checkInputs(const Program &p, const std::map<std::string, Tensor> &inputs
                     expected.empty() ? "(none)" : expected);
   }
   for (const ProgramTensor &t : p.inputs) {
+    if (onDevice.count(t.name))
+      continue;
     auto it = inputs.find(t.name);
     if (it == inputs.end())
       return notFound("missing input '{}' ({})", t.name, typeText(t.dtype, t.shape));

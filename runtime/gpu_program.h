@@ -14,6 +14,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,10 @@ Status validateProgram(const Program &program);
 
 /// Checks host inputs against the program's inputs: every input given exactly once, by name,
 /// with its dtype and shape. Errors name the input.
-Status checkInputs(const Program &program, const std::map<std::string, Tensor> &inputs);
+/// `onDevice` names inputs given as device memory instead (a previous segment's outputs): each
+/// must be an input, not also given from the host; their types are the program's.
+Status checkInputs(const Program &program, const std::map<std::string, Tensor> &inputs,
+                   const std::set<std::string> &onDevice = {});
 
 /// "step 3 (kernel 'fused_add_relu_3', from add_1 + relu_2)": how errors refer to a step.
 std::string describeStep(const Program &program, size_t index);

@@ -120,31 +120,13 @@ GpuSession::runSegment(const std::map<std::string, Tensor> &host,
   if (download.size() != p.outputs.size())
     return invalidArgument("runSegment: {} download flags for {} outputs", download.size(),
                            p.outputs.size());
-  if (device.empty()) {
-    DLC_RETURN_IF_ERROR(checkInputs(p, host));
-  } else { // a later segment: the carried values come from the device, checked by name only
-    auto isInput = [&](const std::string &name) {
-      return std::any_of(p.inputs.begin(), p.inputs.end(),
-                         [&](const ProgramTensor &t) { return t.name == name; });
-    };
-    for (const auto &entry : device)
-      if (!isInput(entry.first) || host.count(entry.first) || !entry.second)
-        return invalidArgument("runSegment: device input '{}' is not an input of the program, is "
-                               "also given from the host, or has a null address",
-                               entry.first);
-    for (const auto &entry : host)
-      if (!isInput(entry.first))
-        return notFound("runSegment: unknown input '{}'", entry.first);
-    for (const ProgramTensor &t : p.inputs) {
-      if (device.count(t.name))
-        continue;
-      auto it = host.find(t.name);
-      if (it == host.end())
-        return notFound("missing input '{}'", t.name);
-      if (it->second.dtype() != t.dtype || it->second.shape() != t.shape)
-        return invalidArgument("input '{}' has the wrong type", t.name);
-    }
+  std::set<std::string> onDevice;
+  for (const auto &[name, address] : device) {
+    if (!address)
+      return invalidArgument("runSegment: device input '{}' has a null address", name);
+    onDevice.insert(name);
   }
+  DLC_RETURN_IF_ERROR(checkInputs(p, host, onDevice));
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
   auto *staging = static_cast<uint8_t *>(staging_.get());
   Status st = begin();

@@ -14,6 +14,27 @@ namespace dlc {
 
 namespace {
 
+/// The constant [0, 1, ..., n - 1] (i64).
+Value *iota(NodeBuilder &b, int64_t n, const std::string &name) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), int64_t{0});
+  return b.ints(name, v);
+}
+
+/// `into` with `into[where[i]] = what[i]` along axis 0 (the last write wins where slots repeat:
+/// the spare slot every rewrite here sends its unselected elements to).
+Expected<Value *> scatter(NodeBuilder &b, Value *into, Value *where, Value *what,
+                          const std::string &name) {
+  return b.op(Op::kScatterElements, {into, where, what}, name, {{"axis", Attribute(int64_t{0})}});
+}
+
+/// v[:count] along axis 0, `count` a [1] i64 computed on the device: the Slice whose shape is
+/// known only after the shape point.
+Expected<Value *> firstCount(NodeBuilder &b, Value *v, Value *count, const std::string &name) {
+  return b.op(Op::kSlice, {v, b.ints(name + "_start", {0}), count, b.ints(name + "_axes", {0})},
+              name);
+}
+
 /// The positions of `mask`'s (bool, [len]) true elements, in order: [count] i64, whose size is
 /// known once `count` ([1] i64) is. A scan numbers the true elements, a ScatterElements puts
 /// each position at its number in a buffer of len + 1 (the false ones all go to the last
@@ -36,19 +57,12 @@ Expected<Compacted> compact(NodeBuilder &b, Value *mask, int64_t len, const std:
       b.op(Op::kWhere,
            {mask, slot, b.scalar(tag + "_spare", static_cast<double>(len), DType::kI64)},
            tag + "_dst"));
-  std::vector<int64_t> iota(static_cast<size_t>(len));
-  std::iota(iota.begin(), iota.end(), int64_t{0});
-  DLC_ASSIGN_OR_RETURN(Value * buffer, b.op(Op::kScatterElements,
-                                            {b.zeros(tag + "_zeros", DType::kI64, {len + 1}), dst,
-                                             b.ints(tag + "_iota", iota)},
-                                            tag + "_buffer", {{"axis", Attribute(int64_t{0})}}));
+  DLC_ASSIGN_OR_RETURN(Value * buffer, scatter(b, b.zeros(tag + "_zeros", DType::kI64, {len + 1}),
+                                               dst, iota(b, len, tag + "_iota"), tag + "_buffer"));
   Compacted c;
   DLC_ASSIGN_OR_RETURN(c.count, b.op(Op::kReduceSum, {m, b.ints(tag + "_sum_axes", {0})},
                                      tag + "_count", {{"keepdims", Attribute(int64_t{1})}}));
-  DLC_ASSIGN_OR_RETURN(c.positions, b.op(Op::kSlice,
-                                         {buffer, b.ints(tag + "_start", {0}), c.count,
-                                          b.ints(tag + "_slice_axes", {0})},
-                                         tag + "_positions"));
+  DLC_ASSIGN_OR_RETURN(c.positions, firstCount(b, buffer, c.count, tag + "_positions"));
   return c;
 }
 
@@ -183,12 +197,10 @@ Expected<std::vector<Value *>> expandUniqueAxis(Graph &g, Node *n) {
       Value * first, b.op(Op::kArgMax, {differI}, "first_difference",
                           {{"axis", Attribute(int64_t{2})}, {"keepdims", Attribute(int64_t{0})}}));
   // Row i's and row j's elements where they first differ (flat index row * width + k).
-  std::vector<int64_t> iota(static_cast<size_t>(len));
-  std::iota(iota.begin(), iota.end(), int64_t{0});
-  Value *rowIndex = b.ints("row_index", iota);
-  std::vector<int64_t> starts(iota);
-  for (int64_t &s : starts)
-    s *= width;
+  Value *rowIndex = iota(b, len, "row_index");
+  std::vector<int64_t> starts(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i)
+    starts[static_cast<size_t>(i)] = i * width;
   DLC_ASSIGN_OR_RETURN(Value * iStart, b.reshape(b.ints("i_start", starts), {len, 1}, "i_col"));
   DLC_ASSIGN_OR_RETURN(Value * jStart, b.reshape(b.ints("j_start", starts), {1, len}, "j_row"));
   DLC_ASSIGN_OR_RETURN(Value * flat, b.reshape(rows, {len * width}, "flat"));
@@ -232,27 +244,20 @@ Expected<std::vector<Value *>> expandUniqueAxis(Graph &g, Node *n) {
       Value * slot,
       b.op(Op::kWhere, {isFirst, group, b.scalar("spare", static_cast<double>(len), DType::kI64)},
            "slot"));
-  auto scatter = [&](Value *into, Value *where, Value *what, const std::string &name) {
-    return b.op(Op::kScatterElements, {into, where, what}, name, {{"axis", Attribute(int64_t{0})}});
-  };
   DLC_ASSIGN_OR_RETURN(Value * slotCol, b.reshape(slot, {len, 1}, "slot_col"));
   DLC_ASSIGN_OR_RETURN(
       Value * slotRows,
       b.op(Op::kExpand, {slotCol, b.ints("slot_shape", {len, width})}, "slot_rows"));
   DLC_ASSIGN_OR_RETURN(Value * valueBuf,
-                       scatter(b.zeros("value_zeros", x->dtype(), {len + 1, width}), slotRows, rows,
-                               "value_buffer"));
-  DLC_ASSIGN_OR_RETURN(Value * indexBuf, scatter(b.zeros("index_zeros", DType::kI64, {len + 1}),
+                       scatter(b, b.zeros("value_zeros", x->dtype(), {len + 1, width}), slotRows,
+                               rows, "value_buffer"));
+  DLC_ASSIGN_OR_RETURN(Value * indexBuf, scatter(b, b.zeros("index_zeros", DType::kI64, {len + 1}),
                                                  slot, rowIndex, "index_buffer"));
-  DLC_ASSIGN_OR_RETURN(Value * sizeBuf, scatter(b.zeros("size_zeros", DType::kI64, {len + 1}), slot,
-                                                size, "size_buffer"));
-  auto upTo = [&](Value *v, const std::string &name) {
-    return b.op(Op::kSlice, {v, b.ints(name + "_start", {0}), count, b.ints(name + "_axes", {0})},
-                name);
-  };
-  DLC_ASSIGN_OR_RETURN(Value * yRows, upTo(valueBuf, "unique_rows"));
-  DLC_ASSIGN_OR_RETURN(Value * indices, upTo(indexBuf, "first_indices"));
-  DLC_ASSIGN_OR_RETURN(Value * counts, upTo(sizeBuf, "counts"));
+  DLC_ASSIGN_OR_RETURN(Value * sizeBuf, scatter(b, b.zeros("size_zeros", DType::kI64, {len + 1}),
+                                                slot, size, "size_buffer"));
+  DLC_ASSIGN_OR_RETURN(Value * yRows, firstCount(b, valueBuf, count, "unique_rows"));
+  DLC_ASSIGN_OR_RETURN(Value * indices, firstCount(b, indexBuf, count, "first_indices"));
+  DLC_ASSIGN_OR_RETURN(Value * counts, firstCount(b, sizeBuf, count, "counts"));
   // The rows back to slices along the axis: [count, rest...], then the axis moved home.
   std::vector<int64_t> shape = {-1};
   shape.insert(shape.end(), restDims.begin(), restDims.end());
@@ -303,40 +308,31 @@ Expected<std::vector<Value *>> expandUnique(Graph &g, Node *n) {
                        b.op(Op::kSub, {numbered, b.scalar("one", 1, DType::kI64)}, "group"));
   DLC_ASSIGN_OR_RETURN(Value * count, b.op(Op::kReduceSum, {ones, b.ints("sum_axes", {0})}, "count",
                                            {{"keepdims", Attribute(int64_t{1})}}));
-  std::vector<int64_t> iota(static_cast<size_t>(len));
-  std::iota(iota.begin(), iota.end(), int64_t{0});
-  auto scatter = [&](Value *into, Value *where, Value *what, const std::string &name) {
-    return b.op(Op::kScatterElements, {into, where, what}, name, {{"axis", Attribute(int64_t{0})}});
-  };
   auto spare = [&](int64_t slot, const std::string &name) {
     return b.op(Op::kWhere, {starts, group, b.scalar(name + "_slot", slot, DType::kI64)}, name);
   };
   // Each group's value and first index go to its slot; the other elements to slot len.
   DLC_ASSIGN_OR_RETURN(Value * dst, spare(len, "group_slot"));
-  DLC_ASSIGN_OR_RETURN(Value * valueBuf,
-                       scatter(b.zeros("value_zeros", t, {len + 1}), dst, values, "value_buffer"));
-  DLC_ASSIGN_OR_RETURN(Value * firstBuf, scatter(b.zeros("first_zeros", DType::kI64, {len + 1}),
+  DLC_ASSIGN_OR_RETURN(Value * valueBuf, scatter(b, b.zeros("value_zeros", t, {len + 1}), dst,
+                                                 values, "value_buffer"));
+  DLC_ASSIGN_OR_RETURN(Value * firstBuf, scatter(b, b.zeros("first_zeros", DType::kI64, {len + 1}),
                                                  dst, order, "first_buffer"));
   // Group g's length: where group g + 1 starts minus where g does (slots past the last
   // group hold len).
   DLC_ASSIGN_OR_RETURN(Value * dst2, spare(len + 1, "start_slot"));
   Tensor full = Tensor::zeros(DType::kI64, {len + 2});
   std::fill_n(full.mutableData<int64_t>(), len + 2, len);
-  DLC_ASSIGN_OR_RETURN(Value * startBuf, scatter(b.constant("start_init", std::move(full)), dst2,
-                                                 b.ints("iota", iota), "start_buffer"));
+  DLC_ASSIGN_OR_RETURN(Value * startBuf, scatter(b, b.constant("start_init", std::move(full)), dst2,
+                                                 iota(b, len, "iota"), "start_buffer"));
   DLC_ASSIGN_OR_RETURN(Value * upper, b.slice(startBuf, 1, len + 1, 0, "next_start"));
   DLC_ASSIGN_OR_RETURN(Value * lower, b.slice(startBuf, 0, len, 0, "this_start"));
   DLC_ASSIGN_OR_RETURN(Value * lengths, b.op(Op::kSub, {upper, lower}, "lengths"));
   // Each element's group, at its place in the input.
-  DLC_ASSIGN_OR_RETURN(Value * inverse, scatter(b.zeros("inverse_zeros", DType::kI64, {len}), order,
-                                                group, "inverse_sorted"));
-  auto take = [&](Value *v, const std::string &name) {
-    return b.op(Op::kSlice, {v, b.ints(name + "_start", {0}), count, b.ints(name + "_axes", {0})},
-                name);
-  };
-  DLC_ASSIGN_OR_RETURN(Value * y, take(valueBuf, "values"));
-  DLC_ASSIGN_OR_RETURN(Value * first, take(firstBuf, "first_indices"));
-  DLC_ASSIGN_OR_RETURN(Value * counts, take(lengths, "counts"));
+  DLC_ASSIGN_OR_RETURN(Value * inverse, scatter(b, b.zeros("inverse_zeros", DType::kI64, {len}),
+                                                order, group, "inverse_sorted"));
+  DLC_ASSIGN_OR_RETURN(Value * y, firstCount(b, valueBuf, count, "values"));
+  DLC_ASSIGN_OR_RETURN(Value * first, firstCount(b, firstBuf, count, "first_indices"));
+  DLC_ASSIGN_OR_RETURN(Value * counts, firstCount(b, lengths, count, "counts"));
   if (n->getInt("sorted") != 0)
     return std::vector<Value *>{y, first, inverse, counts};
   // In the order of first occurrence: the groups sorted by their first index (k is the count,
@@ -353,7 +349,7 @@ Expected<std::vector<Value *>> expandUnique(Graph &g, Node *n) {
                                              b.constant("range_step", Tensor::scalarI64(1))},
                                             "places"));
   DLC_ASSIGN_OR_RETURN(Value * none, b.op(Op::kSub, {places, places}, "rank_zeros"));
-  DLC_ASSIGN_OR_RETURN(Value * rankOf, scatter(none, perm, places, "rank_of_group"));
+  DLC_ASSIGN_OR_RETURN(Value * rankOf, scatter(b, none, perm, places, "rank_of_group"));
   DLC_ASSIGN_OR_RETURN(Value * inverse2, b.op(Op::kGather, {rankOf, inverse}, "inverse",
                                               {{"axis", Attribute(int64_t{0})}}));
   return std::vector<Value *>{y2, byFirst->output(0), inverse2, counts2};
@@ -391,11 +387,9 @@ Expected<std::vector<Value *>> expandNms(Graph &g, Node *n) {
                                {"slots", Attribute(slots)}}));
   // The filled slots of every batch and class, in (batch, class, slot) order: the output's
   // row order.
-  std::vector<int64_t> slotIndex(static_cast<size_t>(slots));
-  std::iota(slotIndex.begin(), slotIndex.end(), int64_t{0});
   DLC_ASSIGN_OR_RETURN(Value * count, b.unsqueeze(perClass->output(1), {2}, "count_col"));
   DLC_ASSIGN_OR_RETURN(Value * filled,
-                       b.op(Op::kLess, {b.ints("slot_index", slotIndex), count}, "filled"));
+                       b.op(Op::kLess, {iota(b, slots, "slot_index"), count}, "filled"));
   const int64_t rows = batches * classes * slots;
   DLC_ASSIGN_OR_RETURN(Value * flat, b.reshape(filled, {rows}, "filled_flat"));
   DLC_ASSIGN_OR_RETURN(Compacted c, compact(b, flat, rows, "selected"));

@@ -67,6 +67,10 @@ struct Session::GpuState {
     std::set<std::string> modelOutputs;
     std::optional<jit::ShapePoint> point;
     std::map<std::string, std::unique_ptr<Entry>> next;
+    /// Per program output: its index by name, and whether a run copies it to the host (a
+    /// model output or a point value; carried values stay on the device).
+    std::map<std::string, size_t> outputIndex;
+    std::vector<bool> download;
   };
   using Held = std::pair<Entry *, std::unique_ptr<rt::GpuSession>>;
   std::mutex mu;
@@ -89,7 +93,33 @@ struct Session::GpuState {
         rt::GpuProgram::create(std::make_shared<const rt::Program>(std::move(seg.program)), po));
     e.modelOutputs.insert(seg.modelOutputs.begin(), seg.modelOutputs.end());
     e.point = std::move(seg.point);
+    const std::vector<rt::ProgramTensor> &outs = e.program->program().outputs;
+    e.download.assign(outs.size(), false);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      e.outputIndex[outs[i].name] = i;
+      e.download[i] = e.modelOutputs.count(outs[i].name) > 0;
+    }
+    if (e.point)
+      for (const auto &[out, in] : e.point->values)
+        e.download[e.outputIndex.at(out)] = true;
     return Status::ok();
+  }
+
+  /// The entry in `slot`, compiled by `fill` on first use; a failed compile leaves the slot
+  /// empty (erased from `map` by `key`), so a later run tries again (called with `mu` held).
+  template <typename Fill>
+  Expected<Held> takeOrCompile(std::map<std::string, std::unique_ptr<Entry>> &map,
+                               const std::string &key, Fill fill) {
+    std::unique_ptr<Entry> &slot = map[key];
+    if (!slot) {
+      auto fresh = std::make_unique<Entry>();
+      if (Status st = fill(*fresh); !st.isOk()) {
+        map.erase(key);
+        return st;
+      }
+      slot = std::move(fresh);
+    }
+    return take(*slot);
   }
 
   /// An executor of `e`: an idle one, or a new one (called with `mu` held).
@@ -128,39 +158,23 @@ struct Session::GpuState {
       // a program with another value that rounds to the same integer.
       key += jit::valuesKey(shapeValues);
     }
-    std::unique_ptr<Entry> &e = programs[key];
-    if (!e) {
-      auto fresh = std::make_unique<Entry>();
+    return takeOrCompile(programs, key, [&](Entry &e) {
       std::ostringstream sink;
       jit::JitOptions jo = gpuJitOptions(driver->device(), opts, sink);
       jo.shapeValues = std::move(shapeValues);
-      Status st = fill(*fresh, *graph, dims, std::move(jo), {});
-      if (!st.isOk()) {
-        programs.erase(key);
-        return st;
-      }
-      e = std::move(fresh);
-    }
-    return take(*e);
+      return fill(e, *graph, dims, std::move(jo), {});
+    });
   }
 
   /// The segment after `e`'s shape point for these point values, compiled on first use.
   Expected<Held> acquireNext(Entry &e, const std::map<std::string, Tensor> &values) {
     std::lock_guard<std::mutex> lock(mu);
-    std::unique_ptr<Entry> &next = e.next[jit::valuesKey(values)];
-    if (!next) {
-      auto fresh = std::make_unique<Entry>();
+    return takeOrCompile(e.next, jit::valuesKey(values), [&](Entry &fresh) {
       std::ostringstream sink;
       jit::JitOptions jo =
           jit::restOptions(gpuJitOptions(driver->device(), opts, sink), *e.point, values);
-      Status st = fill(*fresh, *e.point->rest, {}, std::move(jo), e.point->waitingOutputs);
-      if (!st.isOk()) {
-        e.next.erase(jit::valuesKey(values));
-        return st;
-      }
-      next = std::move(fresh);
-    }
-    return take(*next);
+      return fill(fresh, *e.point->rest, {}, std::move(jo), e.point->waitingOutputs);
+    });
   }
 
   void release(Held h) {
@@ -176,43 +190,33 @@ struct Session::GpuState {
                                               const std::map<std::string, Tensor> &inputs,
                                               std::vector<Held> &held,
                                               std::vector<double> *pointMs = nullptr) {
-    std::map<std::string, Tensor> host = inputs, results;
+    std::map<std::string, Tensor> results, nextHost;
+    const std::map<std::string, Tensor> *host = &inputs; // the first segment's: the caller's
     std::map<std::string, CUdeviceptr> device;
     held.push_back(std::move(first));
     for (;;) {
       Entry &e = *held.back().first;
       rt::GpuSession &s = *held.back().second;
-      const rt::Program &p = s.program().program();
-      std::vector<bool> download(p.outputs.size());
-      std::map<std::string, size_t> index;
-      for (size_t i = 0; i < p.outputs.size(); ++i) {
-        index[p.outputs[i].name] = i;
-        download[i] = e.modelOutputs.count(p.outputs[i].name) > 0;
-      }
-      if (e.point)
-        for (const auto &[out, in] : e.point->values)
-          download[index.at(out)] = true;
-      DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outs, s.runSegment(host, device, download));
+      DLC_ASSIGN_OR_RETURN(std::vector<NamedTensor> outs, s.runSegment(*host, device, e.download));
       auto start = std::chrono::steady_clock::now();
       for (NamedTensor &o : outs)
         if (e.modelOutputs.count(o.name))
           results[o.name] = o.tensor;
       if (!e.point)
         break;
+      // The point values choose (or compile) the next segment and are its host inputs; the
+      // carried values go from this segment's output slots to its arena.
       std::map<std::string, Tensor> values;
-      for (const auto &[out, in] : e.point->values)
-        values.emplace(out, outs[index.at(out)].tensor);
-      DLC_ASSIGN_OR_RETURN(Held next, acquireNext(e, values));
-      host.clear();
-      device.clear();
-      for (const rt::ProgramTensor &t : next.second->program().program().inputs) {
-        for (const auto &[out, in] : e.point->carried)
-          if (in == t.name)
-            device.emplace(in, s.outputSlot(index.at(out)));
-        for (const auto &[out, in] : e.point->values)
-          if (in == t.name)
-            host.emplace(in, values.at(out));
+      nextHost.clear();
+      for (const auto &[out, in] : e.point->values) {
+        values.emplace(out, outs[e.outputIndex.at(out)].tensor);
+        nextHost.emplace(in, outs[e.outputIndex.at(out)].tensor);
       }
+      device.clear();
+      for (const auto &[out, in] : e.point->carried)
+        device.emplace(in, s.outputSlot(e.outputIndex.at(out)));
+      host = &nextHost;
+      DLC_ASSIGN_OR_RETURN(Held next, acquireNext(e, values));
       held.push_back(std::move(next));
       if (pointMs)
         pointMs->push_back(

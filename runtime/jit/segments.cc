@@ -15,13 +15,6 @@ namespace dlc::jit {
 
 namespace {
 
-bool hasDynamicOutput(const Node &n) {
-  for (const Value *v : n.outputs())
-    if (v && !v->shape().isStatic())
-      return true;
-  return false;
-}
-
 /// Ops whose output size is the data's, when expand-ops left them whole (a form it does not
 /// rewrite): reading their operands back would compute them on the host.
 bool sizedByData(Op op) {
@@ -43,7 +36,7 @@ bool pointCandidate(const Node &n, const Value &v) {
   return isFloat(v.dtype()) && (n.op() == Op::kResize || n.op() == Op::kRange);
 }
 
-/// The first output of `n` whose shape is not static.
+/// The first output of `n` whose shape is not static, or nullptr.
 const Value *dynamicOutput(const Node &n) {
   for (const Value *v : n.outputs())
     if (v && !v->shape().isStatic())
@@ -84,7 +77,7 @@ struct Cut {
 Expected<Cut> findCut(const Graph &g) {
   Cut cut;
   for (const Node *n : g.nodes()) {
-    bool late = hasDynamicOutput(*n);
+    bool late = dynamicOutput(*n) != nullptr;
     bool fed = false; // reads a late value
     for (const Value *v : n->inputs())
       if (v && v->isNodeOutput() && cut.late.count(v->producer()))
@@ -166,15 +159,13 @@ Expected<Segment> compileSegment(const Graph &model, const std::map<std::string,
                                  const JitOptions &opts,
                                  const std::vector<std::string> &mustBeStatic) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, bindForGpu(model, dims, opts));
+  // Shape inference first (the GPU pipeline starts with it anyway). expand-ops rewrites the
+  // ops sized by data into a count and a Slice by it, which only kSettleShapes' second shape
+  // inference settles when the count folds.
+  DLC_RETURN_IF_ERROR(runQuietly(*g, "infer-shapes"));
   bool dynamic = false;
-  {
-    std::unique_ptr<Graph> probe = cloneGraph(*g);
-    DLC_RETURN_IF_ERROR(runQuietly(*probe, "infer-shapes"));
-    // expand-ops rewrites the ops sized by data into a count and a Slice by it, which only
-    // the front pipeline's second shape inference settles when the count folds.
-    for (const Node *n : probe->nodes())
-      dynamic |= hasDynamicOutput(*n) || sizedByData(n->op());
-  }
+  for (const Node *n : g->nodes())
+    dynamic |= dynamicOutput(*n) || sizedByData(n->op());
   if (!dynamic) // the common case
     return wholeSegment(*g, opts);
   DLC_RETURN_IF_ERROR(runQuietly(*g, kSettleShapes)); // expand-ops makes counts and Slices

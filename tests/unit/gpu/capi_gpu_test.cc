@@ -51,6 +51,13 @@ std::vector<uint8_t> gpuPackage(int sm) {
   return *bytes;
 }
 
+/// gpuPackage for this GPU, loaded through the C API (null on failure: dlc_last_error says).
+dlc_model *loadGpuModel(const rt::CudaDriver &driver) {
+  std::vector<uint8_t> bytes = gpuPackage(driver.device().smVersion());
+  dlc_model *m = nullptr;
+  return dlc_model_load_memory(bytes.data(), bytes.size(), "gpu-test", &m) == DLC_OK ? m : nullptr;
+}
+
 DLTensor view(void *data, std::vector<int64_t> &shape, DLDeviceType where) {
   DLTensor t{};
   t.data = data;
@@ -86,10 +93,8 @@ void expectClose(const std::vector<float> &got, const std::vector<float> &want,
 
 TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
   DLC_REQUIRE_GPU(driver);
-  std::vector<uint8_t> bytes = gpuPackage(driver->device().smVersion());
-  dlc_model *m = nullptr;
-  ASSERT_EQ(dlc_model_load_memory(bytes.data(), bytes.size(), "gpu-test", &m), DLC_OK)
-      << dlc_last_error();
+  dlc_model *m = loadGpuModel(*driver);
+  ASSERT_TRUE(m) << dlc_last_error();
   int32_t arches = 0;
   ASSERT_EQ(dlc_model_num_arches(m, &arches), DLC_OK);
   EXPECT_EQ(arches, 1);
@@ -168,10 +173,8 @@ TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
 /// dlc_session_take_output hands it over without a copy (DLPack out).
 TEST(CApiGpu, UnboundOutputsOfADeviceRunAreTakenWithoutACopy) {
   DLC_REQUIRE_GPU(driver);
-  std::vector<uint8_t> bytes = gpuPackage(driver->device().smVersion());
-  dlc_model *m = nullptr;
-  ASSERT_EQ(dlc_model_load_memory(bytes.data(), bytes.size(), "gpu-test", &m), DLC_OK)
-      << dlc_last_error();
+  dlc_model *m = loadGpuModel(*driver);
+  ASSERT_TRUE(m) << dlc_last_error();
   const rt::DriverApi &api = driver->api();
   std::vector<float> x = randomFloats(4 * 32, 41);
   const std::vector<float> want = cpuResult(m, x, 4);
@@ -212,10 +215,8 @@ TEST(CApiGpu, UnboundOutputsOfADeviceRunAreTakenWithoutACopy) {
 /// does not exist is refused by number. The second GPU's half skips on a one-GPU machine.
 TEST(CApiGpu, SessionsOnAGpuByNumber) {
   DLC_REQUIRE_GPU(driver);
-  std::vector<uint8_t> bytes = gpuPackage(driver->device().smVersion());
-  dlc_model *m = nullptr;
-  ASSERT_EQ(dlc_model_load_memory(bytes.data(), bytes.size(), "gpu-test", &m), DLC_OK)
-      << dlc_last_error();
+  dlc_model *m = loadGpuModel(*driver);
+  ASSERT_TRUE(m) << dlc_last_error();
   const int32_t count = rt::CudaDriver::deviceCount();
   dlc_session *s = nullptr;
   EXPECT_EQ(dlc_session_create_on_gpu(m, DLC_DEVICE_AUTO, count, &s), DLC_ERROR_UNAVAILABLE);

@@ -14,6 +14,7 @@
 #include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
 #include "unit/codegen/host_emulator.h"
+#include "unit/runtime/emulated_util.h"
 
 namespace dlc {
 namespace {
@@ -27,47 +28,7 @@ Tensor uniform(std::vector<int64_t> shape, unsigned seed) {
   return t;
 }
 
-/// Runs `m`'s GPU program (no CPU fallback) on the host emulator and the model on the
-/// reference backend, expects equal outputs within `tol`; `launches` gets the program's kernel
-/// launches, `compiled` the kernels its modules hold (identical ones compiled once).
-void expectEmulatedMatches(const Model &model, const std::map<std::string, Tensor> &feed,
-                           Tolerance tol, int *launches = nullptr, int *compiled = nullptr) {
-  const Model *m = &model;
-  auto dims = bindInputDims(m->graph(), feed);
-  ASSERT_TRUE(dims) << dims.status().message();
-  jit::JitOptions jo;
-  jo.strictPlacement = true; // the GPU alone
-  jo.lower.compile = false;
-  jo.lower.emit.sm90a = false;
-  auto program = jit::compileForGpu(m->graph(), *dims, jo);
-  ASSERT_TRUE(program) << program.status().message();
-  if (launches)
-    *launches = 0;
-  if (compiled) {
-    *compiled = 0;
-    for (const rt::Module &mod : program->modules)
-      *compiled += static_cast<int>(mod.kernels.size());
-  }
-  for (const rt::Step &s : program->steps) {
-    EXPECT_FALSE(std::holds_alternative<rt::HostStep>(s)) << "a host step in a GPU-only program";
-    if (launches && std::holds_alternative<rt::LaunchStep>(s))
-      ++*launches;
-  }
-  auto got = codegen::testing::runProgramOnHost(*program, feed);
-  ASSERT_TRUE(got) << got.status().message();
-  SessionOptions cpu;
-  cpu.backend = Backend::kCpu;
-  auto session = m->createSession(cpu);
-  ASSERT_TRUE(session) << session.status().message();
-  auto want = session->runOrdered(feed);
-  ASSERT_TRUE(want) << want.status().message();
-  ASSERT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < want->size(); ++i) {
-    const Tensor &g = (*got)[i].tensor, &w = (*want)[i].tensor;
-    const Comparison c = compareTensors(g, w, tol);
-    EXPECT_TRUE(c.match) << (*want)[i].name << ": " << c.str(g, w);
-  }
-}
+using testing::expectEmulatedMatches;
 
 void expectEmulatedMatchesReference(const std::string &model, const Tensor &x) {
   SCOPED_TRACE(model);

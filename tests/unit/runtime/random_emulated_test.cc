@@ -7,10 +7,7 @@
 #include <random>
 
 #include "ir/parser.h"
-#include "runtime/jit/compile.h"
-#include "runtime/jit/model.h"
-#include "runtime/tensor_compare.h"
-#include "unit/codegen/host_emulator.h"
+#include "unit/runtime/emulated_util.h"
 
 namespace dlc {
 namespace {
@@ -21,28 +18,7 @@ void expectSameDraws(const std::string &text, const std::map<std::string, Tensor
   ASSERT_TRUE(g) << g.status().message();
   auto model = Model::fromGraph(std::move(*g), {});
   ASSERT_TRUE(model) << model.status().message();
-  jit::JitOptions jo;
-  jo.strictPlacement = true;
-  jo.lower.compile = false;
-  jo.lower.emit.sm90a = false;
-  auto program = jit::compileForGpu(model->graph(), {}, jo);
-  ASSERT_TRUE(program) << program.status().message();
-  for (const rt::Step &s : program->steps)
-    EXPECT_FALSE(std::holds_alternative<rt::HostStep>(s));
-  auto got = codegen::testing::runProgramOnHost(*program, feed);
-  ASSERT_TRUE(got) << got.status().message();
-  SessionOptions cpu;
-  cpu.backend = Backend::kCpu;
-  auto session = model->createSession(cpu);
-  ASSERT_TRUE(session) << session.status().message();
-  auto want = session->runOrdered(feed);
-  ASSERT_TRUE(want) << want.status().message();
-  ASSERT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < want->size(); ++i) {
-    const Tensor &a = (*got)[i].tensor, &b = (*want)[i].tensor;
-    const Comparison c = compareTensors(a, b, tol);
-    EXPECT_TRUE(c.match) << (*want)[i].name << ": " << c.str(a, b);
-  }
+  testing::expectEmulatedMatches(*model, feed, tol);
 }
 
 Tensor probabilities(int64_t n) {

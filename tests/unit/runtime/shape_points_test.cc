@@ -12,17 +12,12 @@
 #include "runtime/jit/segments.h"
 #include "runtime/tensor_compare.h"
 #include "unit/codegen/host_emulator.h"
+#include "unit/runtime/emulated_util.h"
 
 namespace dlc {
 namespace {
 
-jit::JitOptions emulated() {
-  jit::JitOptions jo;
-  jo.strictPlacement = true; // the GPU alone
-  jo.lower.compile = false;
-  jo.lower.emit.sm90a = false;
-  return jo;
-}
+jit::JitOptions emulated() { return testing::emulatedJitOptions(); }
 
 std::unique_ptr<Graph> parse(const std::string &text) {
   auto g = parseGraph(text);
@@ -49,21 +44,8 @@ int expectSegmentsMatch(Expected<Model> model, const std::map<std::string, Tenso
                                 return codegen::testing::runProgramOnHost(p, in);
                               });
   EXPECT_TRUE(got) << got.status().message();
-  SessionOptions cpu;
-  cpu.backend = Backend::kCpu;
-  auto session = model->createSession(cpu);
-  EXPECT_TRUE(session) << session.status().message();
-  auto want = session->runOrdered(feed);
-  EXPECT_TRUE(want) << want.status().message();
-  if (!got || !want)
-    return programs;
-  EXPECT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < want->size() && i < got->size(); ++i) {
-    const Tensor &g = (*got)[i].tensor, &w = (*want)[i].tensor;
-    EXPECT_EQ((*got)[i].name, (*want)[i].name);
-    const Comparison c = compareTensors(g, w, {1e-5, 1e-6});
-    EXPECT_TRUE(c.match) << (*want)[i].name << ": " << c.str(g, w);
-  }
+  if (got)
+    testing::expectReferenceOutputs(*model, feed, *got, {1e-5, 1e-6});
   return programs;
 }
 
