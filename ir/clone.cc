@@ -1,6 +1,10 @@
 #include "ir/clone.h"
 
+#include <fmt/format.h>
+
 #include <unordered_map>
+
+#include "ir/match.h"
 
 namespace dlc {
 
@@ -101,6 +105,61 @@ extractGraph(const Graph &g, const std::function<bool(const Node &)> &keep,
     out->addOutput(name, m);
   }
   return out;
+}
+
+Expected<std::vector<Value *>> inlineGraph(Graph &g, const Graph &body,
+                                           const std::vector<Value *> &args, Node *before,
+                                           const std::string &prefix,
+                                           std::vector<Node *> *created) {
+  if (args.size() != body.inputs().size())
+    return internalError("inlining body '{}': {} arguments for {} inputs", body.name(), args.size(),
+                         body.inputs().size());
+  ValueMap map;
+  for (size_t k = 0; k < args.size(); ++k)
+    map[body.inputs()[k]] = args[k];
+  for (Value *c : body.constants())
+    map[c] = g.addConstant(g.uniqueName(prefix + "/" + c->name()), c->constant());
+  for (Node *n : body.nodes()) {
+    std::vector<Value *> inputs;
+    inputs.reserve(n->inputs().size());
+    for (Value *v : n->inputs()) {
+      auto it = v ? map.find(v) : map.end();
+      if (v && it == map.end())
+        return internalError("inlining body '{}': {} reads '{}', which the body does not define",
+                             body.name(), n->describe(), v->name());
+      inputs.push_back(v ? it->second : nullptr);
+    }
+    std::string name = n->name(); // an unnamed node by its first output's name
+    for (int i = 0; name.empty() && i < n->numOutputs(); ++i)
+      if (n->output(i))
+        name = n->output(i)->name();
+    Node *nn = g.createNode(n->op(), std::move(inputs), n->numOutputs(),
+                            g.uniqueName(prefix + "/" + name), before);
+    for (const auto &[name, attr] : n->attrs())
+      nn->setAttr(name, attr);
+    nn->setDevice(before->device());
+    for (int i = 0; i < n->numOutputs(); ++i) {
+      Value *ov = n->output(i);
+      if (!ov) {
+        nn->removeOutput(i);
+        continue;
+      }
+      g.renameValue(nn->output(i), prefix + "/" + ov->name());
+      map[ov] = nn->output(i);
+    }
+    if (Status s = inferNewNode(nn); !s.isOk())
+      return s.withContext(fmt::format("inlining body '{}': {}", body.name(), n->describe()));
+    for (int i = 0; i < n->numOutputs(); ++i)
+      if (Value *nv = nn->output(i))
+        if (auto t = refineType(nv->type(), n->output(i)->type()))
+          nv->setType(*t);
+    if (created)
+      created->push_back(nn);
+  }
+  std::vector<Value *> outs;
+  for (const Graph::Output &o : body.outputs())
+    outs.push_back(map.at(o.value));
+  return outs;
 }
 
 } // namespace dlc

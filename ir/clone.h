@@ -26,4 +26,16 @@ extractGraph(const Graph &g, const std::function<bool(const Node &)> &keep,
              const std::vector<std::pair<const Value *, std::string>> &inputs,
              const std::vector<std::pair<std::string, const Value *>> &outputs);
 
+/// Copies the nodes of `body` into `g` in front of `before` (a body of If, Loop or Scan
+/// inlined): body input k reads `args[k]`, the body's constants become constants of `g`, and
+/// every copied value is named `prefix/<its name in the body>` (made unique). Nodes keep their
+/// attributes (nested bodies copied), take `before`'s device and are typed by inference from
+/// their new inputs (the body's recorded type where inference knows less). Returns the values
+/// of the body's outputs in order (an argument or a constant where the body returns one) and,
+/// in `created`, the nodes made. Errors name the body's node.
+Expected<std::vector<Value *>> inlineGraph(Graph &g, const Graph &body,
+                                           const std::vector<Value *> &args, Node *before,
+                                           const std::string &prefix,
+                                           std::vector<Node *> *created = nullptr);
+
 } // namespace dlc

@@ -24,6 +24,9 @@
 //    STFT, GatherND, Det and RoiAlign (passes/util/more_expansions.h).
 //  * NonZero, Compress, Unique and NonMaxSuppression, whose output sizes are the data's: fixed
 //    size work, a count and a Slice by it (passes/util/sized_by_data.h).
+//  * If with a constant condition, Scan with a static sequence length and Loop with a constant
+//    trip count (at most `max-steps`) whose body does not compute its condition: their bodies
+//    inlined (passes/util/control_flow_expand.h).
 //
 // A node placed on the CPU by the model, or one the rewrite cannot express, stays as it is;
 // `--debug-only=expand-ops` says why for each.
@@ -37,6 +40,7 @@
 #include "ir/eval/rnn_activation.h"
 #include "ir/match.h"
 #include "passes/pass.h"
+#include "passes/util/control_flow_expand.h"
 #include "passes/util/einsum_expand.h"
 #include "passes/util/more_expansions.h"
 #include "passes/util/node_builder.h"
@@ -562,7 +566,8 @@ class ExpandOps : public Pass {
 public:
   std::vector<PassOptionSpec> options() const override {
     return {{"max-steps", PassOptionSpec::Kind::kInt,
-             "the longest sequence a recurrent op is unrolled over (default 128)"}};
+             "the longest sequence a recurrent op or Scan is unrolled over, the largest trip "
+             "count of a Loop that is (default 128)"}};
   }
 
   Expected<bool> run(Graph &g, const PassOptions &options) override {
@@ -570,11 +575,17 @@ public:
     bool changed = false;
     for (Node *n : g.nodes()) {
       const bool recurrent = n->op() == Op::kRNN || n->op() == Op::kGRU || n->op() == Op::kLSTM;
+      const bool control = isControlFlow(n->op());
       const OpExpansion *more = expansionOf(n->op());
-      if (!recurrent && !more && n->op() != Op::kBatchNormalization)
+      if (!recurrent && !control && !more && n->op() != Op::kBatchNormalization)
         continue;
       std::optional<Recurrent> r;
-      if (more) {
+      if (control) {
+        if (Status why = checkControlFlow(*n, maxSteps); !why.isOk()) {
+          options.debugf("{}: kept: {}", label(*n), why.message());
+          continue;
+        }
+      } else if (more) {
         if (Status why = more->check(*n); !why.isOk()) {
           options.debugf("{}: kept: {}", label(*n), why.message());
           continue;
@@ -601,8 +612,9 @@ public:
       Status done = Status::ok();
       if (r) {
         done = expandRecurrent(g, n, *r, renames);
-      } else if (more) {
-        Expected<std::vector<Value *>> outs = more->expand(g, n);
+      } else if (control || more) {
+        Expected<std::vector<Value *>> outs =
+            control ? expandControlFlow(g, n, maxSteps) : more->expand(g, n);
         done = outs.status();
         for (int k = 0; outs && k < n->numOutputs() && k < static_cast<int>(outs->size()); ++k)
           if (n->output(k) && (*outs)[static_cast<size_t>(k)])

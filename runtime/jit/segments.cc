@@ -10,6 +10,7 @@
 #include "codegen/lower.h"
 #include "ir/annotations/placement.h"
 #include "ir/clone.h"
+#include "passes/util/control_flow_expand.h"
 
 namespace dlc::jit {
 
@@ -22,10 +23,32 @@ bool sizedByData(Op op) {
          op == Op::kNonMaxSuppression;
 }
 
+/// The operand of control flow that decides the path through its bodies when it is computed
+/// from the data (If's condition, Loop's trip count and condition), or nullptr. Reading it back
+/// lets expand-ops inline the bodies after the point, where it is a constant.
+const Value *decidingOperand(const Node &n, int index) {
+  if (!n.hasInput(index))
+    return nullptr;
+  const Value *v = n.input(index);
+  auto numel = v->shape().numElements();
+  return !v->isConstant() && numel && *numel == 1 ? v : nullptr;
+}
+
+/// Whether `n` is If or Loop whose path depends on a value computed from the data.
+bool branchesOnData(const Node &n) {
+  if (n.op() == Op::kIf)
+    return decidingOperand(n, 0) != nullptr;
+  if (n.op() == Op::kLoop)
+    return (decidingOperand(n, 0) || decidingOperand(n, 1)) && loopRunsItsTripCount(n);
+  return false;
+}
+
 /// Whether input `v` of `n` (a node whose output shape is unknown while its inputs' are known)
 /// is a value the host can read back to learn that shape: a small integer operand (a shape, a
 /// count, a Slice's end), or the float scales or limits of Resize and Range.
 bool pointCandidate(const Node &n, const Value &v) {
+  if (n.op() == Op::kIf || n.op() == Op::kLoop)
+    return &v == decidingOperand(n, 0) || (n.op() == Op::kLoop && &v == decidingOperand(n, 1));
   if (v.isConstant() || !v.shape().isStatic() || v.shape().rank() > 1)
     return false;
   auto numel = v.shape().numElements();
@@ -77,7 +100,7 @@ struct Cut {
 Expected<Cut> findCut(const Graph &g) {
   Cut cut;
   for (const Node *n : g.nodes()) {
-    bool late = dynamicOutput(*n) != nullptr;
+    bool late = dynamicOutput(*n) != nullptr || branchesOnData(*n);
     bool fed = false; // reads a late value
     for (const Value *v : n->inputs())
       if (v && v->isNodeOutput() && cut.late.count(v->producer()))
@@ -165,7 +188,7 @@ Expected<Segment> compileSegment(const Graph &model, const std::map<std::string,
   DLC_RETURN_IF_ERROR(runQuietly(*g, "infer-shapes"));
   bool dynamic = false;
   for (const Node *n : g->nodes())
-    dynamic |= dynamicOutput(*n) || sizedByData(n->op());
+    dynamic |= dynamicOutput(*n) || sizedByData(n->op()) || branchesOnData(*n);
   if (!dynamic) // the common case
     return wholeSegment(*g, opts);
   DLC_RETURN_IF_ERROR(runQuietly(*g, kSettleShapes)); // expand-ops makes counts and Slices
@@ -211,10 +234,11 @@ Expected<Segment> compileSegment(const Graph &model, const std::map<std::string,
   for (const Value *v : cut.carried)
     feed(v, point.carried);
   for (const Node *n : cut.frontier) {
+    const Value *out = dynamicOutput(*n) ? dynamicOutput(*n) : n->output(0);
     point.waiting +=
         (point.waiting.empty() ? "" : ", ") +
-        (n->name().empty() ? fmt::format("{} ('{}')", n->describe(), dynamicOutput(*n)->name())
-                           : n->describe());
+        (n->name().empty() && out ? fmt::format("{} ('{}')", n->describe(), out->name())
+                                  : n->describe());
     for (const Value *v : n->outputs())
       if (v && !v->shape().isStatic())
         point.waitingOutputs.push_back(v->name());

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "gpu_test_util.h"
+#include "ir/parser.h"
 #include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
 
@@ -61,6 +62,52 @@ TEST(ShapePointsGpu, TheDetectorMatchesTheReferenceWithCudaGraphs) {
       ASSERT_TRUE(got) << got.status().message();
       expectSame(*got, *want);
     }
+  }
+}
+
+/// If on a condition the GPU computes: its value is read back at a shape point and each branch
+/// is compiled once, then both are replayed as inputs alternate between them.
+TEST(ShapePointsGpu, AnIfOnDataSwitchesBranchesBetweenRuns) {
+  DLC_REQUIRE_GPU(driver);
+  auto g = parseGraph(R"(
+graph @g(%x: f32[4096]) -> (y: f32[4096], s: f32[]) {
+  %s = reduce_sum(%x) {keepdims = 0} : ?
+  %zero = constant f32[] dense<[0.0]>
+  %c = greater(%s, %zero) : ?
+  %y = if(%c, %x) {then_branch = graph @then(%v: ?) -> (r: ?) {
+    %two = constant f32[] dense<[2.0]>
+    %r = mul(%v, %two) : ?
+    return %r
+  }, else_branch = graph @else(%v: ?) -> (r: ?) {
+    %r = exp(%v) : ?
+    return %r
+  }} : ?
+  return %y, %s
+})");
+  ASSERT_TRUE(g) << g.status().message();
+  auto model = Model::fromGraph(std::move(*g), {});
+  ASSERT_TRUE(model) << model.status().message();
+  SessionOptions gpu;
+  gpu.backend = Backend::kGpu;
+  gpu.cpuFallback = false;
+  gpu.poison = true;
+  auto session = model->createSession(gpu);
+  ASSERT_TRUE(session) << session.status().message();
+  SessionOptions cpu;
+  cpu.backend = Backend::kCpu;
+  auto reference = model->createSession(cpu);
+  ASSERT_TRUE(reference) << reference.status().message();
+  Tensor negative = uniform({4096}, 5); // uniform in [-3, 1): the sum is negative
+  Tensor positive = negative.clone();
+  for (int64_t i = 0; i < positive.numElements(); ++i)
+    positive.mutableData<float>()[i] = -positive.data<float>()[i];
+  for (const Tensor &x : {positive, negative, positive, negative}) {
+    std::map<std::string, Tensor> feed{{"x", x}};
+    auto want = reference->run(feed);
+    ASSERT_TRUE(want) << want.status().message();
+    auto got = session->run(feed);
+    ASSERT_TRUE(got) << got.status().message();
+    expectSame(*got, *want);
   }
 }
 

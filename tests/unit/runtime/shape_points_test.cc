@@ -143,6 +143,69 @@ graph @g(%x: f32[10,12], %k: f32[2]) -> (y: f32[?]) {
   EXPECT_EQ(expectSegmentsMatch(text, {{"x", x}, {"k", k}}), 3);
 }
 
+/// If whose condition the GPU computes (the sign of x's sum): the condition is the point value,
+/// and the rest is the branch taken, inlined once the condition is a constant.
+TEST(ShapePoints, AnIfOnDataTakesItsBranchAfterThePoint) {
+  const char *text = R"(
+graph @g(%x: f32[100]) -> (y: f32[100], s: f32[]) {
+  %s = reduce_sum(%x) {keepdims = 0} : ?
+  %zero = constant f32[] dense<[0.0]>
+  %c = greater(%s, %zero) : ?
+  %y = if(%c, %x) {then_branch = graph @then(%v: ?) -> (r: ?) {
+    %two = constant f32[] dense<[2.0]>
+    %r = mul(%v, %two) : ?
+    return %r
+  }, else_branch = graph @else(%v: ?) -> (r: ?) {
+    %r = neg(%v) : ?
+    return %r
+  }} : ?
+  return %y, %s
+})";
+  EXPECT_EQ(expectSegmentsMatch(text, {{"x", uniform({100}, 6, -0.2f)}}), 2); // then
+  EXPECT_EQ(expectSegmentsMatch(text, {{"x", uniform({100}, 7, -1.0f)}}), 2); // else
+  // The condition a model input (ONNX's test_if): the first segment only hands it back.
+  const char *given = R"(
+graph @g(%c: bool[], %x: f32[5], %w: f32[5]) -> (y: f32[5]) {
+  %y = if(%c, %x, %w) {then_branch = graph @then(%a: ?, %b: ?) -> (r: ?) {
+    return %a
+  }, else_branch = graph @else(%a: ?, %b: ?) -> (r: ?) {
+    return %b
+  }} : ?
+  return %y
+})";
+  for (bool c : {true, false}) {
+    Tensor cond = Tensor::zeros(DType::kBool, {});
+    cond.mutableData<bool>()[0] = c;
+    EXPECT_EQ(
+        expectSegmentsMatch(given, {{"c", cond}, {"x", uniform({5}, 8)}, {"w", uniform({5}, 9)}}),
+        2);
+  }
+}
+
+/// A Loop whose trip count the GPU computes (ONNX's Range written as a Loop): the count is read
+/// back, then the loop is unrolled for it and its scan output has a known length.
+TEST(ShapePoints, ALoopRunsTheTripCountReadBack) {
+  const char *text = R"(
+graph @g(%x: f32[100]) -> (trace: f32[?], last: f32[]) {
+  %zero = constant f32[] dense<[0.0]>
+  %pos = greater(%x, %zero) : ?
+  %c = cast(%pos) {to = i64} : ?
+  %n = reduce_sum(%c) {keepdims = 0} : ?
+  %ten = constant i64[] dense<[10]>
+  %m = div(%n, %ten) : ?
+  %start = constant f32[] dense<[0.5]>
+  %last, %trace = loop(%m, _, %start) {body = graph @body(%i: ?, %go: ?, %v: ?) -> (go_out: ?, v_out: ?, t: ?) {
+    %d = constant f32[] dense<[1.5]>
+    %v_out = add(%v, %d) : ?
+    %go_out = identity(%go) : ?
+    return %go_out, %v_out, %v
+  }} : ?, ?
+  return %trace, %last
+})";
+  EXPECT_EQ(expectSegmentsMatch(text, {{"x", uniform({100}, 10, -0.5f)}}), 2);
+  EXPECT_EQ(expectSegmentsMatch(text, {{"x", uniform({100}, 11, 0.5f)}}), 2);
+}
+
 /// models/tiny_detector.onnx: convolutions, NonMaxSuppression's kernel and the compaction of
 /// its slots before the point; the kept rows, Gather and GatherND after it.
 TEST(ShapePoints, TheDetectorRunsOnTheGpuAlone) {
