@@ -426,11 +426,12 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   main.launch.grid[2] = ctx.gridZ;
   main.launch.block[0] = static_cast<uint32_t>(threadsOf(cfg));
   if (cfg.wgmma) {
-    // Persistent: one CTA per SM at most, each walking the tiles of every batch.
-    const int64_t tiles = ctx.tilesM * ctx.tilesN * spec.batch;
+    // Persistent: one CTA per SM at most, each walking the tiles of every batch (and split).
+    const int64_t tiles = ctx.tilesM * ctx.tilesN * spec.batch * splits;
     if (tiles >= (int64_t{1} << 31))
       return invalidArgument("{} output tiles are too many for one grid", tiles);
     main.launch.grid[0] = static_cast<uint32_t>(std::min<int64_t>(tiles, std::max(1, opts.numSms)));
+    main.launch.grid[1] = 1;
     main.launch.grid[2] = 1;
   }
   ctx.stagedV = opts.stagedEpilogue ? stagedWidth(spec, cfg, splits, out->dtype()) : 0;

@@ -36,8 +36,14 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
       c.warpsN != 1)
     return no(fmt::format(
         "wgmma tiles are 128 x 64, 128 x 128 or 128 x 256, BK {}, two consumer warpgroups", bk));
-  if (c.splitK != 1)
-    return no("the wgmma kernels do not split K");
+  if (c.splitK != 1 && s8)
+    return no("int8 GEMMs do not split K (float partial sums would round the int32 sums)");
+  // Split-K partial sums are float4 stores straight from the accumulator slabs.
+  if (c.splitK != 1 &&
+      (spec.n % 4 != 0 || spec.outSplit != 0 || (spec.m > 1 && spec.outRowStride % 4 != 0) ||
+       (spec.batch > 1 && spec.outBatchStride % 4 != 0)))
+    return no("a split-K wgmma kernel writes its partial sums 4 columns at a time, which this "
+              "output's shape and strides do not allow");
   if (c.stages < 3 || sm90SharedBytes(c) > 227u * 1024u)
     return no(fmt::format("{} stages do not fit (3 or more, 227 KiB)", c.stages));
   if (spec.k % chunk != 0)
@@ -53,11 +59,31 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
                  : "the wgmma kernels read A K-contiguous");
   if (!spec.b.kContig && spec.n % 8 != 0)
     return no("an N-contiguous B needs N a multiple of 8");
-  if (!opts.stagedEpilogue || stagedWidth(spec, c, 1, out) == 0)
+  if (!opts.stagedEpilogue || (c.splitK == 1 && stagedWidth(spec, c, 1, out) == 0))
     return no("the wgmma kernels finish through the staged epilogue, which this output's "
               "strides do not allow");
   return true;
 }
+
+namespace {
+
+/// Split-K: a warp's slab of accumulators (EP_ROWS x EP_COLS floats) stored as partial sums,
+/// 4 adjacent columns per store, into split x.split of the workspace; the group's reduction
+/// kernel (gemm_kernel.cc) sums the splits and applies the epilogue.
+void writeSplitPartials(CodeWriter &w, const KernelContext &ctx, const std::string &rowOrigin,
+                        const std::string &colOrigin) {
+  const GemmSpec &s = ctx.spec;
+  w.line("float *wp = ws + (long long)x.split * {}LL;", ctx.total);
+  auto chunks = w.block("for (int q = lane; q < EP_ROWS * EP_CHUNKS; q += 32)");
+  w.line("const int r = q / EP_CHUNKS, c = (q % EP_CHUNKS) * 4;");
+  w.line("const int row = m0 + {} + r, col = n0 + {} + c;", rowOrigin, colOrigin);
+  w.line("if (row < {} && col < {})", s.m, s.n); // n % 4 == 0: whole chunks
+  w.line("  *reinterpret_cast<float4 *>(wp + {} + ({})row * {} + col) = "
+         "*reinterpret_cast<const float4 *>(ep + r * EP_PITCH + c);",
+         outBatchExpr(ctx), indexType(ctx), s.outRowStride);
+}
+
+} // namespace
 
 Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   const GemmSpec &s = ctx.spec;
@@ -71,14 +97,21 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
          sm90SharedBytes(c));
   // The epilogue passes over the accumulators in slabs of 8 rows x 64 columns per warp.
   w.line("constexpr int EP_ROWS = dlc_sm90::EP_ROWS, EP_PITCH = dlc_sm90::EP_PITCH;");
-  w.line("constexpr int EP_CHUNKS = dlc_sm90::EP_COLS / {};", ctx.stagedV);
+  const bool split = c.splitK > 1;
+  w.line("constexpr int EP_CHUNKS = dlc_sm90::EP_COLS / {};", split ? 4 : ctx.stagedV);
   w.line("extern __shared__ __align__(1024) unsigned char dlc_smem_raw[];");
   w.line("unsigned char *dlc_smem = dlc_sm90::align1024(dlc_smem_raw);");
   DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
   const int64_t perBatch = ctx.tilesM * ctx.tilesN;
   {
-    // Tile t: batch t / (tiles per batch), then the raster within the batch.
+    // Unit t: split t / (tiles of every batch), then batch, then the raster within the batch.
     auto tileOf = w.blockSemi("auto tile_of = [&](int t, dlc_sm90::Tile<{}> &x)", ctx.storage);
+    if (split) {
+      w.line("x.split = t / {};", perBatch * s.batch);
+      w.line("x.kt0 = x.split * {};", ctx.kTilesPerSplit);
+      w.line("x.kt1 = x.kt0 + {};", ctx.kTilesPerSplit);
+      w.line("t %= {};", perBatch * s.batch);
+    }
     w.line("const long long b = t / {};", perBatch);
     writeRaster(w, ctx, fmt::format("(t % {})", perBatch));
     w.line("x.m0 = tm * 128;");
@@ -112,8 +145,8 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   auto call =
       w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}>({}, {}LL, N, K, {}, dlc_smem, tile_of, "
                   "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
-                  ctx.storage, s.b.kContig ? "true" : "false", aRows, s.b.ld, perBatch * s.batch,
-                  acc, ctx.storage, acc);
+                  ctx.storage, s.b.kContig ? "true" : "false", aRows, s.b.ld,
+                  perBatch * s.batch * c.splitK, acc, ctx.storage, acc);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");
   writeOpaqueOrigin(w);
@@ -132,7 +165,10 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
          "make_{0}2(acc[4 * (cq * 8 + j) + 2 * h], acc[4 * (cq * 8 + j) + 2 * h + 1]);",
          acc);
   w.line("__syncwarp();");
-  writeStagedChunks(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
+  if (split)
+    writeSplitPartials(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
+  else
+    writeStagedChunks(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
   w.line("__syncwarp();");
   return Status::ok();
 }

@@ -304,17 +304,20 @@ __device__ __forceinline__ void load_stage(const ARows &a_rows, const T *A, cons
   }
 }
 
-/// One output tile: its operands (batch applied) and its origin.
+/// One unit of work: an output tile (its operands, batch applied, and its origin) over the K
+/// steps [kt0, kt1) (split-K: one split's share, `split` its index; else every step).
 template <class T> struct Tile {
   const T *A, *B;
   int m0, n0;
   long long b; // the batch index
+  int kt0 = 0, kt1 = 1 << 30, split = 0;
 };
 
 /// A persistent GEMM: CTA x computes tiles x, x + gridDim.x, ... < `tiles`, each a BM x BN
 /// block of A (M x K, K-contiguous, its chunks where `a_rows` says: StridedRows for a matrix)
 /// times B (N x K with stride ldb when B_KMAJOR, else K x N); `tile_of(t, tile)` says where
-/// tile t lies. The producer runs ahead
+/// tile t lies and which of its K steps it sums (split-K: a share, the epilogue then writes
+/// partial sums). The producer runs ahead
 /// into the next tile while the consumers finish the last one with `epilogue(acc, w, lane,
 /// tile, slab)` in each consumer warp w (0..7: rows 16 w .. 16 w + 15 of the tile; `slab` its
 /// EP_ROWS x EP_PITCH words of shared memory). K is a multiple of 8, the operands 16-byte
@@ -354,7 +357,8 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
       Tile<T> x;
       tile_of(t, x);
-      for (int kt = 0; kt < kTiles; ++kt, ++it) {
+      const int kEnd = x.kt1 < kTiles ? x.kt1 : kTiles;
+      for (int kt = x.kt0; kt < kEnd; ++kt, ++it) {
         const int s = it % STAGES;
         if (it >= STAGES)
           mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
@@ -387,7 +391,8 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i)
         acc[i] = 0;
-      for (int kt = 0; kt < kTiles; ++kt, ++it) {
+      const int kEnd = x.kt1 < kTiles ? x.kt1 : kTiles; // at least one step (kt0 < kEnd)
+      for (int kt = x.kt0; kt < kEnd; ++kt, ++it) {
         const int s = it % STAGES;
         mbar_wait(&full[s], (it / STAGES) & 1);
         const unsigned sa = base + s * stage_bytes<BN>(), sb = sa + BM * 128;
@@ -403,7 +408,7 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
         }
         wgmma_commit();
         wgmma_wait<1>(acc);
-        if (kt > 0 && lane == 0)
+        if (kt > x.kt0 && lane == 0)
           mbar_arrive(&empty[(it - 1) % STAGES]);
       }
       wgmma_wait<0>(acc);

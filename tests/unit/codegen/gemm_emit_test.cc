@@ -370,7 +370,15 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EXPECT_TRUE(has(refusal(f16, "128x32x64/wgs4"), "128 x 64, 128 x 128 or 128 x 256"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs5"), "5 stages do not fit"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs2"), "2 stages do not fit"));
-  EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4k2"), "do not split K"));
+  // Split-K: f16 partial sums 4 columns at a time; never int8 (float partials would round).
+  EXPECT_TRUE(has(refusal(matmulGraph("f16[256,256]", "f16[256,250]"), "128x128x64/wgs4k2"),
+                  "4 columns at a time"));
+  auto split =
+      gemm::emitGemmGroup(build(f16).group, {}, gemm::parseTileConfig("128x256x64/wgs4k2"));
+  ASSERT_TRUE(split) << split.status().message();
+  ASSERT_EQ(split->kernels.size(), 2u);
+  EXPECT_EQ(split->kernels[1].name.substr(split->kernels[1].name.size() - 7), "_splitk");
+  EXPECT_EQ(split->kernels[0].launch.grid[1], 1u); // persistent: the splits are work units
   EXPECT_TRUE(has(refusal(matmulGraph("f16[64,100]", "f16[100,64]"), "128x128x64/wgs4"),
                   "K = 100 is not a multiple of 8"));
   EXPECT_TRUE(has(refusal(matmulGraph("f16[64,96]", "f16[96,50]"), "128x128x64/wgs4"),
@@ -382,6 +390,7 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
                          "  %y = matmul_integer(%a, %b) {transB = 1} : ?\n  return %y\n}";
   const std::string msg = refusal(s8, "128x256x64/wgs4");
   EXPECT_TRUE(has(msg, "BK 128")) << msg;
+  EXPECT_TRUE(has(refusal(s8, "128x256x128/wgs4k2"), "int8 GEMMs do not split K"));
   // The tile text round-trips.
   auto c = gemm::parseTileConfig("128x256x64/wgs4");
   ASSERT_TRUE(c);

@@ -18,26 +18,22 @@ using rt::testing::denseText;
 
 using rt::testing::randomTensor;
 
-/// The program's arch when `text` is lowered for an H200 (sm_90, 132 SMs), without NVRTC.
-std::string loweredArch(const std::string &text) {
-  auto g = parseGraph(text);
-  EXPECT_TRUE(g) << g.status().message();
-  if (!g)
-    return "";
+/// The program `text` lowers to for an H200 (sm_90, 132 SMs), without NVRTC.
+Expected<rt::Program> lowered(const std::string &text) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(text));
   jit::JitOptions jo;
   jo.lower.compile = false;
   jo.lower.emit.smVersion = jo.lower.nvrtc.smVersion = 90;
   jo.lower.emit.numSms = 132;
   jo.strictPlacement = true;
-  auto p = jit::compileForGpu(**g, {}, jo);
-  EXPECT_TRUE(p) << p.status().message();
-  return p && !p->modules.empty() ? p->modules[0].arch : "";
+  return jit::compileForGpu(*g, {}, jo);
 }
 
 struct Case {
   std::string what, text;
   DType dtype;
   std::vector<int64_t> x;
+  bool split = false; // the cost model splits K (partial sums, then a reduction kernel)
 };
 
 std::vector<Case> cases() {
@@ -90,6 +86,23 @@ std::vector<Case> cases() {
                              denseText(1000 * 520, 12), denseText(520, 13)),
                  DType::kF16,
                  {1000, 1000}});
+  // Few output tiles over a long K (an MLP's down-projection at a small batch): K is split
+  // across the SMs, each split's partial sums reduced by a second kernel with the bias; tails
+  // in M and N.
+  out.push_back({"f16 split-K, bias",
+                 fmt::format(R"(graph @g(%x: f16[250,3072]) -> (y: f16[250,520]) {{
+  %w = constant f16[3072,520] {0}
+  %ws = constant f16[] dense<[0.0625]>
+  %wsc = mul(%w, %ws) : f16[3072,520]
+  %b = constant f16[520] {1}
+  %m = matmul(%x, %wsc) : f16[250,520]
+  %y = add(%m, %b) : f16[250,520]
+  return %y
+}})",
+                             denseText(3072 * 520, 14), denseText(520, 15)),
+                 DType::kF16,
+                 {250, 3072},
+                 true});
   // Attention's score product: a batch of x times its own transpose (both activations).
   out.push_back({"f16 batched, B an activation",
                  R"(graph @g(%x: f16[12,384,200]) -> (y: f16[12,384,384]) {
@@ -106,7 +119,14 @@ std::vector<Case> cases() {
 TEST(Sm90Gemm, TheTestGraphsGetTheHopperKernel) {
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
-    EXPECT_EQ(loweredArch(c.text), "sm_90a") << "the GEMM did not get the Hopper kernel";
+    auto p = lowered(c.text);
+    ASSERT_TRUE(p) << p.status().message();
+    ASSERT_FALSE(p->modules.empty());
+    EXPECT_EQ(p->modules[0].arch, "sm_90a") << "the GEMM did not get the Hopper kernel";
+    bool reduction = false;
+    for (const auto &[name, source] : p->sources)
+      reduction |= name.size() > 7 && name.substr(name.size() - 7) == "_splitk";
+    EXPECT_EQ(reduction, c.split) << "split-K reduction kernel";
   }
 }
 
