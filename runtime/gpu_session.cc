@@ -89,8 +89,30 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
 
 GpuSession::~GpuSession() {
   // Nothing may still use the arena or the staging buffers when they are freed.
-  if (stream_ && driver_ && driver_->makeCurrent().isOk())
+  if (stream_ && driver_ && driver_->makeCurrent().isOk()) {
     (void)driver_->api().streamSynchronize(stream_.get());
+    if (cur_ && cur_ != stream_.get()) // the last runDevice's caller stream
+      (void)driver_->api().streamSynchronize(cur_);
+  }
+}
+
+Status GpuSession::enterStream(CUstream s) {
+  if (cur_ == s)
+    return Status::ok();
+  if (cur_) { // the arena is the previous run's until it ends on its stream
+    if (!order_) {
+      CUevent raw = nullptr;
+      DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
+                                         "creating a stream-ordering event"));
+      order_ = CudaEvent(driver_, raw);
+    }
+    DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventRecord(order_.get(), cur_),
+                                       "recording an event after the previous run"));
+    DLC_RETURN_IF_ERROR(driver_->check(driver_->api().streamWaitEvent(s, order_.get(), 0),
+                                       "ordering this run after the previous one"));
+  }
+  cur_ = s;
+  return Status::ok();
 }
 
 CUdeviceptr GpuSession::address(const BufferRef &ref) const {
@@ -128,6 +150,7 @@ GpuSession::runSegment(const std::map<std::string, Tensor> &host,
   }
   DLC_RETURN_IF_ERROR(checkInputs(p, host, onDevice));
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
+  DLC_RETURN_IF_ERROR(enterStream(stream_.get()));
   auto *staging = static_cast<uint8_t *>(staging_.get());
   Status st = begin();
   for (size_t i = 0; i < p.inputs.size() && st.isOk(); ++i) {
@@ -206,26 +229,16 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
     return invalidArgument("runDevice: the program has CPU steps, which wait for the GPU: it "
                            "cannot run asynchronously on the caller's stream");
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
-  if (caller) { // the session's stream starts after what the caller enqueued before
-    for (CudaEvent *e : {&callerReady_, &sessionDone_}) {
-      if (*e)
-        continue;
-      CUevent raw = nullptr;
-      DLC_RETURN_IF_ERROR(driver_->check(api.eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
-                                         "creating a stream-ordering event"));
-      *e = CudaEvent(driver_, raw);
-    }
-    DLC_RETURN_IF_ERROR(driver_->check(api.eventRecord(callerReady_.get(), caller),
-                                       "recording an event on the caller's stream"));
-    DLC_RETURN_IF_ERROR(driver_->check(api.streamWaitEvent(stream_.get(), callerReady_.get(), 0),
-                                       "ordering the session's stream after the caller's"));
-  }
+  // On the caller's stream itself: the run starts after what the caller enqueued before and
+  // the caller's later work follows it, with no events between (a switch of stream orders
+  // the new one after the previous run once).
+  DLC_RETURN_IF_ERROR(enterStream(caller ? caller : stream_.get()));
   Status st = begin();
   for (size_t i = 0; i < p.inputs.size() && st.isOk(); ++i) {
     const ProgramTensor &t = p.inputs[i];
     if (t.buffer.bytes == 0)
       continue;
-    CUresult r = api.memcpyDtoDAsync(address(t.buffer), inputs[i], t.buffer.bytes, stream_.get());
+    CUresult r = api.memcpyDtoDAsync(address(t.buffer), inputs[i], t.buffer.bytes, cur_);
     if (r != CUDA_SUCCESS)
       st = failed(r, fmt::format("copying input '{}' into the arena", t.name));
   }
@@ -235,29 +248,23 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
     const ProgramTensor &t = p.outputs[i];
     if (t.buffer.bytes == 0)
       continue;
-    CUresult r = api.memcpyDtoDAsync(outputs[i], address(t.buffer), t.buffer.bytes, stream_.get());
+    CUresult r = api.memcpyDtoDAsync(outputs[i], address(t.buffer), t.buffer.bytes, cur_);
     if (r != CUDA_SUCCESS)
       st = failed(r, fmt::format("copying output '{}' out of the arena", t.name));
   }
-  if (st.isOk() && caller) { // the caller's stream continues after the outputs are written
-    st = driver_->check(api.eventRecord(sessionDone_.get(), stream_.get()),
-                        "recording an event on the session's stream");
-    if (st.isOk())
-      st = driver_->check(api.streamWaitEvent(caller, sessionDone_.get(), 0),
-                          "ordering the caller's stream after the session's");
-    if (st.isOk())
-      return st;
-  }
+  if (st.isOk() && caller)
+    return st;
   if (st.isOk())
     st = synchronize();
   if (!st.isOk())
-    (void)api.streamSynchronize(stream_.get());
+    (void)api.streamSynchronize(cur_);
   return st;
 }
 
 Status GpuSession::execute() {
   std::lock_guard<std::mutex> lock(mutex_);
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
+  DLC_RETURN_IF_ERROR(enterStream(stream_.get()));
   pendingFirst_ = pendingLast_ = 0;
   Status st = launchSteps();
   if (st.isOk())
@@ -270,6 +277,7 @@ Status GpuSession::execute() {
 Expected<std::vector<double>> GpuSession::profileSteps(int runs) {
   std::lock_guard<std::mutex> lock(mutex_);
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
+  DLC_RETURN_IF_ERROR(enterStream(stream_.get()));
   const DriverApi &api = driver_->api();
   const size_t n = program_->program().steps.size();
   std::vector<CudaEvent> events;
@@ -322,7 +330,7 @@ Status GpuSession::begin() {
   if (!opts_.poison || !arena_)
     return Status::ok();
   const uint64_t bytes = program_->program().arenaBytes;
-  return driver_->check(driver_->api().memsetD8Async(arena_.get(), 0xFF, bytes, stream_.get()),
+  return driver_->check(driver_->api().memsetD8Async(arena_.get(), 0xFF, bytes, cur_),
                         fmt::format("poisoning the arena ({} bytes)", bytes));
 }
 
@@ -338,7 +346,7 @@ Status GpuSession::launchSteps() {
   if (graph_) {
     pendingFirst_ = 0;
     pendingLast_ = n;
-    CUresult r = driver_->api().graphLaunch(graph_.get(), stream_.get());
+    CUresult r = driver_->api().graphLaunch(graph_.get(), cur_);
     if (r != CUDA_SUCCESS)
       return failed(r, fmt::format("launching the CUDA graph of {} steps", n));
     return Status::ok();
@@ -353,7 +361,10 @@ Status GpuSession::capture() {
   DLC_RETURN_IF_ERROR(
       driver_->check(api.streamBeginCapture(stream_.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                      "starting CUDA graph capture"));
+  const CUstream run = cur_;
+  cur_ = stream_.get(); // the steps are captured from the session's own stream
   Status enqueued = enqueueSteps(0, n);
+  cur_ = run;
   CUgraph raw = nullptr;
   CUresult ended = api.streamEndCapture(stream_.get(), &raw);
   CudaGraph graph(driver_, raw);
@@ -391,7 +402,7 @@ Status GpuSession::enqueueStep(size_t index) {
     void **params = argPointers_[index].empty() ? nullptr : argPointers_[index].data();
     CUresult r =
         api.launchKernel(program_->function(index), l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                         l->block[1], l->block[2], l->sharedBytes, stream_.get(), params, nullptr);
+                         l->block[1], l->block[2], l->sharedBytes, cur_, params, nullptr);
     if (r != CUDA_SUCCESS)
       return failed(r, fmt::format("launching {} with grid {}x{}x{}, block {}x{}x{} and "
                                    "{} bytes of dynamic shared memory",
@@ -402,7 +413,7 @@ Status GpuSession::enqueueStep(size_t index) {
   const auto &c = std::get<CopyStep>(p.steps[index]);
   if (c.src.bytes == 0)
     return Status::ok();
-  CUresult r = api.memcpyDtoDAsync(address(c.dst), address(c.src), c.src.bytes, stream_.get());
+  CUresult r = api.memcpyDtoDAsync(address(c.dst), address(c.src), c.src.bytes, cur_);
   if (r != CUDA_SUCCESS)
     return failed(r, "enqueueing " + describeStep(p, index));
   return Status::ok();
@@ -476,7 +487,7 @@ Status GpuSession::failed(CUresult r, std::string_view what) const {
 }
 
 Status GpuSession::synchronize() {
-  CUresult r = driver_->api().streamSynchronize(stream_.get());
+  CUresult r = driver_->api().streamSynchronize(cur_);
   if (r != CUDA_SUCCESS)
     return kernelFault(r);
   pendingFirst_ = pendingLast_;

@@ -67,9 +67,11 @@ public:
   /// Runs the program on device memory of the current context: `inputs[i]` holds
   /// program().inputs[i] and `outputs[i]` receives program().outputs[i], each densely packed.
   /// Returns when the outputs are written; with a `caller` stream, returns at once instead: the
-  /// run starts after the work enqueued on `caller` so far and `caller` continues after it (a
-  /// session's asynchronous runs must be ordered on one stream; kernel faults surface at the
-  /// caller's next synchronisation).
+  /// copies and the launch list (its CUDA graph) are enqueued on `caller` itself, so the run
+  /// follows the work enqueued there so far and what the caller enqueues next follows it. A run
+  /// on another stream than the last one waits for the last one first (the arena is shared);
+  /// kernel faults surface at the caller's next synchronisation. Destroy the session before
+  /// the caller's stream, or synchronise that stream first.
   Status runDevice(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
                    CUstream caller = nullptr);
 
@@ -102,6 +104,9 @@ private:
   Status enqueueStep(size_t index);
   Status runHostStep(size_t index);
   Status capture();
+  /// Makes `s` the stream of the run that begins: when the last run went to another stream,
+  /// `s` waits for that stream's work first (the arena is shared by every run).
+  Status enterStream(CUstream s);
   /// Waits for the stream; on failure names the steps enqueued since the last wait.
   Status synchronize();
   Status kernelFault(CUresult r) const;
@@ -121,8 +126,11 @@ private:
   std::vector<std::vector<CUdeviceptr>> argValues_;
   std::vector<std::vector<void *>> argPointers_;
   CudaGraphExec graph_;
-  /// Order runs on a caller's stream (runDevice with `caller`), created on first use.
-  CudaEvent callerReady_, sessionDone_;
+  /// The stream runs are enqueued on: stream_, or the last runDevice's caller stream (runs
+  /// and the graph launch go there directly). null before the first run.
+  CUstream cur_ = nullptr;
+  /// Orders a run on another stream than the last one after it (enterStream).
+  CudaEvent order_;
   /// Steps [pendingFirst_, pendingLast_) were enqueued since the stream was last waited for.
   size_t pendingFirst_ = 0, pendingLast_ = 0;
   std::mutex mutex_;
