@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "ir/tensor.h"
@@ -258,6 +259,20 @@ Status writeModelLibrary(const rt::SerializedPackage &package, const std::string
       fs::remove_all(dir, ignored);
     }
   } cleanup{work};
+  // A library already at `path` is moved aside and deleted while the linker runs: replacing a
+  // 100 MB file by rename makes the file system write the new one back and free the old one
+  // first (30-60 ms on ext4). As with the linker's own output, a failed link leaves no library
+  // at `path`, never the previous one looking current.
+  std::future<void> oldRemoved;
+  if (fs::is_regular_file(path, ec)) {
+    fs::path aside = fs::path(path + fmt::format(".old-{}", ::getpid()));
+    fs::rename(path, aside, ec);
+    if (!ec)
+      oldRemoved = std::async(std::launch::async, [aside] {
+        std::error_code ignored;
+        fs::remove(aside, ignored);
+      });
+  }
 
   const fs::path blob = work / "package.bin", assembly = work / "package.s", map = work / "dlc.map",
                  log = work / "link.log", object = work / "package.o";
