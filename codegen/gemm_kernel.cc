@@ -267,7 +267,8 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       continue;
     const int64_t kTiles = ceilDiv(spec.k, cand.cfg.bk);
     for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
-      if (s > 1 && (kTiles / s < 4 || spec.dtype == DType::kI8))
+      if (s > 1 &&
+          (kTiles / s < 4 || spec.dtype == DType::kI8 || (cand.cfg.wgmma && !opts.hopperSplitK)))
         break;
       TileConfig c = cand.cfg;
       const int64_t perSplit = ceilDiv(kTiles, s);

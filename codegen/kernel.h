@@ -108,6 +108,10 @@ struct EmitOptions {
   /// On sm_90: GEMMs may use the Hopper family, whose modules are compiled for sm_90a (a cubin
   /// and PTX for the sm_90 GPUs only). false keeps every kernel portable sm_90 code.
   bool sm90a = true;
+  /// The cost model may split K in the Hopper family (partial sums and a reduction kernel).
+  /// Off until it is measured against the unsplit tiles on the shapes that leave SMs idle
+  /// (tools/kbench/splitk.txt); a tile given explicitly (kbench --tile) splits regardless.
+  bool hopperSplitK = false;
 };
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).

@@ -40,6 +40,7 @@ jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions
   jo.lower.emit.numSms = device.smCount;
   jo.lower.emit.allowTf32 = opts.allowTf32;
   jo.lower.emit.sm90a = opts.hopperKernels;
+  jo.lower.emit.hopperSplitK = opts.hopperSplitK;
   jo.fuseAttention = opts.fusedAttention;
   jo.strictPlacement = !opts.cpuFallback;
   jo.precision = opts.precision;

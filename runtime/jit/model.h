@@ -90,6 +90,9 @@ struct SessionOptions {
   /// GPU: on sm_90, GEMMs may use the Hopper kernels (wgmma; the program is compiled for
   /// sm_90a). false keeps every kernel plain sm_90 code (`--no-hopper-kernels`).
   bool hopperKernels = true;
+  /// sm_90: the cost model may split K in the Hopper GEMM family (`--hopper-split-k`;
+  /// experimental, off until measured: codegen::EmitOptions::hopperSplitK).
+  bool hopperSplitK = false;
   /// GPU: attention runs as one fused kernel (the fuse-attention pass; `--no-fused-attention`
   /// turns it off).
   bool fusedAttention = true;

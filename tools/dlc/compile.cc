@@ -46,6 +46,7 @@ struct CompileArgs {
   bool noGpu = false;
   bool allowTf32 = false;
   bool noHopperKernels = false;
+  bool hopperSplitK = false;
   bool fusedAttention = true;
   PrecisionArgs precision;
   bool strict = false;
@@ -244,6 +245,7 @@ Status compileModel(const CompileArgs &args) {
         jo.lower.emit.smVersion = sm;
         jo.lower.emit.allowTf32 = args.allowTf32;
         jo.lower.emit.sm90a = !args.noHopperKernels;
+        jo.lower.emit.hopperSplitK = args.hopperSplitK;
         jo.fuseAttention = args.fusedAttention;
         DLC_RETURN_IF_ERROR(precisionOptions(args.precision, jo.precision, jo.keepFp32));
         jo.strictPlacement = args.strict;
@@ -330,6 +332,9 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
                 "sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a); every kernel is "
                 "plain sm_90 code");
+  cmd->add_flag("--hopper-split-k", args->hopperSplitK,
+                "sm_90, experimental: let the cost model split K in the Hopper GEMM kernels "
+                "(partial sums, then a reduction kernel) for shapes that leave SMs idle");
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "Run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
                 "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "

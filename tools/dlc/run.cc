@@ -61,6 +61,7 @@ struct RunArgs {
   bool noCpuFallback = false;
   bool allowTf32 = false;
   bool noHopperKernels = false;
+  bool hopperSplitK = false;
   bool fusedAttention = true;
   PrecisionArgs precision;
   bool verify = false;
@@ -378,6 +379,7 @@ Status runModel(const RunArgs &args, bool *mismatch) {
   so.cpuFallback = !args.noCpuFallback;
   so.allowTf32 = args.allowTf32;
   so.hopperKernels = !args.noHopperKernels;
+  so.hopperSplitK = args.hopperSplitK;
   so.fusedAttention = args.fusedAttention;
   const bool compare = !args.comparePrecision.precision.empty();
   std::string compareKeep; // --keep-fp32 for --compare-precision fp16|bf16
@@ -554,6 +556,9 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
   cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
                 "GPU, sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a)");
+  cmd->add_flag("--hopper-split-k", args->hopperSplitK,
+                "GPU, sm_90, experimental: let the cost model split K in the Hopper GEMM kernels "
+                "(partial sums, then a reduction kernel) for shapes that leave SMs idle");
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "GPU: run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
                 "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "

@@ -121,12 +121,12 @@ inline uint32_t bitsOf(float f) {
 /// Compiles graph `text` (one input, %x), runs it on the GPU alone (no CPU fallback) and on
 /// the reference backend; expects every value to match at its dtype's tolerance (integers
 /// exactly) and at least `values` of them compared (a fused graph has fewer).
-inline void expectGpuMatchesReference(const std::string &text, const Tensor &x, int values = 2) {
+inline void expectGpuMatchesReference(const std::string &text, const Tensor &x, int values = 2,
+                                      SessionOptions so = {}) {
   auto g = parseGraph(text);
   ASSERT_TRUE(g) << g.status().message() << "\n" << text;
   auto model = Model::fromGraph(std::move(*g));
   ASSERT_TRUE(model) << model.status().message();
-  SessionOptions so;
   so.backend = Backend::kGpu;
   so.cpuFallback = false;
   auto report = verifyGpuAgainstReference(*model, {{"x", x}}, so);
