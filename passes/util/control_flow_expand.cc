@@ -269,6 +269,15 @@ Status checkControlFlow(const Node &n, int64_t maxSteps) {
     return Status::ok();
   case Op::kScan: {
     DLC_ASSIGN_OR_RETURN(int64_t len, scanLength(n));
+    // A scan output stacked on a negative axis needs its rank (the stacked steps' rank + 1).
+    ScanParts p = scanParts(n);
+    std::vector<int64_t> outAxes = intsOrZeros(n, "scan_output_axes", p.scanOutputs);
+    for (int k = 0; k < p.scanOutputs; ++k) {
+      const Value *out = n.output(p.states + k);
+      if (outAxes[static_cast<size_t>(k)] < 0 && out && !out->shape().isRanked())
+        return invalidArgument("scan output '{}' is stacked on axis {} but its rank is unknown",
+                               out->name(), outAxes[static_cast<size_t>(k)]);
+    }
     return checkSteps(len, maxSteps, "its sequence length is");
   }
   case Op::kLoop: {
