@@ -1,10 +1,6 @@
 #include "ir/clone.h"
 
-#include <fmt/format.h>
-
 #include <unordered_map>
-
-#include "ir/match.h"
 
 namespace dlc {
 
@@ -12,13 +8,23 @@ namespace {
 
 using ValueMap = std::unordered_map<const Value *, Value *>;
 
-/// Appends a copy of `n` reading `inputs` to `out`; its outputs keep their names and types and
-/// are recorded in `map`.
-void copyNode(Graph &out, const Node &n, std::vector<Value *> inputs, ValueMap &map) {
+/// Appends a copy of `n` reading `inputs` to `out` (in front of `before`, or at the end); its
+/// outputs keep their types and are recorded in `map`. Names are kept, or with a `prefix`
+/// become `prefix/<name>` (made unique; an unnamed node by its first output's name).
+Node *copyNode(Graph &out, const Node &n, std::vector<Value *> inputs, ValueMap &map,
+               Node *before = nullptr, const std::string &prefix = "") {
   // Outputs get scratch names first (createNode names them after the node), then the original
   // ones; a scratch base no model uses keeps them from taking a later value's name.
-  Node *nn = out.createNode(n.op(), std::move(inputs), n.numOutputs(), "$clone");
-  nn->setName(n.name());
+  Node *nn = out.createNode(n.op(), std::move(inputs), n.numOutputs(), "$clone", before);
+  if (prefix.empty()) {
+    nn->setName(n.name());
+  } else {
+    std::string name = n.name();
+    for (int i = 0; name.empty() && i < n.numOutputs(); ++i)
+      if (n.output(i))
+        name = n.output(i)->name();
+    nn->setName(out.uniqueName(prefix + "/" + name));
+  }
   for (const auto &[name, attr] : n.attrs())
     nn->setAttr(name, attr);
   nn->setDevice(n.device());
@@ -29,10 +35,11 @@ void copyNode(Graph &out, const Node &n, std::vector<Value *> inputs, ValueMap &
       continue;
     }
     Value *nv = nn->output(i);
-    out.renameValue(nv, ov->name());
+    out.renameValue(nv, prefix.empty() ? ov->name() : prefix + "/" + ov->name());
     nv->setType(ov->type());
     map[ov] = nv;
   }
+  return nn;
 }
 
 } // namespace
@@ -129,30 +136,8 @@ Expected<std::vector<Value *>> inlineGraph(Graph &g, const Graph &body,
                              body.name(), n->describe(), v->name());
       inputs.push_back(v ? it->second : nullptr);
     }
-    std::string name = n->name(); // an unnamed node by its first output's name
-    for (int i = 0; name.empty() && i < n->numOutputs(); ++i)
-      if (n->output(i))
-        name = n->output(i)->name();
-    Node *nn = g.createNode(n->op(), std::move(inputs), n->numOutputs(),
-                            g.uniqueName(prefix + "/" + name), before);
-    for (const auto &[name, attr] : n->attrs())
-      nn->setAttr(name, attr);
+    Node *nn = copyNode(g, *n, std::move(inputs), map, before, prefix);
     nn->setDevice(before->device());
-    for (int i = 0; i < n->numOutputs(); ++i) {
-      Value *ov = n->output(i);
-      if (!ov) {
-        nn->removeOutput(i);
-        continue;
-      }
-      g.renameValue(nn->output(i), prefix + "/" + ov->name());
-      map[ov] = nn->output(i);
-    }
-    if (Status s = inferNewNode(nn); !s.isOk())
-      return s.withContext(fmt::format("inlining body '{}': {}", body.name(), n->describe()));
-    for (int i = 0; i < n->numOutputs(); ++i)
-      if (Value *nv = nn->output(i))
-        if (auto t = refineType(nv->type(), n->output(i)->type()))
-          nv->setType(*t);
     if (created)
       created->push_back(nn);
   }

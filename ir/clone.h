@@ -29,10 +29,10 @@ extractGraph(const Graph &g, const std::function<bool(const Node &)> &keep,
 /// Copies the nodes of `body` into `g` in front of `before` (a body of If, Loop or Scan
 /// inlined): body input k reads `args[k]`, the body's constants become constants of `g`, and
 /// every copied value is named `prefix/<its name in the body>` (made unique). Nodes keep their
-/// attributes (nested bodies copied), take `before`'s device and are typed by inference from
-/// their new inputs (the body's recorded type where inference knows less). Returns the values
-/// of the body's outputs in order (an argument or a constant where the body returns one) and,
-/// in `created`, the nodes made. Errors name the body's node.
+/// attributes (nested bodies copied) and the body's recorded types (the caller types them for
+/// their new inputs), and take `before`'s device. Returns the values of the body's outputs in
+/// order (an argument or a constant where the body returns one) and, in `created`, the nodes
+/// made, in order. Errors name the body's node.
 Expected<std::vector<Value *>> inlineGraph(Graph &g, const Graph &body,
                                            const std::vector<Value *> &args, Node *before,
                                            const std::string &prefix,

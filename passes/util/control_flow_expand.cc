@@ -82,9 +82,9 @@ public:
     std::vector<Node *> created;
     DLC_ASSIGN_OR_RETURN(std::vector<Value *> outs,
                          inlineGraph(g_, body, args, at_, base() + "/" + prefix, &created));
-    // In order, so that each node sees what folded before it: typed again from its inputs now
-    // (a Slice whose start folded gets its size), folded when small and constant, expanded
-    // when it is control flow that can be.
+    // In order, so that each node sees what folded before it: typed from its inputs now (a
+    // Slice whose start folded gets its size; the body's recorded type where inference knows
+    // less), folded when small and constant, expanded when it is control flow that can be.
     for (Node *inner : created) {
       std::vector<TensorType> recorded;
       for (const Value *v : inner->outputs())
@@ -232,9 +232,7 @@ Expected<std::vector<Value *>> expandLoop(Inliner &in, Node *n) {
   const std::vector<Value *> &ins = n->inputs();
   std::vector<Value *> carried(ins.begin() + 2, ins.begin() + 2 + p.carried);
   std::vector<std::vector<Value *>> scans(static_cast<size_t>(p.scanOutputs));
-  Tensor yes = Tensor::zeros(DType::kBool, {});
-  yes.mutableData<bool>()[0] = true;
-  Value *go = in.builder().constant("cond", yes);
+  Value *go = in.builder().scalar("cond", 1, DType::kBool);
   for (int64_t i = 0; i < trips; ++i) {
     std::vector<Value *> args = {in.builder().scalar(fmt::format("iter{}", i), i, DType::kI64), go};
     args.insert(args.end(), carried.begin(), carried.end());
