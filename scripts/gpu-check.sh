@@ -20,7 +20,7 @@
 #               PyTorch, microbenchmarks, compile times (needs PyTorch)
 #   harness     tools/bench/harness.py: the same models as model libraries in the PyTorch
 #               process, every side timed by one function (DLC_HARNESS_MODELS=resnet50,... to
-#               keep some)
+#               keep some; DLC_HARNESS_VARIANT=NAME=FLAGS also times a build with those flags)
 #   gemms       the same harness on single fp16 GEMMs against cuBLAS (8192^3, transformer shapes)
 #   attention   the harness on BERT and ViT compiled with --no-fused-attention (the unfused
 #               path, to compare with the harness part; no torch.compile)
@@ -134,7 +134,8 @@ for part in "${parts[@]}"; do
     bench) run_part bench python3 "$root/tools/bench/gpu_bench.py" --dlc "$build/tools/dlc/dlc" \
              --host-app "$build/tests/dlc_host_app" --out "$out" ;;
     harness) run_part harness python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
-               --out "$out" ${DLC_HARNESS_MODELS:+--models "$DLC_HARNESS_MODELS"} ;;
+               --out "$out" ${DLC_HARNESS_MODELS:+--models "$DLC_HARNESS_MODELS"} \
+               ${DLC_HARNESS_VARIANT:+--variant "$DLC_HARNESS_VARIANT"} ;;
     gemms) run_part gemms python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
              --out "$out" --gemms ;;
     attention) run_part attention python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \

@@ -76,28 +76,37 @@ def run_config(args, name, batch, dtype, workdir):
     with torch.no_grad():
         gb.export(model, x, path)
     row = {"model": tag}
-    lib = os.path.join(workdir, f"{stem}.so")
-    t0 = time.time()
-    extra = ["--no-fused-attention"] if args.no_fused_attention else []
-    p = subprocess.run([args.dlc, "compile", path, "-o", lib] + extra, capture_output=True,
-                       text=True)
-    row["dlc_compile_s"] = time.time() - t0
-    if p.returncode != 0:
-        row["dlc_error"] = (p.stdout + p.stderr)[-1500:]
-        gb.log(json.dumps(row))
-        return row
-    library = dlc_ctypes.Library(lib)
-    sess = library.session()
-    sess.bind_input("input", x)
-    y = sess.bind_new_output("output", device=x.device)
+    base = ["--no-fused-attention"] if args.no_fused_attention else []
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     with torch.no_grad():
         ref = model(x)
-        y.fill_(float("nan"))
-        sess.run_async(stream())
-        torch.cuda.synchronize()
-        row["rel_err_vs_eager"] = gb.rel_err(y.float().cpu().numpy(), ref.float().cpu().numpy())
-        row["dlc_ms"] = bench(lambda: sess.run_async(stream()))
+    # The default build first ("dlc"), then each --variant with its extra flags, all timed alike.
+    for vname, vargs in [("", [])] + args.variant:
+        key = f"dlc_ms:{vname}" if vname else "dlc_ms"
+        lib = os.path.join(workdir, f"{stem}{'.' + vname if vname else ''}.so")
+        t0 = time.time()
+        p = subprocess.run([args.dlc, "compile", path, "-o", lib] + base + vargs,
+                           capture_output=True, text=True)
+        if not vname:
+            row["dlc_compile_s"] = time.time() - t0
+        if p.returncode != 0:
+            row[f"dlc_error{':' + vname if vname else ''}"] = (p.stdout + p.stderr)[-1500:]
+            continue
+        library = dlc_ctypes.Library(lib)
+        sess = library.session()
+        sess.bind_input("input", x)
+        y = sess.bind_new_output("output", device=x.device)
+        with torch.no_grad():
+            y.fill_(float("nan"))
+            sess.run_async(stream())
+            torch.cuda.synchronize()
+            err = gb.rel_err(y.float().cpu().numpy(), ref.float().cpu().numpy())
+            row[f"rel_err_vs_eager{':' + vname if vname else ''}"] = err
+            row[key] = bench(lambda: sess.run_async(stream()))
+    if "dlc_ms" not in row:
+        gb.log(json.dumps(row))
+        return row
+    with torch.no_grad():
         row["eager_ms"] = bench(lambda: model(x))
         if not args.no_compile and not name.startswith("matmul_"):
             c = torch.compile(model)
@@ -109,6 +118,9 @@ def run_config(args, name, batch, dtype, workdir):
             row["reduce_overhead_ms"] = bench(lambda: ro(x))
     best = min(v for k, v in row.items() if k in ("eager_ms", "compile_ms", "reduce_overhead_ms"))
     row["dlc_over_best_torch"] = row["dlc_ms"] / best
+    for vname, _ in args.variant:
+        if f"dlc_ms:{vname}" in row:
+            row[f"dlc_over_best_torch:{vname}"] = row[f"dlc_ms:{vname}"] / best
     if name.startswith("matmul_"):
         n, k = (int(v) for v in name[len("matmul_"):].split("x"))
         row["dlc_TFLOPs"] = 2.0 * batch * n * k / row["dlc_ms"] / 1e9
@@ -127,7 +139,11 @@ def main():
                     help="compile with dlc compile --no-fused-attention (attention unfused)")
     ap.add_argument("--gemms", action="store_true",
                     help="single GEMMs against cuBLAS (8192^3, transformer shapes) instead")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                    help="also compile with these dlc compile flags and time it beside the "
+                         "default build (e.g. splitk=--hopper-split-k); repeatable")
     args = ap.parse_args()
+    args.variant = [(v.split("=", 1)[0], v.split("=", 1)[1].split()) for v in args.variant]
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -161,6 +177,14 @@ def main():
         gb.log(f"| {r['model']} | {fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} "
                f"| {fmt(r.get('reduce_overhead_ms'))} | {fmt(r.get('dlc_ms'))} "
                f"| {fmt(r.get('dlc_over_best_torch'))} | {r.get('rel_err_vs_eager', '-')} |")
+    for vname, vargs in args.variant:
+        gb.log(f"\n| model | dlc ms | dlc {vname} ms ({' '.join(vargs)}) | {vname} / best torch "
+               f"| rel err vs eager |")
+        gb.log("|---|---|---|---|---|")
+        for r in rows:
+            gb.log(f"| {r['model']} | {fmt(r.get('dlc_ms'))} | {fmt(r.get('dlc_ms:' + vname))} "
+                   f"| {fmt(r.get('dlc_over_best_torch:' + vname))} "
+                   f"| {r.get('rel_err_vs_eager:' + vname, r.get('dlc_error:' + vname, '-'))} |")
 
 
 if __name__ == "__main__":
