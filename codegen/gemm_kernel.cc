@@ -80,15 +80,16 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
     c.stages = stages;
     out.push_back({c, eff, gatherEff});
   };
-  // Convolutions (channels-last A) reach the Hopper family only through a tile override
-  // (kbench --tile) until it is measured on them.
-  if (opts.smVersion == 90 && opts.sm90a && !spec.a.nhwc &&
-      (spec.dtype == DType::kF16 || spec.dtype == DType::kBF16)) {
+  // Convolutions (channels-last A) and int8 products reach the Hopper family only when asked
+  // (EmitOptions::hopperConv, hopperInt8) or through a tile override (kbench --tile) until it
+  // is measured on them.
+  if (opts.smVersion == 90 && opts.sm90a && (!spec.a.nhwc || opts.hopperConv) &&
+      (spec.dtype == DType::kF16 || spec.dtype == DType::kBF16 || (s8 && opts.hopperInt8))) {
     auto wg = [&](int bn, int stages, double eff) {
       TileConfig c;
       c.bm = 128;
       c.bn = bn;
-      c.bk = 64;
+      c.bk = s8 ? 128 : 64; // a stage row is 128 bytes of K
       c.warpsM = 2;
       c.warpsN = 1;
       c.stages = stages;

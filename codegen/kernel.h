@@ -112,6 +112,13 @@ struct EmitOptions {
   /// Off until it is measured against the unsplit tiles on the shapes that leave SMs idle
   /// (tools/kbench/splitk.txt); a tile given explicitly (kbench --tile) splits regardless.
   bool hopperSplitK = false;
+  /// The cost model may choose the Hopper family for channels-last convolutions (implicit
+  /// GEMM with the im2col rows read by the producer). Off until tools/kbench/conv_sm90.txt
+  /// and the model benchmarks measure it against the mma.sync kernels convolutions get.
+  bool hopperConv = false;
+  /// The cost model may choose the Hopper family (s8 wgmma, int32 accumulators) for int8
+  /// products; off until measured, like hopperConv.
+  bool hopperInt8 = false;
 };
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).

@@ -41,6 +41,8 @@ jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions
   jo.lower.emit.allowTf32 = opts.allowTf32;
   jo.lower.emit.sm90a = opts.hopperKernels;
   jo.lower.emit.hopperSplitK = opts.hopperSplitK;
+  jo.lower.emit.hopperConv = opts.hopperConv;
+  jo.lower.emit.hopperInt8 = opts.hopperInt8;
   jo.fuseAttention = opts.fusedAttention;
   jo.strictPlacement = !opts.cpuFallback;
   jo.precision = opts.precision;

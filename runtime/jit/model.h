@@ -93,6 +93,10 @@ struct SessionOptions {
   /// sm_90: the cost model may split K in the Hopper GEMM family (`--hopper-split-k`;
   /// experimental, off until measured: codegen::EmitOptions::hopperSplitK).
   bool hopperSplitK = false;
+  /// sm_90, experimental: channels-last convolutions (`--hopper-conv`) and int8 products
+  /// (`--hopper-int8`) may use the Hopper kernels (codegen::EmitOptions::hopperConv, hopperInt8).
+  bool hopperConv = false;
+  bool hopperInt8 = false;
   /// GPU: attention runs as one fused kernel (the fuse-attention pass; `--no-fused-attention`
   /// turns it off).
   bool fusedAttention = true;

@@ -85,16 +85,23 @@ def bench(args, name, batches, results, workdir):
             if not args.no_compile:
                 ro = torch.compile(model16, mode="reduce-overhead")
                 row["torch_fp16_reduce_overhead_ms"] = gb.time_torch(ro, x16)
-        for label, p, extra in (("dlc_fp16", path, ["--precision", "fp16"]),
-                                ("dlc_int8", qpath, ["--precision", "fp16", "--profile"])):
+        runs = [("dlc_fp16", path, ["--precision", "fp16"]),
+                ("dlc_int8", qpath, ["--precision", "fp16", "--profile"])]
+        for vname, vargs in args.variant:  # the same two with extra dlc flags
+            runs += [(f"dlc_fp16:{vname}", path, ["--precision", "fp16"] + vargs),
+                     (f"dlc_int8:{vname}", qpath, ["--precision", "fp16", "--profile"] + vargs)]
+        for label, p, extra in runs:
             try:
                 shutil.rmtree(os.path.join(workdir, "dlc_out"), ignore_errors=True)
                 out, b, stdout = gb.run_dlc(args.dlc, p, x, workdir, args.runs, extra=extra)
                 row[f"{label}_ms"] = b["median_ms"]
                 row[f"{label}_rel_err_vs_torch_fp32"] = gb.rel_err(out, ref)
-                if label == "dlc_int8":
-                    int8_out = out
-                    with open(os.path.join(args.out, f"profile_int8_{name}_b{batch}.txt"),
+                if label.startswith("dlc_int8"):
+                    if label == "dlc_int8":
+                        int8_out = out
+                    suffix = label[len("dlc_int8"):].replace(":", "_")
+                    with open(os.path.join(args.out,
+                                           f"profile_int8_{name}_b{batch}{suffix}.txt"),
                               "w") as f:
                         f.write(stdout)
             except Exception as e:  # report and go on
@@ -119,6 +126,10 @@ def bench(args, name, batches, results, workdir):
                                       [(p.stdout + p.stderr)[-600:]])[0]
         if "dlc_int8_ms" in row and "dlc_fp16_ms" in row:
             row["int8_speedup_vs_dlc_fp16"] = row["dlc_fp16_ms"] / row["dlc_int8_ms"]
+        for vname, _ in args.variant:
+            if f"dlc_int8:{vname}_ms" in row and "dlc_fp16_ms" in row:
+                row[f"int8_speedup_vs_dlc_fp16:{vname}"] = (row["dlc_fp16_ms"] /
+                                                            row[f"dlc_int8:{vname}_ms"])
         results["models"].append(row)
         gb.log(json.dumps(row))
         with open(os.path.join(args.out, "int8.json"), "w") as f:
@@ -174,7 +185,11 @@ def main():
                     help="calibration method (minmax: entropy clips random-weight nets hard)")
     ap.add_argument("--only", choices=["models", "micro", "resnet50", "bert_base"])
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                    help="also run dlc fp16 and int8 with these extra flags (e.g. "
+                         "hopper='--hopper-conv --hopper-int8'); repeatable")
     args = ap.parse_args()
+    args.variant = [(v.split("=", 1)[0], v.split("=", 1)[1].split()) for v in args.variant]
     os.makedirs(args.out, exist_ok=True)
     workdir = os.path.join(args.out, "work")
     os.makedirs(workdir, exist_ok=True)

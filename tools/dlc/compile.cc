@@ -47,6 +47,8 @@ struct CompileArgs {
   bool allowTf32 = false;
   bool noHopperKernels = false;
   bool hopperSplitK = false;
+  bool hopperConv = false;
+  bool hopperInt8 = false;
   bool fusedAttention = true;
   PrecisionArgs precision;
   bool strict = false;
@@ -246,6 +248,8 @@ Status compileModel(const CompileArgs &args) {
         jo.lower.emit.allowTf32 = args.allowTf32;
         jo.lower.emit.sm90a = !args.noHopperKernels;
         jo.lower.emit.hopperSplitK = args.hopperSplitK;
+        jo.lower.emit.hopperConv = args.hopperConv;
+        jo.lower.emit.hopperInt8 = args.hopperInt8;
         jo.fuseAttention = args.fusedAttention;
         DLC_RETURN_IF_ERROR(precisionOptions(args.precision, jo.precision, jo.keepFp32));
         jo.strictPlacement = args.strict;
@@ -335,6 +339,12 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--hopper-split-k", args->hopperSplitK,
                 "sm_90, experimental: let the cost model split K in the Hopper GEMM kernels "
                 "(partial sums, then a reduction kernel) for shapes that leave SMs idle");
+  cmd->add_flag("--hopper-conv", args->hopperConv,
+                "sm_90, experimental: let the cost model run channels-last convolutions on the "
+                "Hopper GEMM kernels");
+  cmd->add_flag("--hopper-int8", args->hopperInt8,
+                "sm_90, experimental: let the cost model run int8 products on the Hopper GEMM "
+                "kernels (s8 wgmma)");
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "Run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
                 "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "

@@ -62,6 +62,8 @@ struct RunArgs {
   bool allowTf32 = false;
   bool noHopperKernels = false;
   bool hopperSplitK = false;
+  bool hopperConv = false;
+  bool hopperInt8 = false;
   bool fusedAttention = true;
   PrecisionArgs precision;
   bool verify = false;
@@ -380,6 +382,8 @@ Status runModel(const RunArgs &args, bool *mismatch) {
   so.allowTf32 = args.allowTf32;
   so.hopperKernels = !args.noHopperKernels;
   so.hopperSplitK = args.hopperSplitK;
+  so.hopperConv = args.hopperConv;
+  so.hopperInt8 = args.hopperInt8;
   so.fusedAttention = args.fusedAttention;
   const bool compare = !args.comparePrecision.precision.empty();
   std::string compareKeep; // --keep-fp32 for --compare-precision fp16|bf16
@@ -559,6 +563,12 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--hopper-split-k", args->hopperSplitK,
                 "GPU, sm_90, experimental: let the cost model split K in the Hopper GEMM kernels "
                 "(partial sums, then a reduction kernel) for shapes that leave SMs idle");
+  cmd->add_flag("--hopper-conv", args->hopperConv,
+                "GPU, sm_90, experimental: let the cost model run channels-last convolutions on "
+                "the Hopper GEMM kernels");
+  cmd->add_flag("--hopper-int8", args->hopperInt8,
+                "GPU, sm_90, experimental: let the cost model run int8 products on the Hopper "
+                "GEMM kernels (s8 wgmma)");
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "GPU: run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
                 "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "

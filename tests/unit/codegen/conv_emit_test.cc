@@ -191,6 +191,23 @@ TEST(ConvEmit, ChannelsLastConvOnTheHopperKernelCompiles) {
   auto chosen = emitGroup(b.group, {});
   ASSERT_TRUE(chosen) << chosen.status().message();
   EXPECT_FALSE(chosen->kernels[0].sm90a);
+  // --hopper-conv lets the cost model choose it (a ResNet-50 b32 layer: 100352 rows).
+  Built r50 = build(R"(graph @g(%x: f16[32,56,56,64], %w: f16[64,3,3,64], %b: f16[64]) -> (y: ?) {
+  %y0 = conv(%x, %w, %b) {channels_last = 1, pads = [1, 1, 1, 1]} : ?
+  %y = relu(%y0) : ?
+  return %y
+})",
+                    "r50");
+  EmitOptions conv;
+  conv.hopperConv = true;
+  auto plain = emitGroup(r50.group, {});
+  ASSERT_TRUE(plain) << plain.status().message();
+  EXPECT_FALSE(plain->kernels[0].sm90a);
+  auto opted = emitGroup(r50.group, conv);
+  ASSERT_TRUE(opted) << opted.status().message();
+  EXPECT_TRUE(opted->kernels[0].sm90a);
+  EXPECT_NE(opted->kernels[0].source.find("/wgs"), std::string::npos)
+      << opted->kernels[0].source.substr(0, 200);
 }
 
 TEST(ConvEmit, RefusalsNameTheOpAndReason) {

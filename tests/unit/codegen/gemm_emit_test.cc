@@ -297,6 +297,25 @@ TEST(GemmEmit, RefusalsNameTheOpAndReason) {
   EXPECT_EQ(why, "MatMul: the output [0,3] is empty");
 }
 
+TEST(GemmEmit, Int8ReachesTheHopperFamilyWhenAsked) {
+  // realize-int8's form of BERT's FFN up-projection: the mma.sync family by default, s8 wgmma
+  // (BK 128: a stage row is 128 bytes) with --hopper-int8.
+  Built b = build("graph @g(%a: i8[1024,768], %b: i8[3072,768]) -> (y: ?) {\n"
+                  "  %y = matmul_integer(%a, %b) {transB = 1} : ?\n  return %y\n}",
+                  "int8");
+  auto plain = emitGroup(b.group, {});
+  ASSERT_TRUE(plain) << plain.status().message();
+  EXPECT_FALSE(plain->kernels[0].sm90a);
+  EmitOptions opts;
+  opts.hopperInt8 = true;
+  auto opted = emitGroup(b.group, opts);
+  ASSERT_TRUE(opted) << opted.status().message();
+  ASSERT_EQ(opted->kernels.size(), 1u); // int8 never splits K
+  EXPECT_TRUE(opted->kernels[0].sm90a);
+  EXPECT_NE(opted->kernels[0].source.find("x128/wgs"), std::string::npos)
+      << opted->kernels[0].source.substr(0, 200);
+}
+
 TEST(GemmEmit, HopperFamilyCompilesForSm90a) {
   // Both layouts of B, bf16, tails in M, N and K, a batch, an epilogue: each compiles for
   // sm_90a into wgmma, mbarrier and setmaxnreg code with the accumulators in registers (no
