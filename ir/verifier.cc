@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "ir/text_util.h"
@@ -124,17 +125,7 @@ private:
   }
 
   Status checkUses() {
-    for (const Node *n : nodes_) {
-      for (int i = 0; i < n->numInputs(); ++i) {
-        const Value *v = n->input(i);
-        if (!v)
-          continue;
-        Use u{const_cast<Node *>(n), i};
-        if (std::find(v->uses().begin(), v->uses().end(), u) == v->uses().end())
-          return fail("{}: input {} {} is missing from the value's use list", n->describe(), i,
-                      ref(v));
-      }
-    }
+    // Each use names a distinct input slot, holding the value, of a node in the graph...
     for (const Value *v : liveOrder_) {
       std::set<std::pair<const Node *, int>> seen;
       for (const Use &u : v->uses()) {
@@ -146,6 +137,26 @@ private:
         if (!seen.insert({u.node, u.index}).second)
           return fail("value {}: use list names input {} of {} twice", ref(v), u.index,
                       u.node->describe());
+      }
+    }
+    // ...so every input is on its value's use list when the value has as many uses as inputs
+    // name it. (Searching the list once per input is quadratic in a value's uses: a weight
+    // or a scalar shared by thousands of nodes.) Only a value short of uses is searched, to
+    // name the input missing from its list.
+    std::unordered_map<const Value *, size_t> slots;
+    for (const Node *n : nodes_)
+      for (const Value *v : n->inputs())
+        if (v)
+          ++slots[v];
+    for (const Node *n : nodes_) {
+      for (int i = 0; i < n->numInputs(); ++i) {
+        const Value *v = n->input(i);
+        if (!v || slots[v] == v->uses().size())
+          continue;
+        Use u{const_cast<Node *>(n), i};
+        if (std::find(v->uses().begin(), v->uses().end(), u) == v->uses().end())
+          return fail("{}: input {} {} is missing from the value's use list", n->describe(), i,
+                      ref(v));
       }
     }
     return Status::ok();
