@@ -90,9 +90,9 @@ struct SessionOptions {
   /// GPU: on sm_90, GEMMs may use the Hopper kernels (wgmma; the program is compiled for
   /// sm_90a). false keeps every kernel plain sm_90 code (`--no-hopper-kernels`).
   bool hopperKernels = true;
-  /// sm_90: the cost model may split K in the Hopper GEMM family (`--hopper-split-k`;
-  /// experimental, off until measured: codegen::EmitOptions::hopperSplitK).
-  bool hopperSplitK = false;
+  /// sm_90: the cost model may split K in the Hopper GEMM family (codegen::EmitOptions::
+  /// hopperSplitK; `--no-hopper-split-k` turns it off).
+  bool hopperSplitK = true;
   /// sm_90, experimental: channels-last convolutions (`--hopper-conv`) and int8 products
   /// (`--hopper-int8`) may use the Hopper kernels (codegen::EmitOptions::hopperConv, hopperInt8).
   bool hopperConv = false;

@@ -46,7 +46,7 @@ struct CompileArgs {
   bool noGpu = false;
   bool allowTf32 = false;
   bool noHopperKernels = false;
-  bool hopperSplitK = false;
+  bool hopperSplitK = true;
   bool hopperConv = false;
   bool hopperInt8 = false;
   bool fusedAttention = true;
@@ -336,9 +336,9 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
                 "sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a); every kernel is "
                 "plain sm_90 code");
-  cmd->add_flag("--hopper-split-k", args->hopperSplitK,
-                "sm_90, experimental: let the cost model split K in the Hopper GEMM kernels "
-                "(partial sums, then a reduction kernel) for shapes that leave SMs idle");
+  cmd->add_flag("--hopper-split-k,!--no-hopper-split-k", args->hopperSplitK,
+                "sm_90: let the cost model split K in the Hopper GEMM kernels (partial sums, "
+                "then a reduction kernel) for shapes that leave SMs idle (on by default)");
   cmd->add_flag("--hopper-conv", args->hopperConv,
                 "sm_90, experimental: let the cost model run channels-last convolutions on the "
                 "Hopper GEMM kernels");

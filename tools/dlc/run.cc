@@ -61,7 +61,7 @@ struct RunArgs {
   bool noCpuFallback = false;
   bool allowTf32 = false;
   bool noHopperKernels = false;
-  bool hopperSplitK = false;
+  bool hopperSplitK = true;
   bool hopperConv = false;
   bool hopperInt8 = false;
   bool fusedAttention = true;
@@ -560,9 +560,9 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
   cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
                 "GPU, sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a)");
-  cmd->add_flag("--hopper-split-k", args->hopperSplitK,
-                "GPU, sm_90, experimental: let the cost model split K in the Hopper GEMM kernels "
-                "(partial sums, then a reduction kernel) for shapes that leave SMs idle");
+  cmd->add_flag("--hopper-split-k,!--no-hopper-split-k", args->hopperSplitK,
+                "GPU, sm_90: let the cost model split K in the Hopper GEMM kernels (partial "
+                "sums, then a reduction kernel) for shapes that leave SMs idle (on by default)");
   cmd->add_flag("--hopper-conv", args->hopperConv,
                 "GPU, sm_90, experimental: let the cost model run channels-last convolutions on "
                 "the Hopper GEMM kernels");
