@@ -254,18 +254,46 @@ Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoiste
   for (const auto &[name, use] : vec.used)
     alignOf(name, use.first->dtype());
   w.line("const bool dlc_va = (({}) == 0);", fmt::join(align, " | "));
-  auto epv = w.blockSemi("auto dlc_epv = [&](const {} *a, {} oidx)", accType, indexType(ctx));
+  auto isFull = [](const auto &use) { return use.second.second.access == ChunkAccess::kFull; };
+  const bool prefetch = ctx.prefetchPasses > 0;
+  if (prefetch) {
+    // The full-size operands of one chunk, loaded by dlc_epl before the main loop, as raw
+    // words: a vector of bytes would be unpacked into a register per byte.
+    {
+      auto fields = w.blockSemi("struct dlc_epre");
+      for (const auto &use : vec.used)
+        if (isFull(use)) {
+          const size_t bytes = v * dtypeSize(use.second.first->dtype());
+          w.line("{} v_{};", bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "unsigned", use.first);
+        }
+    }
+    // One aligned load each (an element-by-element fallback merged in here would hold every
+    // element in its own register through the main loop): buffers not aligned to a chunk are
+    // read by dlc_epv instead.
+    auto epl = w.blockSemi("auto dlc_epl = [&]({} oidx, dlc_epre &p)", indexType(ctx));
+    w.line("if (!dlc_va)");
+    w.line("  return;");
+    for (const auto &use : vec.used)
+      if (isFull(use))
+        w.line("p.v_{0} = *reinterpret_cast<const decltype(p.v_{0}) *>({0} + oidx);", use.first);
+  }
+  auto epv = w.blockSemi("auto dlc_epv = [&](const {} *a, {} oidx{})", accType, indexType(ctx),
+                         prefetch ? ", const dlc_epre &p" : "");
   w.line("dlc_vec<{}, {}> av;", accType, v);
   w.line("dlc_vload(av, a, true);");
   w.line("dlc_vec<{}, {}> o;", ctx.outStorage, v);
-  for (const auto &[name, use] : vec.used) {
-    const bool full = use.second.access == ChunkAccess::kFull;
-    w.line("dlc_vec<{}, {}> {}_{};", cudaStorageType(use.first->dtype()), v, full ? "v" : "r",
-           name);
-    if (full)
+  for (const auto &use : vec.used) {
+    const std::string &name = use.first;
+    w.line("dlc_vec<{}, {}> {}_{};", cudaStorageType(use.second.first->dtype()), v,
+           isFull(use) ? "v" : "r", name);
+    if (isFull(use) && prefetch)
+      w.line("if (dlc_va) v_{0} = *reinterpret_cast<const decltype(v_{0}) *>(&p.v_{0}); "
+             "else dlc_vload(v_{0}, {0} + oidx, false);",
+             name);
+    else if (isFull(use))
       w.line("dlc_vload(v_{0}, {0} + oidx, dlc_va);", name);
     else
-      w.line("dlc_vload(r_{0}, {0} + oidx % {1}, dlc_va);", name, use.second.q);
+      w.line("dlc_vload(r_{0}, {0} + oidx % {1}, dlc_va);", name, use.second.second.q);
   }
   for (const auto &[name, offset] : vec.constants)
     w.line("const auto c_{} = {};", name, loadExpr(name, offset));
@@ -274,7 +302,55 @@ Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoiste
   return Status::ok();
 }
 
+/// The condition under which a staged chunk at (row, col) lies inside the output, "" where every
+/// chunk of every tile does.
+std::string chunkInside(const KernelContext &ctx) {
+  std::vector<std::string> inside;
+  if (ctx.spec.m % ctx.cfg.bm != 0)
+    inside.push_back(fmt::format("row < {}", ctx.spec.m));
+  if (ctx.spec.n % ctx.cfg.bn != 0)
+    inside.push_back(fmt::format("col < {}", ctx.spec.n)); // n % stagedV == 0: whole chunks
+  return fmt::format("{}", fmt::join(inside, " && "));
+}
+
 } // namespace
+
+Expected<int> stagedFullOperandBytes(const KernelContext &ctx) {
+  CodeWriter scratch;
+  const Hoisted hoisted = writeHoistedScalars(scratch, ctx);
+  VecOperands vec{"j", ctx.stagedV, {}, {}};
+  DLC_RETURN_IF_ERROR(
+      writeEpilogueBody(scratch, ctx, hoisted, "av.v[j]", "(oidx + j)", "e", &vec).status());
+  int bytes = 0;
+  for (const auto &[name, use] : vec.used) {
+    const int chunk = ctx.stagedV * static_cast<int>(dtypeSize(use.first->dtype()));
+    if (use.second.access != ChunkAccess::kFull)
+      continue;
+    if (chunk > 16) // one aligned load per operand chunk (dlc_epl)
+      return -1;
+    bytes += chunk;
+  }
+  return bytes;
+}
+
+void writeEpiloguePrefetch(CodeWriter &w, const KernelContext &ctx) {
+  const GemmSpec &s = ctx.spec;
+  const int v = ctx.stagedV, wn = ctx.cfg.bn / ctx.cfg.warpsN;
+  w.line("dlc_epre pf[{}][{}];", ctx.prefetchPasses, ctx.prefetchChunks);
+  w.line("#pragma unroll");
+  auto passes = w.block("for (int pi = 0; pi < {}; ++pi)", ctx.prefetchPasses);
+  w.line("#pragma unroll");
+  auto chunks = w.block("for (int qi = 0; qi < {}; ++qi)", ctx.prefetchChunks);
+  // The chunk the staged store's pass pi gives lane q (writeStagedChunks).
+  w.line("const int q = lane + qi * 32, r = q / {0}, c = (q % {0}) * {1};", wn / v, v);
+  w.line("const int row = m0 + wm * WM + pi * {} + r, col = n0 + wn * WN + c;", ctx.stagedRows);
+  const std::string inside = chunkInside(ctx);
+  std::optional<CodeWriter::Scope> test;
+  if (!inside.empty())
+    test.emplace(w.block("if ({})", inside));
+  w.line("const {0} ob = {1} + ({0})row * {2};", indexType(ctx), outBatchExpr(ctx), s.outRowStride);
+  w.line("dlc_epl(ob + {}, pf[pi][qi]);", outColOffset(ctx, "col"));
+}
 
 int stagedWidth(const GemmSpec &spec, const TileConfig &cfg, int64_t splits, DType out) {
   if (cfg.simt || splits > 1)
@@ -383,22 +459,25 @@ void writeStagedChunks(CodeWriter &w, const KernelContext &ctx, const std::strin
                        const std::string &colOrigin) {
   const GemmSpec &s = ctx.spec;
   const int v = ctx.stagedV;
-  w.line("#pragma unroll{}", heavyEpilogue(ctx.group) ? " 1" : "");
+  const bool prefetched = ctx.prefetchPasses > 0;
+  w.line("#pragma unroll{}", heavyEpilogue(ctx.group) && !prefetched ? " 1" : "");
   {
-    auto chunks = w.block("for (int q = lane; q < EP_ROWS * EP_CHUNKS; q += 32)");
+    // Prefetched operands are indexed by the chunk's number, a constant once unrolled, and by
+    // the pass (writeStagedStore's s0, the only caller that prefetches).
+    auto chunks = prefetched ? w.block("for (int qi = 0; qi < {}; ++qi)", ctx.prefetchChunks)
+                             : w.block("for (int q = lane; q < EP_ROWS * EP_CHUNKS; q += 32)");
+    if (prefetched)
+      w.line("const int q = lane + qi * 32;");
     w.line("const int r = q / EP_CHUNKS, c = (q % EP_CHUNKS) * {};", v);
     w.line("const int row = m0e + {} + r, col = n0e + {} + c;", rowOrigin, colOrigin);
-    std::vector<std::string> inside;
-    if (s.m % ctx.cfg.bm != 0)
-      inside.push_back(fmt::format("row < {}", s.m));
-    if (s.n % ctx.cfg.bn != 0)
-      inside.push_back(fmt::format("col < {}", s.n)); // n % stagedV == 0: whole chunks
+    const std::string inside = chunkInside(ctx);
     std::optional<CodeWriter::Scope> test;
     if (!inside.empty())
-      test.emplace(w.block("if ({})", fmt::join(inside, " && ")));
+      test.emplace(w.block("if ({})", inside));
     w.line("const {0} ob = {1} + ({0})row * {2};", indexType(ctx), outBatchExpr(ctx),
            s.outRowStride);
-    w.line("dlc_epv(ep + r * EP_PITCH + c, ob + {});", outColOffset(ctx, "col"));
+    w.line("dlc_epv(ep + r * EP_PITCH + c, ob + {}{});", outColOffset(ctx, "col"),
+           prefetched ? ", pf[s0 / (EP_ROWS / 16)][qi]" : "");
   }
 }
 

@@ -521,6 +521,8 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   if (c.splitK == 1)
     DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
   auto batch = w.block("for (long long b = blockIdx.z; b < {}LL; b += gridDim.z)", s.batch);
+  if (ctx.prefetchPasses > 0)
+    writeEpiloguePrefetch(w, ctx);
   if (s.a.nhwc)
     writeNhwcLoader(w, ctx, s.a);
   else

@@ -34,6 +34,10 @@ struct KernelContext {
   // Outputs per lane of the staged epilogue (writeStagedStore), 0 for the fragment epilogue.
   int stagedV = 0;
   int stagedRows = 16; // rows of a warp's slab: 16, 32, ... up to the warp tile's rows
+  // EmitOptions::prefetchEpilogue: the staged epilogue's full-size operands are loaded before
+  // the main loop into `pf[prefetchPasses][prefetchChunks]` (slab passes x chunks per lane);
+  // 0 where they are loaded by the chunk loop.
+  int prefetchPasses = 0, prefetchChunks = 0;
 };
 
 /// Whether the group's epilogue (its nodes beside the anchor) does more than cheap arithmetic.
@@ -78,6 +82,16 @@ void writeStagedStore(CodeWriter &w, const KernelContext &ctx);
 /// tile row `rowOrigin` + r and column `colOrigin` + c (C expressions).
 void writeStagedChunks(CodeWriter &w, const KernelContext &ctx, const std::string &rowOrigin,
                        const std::string &colOrigin);
+
+/// Bytes of full-size operands (a residual) that one chunk of the staged epilogue reads: what
+/// prefetching them into registers holds per chunk (0: none; -1: one of them takes more than
+/// one 16-byte load per chunk, which the prefetch does not do).
+Expected<int> stagedFullOperandBytes(const KernelContext &ctx);
+
+/// Writes the prefetch of the staged epilogue's full-size operands (ctx.prefetchPasses > 0):
+/// `pf`, each lane's chunks of every slab pass, loaded through `dlc_epl`. Inside the batch
+/// loop, before the main loop.
+void writeEpiloguePrefetch(CodeWriter &w, const KernelContext &ctx);
 
 /// Shared memory of the staged epilogue's slabs of `rows` rows (reused from the operand
 /// pipeline's).

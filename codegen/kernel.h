@@ -122,6 +122,11 @@ struct EmitOptions {
   /// The cost model may choose the Hopper family (s8 wgmma, int32 accumulators) for int8
   /// products; off until measured, like hopperConv.
   bool hopperInt8 = false;
+  /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
+  /// registers before the main loop, so that their latency hides behind the operand loads
+  /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Experimental:
+  /// off until measured (kbench --prefetch, `--epilogue-prefetch`).
+  bool prefetchEpilogue = false;
 };
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).

@@ -43,6 +43,7 @@ jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions
   jo.lower.emit.hopperSplitK = opts.hopperSplitK;
   jo.lower.emit.hopperConv = opts.hopperConv;
   jo.lower.emit.hopperInt8 = opts.hopperInt8;
+  jo.lower.emit.prefetchEpilogue = opts.prefetchEpilogue;
   jo.fuseAttention = opts.fusedAttention;
   jo.strictPlacement = !opts.cpuFallback;
   jo.precision = opts.precision;

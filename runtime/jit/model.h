@@ -97,6 +97,9 @@ struct SessionOptions {
   /// (`--hopper-int8`) may use the Hopper kernels (codegen::EmitOptions::hopperConv, hopperInt8).
   bool hopperConv = false;
   bool hopperInt8 = false;
+  /// GPU, experimental: the GEMM/conv epilogues load a residual before the main loop
+  /// (`--epilogue-prefetch`; codegen::EmitOptions::prefetchEpilogue).
+  bool prefetchEpilogue = false;
   /// GPU: attention runs as one fused kernel (the fuse-attention pass; `--no-fused-attention`
   /// turns it off).
   bool fusedAttention = true;

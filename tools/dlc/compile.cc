@@ -49,6 +49,7 @@ struct CompileArgs {
   bool hopperSplitK = true;
   bool hopperConv = false;
   bool hopperInt8 = false;
+  bool prefetchEpilogue = false;
   bool fusedAttention = true;
   PrecisionArgs precision;
   bool strict = false;
@@ -250,6 +251,7 @@ Status compileModel(const CompileArgs &args) {
         jo.lower.emit.hopperSplitK = args.hopperSplitK;
         jo.lower.emit.hopperConv = args.hopperConv;
         jo.lower.emit.hopperInt8 = args.hopperInt8;
+        jo.lower.emit.prefetchEpilogue = args.prefetchEpilogue;
         jo.fuseAttention = args.fusedAttention;
         DLC_RETURN_IF_ERROR(precisionOptions(args.precision, jo.precision, jo.keepFp32));
         jo.strictPlacement = args.strict;
@@ -345,6 +347,9 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--hopper-int8", args->hopperInt8,
                 "sm_90, experimental: let the cost model run int8 products on the Hopper GEMM "
                 "kernels (s8 wgmma)");
+  cmd->add_flag("--epilogue-prefetch", args->prefetchEpilogue,
+                "Experimental: GEMM/conv kernels (mma.sync) load their residual operand before "
+                "the main loop, not after it");
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "Run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
                 "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "

@@ -64,6 +64,7 @@ struct RunArgs {
   bool hopperSplitK = true;
   bool hopperConv = false;
   bool hopperInt8 = false;
+  bool prefetchEpilogue = false;
   bool fusedAttention = true;
   PrecisionArgs precision;
   bool verify = false;
@@ -384,6 +385,7 @@ Status runModel(const RunArgs &args, bool *mismatch) {
   so.hopperSplitK = args.hopperSplitK;
   so.hopperConv = args.hopperConv;
   so.hopperInt8 = args.hopperInt8;
+  so.prefetchEpilogue = args.prefetchEpilogue;
   so.fusedAttention = args.fusedAttention;
   const bool compare = !args.comparePrecision.precision.empty();
   std::string compareKeep; // --keep-fp32 for --compare-precision fp16|bf16
@@ -569,6 +571,9 @@ void addRunCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--hopper-int8", args->hopperInt8,
                 "GPU, sm_90, experimental: let the cost model run int8 products on the Hopper "
                 "GEMM kernels (s8 wgmma)");
+  cmd->add_flag("--epilogue-prefetch", args->prefetchEpilogue,
+                "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
+                "before the main loop, not after it");
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "GPU: run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
                 "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "

@@ -690,6 +690,7 @@ int main(int argc, char **argv) {
     o.outlineHeavyEpilogues = !cases[i].has("inline-epilogue");
     o.stagedEpilogue = !cases[i].has("fragment-epilogue");
     o.sm90a = !cases[i].has("no-wgmma");
+    o.prefetchEpilogue = cases[i].has("prefetch");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());

@@ -94,8 +94,9 @@ inline bool sameElement(const Tensor &a, int64_t i, const Tensor &b, int64_t j) 
 
 /// Emits the group and returns its kernels' source (failing the test on an error). Each kernel's
 /// prelude must hold every helper its source names.
-inline std::string emitSource(const FusedGroup &grp, KernelSet *out = nullptr) {
-  auto set = emitGroup(grp, {});
+inline std::string emitSource(const FusedGroup &grp, KernelSet *out = nullptr,
+                              const EmitOptions &opts = {}) {
+  auto set = emitGroup(grp, opts);
   EXPECT_TRUE(set) << grp.name << ": " << set.status().message();
   if (!set)
     return "";

@@ -20,6 +20,7 @@ struct HostCase {
   std::map<std::string, Tensor> given = {};
   /// Relative tolerance for float outputs; 0 compares bytes.
   double tolerance = 0;
+  EmitOptions options = {};
 };
 
 /// The graph evaluated node by node with the reference kernels.
@@ -77,7 +78,8 @@ inline void expectHostRunsMatchReference(const std::vector<HostCase> &cases) {
     graphs.push_back(parseInfer(cases[c].text));
     ASSERT_TRUE(graphs.back());
     KernelSet set;
-    source += emitSource(wholeGraph(*graphs.back(), fmt::format("case{}", c)), &set);
+    source += emitSource(wholeGraph(*graphs.back(), fmt::format("case{}", c)), &set,
+                         cases[c].options);
     ASSERT_FALSE(set.kernels.empty());
     sets.push_back(std::move(set));
   }
