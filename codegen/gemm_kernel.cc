@@ -456,8 +456,8 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
         std::max(main.launch.sharedBytes, stagedEpilogueBytes(cfg, ctx.stagedRows));
     // Prefetch: each lane's chunks of every pass, at most 64 bytes of registers held through
     // a main loop of at most 8 K tiles (a 1x1 conv's; longer loops hide the epilogue anyway).
-    const int passes = wm / ctx.stagedRows, chunks = ctx.stagedRows * (cfg.bn / cfg.warpsN) /
-                                                     ctx.stagedV;
+    const int passes = wm / ctx.stagedRows,
+              chunks = ctx.stagedRows * (cfg.bn / cfg.warpsN) / ctx.stagedV;
     if (opts.prefetchEpilogue && !heavyEpilogue(group) && chunks % 32 == 0 &&
         ctx.kTilesPerSplit <= 8) {
       DLC_ASSIGN_OR_RETURN(int bytes, stagedFullOperandBytes(ctx));

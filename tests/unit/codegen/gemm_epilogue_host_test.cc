@@ -1,6 +1,8 @@
 // The GEMM epilogue's variants run on the host emulator against the reference: the staged
 // epilogue with its full-size operand (a residual) prefetched before the main loop
 // (EmitOptions::prefetchEpilogue), on tiles that divide the output and tiles that do not.
+#include <random>
+
 #include "host_check.h"
 
 namespace dlc::codegen::testing {
@@ -10,40 +12,62 @@ EmitOptions prefetching() {
   EmitOptions o;
   o.sm90a = false; // the mma.sync kernels, whose staged epilogue prefetches
   o.prefetchEpilogue = true;
+  o.numSms = 2; // few SMs: the cost model takes tiles of 128 rows (slabs in two passes)
   return o;
 }
 
+/// Uniform values in [-1, 1) as f16 (distinctData's ramps would overflow f16 in the product).
+Tensor randomF16(std::vector<int64_t> shape, uint32_t seed) {
+  Tensor t = Tensor::zeros(DType::kF64, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.mutableData<double>()[i] = dist(rng);
+  return t.castTo(DType::kF16);
+}
+
+std::map<std::string, Tensor> residualInputs(int m, int k, int n) {
+  return {{"a", randomF16({m, k}, 1)},
+          {"b", randomF16({k, n}, 2)},
+          {"c", randomF16({n}, 3)},
+          {"r", randomF16({m, n}, 4)}};
+}
+
 std::string residualGemm(int m, int k, int n) {
-  return fmt::format(R"(graph @g(%a: f16[{0},{1}], %b: f16[{1},{2}], %c: f16[{2}], %r: f16[{0},{2}]) -> (y: ?) {{
+  return fmt::format(
+      R"(graph @g(%a: f16[{0},{1}], %b: f16[{1},{2}], %c: f16[{2}], %r: f16[{0},{2}]) -> (y: ?) {{
   %m = matmul(%a, %b) : ?
   %y0 = add(%m, %c) : ?
   %y1 = add(%y0, %r) : ?
   %y = relu(%y1) : ?
   return %y
 }})",
-                     m, k, n);
+      m, k, n);
 }
 
 TEST(GemmEpilogueHost, PrefetchedResidualMatchesTheReference) {
-  // The residual is loaded before the main loop (dlc_epl) and used after it.
-  for (const std::string text : {residualGemm(256, 64, 128), residualGemm(200, 72, 136)}) {
+  // The residual is loaded before the main loop (dlc_epl) for both slab passes of a 128-row
+  // tile, two chunks per lane each, and used after it; 1000 rows end inside a tile.
+  for (const std::string text : {residualGemm(1024, 32, 64), residualGemm(1000, 32, 64)}) {
     auto g = parseInfer(text);
     ASSERT_TRUE(g);
     KernelSet set;
     emitSource(wholeGraph(*g, "pf"), &set, prefetching());
     ASSERT_FALSE(set.kernels.empty());
-    EXPECT_NE(set.kernels[0].source.find("dlc_epl(ob"), std::string::npos)
+    EXPECT_NE(set.kernels[0].source.find("dlc_epre pf[2][2];"), std::string::npos)
         << set.kernels[0].source;
+    EXPECT_NE(set.kernels[0].source.find("dlc_epl(ob"), std::string::npos);
   }
-  expectHostRunsMatchReference({{residualGemm(256, 64, 128), {}, 1e-2, prefetching()},
-                                {residualGemm(200, 72, 136), {}, 1e-2, prefetching()}});
+  expectHostRunsMatchReference(
+      {{residualGemm(1024, 32, 64), residualInputs(1024, 32, 64), 1e-2, prefetching()},
+       {residualGemm(1000, 32, 64), residualInputs(1000, 32, 64), 1e-2, prefetching()}});
 }
 
 TEST(GemmEpilogueHost, PrefetchIsOffByDefault) {
-  auto g = parseInfer(residualGemm(256, 64, 128));
+  auto g = parseInfer(residualGemm(1024, 32, 64));
   ASSERT_TRUE(g);
-  EmitOptions o;
-  o.sm90a = false;
+  EmitOptions o = prefetching();
+  o.prefetchEpilogue = false;
   KernelSet set;
   emitSource(wholeGraph(*g, "plain"), &set, o);
   ASSERT_FALSE(set.kernels.empty());

@@ -78,8 +78,8 @@ inline void expectHostRunsMatchReference(const std::vector<HostCase> &cases) {
     graphs.push_back(parseInfer(cases[c].text));
     ASSERT_TRUE(graphs.back());
     KernelSet set;
-    source += emitSource(wholeGraph(*graphs.back(), fmt::format("case{}", c)), &set,
-                         cases[c].options);
+    source +=
+        emitSource(wholeGraph(*graphs.back(), fmt::format("case{}", c)), &set, cases[c].options);
     ASSERT_FALSE(set.kernels.empty());
     sets.push_back(std::move(set));
   }
