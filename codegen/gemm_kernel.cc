@@ -136,7 +136,8 @@ std::string TileConfig::str() const {
     return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
   if (wgmma)
     return fmt::format("{}x{}x{}/wgs{}k{}", bm, bn, bk, stages, splitK);
-  return fmt::format("{}x{}x{}/{}x{}s{}k{}", bm, bn, bk, warpsM, warpsN, stages, splitK);
+  return fmt::format("{}x{}x{}/{}x{}s{}k{}{}", bm, bn, bk, warpsM, warpsN, stages, splitK,
+                     minBlocks > 0 ? fmt::format("b{}", minBlocks) : "");
 }
 
 std::optional<TileConfig> parseTileConfig(const std::string &text) {
@@ -168,6 +169,12 @@ std::optional<TileConfig> parseTileConfig(const std::string &text) {
   if (!rest.empty() && rest[0] == 'k') {
     int m = 0;
     if (std::sscanf(rest.c_str(), "k%d%n", &c.splitK, &m) != 1)
+      return std::nullopt;
+    rest = rest.substr(static_cast<size_t>(m));
+  }
+  if (!rest.empty() && rest[0] == 'b' && !c.simt && !c.wgmma) {
+    int m = 0;
+    if (std::sscanf(rest.c_str(), "b%d%n", &c.minBlocks, &m) != 1)
       return std::nullopt;
     rest = rest.substr(static_cast<size_t>(m));
   }
@@ -211,6 +218,9 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     return no("at least 2 stages");
   if (sharedBytes(spec, c) > 227u * 1024u)
     return no(fmt::format("{} bytes of shared memory", sharedBytes(spec, c)));
+  if (c.minBlocks < 0 || c.minBlocks * nt > 2048 ||
+      (c.minBlocks > 0 && c.minBlocks * sharedBytes(spec, c) > 228u * 1024u))
+    return no(fmt::format("{} blocks of {} threads do not fit on an SM", c.minBlocks, nt));
   const int ce = 16 / elemBytes(spec.dtype);
   if (c.bm % ce != 0 || c.bn % ce != 0 || c.bk % ce != 0)
     return no("tiles must be whole 16-byte chunks");

@@ -494,8 +494,8 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   const TileConfig &c = ctx.cfg;
   const int nt = 32 * c.warpsM * c.warpsN;
   const int pa = pitchOf(s, c, s.a, c.bm), pb = pitchOf(s, c, s.b, c.bn);
-  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__({}) {}({})", nt, ctx.name,
-                    ctx.params);
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__({}{}) {}({})", nt,
+                    c.minBlocks > 0 ? fmt::format(", {}", c.minBlocks) : "", ctx.name, ctx.params);
   w.line("constexpr int BM = {}, BN = {}, BK = {}, STAGES = {};", c.bm, c.bn, c.bk, c.stages);
   w.line("constexpr int WM = {}, WN = {}, WARPS_M = {};", c.bm / c.warpsM, c.bn / c.warpsN,
          c.warpsM);

@@ -279,6 +279,20 @@ TEST(GemmEmit, TileOverrideAndParsing) {
                 "tile 128x256x32/2x4s9k1 does not fit: 244224 bytes of shared memory"),
             std::string::npos)
       << bad.status().message();
+  // Blocks per SM: launch bounds that cap the registers, refused where they cannot fit.
+  auto b3 = gemm::parseTileConfig("128x64x32/4x2s2k1b3");
+  ASSERT_TRUE(b3);
+  EXPECT_EQ(b3->minBlocks, 3);
+  EXPECT_EQ(b3->str(), "128x64x32/4x2s2k1b3");
+  EXPECT_FALSE(gemm::parseTileConfig("128x256x64/wgs4b2")); // not for the Hopper family
+  auto capped = gemm::emitGemmGroup(b.group, {}, b3);
+  ASSERT_TRUE(capped) << capped.status().message();
+  EXPECT_NE(capped->kernels[0].source.find("__launch_bounds__(256, 3)"), std::string::npos);
+  auto tooMany = gemm::emitGemmGroup(b.group, {}, gemm::parseTileConfig("128x64x32/4x2s2k1b9"));
+  ASSERT_FALSE(tooMany);
+  EXPECT_NE(tooMany.status().message().find("9 blocks of 256 threads do not fit on an SM"),
+            std::string::npos)
+      << tooMany.status().message();
 }
 
 TEST(GemmEmit, RefusalsNameTheOpAndReason) {
