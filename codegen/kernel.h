@@ -116,16 +116,21 @@ struct EmitOptions {
   /// (kbench --tile) splits regardless.
   bool hopperSplitK = true;
   /// The cost model may choose the Hopper family for channels-last convolutions (implicit
-  /// GEMM with the im2col rows read by the producer). Off until tools/kbench/conv_sm90.txt
-  /// and the model benchmarks measure it against the mma.sync kernels convolutions get.
+  /// GEMM with the im2col rows read by the producer). Off: on an H100 (tools/kbench/
+  /// conv_sm90.txt) it wins some of ResNet-50 b32's layers and loses others (3x3 over 128
+  /// channels at 28x28: 0.0432 ms against 0.0340), and the model as a whole ran slower
+  /// (2.102 ms against 2.020 with hopperInt8 too).
   bool hopperConv = false;
   /// The cost model may choose the Hopper family (s8 wgmma, int32 accumulators) for int8
-  /// products; off until measured, like hopperConv.
+  /// products. Off: ResNet-50 b32 int8 ran 2.167 ms with it against 1.943 (H100); the
+  /// requantizing epilogue, not the MMA, bounds those layers.
   bool hopperInt8 = false;
   /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
   /// registers before the main loop, so that their latency hides behind the operand loads
-  /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Experimental:
-  /// off until measured (kbench --prefetch, `--epilogue-prefetch`).
+  /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Off: on an H100
+  /// the int8 1x1 convolutions lost a block per SM to the registers it holds (ResNet-50 b32
+  /// int8 2.091 ms against 1.933); an fp16 128x64 tile gained (0.0659 ms against 0.0792,
+  /// tools/kbench/prefetch.txt), which the cost model does not choose today.
   bool prefetchEpilogue = false;
 };
 

@@ -1,9 +1,8 @@
 // The GEMM epilogue's variants run on the host emulator against the reference: the staged
 // epilogue with its full-size operand (a residual) prefetched before the main loop
 // (EmitOptions::prefetchEpilogue), on tiles that divide the output and tiles that do not.
-#include <random>
-
 #include "host_check.h"
+#include "tests/unit/ir/eval_nn_test_util.h"
 
 namespace dlc::codegen::testing {
 namespace {
@@ -18,12 +17,7 @@ EmitOptions prefetching() {
 
 /// Uniform values in [-1, 1) as f16 (distinctData's ramps would overflow f16 in the product).
 Tensor randomF16(std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t = Tensor::zeros(DType::kF64, std::move(shape));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.mutableData<double>()[i] = dist(rng);
-  return t.castTo(DType::kF16);
+  return nntest::randomTensor(std::move(shape), seed, DType::kF16);
 }
 
 std::map<std::string, Tensor> residualInputs(int m, int k, int n) {
