@@ -172,7 +172,20 @@ int CudaDriver::deviceCount() {
   return (*d)->api().deviceGetCount(&count) == CUDA_SUCCESS ? count : 0;
 }
 
+Expected<DeviceInfo> CudaDriver::probe(int ordinal) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<CudaDriver> d, open("libcuda.so.1", ordinal));
+  return d->info_;
+}
+
 Expected<std::unique_ptr<CudaDriver>> CudaDriver::load(const std::string &library, int ordinal) {
+  DLC_ASSIGN_OR_RETURN(std::unique_ptr<CudaDriver> d, open(library, ordinal));
+  DLC_RETURN_IF_ERROR(d->check(d->api_.primaryCtxRetain(&d->context_, d->device_),
+                               fmt::format("retaining the primary context of {}", d->info_.name)));
+  DLC_RETURN_IF_ERROR(d->makeCurrent());
+  return d;
+}
+
+Expected<std::unique_ptr<CudaDriver>> CudaDriver::open(const std::string &library, int ordinal) {
   void *lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *why = dlerror();
@@ -217,10 +230,6 @@ Expected<std::unique_ptr<CudaDriver>> CudaDriver::load(const std::string &librar
     DLC_RETURN_IF_ERROR(d->check(api.deviceGetAttribute(out, attr, d->device_),
                                  fmt::format("cuDeviceGetAttribute({})", static_cast<int>(attr))));
   DLC_RETURN_IF_ERROR(d->check(api.driverGetVersion(&info.driverVersion), "cuDriverGetVersion"));
-
-  DLC_RETURN_IF_ERROR(d->check(api.primaryCtxRetain(&d->context_, d->device_),
-                               fmt::format("retaining the primary context of {}", info.name)));
-  DLC_RETURN_IF_ERROR(d->makeCurrent());
   return d;
 }
 

@@ -179,8 +179,8 @@ Status compileModel(const CompileArgs &args) {
   std::vector<int> sms;
   std::string archText = args.gpuArch;
   if (archText.empty()) { // the GPU present (its cubin loads without the driver's JIT), else sm_90
-    auto driver = rt::CudaDriver::get();
-    archText = driver ? (*driver)->device().arch() : "sm_90";
+    auto device = rt::CudaDriver::probe(); // no context: compiling runs nothing on the GPU
+    archText = device ? device->arch() : "sm_90";
   }
   std::stringstream archList(archText);
   for (std::string arch; std::getline(archList, arch, ',');) {
