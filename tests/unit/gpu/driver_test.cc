@@ -63,6 +63,24 @@ TEST(CudaDriver, ProcessDriverOrTheReasonThereIsNone) {
   EXPECT_TRUE((*d)->check(CUDA_SUCCESS, "fine").isOk());
 }
 
+TEST(CudaDriver, ProbeDescribesTheDeviceGetDoes) {
+  // probe() asks without a context; it fails as get() does and otherwise describes the same GPU.
+  auto probed = CudaDriver::probe();
+  auto d = CudaDriver::get();
+  ASSERT_EQ(probed.hasValue(), d.hasValue())
+      << (probed ? d.status().message() : probed.status().message());
+  if (!d) {
+    EXPECT_EQ(probed.status().message(), d.status().message());
+    GTEST_SKIP() << "no CUDA device: " << d.status().message();
+  }
+  const DeviceInfo &info = (*d)->device();
+  EXPECT_EQ(probed->name, info.name);
+  EXPECT_EQ(probed->arch(), info.arch());
+  EXPECT_EQ(probed->smCount, info.smCount);
+  EXPECT_EQ(probed->totalMemory, info.totalMemory);
+  EXPECT_EQ(CudaDriver::probe(99).status().code(), StatusCode::kUnavailable);
+}
+
 TEST(CudaDriver, MemoryHandlesRoundTrip) {
   auto d = CudaDriver::get();
   if (!d)
