@@ -399,6 +399,7 @@ Status rebuildPool(const fbs::Program *fp, const fbs::Graph *g, Program &p) {
     from += gap;
     std::memcpy(pool.data() + seg->offset(), it->second->data()->data(), seg->bytes());
     at = seg->offset() + seg->bytes();
+    p.constantBytesFromGraph += seg->bytes();
   }
   if (own.size() - from != size - at)
     return invalidArgument("the constant pool's own bytes after its last segment are {}, not {}",

@@ -94,6 +94,9 @@ struct Program {
   /// How the modules were compiled (diagnostics, not serialized).
   double compileSeconds = 0;
   int cacheHits = 0;
+  /// Read from a package: the bytes of `constants` stored there once, as the graph's weights
+  /// (format 3 segments; `dlc inspect` shows them). Diagnostics, not serialized.
+  uint64_t constantBytesFromGraph = 0;
 };
 
 } // namespace dlc::rt

@@ -23,6 +23,7 @@
 
 #include "codegen/cuda_prelude.h"
 #include "ir/clone.h"
+#include "passes/pass_manager.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/jit/compile.h"
 #include "runtime/jit/model.h"
@@ -226,7 +227,15 @@ Status compileModel(const CompileArgs &args) {
   for (const TensorInfo &t : model.outputs())
     package.outputs.push_back({t.name, t.type});
   package.dimRanges = ranges;
-  package.graph = cloneGraph(model.graph());
+  {
+    // The CPU graph has BatchNormalization folded as the GPU pipeline folds it: the programs'
+    // folded convolution weights are then the graph's bytes, stored once (package format 3);
+    // ResNet-50 fp16's library 99.5 -> 76.2 MiB.
+    std::unique_ptr<Graph> g = cloneGraph(model.graph());
+    auto pl = parsePipeline("fold-batchnorm");
+    DLC_RETURN_IF_ERROR(runPipeline(*g, *pl));
+    package.graph = std::move(g);
+  }
 
   DLC_ASSIGN_OR_RETURN(auto bindings, bindingsToCompile(ranges));
   if (!args.placementReport.empty()) {

@@ -83,16 +83,18 @@ Status inspectModelLibrary(const std::string &path, bool json) {
     j["gpu_programs"] = nlohmann::json::array();
     for (const rt::CompiledProgram &cp : p.programs) {
       ProgramFacts f = factsOf(*cp.program);
-      j["gpu_programs"].push_back({{"dims", cp.dims},
-                                   {"arch", f.arch},
-                                   {"kernels", f.kernels},
-                                   {"launches", f.launches},
-                                   {"copies", f.copies},
-                                   {"host_steps", f.hostSteps},
-                                   {"cubin_bytes", f.cubin},
-                                   {"ptx_bytes", f.ptx},
-                                   {"arena_bytes", cp.program->arenaBytes},
-                                   {"constant_bytes", cp.program->constants.size()}});
+      j["gpu_programs"].push_back(
+          {{"dims", cp.dims},
+           {"arch", f.arch},
+           {"kernels", f.kernels},
+           {"launches", f.launches},
+           {"copies", f.copies},
+           {"host_steps", f.hostSteps},
+           {"cubin_bytes", f.cubin},
+           {"ptx_bytes", f.ptx},
+           {"arena_bytes", cp.program->arenaBytes},
+           {"constant_bytes", cp.program->constants.size()},
+           {"constant_bytes_shared_with_graph", cp.program->constantBytesFromGraph}});
     }
     std::cout << j.dump(2) << "\n";
     return Status::ok();
@@ -114,11 +116,15 @@ Status inspectModelLibrary(const std::string &path, bool json) {
   for (const rt::CompiledProgram &cp : p.programs) {
     ProgramFacts f = factsOf(*cp.program);
     std::cout << fmt::format("  {} {}: {} kernels (cubin {}, PTX {}), {} launches, {} copies, {} "
-                             "host steps; arena {}, constants {}\n",
+                             "host steps; arena {}, constants {}{}\n",
                              rt::dimBindingText(cp.dims), f.arch.empty() ? "(no kernels)" : f.arch,
                              f.kernels, humanBytes(f.cubin), humanBytes(f.ptx), f.launches,
                              f.copies, f.hostSteps, humanBytes(cp.program->arenaBytes),
-                             humanBytes(cp.program->constants.size()));
+                             humanBytes(cp.program->constants.size()),
+                             cp.program->constantBytesFromGraph == 0
+                                 ? ""
+                                 : fmt::format(" ({} stored once with the graph's)",
+                                               humanBytes(cp.program->constantBytesFromGraph)));
   }
   return Status::ok();
 }
