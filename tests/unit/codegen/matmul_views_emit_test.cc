@@ -13,7 +13,7 @@ std::string product(const std::string &sig, const std::string &attrs) {
 }
 
 TEST(MatMulViewsEmit, HostRunsMatchTheReference) {
-  expectHostRunsMatchReference({
+  std::vector<HostCase> cases({
       {product("%a: f32[3,4], %b: f32[4,5]", ""), {}, 1e-5},
       {product("%a: f16[70,40], %b: f16[40,72]", ""), {}, 1e-2},
       {product("%a: bf16[2,33,64], %b: bf16[2,64,24]", ""), {}, 3e-2},
@@ -40,6 +40,9 @@ TEST(MatMulViewsEmit, HostRunsMatchTheReference) {
        {},
        1e-2},
   });
+  for (HostCase &c : cases)
+    c.bounded = true; // distinctData's ramps overflow the f16 products
+  expectHostRunsMatchReference(cases);
 }
 
 } // namespace
