@@ -46,6 +46,7 @@ struct QuantizeArgs {
   double rangeRatio = 64;
   std::vector<std::string> only, exclude;
   bool report = false;
+  bool activationProducts = false;
   std::string device = "auto";
 };
 
@@ -101,7 +102,8 @@ Status runQuantize(const QuantizeArgs &args) {
   writeRanges(g, ranges);
   std::unique_ptr<Graph> floatGraph = args.report ? cloneGraph(g) : nullptr;
   std::string insert =
-      fmt::format("range-mismatch={},range-ratio={}", args.rangeMismatch, args.rangeRatio);
+      fmt::format("range-mismatch={},range-ratio={}{}", args.rangeMismatch, args.rangeRatio,
+                  args.activationProducts ? ",activation-products=true" : "");
   for (const auto &[flag, names] : {std::pair{"only", &args.only}, {"exclude", &args.exclude}}) {
     std::string joined;
     for (const std::string &n : *names) {
@@ -181,6 +183,9 @@ void addQuantizeCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--exclude", args->exclude,
                   "Leave these compute nodes (names) or ops (text names) in float; repeatable")
       ->allow_extra_args(false);
+  cmd->add_flag("--quantize-activation-products", args->activationProducts,
+                "Quantize MatMul/Gemm of two activations too (attention's Q x K^T and P x V); "
+                "by default they stay float, for the fused attention kernel");
   cmd->add_flag("--report", args->report,
                 "Run the float and the quantized model on the --calibration samples and print, "
                 "per quantized layer, the SQNR and cosine of its output, worst first, with the "
