@@ -232,8 +232,8 @@ Status compileModel(const CompileArgs &args) {
     // folded convolution weights are then the graph's bytes, stored once (package format 3);
     // ResNet-50 fp16's library 99.5 -> 76.2 MiB.
     std::unique_ptr<Graph> g = cloneGraph(model.graph());
-    auto pl = parsePipeline("fold-batchnorm");
-    DLC_RETURN_IF_ERROR(runPipeline(*g, *pl));
+    DLC_ASSIGN_OR_RETURN(Pipeline fold, parsePipeline("fold-batchnorm"));
+    DLC_RETURN_IF_ERROR(runPipeline(*g, fold));
     package.graph = std::move(g);
   }
 
