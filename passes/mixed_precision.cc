@@ -14,6 +14,12 @@
 // float32 inputs get one Cast per value. A float32 node reading a low value gets a Cast back,
 // and so does every graph output, so the graph's interface stays float32.
 //
+// Last, a cast to the low type moves above the views feeding it (Reshape, Transpose, Squeeze,
+// Unsqueeze, Flatten with no other reader): cast(view(x)) -> view(cast(x)), exact, so the
+// cast follows x's producer, whose kernel can take it in its epilogue (an int8 GEMM's float32
+// rescale reshaped into attention heads got a Cast kernel per operand before), and the view
+// moves half the bytes.
+//
 // Before: types inferred. After: the same interface; casts only at class boundaries.
 // Not done here: integer and bool values (untouched), Cast nodes (their target stays), graphs
 // already in float16 (nothing is float32), accuracy checks (see `dlc run --verify`).
@@ -106,10 +112,48 @@ public:
         g.setOutputValue(i, castOf(g, v, DType::kF32, nullptr));
     }
     options.debugf("{} node(s) in {}", lowered, dtypeName(low_));
-    return lowered > 0;
+    const int hoisted = hoistCastsAboveViews(g, options);
+    return lowered > 0 || hoisted > 0;
   }
 
 private:
+  static bool isView(Op op) {
+    return op == Op::kReshape || op == Op::kTranspose || op == Op::kSqueeze ||
+           op == Op::kUnsqueeze || op == Op::kFlatten;
+  }
+
+  /// cast(view(x)) -> view(cast(x)) for casts from float32 to the low type whose view has no
+  /// other reader and is no graph output; repeated up chains of views. Returns the moves.
+  int hoistCastsAboveViews(Graph &g, const PassOptions &options) {
+    int moved = 0;
+    for (bool again = true; again;) {
+      again = false;
+      for (Node *c : g.nodes()) {
+        const Attribute *to = c->op() == Op::kCast ? c->findAttr("to") : nullptr;
+        Value *vv = c->input(0);
+        if (!to || to->kind() != AttrKind::kDType || to->dtype() != low_ || !vv ||
+            !vv->isNodeOutput() || vv->dtype() != DType::kF32)
+          continue;
+        Node *view = vv->producer();
+        Value *x = view->input(0);
+        if (!isView(view->op()) || view->numOutputs() != 1 || vv->uses().size() != 1 ||
+            g.isOutput(vv) || !x || x->dtype() != DType::kF32)
+          continue;
+        Value *cv = c->output(0);
+        options.debugf("{}: moved above {}", c->describe(), view->describe());
+        g.replaceAllUsesWith(cv, vv);
+        c->setInput(0, x);
+        cv->setType(TensorType(low_, x->shape()));
+        view->setInput(0, cv);
+        vv->setType(TensorType(low_, vv->shape()));
+        g.moveNode(c, view);
+        ++moved;
+        again = true;
+      }
+    }
+    return moved;
+  }
+
   static bool hasNodeNamed(const Graph &g, std::string_view name) {
     for (const Node *n : g.nodes())
       if (n->name() == name)

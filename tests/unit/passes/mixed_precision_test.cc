@@ -71,3 +71,45 @@ TEST(MixedPrecision, KeepFp32NamesNodesAndOps) {
 
 } // namespace
 } // namespace dlc
+
+namespace dlc {
+namespace {
+
+TEST(MixedPrecision, CastsMoveAboveViewsToTheirProducer) {
+  // "a" stays float32 (named); its value reaches the product through a reshape and a
+  // transpose: the cast to float16 moves above both, to right after "a" (whose kernel can take
+  // it), and the views move float16. %k, a reshape whose value is also a graph output, keeps
+  // its cast after it.
+  std::unique_ptr<Graph> g = testing::parsed(
+      R"(graph @views(%x: f32[4,16], %w: f32[4,8], %w2: f32[8,4]) -> (y: f32[2,8,8], k: f32[2,4,8], z: f32[2,4,4]) {
+  %shape = constant i64[3] dense<[2, 8, 4]>
+  %shape2 = constant i64[3] dense<[2, 4, 8]>
+  %a = relu(%x) : f32[4,16] loc("a")
+  %r = reshape(%a, %shape) : f32[2,8,4] loc("r")
+  %t = transpose(%r) {perm = [0, 1, 2]} : f32[2,8,4] loc("t")
+  %y = matmul(%t, %w) : f32[2,8,8] loc("y")
+  %k = reshape(%a, %shape2) : f32[2,4,8] loc("keep")
+  %z = matmul(%k, %w2) : f32[2,4,4] loc("z")
+  return %y, %k, %z
+})");
+  ASSERT_TRUE(g);
+  std::unique_ptr<Graph> m = testing::after(*g, "mixed-precision{keep-fp32=a}");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(typeOf(*m, "a"), DType::kF32);
+  EXPECT_EQ(typeOf(*m, "r"), DType::kF16);
+  EXPECT_EQ(typeOf(*m, "t"), DType::kF16);
+  EXPECT_EQ(typeOf(*m, "k"), DType::kF32); // a graph output: stays float32
+  const Node *r = m->findValue("r")->producer();
+  ASSERT_TRUE(r->input(0)->isNodeOutput());
+  const Node *cast = r->input(0)->producer();
+  EXPECT_EQ(cast->op(), Op::kCast);
+  EXPECT_EQ(cast->input(0)->name(), "a");
+  const Node *z = m->findValue("z")->producer();
+  ASSERT_TRUE(z->input(0)->isNodeOutput());
+  EXPECT_EQ(z->input(0)->producer()->op(), Op::kCast);
+  EXPECT_EQ(z->input(0)->producer()->input(0)->name(), "k");
+  testing::expectSameResults(*g, *m, 1e-2);
+}
+
+} // namespace
+} // namespace dlc
