@@ -22,7 +22,9 @@
 // columns must stay contiguous. Not folded either: a permuted batched A times an unbatched B,
 // nor a permuted output of such a product (one GEMM over A's stacked rows, which the
 // permutation would split into a GEMM per batch). What stays is said under
-// --debug-only=fold-transpose-matmul. A transpose before a product stays for its other
+// --debug-only=fold-transpose-matmul. A per-tensor quantize_linear between a product and the
+// transpose after it swaps with the transpose (the same values) so that it folds too: int8
+// layers reading attention's merged heads. A transpose before a product stays for its other
 // readers; run dce after this pass. The reference backend applies the permutations, and the
 // ONNX exporter writes them back as Transposes.
 #include "ir/annotations/fusion_roles.h"
@@ -237,7 +239,9 @@ private:
     if (!y || y->uses().size() != 1 || g.isOutput(y) || !y->shape().isRanked())
       return false;
     Node *t = y->uses()[0].node;
-    if (t->op() != Op::kTranspose)
+    if (t->op() == Op::kQuantizeLinear)
+      t = transposeBeforeQuantize(g, *t, options);
+    if (!t || t->op() != Op::kTranspose)
       return false;
     const int64_t rank = y->shape().rank();
     std::optional<std::vector<int64_t>> tp = transposePerm(*t);
@@ -278,6 +282,33 @@ private:
                    n.describe(), y->name(), fmt::join(composed, ", "), t->output(0)->name());
     replaceOutputNamed(g, t, stored);
     return true;
+  }
+
+  /// quantize_linear(y) -> transpose, the quantization per tensor and the transpose its only
+  /// reader, computes what transpose(y) -> quantize_linear does (a per-tensor quantization
+  /// commutes with moving elements). Swaps them, so that the transpose can fold into the
+  /// product before it: attention's heads merged for an int8 layer arrive quantized before the
+  /// merge (insert-fake-quant moves quantization above transposes). Returns the transpose, or
+  /// nullptr where they do not swap.
+  static Node *transposeBeforeQuantize(Graph &g, Node &q, const PassOptions &options) {
+    Value *y = q.input(0), *qv = q.output(0);
+    const Value *scale = q.numInputs() > 1 ? q.input(1) : nullptr;
+    if (!qv || qv->uses().size() != 1 || g.isOutput(qv) || !scale ||
+        scale->shape().numElements() != 1)
+      return nullptr;
+    Node *t = qv->uses()[0].node;
+    Value *tv = t->output(0);
+    if (t->op() != Op::kTranspose || !tv || g.isOutput(tv))
+      return nullptr;
+    g.replaceAllUsesWith(tv, qv);
+    t->setInput(0, y);
+    q.setInput(0, tv);
+    qv->setType(TensorType(qv->dtype(), tv->shape()));
+    tv->setType(TensorType(y->dtype(), tv->shape()));
+    g.moveNode(t, &q);
+    options.debugf("{}: quantizes after {} instead of before it (per tensor: the same values)",
+                   q.describe(), t->describe());
+    return t;
   }
 
   /// Why operand `i` of `n` cannot be read through `perm` of its source; "" when it can.
