@@ -36,14 +36,9 @@ jit::JitOptions gpuJitOptions(const rt::DeviceInfo &device, const SessionOptions
                               std::ostream &sink) {
   jit::JitOptions jo;
   jo.lower.nvrtc.smVersion = device.smVersion();
+  jo.lower.emit = opts.kernels;
   jo.lower.emit.smVersion = device.smVersion();
   jo.lower.emit.numSms = device.smCount;
-  jo.lower.emit.allowTf32 = opts.allowTf32;
-  jo.lower.emit.sm90a = opts.hopperKernels;
-  jo.lower.emit.hopperSplitK = opts.hopperSplitK;
-  jo.lower.emit.hopperConv = opts.hopperConv;
-  jo.lower.emit.hopperInt8 = opts.hopperInt8;
-  jo.lower.emit.prefetchEpilogue = opts.prefetchEpilogue;
   jo.fuseAttention = opts.fusedAttention;
   jo.strictPlacement = !opts.cpuFallback;
   jo.precision = opts.precision;

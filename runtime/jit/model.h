@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel.h"
 #include "frontend/model_format.h"
 #include "ir/graph.h"
 #include "runtime/reference_executor.h"
@@ -85,21 +86,10 @@ struct SessionOptions {
   bool cudaGraph = true;
   /// GPU: fill the device arena with NaN bytes before every run (tests, --verify).
   bool poison = false;
-  /// GPU: let fp32 GEMM/conv use TF32 tensor cores.
-  bool allowTf32 = false;
-  /// GPU: on sm_90, GEMMs may use the Hopper kernels (wgmma; the program is compiled for
-  /// sm_90a). false keeps every kernel plain sm_90 code (`--no-hopper-kernels`).
-  bool hopperKernels = true;
-  /// sm_90: the cost model may split K in the Hopper GEMM family (codegen::EmitOptions::
-  /// hopperSplitK; `--no-hopper-split-k` turns it off).
-  bool hopperSplitK = true;
-  /// sm_90, experimental: channels-last convolutions (`--hopper-conv`) and int8 products
-  /// (`--hopper-int8`) may use the Hopper kernels (codegen::EmitOptions::hopperConv, hopperInt8).
-  bool hopperConv = false;
-  bool hopperInt8 = false;
-  /// GPU, experimental: the GEMM/conv epilogues load a residual before the main loop
-  /// (`--epilogue-prefetch`; codegen::EmitOptions::prefetchEpilogue).
-  bool prefetchEpilogue = false;
+  /// GPU: how kernels are chosen and written (TF32 for fp32 products, the Hopper kernels and
+  /// their split-K, the experimental choices; the flags `dlc run` and `dlc compile` share). The
+  /// target's arch and SM count come from the device, whatever these say.
+  codegen::EmitOptions kernels;
   /// GPU: attention runs as one fused kernel (the fuse-attention pass; `--no-fused-attention`
   /// turns it off).
   bool fusedAttention = true;

@@ -49,6 +49,11 @@ void addPrecisionFlags(CLI::App *cmd, PrecisionArgs &args);
 /// The flags as the GPU pipeline takes them: precision "" for fp32, names '|'-joined.
 Status precisionOptions(const PrecisionArgs &args, std::string &precision, std::string &keepFp32);
 
+/// The GPU kernel choices `dlc run` and `dlc compile` share (--allow-tf32, --no-hopper-kernels,
+/// --[no-]hopper-split-k and the experimental --hopper-conv, --hopper-int8,
+/// --epilogue-prefetch), bound to the codegen options they set.
+void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels);
+
 /// Loads a model through the frontend its content calls for (runtime/jit's loadGraphFile).
 Expected<std::unique_ptr<Graph>> loadGraph(const std::string &path, const LoadArgs &args);
 

@@ -45,12 +45,7 @@ struct CompileArgs {
   std::vector<std::string> dims;
   std::string gpuArch; // empty: the GPU present, else sm_90
   bool noGpu = false;
-  bool allowTf32 = false;
-  bool noHopperKernels = false;
-  bool hopperSplitK = true;
-  bool hopperConv = false;
-  bool hopperInt8 = false;
-  bool prefetchEpilogue = false;
+  codegen::EmitOptions kernels;
   bool fusedAttention = true;
   PrecisionArgs precision;
   bool strict = false;
@@ -254,13 +249,8 @@ Status compileModel(const CompileArgs &args) {
       for (int sm : sms) {
         jit::JitOptions jo;
         jo.lower.nvrtc.smVersion = sm;
+        jo.lower.emit = args.kernels;
         jo.lower.emit.smVersion = sm;
-        jo.lower.emit.allowTf32 = args.allowTf32;
-        jo.lower.emit.sm90a = !args.noHopperKernels;
-        jo.lower.emit.hopperSplitK = args.hopperSplitK;
-        jo.lower.emit.hopperConv = args.hopperConv;
-        jo.lower.emit.hopperInt8 = args.hopperInt8;
-        jo.lower.emit.prefetchEpilogue = args.prefetchEpilogue;
         jo.fuseAttention = args.fusedAttention;
         DLC_RETURN_IF_ERROR(precisionOptions(args.precision, jo.precision, jo.keepFp32));
         jo.strictPlacement = args.strict;
@@ -343,22 +333,7 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
   cmd->add_option("--gpu-arch", args->gpuArch,
                   "Target GPU architectures, comma-separated (default: the GPU present, else "
                   "sm_90); PTX is kept too");
-  cmd->add_flag("--allow-tf32", args->allowTf32, "Let fp32 GEMM/conv use TF32 tensor cores");
-  cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
-                "sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a); every kernel is "
-                "plain sm_90 code");
-  cmd->add_flag("--hopper-split-k,!--no-hopper-split-k", args->hopperSplitK,
-                "sm_90: let the cost model split K in the Hopper GEMM kernels (partial sums, "
-                "then a reduction kernel) for shapes that leave SMs idle (on by default)");
-  cmd->add_flag("--hopper-conv", args->hopperConv,
-                "sm_90, experimental: let the cost model run channels-last convolutions on the "
-                "Hopper GEMM kernels");
-  cmd->add_flag("--hopper-int8", args->hopperInt8,
-                "sm_90, experimental: let the cost model run int8 products on the Hopper GEMM "
-                "kernels (s8 wgmma)");
-  cmd->add_flag("--epilogue-prefetch", args->prefetchEpilogue,
-                "Experimental: GEMM/conv kernels (mma.sync) load their residual operand before "
-                "the main loop, not after it");
+  addKernelFlags(cmd, args->kernels);
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "Run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
                 "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "

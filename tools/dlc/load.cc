@@ -44,6 +44,25 @@ void addPrecisionFlags(CLI::App *cmd, PrecisionArgs &args) {
       ->allow_extra_args(false);
 }
 
+void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
+  cmd->add_flag("--allow-tf32", kernels.allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
+  cmd->add_flag("!--no-hopper-kernels", kernels.sm90a,
+                "GPU, sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a); every kernel is "
+                "plain sm_90 code");
+  cmd->add_flag("--hopper-split-k,!--no-hopper-split-k", kernels.hopperSplitK,
+                "GPU, sm_90: let the cost model split K in the Hopper GEMM kernels (partial "
+                "sums, then a reduction kernel) for shapes that leave SMs idle (on by default)");
+  cmd->add_flag("--hopper-conv", kernels.hopperConv,
+                "GPU, sm_90, experimental: let the cost model run channels-last convolutions on "
+                "the Hopper GEMM kernels");
+  cmd->add_flag("--hopper-int8", kernels.hopperInt8,
+                "GPU, sm_90, experimental: let the cost model run int8 products on the Hopper "
+                "GEMM kernels (s8 wgmma)");
+  cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
+                "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
+                "before the main loop, not after it");
+}
+
 Status precisionOptions(const PrecisionArgs &args, std::string &precision, std::string &keepFp32) {
   precision = args.precision == "fp32" ? "" : args.precision;
   keepFp32.clear();

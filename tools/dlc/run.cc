@@ -59,12 +59,7 @@ struct RunArgs {
   std::string benchmarkJson;
   bool noCudaGraph = false;
   bool noCpuFallback = false;
-  bool allowTf32 = false;
-  bool noHopperKernels = false;
-  bool hopperSplitK = true;
-  bool hopperConv = false;
-  bool hopperInt8 = false;
-  bool prefetchEpilogue = false;
+  codegen::EmitOptions kernels;
   bool fusedAttention = true;
   PrecisionArgs precision;
   bool verify = false;
@@ -380,12 +375,7 @@ Status runModel(const RunArgs &args, bool *mismatch) {
   so.compileProgress = compileProgress.callback();
   so.cudaGraph = !args.noCudaGraph;
   so.cpuFallback = !args.noCpuFallback;
-  so.allowTf32 = args.allowTf32;
-  so.hopperKernels = !args.noHopperKernels;
-  so.hopperSplitK = args.hopperSplitK;
-  so.hopperConv = args.hopperConv;
-  so.hopperInt8 = args.hopperInt8;
-  so.prefetchEpilogue = args.prefetchEpilogue;
+  so.kernels = args.kernels;
   so.fusedAttention = args.fusedAttention;
   const bool compare = !args.comparePrecision.precision.empty();
   std::string compareKeep; // --keep-fp32 for --compare-precision fp16|bf16
@@ -559,21 +549,7 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                 "GPU: launch kernels one by one instead of replaying a CUDA graph");
   cmd->add_flag("--no-cpu-fallback", args->noCpuFallback,
                 "GPU: fail when a node has no GPU kernel instead of running it on the CPU");
-  cmd->add_flag("--allow-tf32", args->allowTf32, "GPU: let fp32 GEMM/conv use TF32 tensor cores");
-  cmd->add_flag("--no-hopper-kernels", args->noHopperKernels,
-                "GPU, sm_90: no Hopper GEMM kernels (wgmma, compiled for sm_90a)");
-  cmd->add_flag("--hopper-split-k,!--no-hopper-split-k", args->hopperSplitK,
-                "GPU, sm_90: let the cost model split K in the Hopper GEMM kernels (partial "
-                "sums, then a reduction kernel) for shapes that leave SMs idle (on by default)");
-  cmd->add_flag("--hopper-conv", args->hopperConv,
-                "GPU, sm_90, experimental: let the cost model run channels-last convolutions on "
-                "the Hopper GEMM kernels");
-  cmd->add_flag("--hopper-int8", args->hopperInt8,
-                "GPU, sm_90, experimental: let the cost model run int8 products on the Hopper "
-                "GEMM kernels (s8 wgmma)");
-  cmd->add_flag("--epilogue-prefetch", args->prefetchEpilogue,
-                "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
-                "before the main loop, not after it");
+  addKernelFlags(cmd, args->kernels);
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "GPU: run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "
                 "kernel (the fuse-attention pass; f16/bf16, head size 64 or 128; on by default, "

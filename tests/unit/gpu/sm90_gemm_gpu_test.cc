@@ -138,7 +138,7 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
     SessionOptions so;
-    so.hopperSplitK = c.split; // each case with the split its case names
+    so.kernels.hopperSplitK = c.split; // each case with the split its case names
     rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
   }
 }
