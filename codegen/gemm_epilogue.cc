@@ -302,15 +302,21 @@ Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoiste
   return Status::ok();
 }
 
-/// The condition under which a staged chunk at (row, col) lies inside the output, "" where every
-/// chunk of every tile does.
-std::string chunkInside(const KernelContext &ctx) {
-  std::vector<std::string> inside;
-  if (ctx.spec.m % ctx.cfg.bm != 0)
-    inside.push_back(fmt::format("row < {}", ctx.spec.m));
-  if (ctx.spec.n % ctx.cfg.bn != 0)
-    inside.push_back(fmt::format("col < {}", ctx.spec.n)); // n % stagedV == 0: whole chunks
-  return fmt::format("{}", fmt::join(inside, " && "));
+/// For the staged chunk at `row`, `col` (declared before): the test that it lies inside the
+/// output, opened in `inside` (nothing where every chunk of every tile does), and `ob`, its
+/// row's output offset. Returns the chunk's output offset.
+std::string writeChunkOffset(CodeWriter &w, const KernelContext &ctx,
+                             std::optional<CodeWriter::Scope> &inside) {
+  const GemmSpec &s = ctx.spec;
+  std::vector<std::string> tests;
+  if (s.m % ctx.cfg.bm != 0)
+    tests.push_back(fmt::format("row < {}", s.m));
+  if (s.n % ctx.cfg.bn != 0)
+    tests.push_back(fmt::format("col < {}", s.n)); // n % stagedV == 0: whole chunks
+  if (!tests.empty())
+    inside.emplace(w.block("if ({})", fmt::join(tests, " && ")));
+  w.line("const {0} ob = {1} + ({0})row * {2};", indexType(ctx), outBatchExpr(ctx), s.outRowStride);
+  return "ob + " + outColOffset(ctx, "col");
 }
 
 } // namespace
@@ -334,7 +340,6 @@ Expected<int> stagedFullOperandBytes(const KernelContext &ctx) {
 }
 
 void writeEpiloguePrefetch(CodeWriter &w, const KernelContext &ctx) {
-  const GemmSpec &s = ctx.spec;
   const int v = ctx.stagedV, wn = ctx.cfg.bn / ctx.cfg.warpsN;
   w.line("dlc_epre pf[{}][{}];", ctx.prefetchPasses, ctx.prefetchChunks);
   w.line("#pragma unroll");
@@ -344,12 +349,9 @@ void writeEpiloguePrefetch(CodeWriter &w, const KernelContext &ctx) {
   // The chunk the staged store's pass pi gives lane q (writeStagedChunks).
   w.line("const int q = lane + qi * 32, r = q / {0}, c = (q % {0}) * {1};", wn / v, v);
   w.line("const int row = m0 + wm * WM + pi * {} + r, col = n0 + wn * WN + c;", ctx.stagedRows);
-  const std::string inside = chunkInside(ctx);
-  std::optional<CodeWriter::Scope> test;
-  if (!inside.empty())
-    test.emplace(w.block("if ({})", inside));
-  w.line("const {0} ob = {1} + ({0})row * {2};", indexType(ctx), outBatchExpr(ctx), s.outRowStride);
-  w.line("dlc_epl(ob + {}, pf[pi][qi]);", outColOffset(ctx, "col"));
+  std::optional<CodeWriter::Scope> inside;
+  const std::string offset = writeChunkOffset(w, ctx, inside);
+  w.line("dlc_epl({}, pf[pi][qi]);", offset);
 }
 
 int stagedWidth(const GemmSpec &spec, const TileConfig &cfg, int64_t splits, DType out) {
@@ -457,10 +459,9 @@ void writeStagedStore(CodeWriter &w, const KernelContext &ctx) {
 
 void writeStagedChunks(CodeWriter &w, const KernelContext &ctx, const std::string &rowOrigin,
                        const std::string &colOrigin) {
-  const GemmSpec &s = ctx.spec;
   const int v = ctx.stagedV;
-  const bool prefetched = ctx.prefetchPasses > 0;
-  w.line("#pragma unroll{}", heavyEpilogue(ctx.group) && !prefetched ? " 1" : "");
+  const bool prefetched = ctx.prefetchPasses > 0; // never with a heavy epilogue
+  w.line("#pragma unroll{}", heavyEpilogue(ctx.group) ? " 1" : "");
   {
     // Prefetched operands are indexed by the chunk's number, a constant once unrolled, and by
     // the pass (writeStagedStore's s0, the only caller that prefetches).
@@ -470,13 +471,9 @@ void writeStagedChunks(CodeWriter &w, const KernelContext &ctx, const std::strin
       w.line("const int q = lane + qi * 32;");
     w.line("const int r = q / EP_CHUNKS, c = (q % EP_CHUNKS) * {};", v);
     w.line("const int row = m0e + {} + r, col = n0e + {} + c;", rowOrigin, colOrigin);
-    const std::string inside = chunkInside(ctx);
-    std::optional<CodeWriter::Scope> test;
-    if (!inside.empty())
-      test.emplace(w.block("if ({})", inside));
-    w.line("const {0} ob = {1} + ({0})row * {2};", indexType(ctx), outBatchExpr(ctx),
-           s.outRowStride);
-    w.line("dlc_epv(ep + r * EP_PITCH + c, ob + {}{});", outColOffset(ctx, "col"),
+    std::optional<CodeWriter::Scope> inside;
+    const std::string offset = writeChunkOffset(w, ctx, inside);
+    w.line("dlc_epv(ep + r * EP_PITCH + c, {}{});", offset,
            prefetched ? ", pf[s0 / (EP_ROWS / 16)][qi]" : "");
   }
 }
