@@ -123,22 +123,21 @@ private:
   }
 
   /// cast(view(x)) -> view(cast(x)) for casts from float32 to the low type whose view has no
-  /// other reader and is no graph output; repeated up chains of views. Returns the moves.
+  /// other reader and is no graph output; each cast climbs its chain of views in one walk.
+  /// Returns the moves.
   int hoistCastsAboveViews(Graph &g, const PassOptions &options) {
     int moved = 0;
-    for (bool again = true; again;) {
-      again = false;
-      for (Node *c : g.nodes()) {
-        const Attribute *to = c->op() == Op::kCast ? c->findAttr("to") : nullptr;
-        Value *vv = c->input(0);
-        if (!to || to->kind() != AttrKind::kDType || to->dtype() != low_ || !vv ||
-            !vv->isNodeOutput() || vv->dtype() != DType::kF32)
-          continue;
+    for (Node *c : g.nodes()) {
+      const Attribute *to = c->op() == Op::kCast ? c->findAttr("to") : nullptr;
+      if (!to || to->kind() != AttrKind::kDType || to->dtype() != low_)
+        continue;
+      for (Value *vv = c->input(0); vv && vv->isNodeOutput() && vv->dtype() == DType::kF32;
+           vv = c->input(0)) {
         Node *view = vv->producer();
         Value *x = view->input(0);
         if (!isView(view->op()) || view->numOutputs() != 1 || vv->uses().size() != 1 ||
             g.isOutput(vv) || !x || x->dtype() != DType::kF32)
-          continue;
+          break;
         Value *cv = c->output(0);
         options.debugf("{}: moved above {}", c->describe(), view->describe());
         g.replaceAllUsesWith(cv, vv);
@@ -148,7 +147,6 @@ private:
         vv->setType(TensorType(low_, vv->shape()));
         g.moveNode(c, view);
         ++moved;
-        again = true;
       }
     }
     return moved;
