@@ -11,6 +11,7 @@
 #include "emit_test_util.h"
 #include "host_emulator.h"
 #include "ir/eval/eval.h"
+#include "tests/unit/ir/eval_nn_test_util.h"
 
 namespace dlc::codegen::testing {
 
@@ -29,17 +30,9 @@ struct HostCase {
   bool nonFiniteExpected = false;
 };
 
-/// Values in [-1, 1) for float types (a fixed pseudo-random sequence), distinctData otherwise.
+/// Values in [-1, 1) for float types (nntest::randomTensor), distinctData otherwise.
 inline Tensor boundedData(const TensorType &t, uint32_t seed) {
-  if (!isFloat(t.dtype))
-    return distinctData(t);
-  Tensor d = Tensor::zeros(DType::kF64, t.shape.sizes());
-  uint32_t x = seed * 2654435761u + 1;
-  for (int64_t i = 0; i < d.numElements(); ++i) {
-    x = x * 1664525u + 1013904223u; // a linear congruential sequence
-    d.mutableData<double>()[i] = static_cast<double>(x >> 8) / double(1 << 23) - 1.0;
-  }
-  return d.castTo(t.dtype);
+  return isFloat(t.dtype) ? nntest::randomTensor(t.shape.sizes(), seed, t.dtype) : distinctData(t);
 }
 
 /// The graph evaluated node by node with the reference kernels.
