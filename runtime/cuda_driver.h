@@ -122,21 +122,14 @@ public:
   static int deviceCount();
 
   /// What GPU `ordinal` is (name, arch, SMs, memory), asked of the driver without retaining its
-  /// context: for tools that only target the GPU (`dlc compile` takes
-  /// the arch from it). Creating a context, and tearing it down at exit, costs about 0.3 s on
-  /// an H100 machine; initialising the driver is cheaper. Fails as get() does.
+  /// context: for tools that only target the GPU (`dlc compile` takes the arch from it), which
+  /// need not create a context and tear it down at exit. Fails as get() does.
   static Expected<DeviceInfo> probe(int ordinal = 0);
 
   /// Loads `library` as the driver of GPU `ordinal` (get() uses "libcuda.so.1"); for tests of
   /// the failure paths. The library stays loaded for the life of the process.
   static Expected<std::unique_ptr<CudaDriver>> load(const std::string &library, int ordinal = 0);
 
-private:
-  /// load() without the context: the library resolved, the driver initialised, the device
-  /// found and described.
-  static Expected<std::unique_ptr<CudaDriver>> open(const std::string &library, int ordinal);
-
-public:
   const DriverApi &api() const { return api_; }
   const DeviceInfo &device() const { return info_; }
   CUcontext context() const { return context_; }
@@ -167,6 +160,9 @@ public:
 
 private:
   CudaDriver() = default;
+  /// load() without the context: the library resolved, the driver initialised, the device
+  /// found and described.
+  static Expected<std::unique_ptr<CudaDriver>> open(const std::string &library, int ordinal);
 
   DriverApi api_;
   bool armed_ = false; // api_ holds injectFault's trampolines (the real entry points: FaultState)
