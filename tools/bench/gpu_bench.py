@@ -192,6 +192,14 @@ def run_library(args, onnx_path, workdir, dlc_out):
             "library_rel_err_vs_dlc_run": rel_err(got, dlc_out)}
 
 
+def variant_arg(text):
+    """argparse type of --variant NAME=FLAGS (harness.py, int8_bench.py): (NAME, [FLAG, ...])."""
+    name, sep, flags = text.partition("=")
+    if not name or not sep:
+        raise argparse.ArgumentTypeError(f"expected NAME=FLAGS, got '{text}'")
+    return name, flags.split()
+
+
 def rel_err(a, b):
     a = a.astype(np.float64)
     b = b.astype(np.float64)

@@ -140,10 +140,10 @@ def main():
     ap.add_argument("--gemms", action="store_true",
                     help="single GEMMs against cuBLAS (8192^3, transformer shapes) instead")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                    type=gb.variant_arg,
                     help="also compile with these dlc compile flags and time it beside the "
                          "default build (e.g. splitk=--hopper-split-k); repeatable")
     args = ap.parse_args()
-    args.variant = [(v.split("=", 1)[0], v.split("=", 1)[1].split()) for v in args.variant]
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

@@ -186,10 +186,10 @@ def main():
     ap.add_argument("--only", choices=["models", "micro", "resnet50", "bert_base"])
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                    type=gb.variant_arg,
                     help="also run dlc fp16 and int8 with these extra flags (e.g. "
                          "hopper='--hopper-conv --hopper-int8'); repeatable")
     args = ap.parse_args()
-    args.variant = [(v.split("=", 1)[0], v.split("=", 1)[1].split()) for v in args.variant]
     os.makedirs(args.out, exist_ok=True)
     workdir = os.path.join(args.out, "work")
     os.makedirs(workdir, exist_ok=True)
