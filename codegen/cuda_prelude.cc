@@ -447,6 +447,7 @@ __device__ __forceinline__ void dlc_mma_tf32(float (&d)[4], const unsigned (&a)[
 #endif
 )cuda"},
     {"dlc_mma_s8", "", R"cuda(
+#ifndef DLC_HOST_EMULATION
 // D = A * B + D, m16n8k32, int8 inputs, int32 accumulators (exact).
 __device__ __forceinline__ void dlc_mma_s8(int (&d)[4], const unsigned (&a)[4], unsigned b0,
                                            unsigned b1) {
@@ -455,6 +456,7 @@ __device__ __forceinline__ void dlc_mma_s8(int (&d)[4], const unsigned (&a)[4], 
                : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+#endif
 )cuda"},
     {"dlc_to_tf32", "", R"cuda(
 __device__ __forceinline__ unsigned dlc_to_tf32(float x) {

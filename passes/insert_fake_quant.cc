@@ -37,7 +37,12 @@
 //     `activation-products=true`: fuse-attention then runs attention as one float kernel (with
 //     Q/DQ on the scores, the probabilities and V it cannot, and BERT's int8 model ran its
 //     attention as 24 MatMuls, 12 Softmax and 48 Transposes: 0.61 of 2.13 ms on an H100),
-//     as TensorRT's int8 BERT keeps multi-head attention in fp16.
+//     as TensorRT's int8 BERT keeps multi-head attention in fp16. So does a join read only by
+//     Softmax (the mask added to the scores).
+//  5c. A join whose inputs are all elementwise functions of one value (GELU's
+//     x * 0.5 * (1 + erf(x / sqrt 2)), SiLU's x * sigmoid(x), written out by exporters) is an
+//     activation function, not a join: it stays float, so that the function stays whole for
+//     the fuser's GELU pattern and for the producer's epilogue.
 //  6. Last, quantization moves across the ops that commute with it (MaxPool, Reshape,
 //     Transpose, Flatten, Squeeze, Unsqueeze, Concat; passes/util/quant_commute.h): a Q on
 //     such an op's output climbs to its input, so int8 flows through it and the DQ comes
@@ -51,8 +56,10 @@
 #include <map>
 #include <set>
 
+#include "ir/annotations/fusion_roles.h"
 #include "ir/annotations/quant_ranges.h"
 #include "ir/match.h"
+#include "ir/quant_layout.h"
 #include "passes/registry.h"
 #include "passes/util/option_lists.h"
 #include "passes/util/quant_commute.h"
@@ -102,6 +109,51 @@ int64_t weightAxis(const Node &n, int i, const Tensor &w) {
   }
 }
 
+/// The value `v` is an elementwise function of, following ops whose other operands are all
+/// constants (x / c, erf, + 1, * 0.5, sigmoid ...) up to the first other op.
+const Value *elementwiseRoot(const Value *v) {
+  for (int hops = 0; hops < 16; ++hops) {
+    const Node *p = v->producer();
+    if (!p || !isElementwiseOp(p->op()) || isQdqNode(*p))
+      return v;
+    const Value *only = nullptr;
+    for (const Value *in : p->inputs()) {
+      if (!in || in->isConstant())
+        continue;
+      if (only)
+        return v;
+      only = in;
+    }
+    if (!only || only->shape() != v->shape())
+      return v;
+    v = only;
+  }
+  return v;
+}
+
+/// The one value that all of `n`'s inputs are elementwise functions of (GELU's
+/// x * 0.5 * (1 + erf(x / sqrt 2)), SiLU's x * sigmoid(x)), or nullptr: such a node computes
+/// an activation function piecewise and joins nothing.
+const Value *sharedRoot(const Node &n) {
+  const Value *root = nullptr;
+  for (const Value *in : n.inputs()) {
+    const Value *r = elementwiseRoot(in);
+    if (root && r != root)
+      return nullptr;
+    root = r;
+  }
+  return root;
+}
+
+/// Whether every reader of `n`'s output is a Softmax (attention's mask Add).
+bool feedsSoftmaxOnly(const Node &n) {
+  const Value *y = n.output(0);
+  if (!y || y->uses().empty())
+    return false;
+  return std::all_of(y->uses().begin(), y->uses().end(),
+                     [](const Use &u) { return u.node->op() == Op::kSoftmax; });
+}
+
 /// Why `v` counts as already quantized ("" when it does not).
 std::string arrivedQuantized(const Value *v) {
   const Node *p = v->producer();
@@ -132,6 +184,19 @@ public:
         options_.debugf("{}: not quantized: both operands are activations (attention's "
                         "products stay float for the fused attention kernel; "
                         "activation-products=true quantizes them)",
+                        n->describe());
+        continue;
+      }
+      if (isJoin(n->op()))
+        if (const Value *root = sharedRoot(*n)) {
+          options_.debugf("{}: not quantized: not a join, an elementwise function of %{} alone "
+                          "(an activation such as GELU or SiLU written out)",
+                          n->describe(), root->name());
+          continue;
+        }
+      if (isJoin(n->op()) && !config_.activationProducts && feedsSoftmaxOnly(*n)) {
+        options_.debugf("{}: not quantized: its output is a Softmax's input (attention's "
+                        "masked scores stay float with its products)",
                         n->describe());
         continue;
       }

@@ -236,47 +236,76 @@ Expected<Node *> foldOperandViews(Graph &g, Node &a, const PassOptions &options)
   return b;
 }
 
-/// A projection making an attention operand: add(matmul(%x, %w), %b) or matmul(%x, %w),
-/// %w a 2-D constant [K, N], %b a constant [N], the product read by the add alone.
+/// A projection making an attention operand: a product of %x by a 2-D constant %w, then
+/// column-wise nodes, each read by the next alone:
+///   * float:  matmul(%x, %w) [-> add(%b)], %w [K, N];
+///   * int8 (realize-int8's form): matmul_integer(%xq, %w) -> cast -> mul(%requant_scale)
+///     [-> add(%b)] [-> cast], %w [N, K] under transB = 1, else [K, N].
+/// A column-wise node is a Cast, or an Add or Mul whose other operand is a constant scalar or
+/// a row of N, broadcast along the last axis.
 struct Projection {
-  Node *matmul = nullptr, *add = nullptr; // add: nullptr without a bias
-  Value *out = nullptr;                   // the add's result, or the product's
-  Value *bias = nullptr;
-  const Tensor *w = nullptr, *b = nullptr;
+  Node *product = nullptr;
+  std::vector<Node *> tail; // the column-wise nodes, first to last
+  Value *out = nullptr;     // the last one's result, or the product's
+  const Tensor *w = nullptr;
+  int wColumns = 1; // the axis of %w that runs along N
 };
+
+static bool isColumnConstant(const Value *c, int64_t n) {
+  if (!c || !c->isConstant() || c->shape().rank() > 1)
+    return false;
+  const int64_t count = c->constant().numElements();
+  return count == 1 || (c->shape().rank() == 1 && count == n);
+}
+
+/// The operand of column-wise node `t` that is not the chain (a constant), or nullptr for a
+/// Cast.
+static Value *columnOperand(const Node &t, const Value *chain) {
+  if (t.op() == Op::kCast)
+    return nullptr;
+  return t.input(0) == chain ? t.input(1) : t.input(0);
+}
 
 /// The projection whose result is `v`, or nullopt.
 static std::optional<Projection> projectionMaking(const Graph &g, Value *v) {
-  Node *p = v->producer();
-  if (!p || !v->shape().isStatic())
+  if (!v->producer() || !v->shape().isStatic())
     return std::nullopt;
   Projection r;
   r.out = v;
-  if (p->op() == Op::kAdd) {
-    for (int j : {0, 1}) {
-      Value *c = p->input(j);
-      Node *m = p->input(1 - j)->producer();
-      if (c->isConstant() && c->shape().rank() == 1 && m && m->op() == Op::kMatMul &&
-          onlyReader(g, p->input(1 - j), p)) {
-        r.bias = c;
-        r.b = &c->constant();
-        r.matmul = m;
-        r.add = p;
-      }
+  const int64_t n = v->shape().rank() ? v->shape().sizes().back() : 0;
+  Value *at = v;
+  while (Node *p = at->producer()) {
+    if (p->op() == Op::kMatMul || p->op() == Op::kMatMulInteger) {
+      r.product = p;
+      break;
     }
-  } else if (p->op() == Op::kMatMul) {
-    r.matmul = p;
-  }
-  if (!r.matmul || r.matmul->output(0)->shape() != v->shape())
-    return std::nullopt;
-  for (const char *perm : {"perm_a", "perm_b", "perm_y"})
-    if (r.matmul->hasAttr(perm) && !r.matmul->getInts(perm).empty())
+    const bool cast = p->op() == Op::kCast && p->numInputs() == 1;
+    const bool binary = (p->op() == Op::kAdd || p->op() == Op::kMul) && p->numInputs() == 2;
+    if (!cast && !binary)
       return std::nullopt;
-  const Value *w = r.matmul->input(1);
-  if (!w->isConstant() || w->shape().rank() != 2)
+    Value *chain = p->input(0);
+    if (binary && isColumnConstant(p->input(0), n))
+      chain = p->input(1);
+    if (!chain || chain->isConstant() || (binary && !isColumnConstant(columnOperand(*p, chain), n)))
+      return std::nullopt;
+    if (chain->shape() != v->shape() || (at != v && !onlyReader(g, at, r.tail.back())))
+      return std::nullopt;
+    r.tail.push_back(p);
+    at = chain;
+  }
+  if (!r.product || r.product->output(0)->shape() != v->shape() ||
+      (at != v && !onlyReader(g, at, r.tail.back())))
+    return std::nullopt;
+  std::reverse(r.tail.begin(), r.tail.end());
+  for (const char *perm : {"perm_a", "perm_b", "perm_y"})
+    if (r.product->hasAttr(perm) && !r.product->getInts(perm).empty())
+      return std::nullopt;
+  const Value *w = r.product->input(1);
+  if (!w || !w->isConstant() || w->shape().rank() != 2)
     return std::nullopt;
   r.w = &w->constant();
-  if (r.b && (r.b->dtype() != r.w->dtype() || r.b->shape()[0] != r.w->shape()[1]))
+  r.wColumns = r.product->hasAttr("transB") && r.product->getInt("transB") != 0 ? 0 : 1;
+  if (r.w->shape()[static_cast<size_t>(r.wColumns)] != n)
     return std::nullopt;
   return r;
 }
@@ -297,39 +326,63 @@ static std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
   return projectionMaking(g, v);
 }
 
-/// A new projection of `x` by the constant `w` (and `bias`), built in front of `a` like
-/// `like`'s nodes; erase() takes it back.
+/// The constants of `p`'s column-wise nodes, in order (nullptr for a Cast).
+static std::vector<Value *> columnConstants(const Projection &p) {
+  std::vector<Value *> r;
+  const Value *chain = p.product->output(0);
+  for (const Node *t : p.tail) {
+    r.push_back(columnOperand(*t, chain));
+    chain = t->output(0);
+  }
+  return r;
+}
+
+/// A new projection of `x` by the constant `w`, built in front of `a` like `like`'s nodes,
+/// with `columns[j]` as the constant of `like.tail[j]` (ignored for a Cast); erase() takes
+/// it back.
 struct NewProjection {
-  Value *product = nullptr, *out = nullptr;
+  std::vector<Node *> nodes;
+  Value *out = nullptr;
 
   void erase(Graph &g) const {
-    if (out != product)
-      g.eraseNode(out->producer());
-    g.eraseNode(product->producer());
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
+      g.eraseNode(*it);
   }
 };
 
 static std::optional<NewProjection> addProjection(Graph &g, Node &a, Value *x, Value *w,
-                                                  Value *bias, const Projection &like,
-                                                  const std::string &name) {
-  auto product = addTypedNode(g, Op::kMatMul, {x, w}, name, &a, *like.matmul);
+                                                  const std::vector<Value *> &columns,
+                                                  const Projection &like, const std::string &name) {
+  NewProjection r;
+  std::vector<Value *> inputs(like.product->inputs().begin(), like.product->inputs().end());
+  inputs[0] = x;
+  inputs[1] = w;
+  auto product = addTypedNode(g, like.product->op(), inputs, name, &a, *like.product,
+                              ownAttributes(*like.product));
   if (!product)
     return std::nullopt;
-  NewProjection r{*product, *product};
-  r.product->producer()->setName(like.matmul->name());
-  if (bias) {
-    auto sum =
-        addTypedNode(g, Op::kAdd, {*product, bias}, name, &a, like.add ? *like.add : *like.matmul);
-    if (!sum || !(*sum)->shape().isStatic()) {
-      if (sum)
-        g.eraseNode((*sum)->producer());
-      g.eraseNode(r.product->producer());
+  r.nodes.push_back((*product)->producer());
+  r.nodes.back()->setName(like.product->name());
+  Value *at = *product, *was = like.product->output(0);
+  for (size_t j = 0; j < like.tail.size(); ++j) {
+    const Node &t = *like.tail[j];
+    // The chain first: add(product, bias), mul(product, scale).
+    std::vector<Value *> in = {at};
+    if (t.op() != Op::kCast)
+      in.push_back(columns[j]);
+    auto next = addTypedNode(g, t.op(), in, name, &a, t, ownAttributes(t));
+    if (!next || !(*next)->shape().isStatic()) {
+      if (next)
+        g.eraseNode((*next)->producer());
+      r.erase(g);
       return std::nullopt;
     }
-    r.out = *sum;
-    if (like.add)
-      r.out->producer()->setName(like.add->name());
+    r.nodes.push_back((*next)->producer());
+    r.nodes.back()->setName(t.name());
+    at = *next;
+    was = t.output(0);
   }
+  r.out = at;
   return r;
 }
 
@@ -354,7 +407,7 @@ Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
     if (u.node != &a)
       return nullptr;
   auto made = projectionMaking(g, p);
-  Node *t = made ? made->matmul->input(0)->producer() : nullptr;
+  Node *t = made ? made->product->input(0)->producer() : nullptr;
   if (!t || t->op() != Op::kTranspose)
     return nullptr;
   auto perm = transposePerm(*t);
@@ -365,8 +418,8 @@ Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
   if (!layout || !layout->q.strided || !layout->k.strided || !layout->v.strided)
     return nullptr;
   // The product of the untransposed input, and each operand's view through the transpose.
-  auto built = addProjection(g, a, t->input(0), made->matmul->input(1), made->bias, *made,
-                             made->matmul->output(0)->name() + "/untransposed");
+  auto built = addProjection(g, a, t->input(0), made->product->input(1), columnConstants(*made),
+                             *made, made->product->output(0)->name() + "/untransposed");
   if (!built)
     return nullptr;
   Value *proj = built->out;
@@ -486,11 +539,25 @@ void hoistOutputTranspose(Graph &g, Node &attention, const PassOptions &options)
   replaceOutputNamed(g, t, *built);
 }
 
-/// `parts` side by side along their last axis (2-D weights or 1-D biases of one dtype).
-static Tensor sideBySide(const std::vector<const Tensor *> &parts) {
+/// `parts` side by side along their last axis (2-D weights or 1-D rows of one dtype), or, for
+/// `axis` 0, 2-D weights one below the other.
+static Tensor sideBySide(const std::vector<const Tensor *> &parts, int axis = 1) {
   const std::vector<int64_t> first = parts[0]->shape();
-  const int64_t rows = first.size() == 2 ? first[0] : 1;
   const int64_t bytes = dtypeSize(parts[0]->dtype());
+  if (axis == 0) {
+    int64_t rows = 0;
+    for (const Tensor *t : parts)
+      rows += t->shape()[0];
+    Tensor out = Tensor::zeros(parts[0]->dtype(), {rows, first[1]});
+    auto *dst = static_cast<unsigned char *>(out.mutableRaw());
+    for (const Tensor *t : parts) {
+      const auto n = static_cast<size_t>(t->numElements() * bytes);
+      std::memcpy(dst, t->raw(), n);
+      dst += n;
+    }
+    return out;
+  }
+  const int64_t rows = first.size() == 2 ? first[0] : 1;
   int64_t cols = 0;
   for (const Tensor *t : parts)
     cols += t->shape().back();
@@ -507,35 +574,107 @@ static Tensor sideBySide(const std::vector<const Tensor *> &parts) {
   return out;
 }
 
+/// A one-element constant repeated to a row of `n`.
+static Tensor repeated(const Tensor &scalar, int64_t n) {
+  Tensor out = Tensor::zeros(scalar.dtype(), {n});
+  const auto bytes = static_cast<size_t>(dtypeSize(scalar.dtype()));
+  auto *dst = static_cast<unsigned char *>(out.mutableRaw());
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(dst + static_cast<size_t>(i) * bytes, scalar.raw(), bytes);
+  return out;
+}
+
+/// Whether three projections of one input can become one: the same product (op, attributes,
+/// zero points, weight dtype and depth) and the same column-wise nodes, constants of one dtype.
+static bool mergeable(const std::optional<Projection> (&p)[3]) {
+  const Node &m = *p[0]->product;
+  const int depth = 1 - p[0]->wColumns;
+  for (int i = 1; i < 3; ++i) {
+    const Node &n = *p[i]->product;
+    if (&n == &m || n.op() != m.op() || n.input(0) != m.input(0) ||
+        n.numInputs() != m.numInputs() || ownAttributes(n) != ownAttributes(m) ||
+        p[i]->w->dtype() != p[0]->w->dtype() || p[i]->wColumns != p[0]->wColumns ||
+        p[i]->w->shape()[depth] != p[0]->w->shape()[depth] ||
+        p[i]->out->dtype() != p[0]->out->dtype() || p[i]->tail.size() != p[0]->tail.size())
+      return false;
+    for (int k = 2; k < m.numInputs(); ++k)
+      if (n.input(k) != m.input(k))
+        return false;
+    const std::vector<Value *> mine = columnConstants(*p[i]), first = columnConstants(*p[0]);
+    for (size_t j = 0; j < p[0]->tail.size(); ++j) {
+      const Node &t = *p[i]->tail[j], &u = *p[0]->tail[j];
+      if (t.op() != u.op() || ownAttributes(t) != ownAttributes(u) ||
+          (mine[j] && mine[j]->dtype() != first[j]->dtype()))
+        return false;
+    }
+  }
+  return p[1]->product != p[2]->product;
+}
+
+/// The constants of the merged projection's column-wise nodes: one that all three share as
+/// it is, else the three as rows side by side (a scalar repeated across its columns).
+static std::vector<Value *> mergedColumns(Graph &g, const std::optional<Projection> (&p)[3],
+                                          const std::string &base, std::vector<Value *> *added) {
+  std::vector<Value *> c[3];
+  for (int i = 0; i < 3; ++i)
+    c[i] = columnConstants(*p[i]);
+  std::vector<Value *> r;
+  for (size_t j = 0; j < c[0].size(); ++j) {
+    Value *a = c[0][j];
+    auto same = [&](const Value *b) {
+      return b == a || (a->constant().numElements() == 1 && b->constant().numElements() == 1 &&
+                        a->shape() == b->shape() &&
+                        std::memcmp(a->constant().raw(), b->constant().raw(),
+                                    static_cast<size_t>(dtypeSize(a->dtype()))) == 0);
+    };
+    if (!a || (same(c[1][j]) && same(c[2][j]))) {
+      r.push_back(a);
+      continue;
+    }
+    std::vector<Tensor> rows;
+    for (int i = 0; i < 3; ++i) {
+      const Tensor &t = c[i][j]->constant();
+      rows.push_back(t.numElements() == 1 && p[i]->out->shape().sizes().back() != 1
+                         ? repeated(t, p[i]->out->shape().sizes().back())
+                         : t.reshaped({t.numElements()}));
+    }
+    const Op op = p[0]->tail[j]->op();
+    const std::string role = op == Op::kAdd ? "bias" : "scale";
+    const auto earlier = std::count_if(p[0]->tail.begin(), p[0]->tail.begin() + j,
+                                       [&](const Node *t) { return t->op() == op; });
+    Value *merged =
+        g.addConstant(fmt::format("{}_{}{}", base, role, earlier ? fmt::format("{}", earlier) : ""),
+                      sideBySide({&rows[0], &rows[1], &rows[2]}));
+    added->push_back(merged);
+    r.push_back(merged);
+  }
+  return r;
+}
+
 /// Q, K and V made by three projections of one input (BERT's query, key and value Linear
-/// layers) become one projection with the weights side by side, which attention `a` reads
-/// through strided operands: one GEMM three times as wide instead of three. Kept as they
-/// were when anything does not fit.
+/// layers, float or realized in int8) become one projection with the weights side by side,
+/// which attention `a` reads through strided operands: one GEMM three times as wide instead
+/// of three. Kept as they were when anything does not fit.
 Node *mergeProjections(Graph &g, Node &a, const PassOptions &options) {
   std::optional<Projection> p[3];
   for (int i = 0; i < 3; ++i)
     if (!(p[i] = projectionOf(g, a, i)))
       return nullptr;
-  Value *x = p[0]->matmul->input(0);
-  for (int i = 1; i < 3; ++i)
-    if (p[i]->matmul->input(0) != x || p[i]->matmul == p[0]->matmul ||
-        (p[i]->b != nullptr) != (p[0]->b != nullptr) || p[i]->w->dtype() != p[0]->w->dtype() ||
-        p[i]->w->shape()[0] != p[0]->w->shape()[0] || p[i]->out->dtype() != p[0]->out->dtype() ||
-        p[1]->matmul == p[2]->matmul)
-      return nullptr;
+  if (!mergeable(p))
+    return nullptr;
+  Value *x = p[0]->product->input(0);
   auto layout = staticLayout(a);
   if (!layout)
     return nullptr;
-  const std::string base = p[0]->matmul->output(0)->name() + "/qkv";
-  Value *w = g.addConstant(base + "_weight", sideBySide({p[0]->w, p[1]->w, p[2]->w}));
-  Value *bias =
-      p[0]->b ? g.addConstant(base + "_bias", sideBySide({p[0]->b, p[1]->b, p[2]->b})) : nullptr;
+  const std::string base = p[0]->product->output(0)->name() + "/qkv";
+  std::vector<Value *> added = {
+      g.addConstant(base + "_weight", sideBySide({p[0]->w, p[1]->w, p[2]->w}, p[0]->wColumns))};
+  const std::vector<Value *> columns = mergedColumns(g, p, base, &added);
   auto dropConstants = [&] {
-    g.eraseConstant(w);
-    if (bias)
-      g.eraseConstant(bias);
+    for (Value *c : added)
+      g.eraseConstant(c);
   };
-  auto built = addProjection(g, a, x, w, bias, *p[0], base);
+  auto built = addProjection(g, a, x, added[0], columns, *p[0], base);
   if (!built) {
     dropConstants();
     return nullptr;
@@ -565,8 +704,8 @@ Node *mergeProjections(Graph &g, Node &a, const PassOptions &options) {
     addStrided(attrs, i, *view);
   }
   const std::vector<Value *> inputs = packedInputs(a, proj);
-  const std::string names = fmt::format("{}, {} and {}", label(*p[0]->matmul), label(*p[1]->matmul),
-                                        label(*p[2]->matmul));
+  const std::string names = fmt::format("{}, {} and {}", label(*p[0]->product),
+                                        label(*p[1]->product), label(*p[2]->product));
   Node *b = replaceAttention(g, a, inputs, attrs, options, "merging the projections");
   if (!b) {
     undo();

@@ -42,8 +42,8 @@ Expected<Node *> foldOperandViews(Graph &g, Node &a, const PassOptions &options)
 /// reads through the transpose. Returns the new attention node, or nullptr when `a` stays.
 Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options);
 
-/// Q, K and V made by three projections of one input (BERT): one projection with the
-/// weights side by side, read through strided operands. Returns the new attention node, or
+/// Q, K and V made by three projections of one input (BERT; float, or int8 as realize-int8
+/// leaves them): one projection with the weights side by side, read through strided operands. Returns the new attention node, or
 /// nullptr when `a` stays.
 Node *mergeProjections(Graph &g, Node &a, const PassOptions &options);
 

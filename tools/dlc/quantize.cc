@@ -48,6 +48,7 @@ struct QuantizeArgs {
   bool report = false;
   bool activationProducts = false;
   std::string device = "auto";
+  std::vector<std::string> debugOnly;
 };
 
 Status writeFile(const std::string &path, const std::string &text, const char *flag) {
@@ -115,7 +116,9 @@ Status runQuantize(const QuantizeArgs &args) {
       insert += fmt::format(",{}={}", flag, joined);
   }
   DLC_ASSIGN_OR_RETURN(Pipeline quantize, parsePipeline(jit::quantizePipeline(insert)));
-  DLC_RETURN_IF_ERROR(runPipeline(g, quantize));
+  PipelineOptions po;
+  po.debugOnly = args.debugOnly;
+  DLC_RETURN_IF_ERROR(runPipeline(g, quantize, po));
   if (floatGraph) {
     std::vector<std::map<std::string, Tensor>> samples;
     DLC_ASSIGN_OR_RETURN(std::vector<fs::path> folders, sampleFolders(args.calibration));
@@ -186,6 +189,10 @@ void addQuantizeCommand(CLI::App &app, int &exitCode) {
   cmd->add_flag("--quantize-activation-products", args->activationProducts,
                 "Quantize MatMul/Gemm of two activations too (attention's Q x K^T and P x V); "
                 "by default they stay float, for the fused attention kernel");
+  cmd->add_option("--debug-only", args->debugOnly,
+                  "Print the decision log of these passes (insert-fake-quant: what each node "
+                  "got and why; canonicalize-quant, fold-batchnorm)")
+      ->allow_extra_args(false);
   cmd->add_flag("--report", args->report,
                 "Run the float and the quantized model on the --calibration samples and print, "
                 "per quantized layer, the SQNR and cosine of its output, worst first, with the "

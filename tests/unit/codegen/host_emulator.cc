@@ -170,6 +170,30 @@ static inline void dlc_mma_f16(float (&d)[4], const unsigned (&a)[4], unsigned b
 static inline void dlc_mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
   dlc_emu_mma<__nv_bfloat16>(d, a, b0, b1);
 }
+// mma.sync m16n8k32 row.col s8: the m16n8k16 layout with four bytes to a register: A[r][k] is
+// byte k % 4 of a[(r >= 8) + 2 (k >= 16)] of lane (r % 8) * 4 + (k % 16) / 4; B[k][n] byte
+// k % 4 of b[k >= 16] of lane n * 4 + (k % 16) / 4; d as above, exact int32 sums.
+static inline void dlc_mma_s8(int (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  const unsigned t = dlc_emu_tid(), w = t / 32, lane = t % 32;
+  unsigned *mine = &dlc_emu_regs[t * 8];
+  for (int i = 0; i < 4; ++i)
+    mine[i] = a[i];
+  mine[4] = b0;
+  mine[5] = b1;
+  dlc_emu_warps[w]->arrive_and_wait();
+  auto byte = [&](unsigned l, unsigned reg, unsigned k) {
+    return (int)(signed char)(dlc_emu_regs[(w * 32 + l) * 8 + reg] >> (8 * (k % 4)));
+  };
+  for (unsigned e = 0; e < 4; ++e) {
+    const unsigned r = lane / 4 + 8 * (e / 2), n = 2 * (lane % 4) + e % 2;
+    int acc = d[e];
+    for (unsigned k = 0; k < 32; ++k)
+      acc += byte((r % 8) * 4 + (k % 16) / 4, (r >= 8) + 2 * (k >= 16), k) *
+             byte(n * 4 + (k % 16) / 4, 4 + (k >= 16), k);
+    d[e] = acc;
+  }
+  dlc_emu_warps[w]->arrive_and_wait();
+}
 static inline float __int_as_float(int i) {
   float f;
   memcpy(&f, &i, sizeof f);

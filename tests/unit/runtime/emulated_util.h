@@ -48,12 +48,16 @@ inline void expectReferenceOutputs(const Model &model, const std::map<std::strin
 
 /// Runs `model`'s GPU program (no CPU fallback, no host step) on the host emulator and expects
 /// the reference backend's outputs within `tol`; `launches` gets the program's kernel
-/// launches, `compiled` the kernels its modules hold (identical ones compiled once).
+/// launches, `compiled` the kernels its modules hold (identical ones compiled once);
+/// `precision` as `--precision` gives it (fp16, bf16; empty: none).
 inline void expectEmulatedMatches(const Model &model, const std::map<std::string, Tensor> &feed,
-                                  Tolerance tol, int *launches = nullptr, int *compiled = nullptr) {
+                                  Tolerance tol, int *launches = nullptr, int *compiled = nullptr,
+                                  const std::string &precision = "") {
   auto dims = bindInputDims(model.graph(), feed);
   ASSERT_TRUE(dims) << dims.status().message();
-  auto program = jit::compileForGpu(model.graph(), *dims, emulatedJitOptions());
+  jit::JitOptions jo = emulatedJitOptions();
+  jo.precision = precision;
+  auto program = jit::compileForGpu(model.graph(), *dims, jo);
   ASSERT_TRUE(program) << program.status().message();
   if (launches)
     *launches = 0;

@@ -14,6 +14,7 @@
 #include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
 #include "unit/codegen/host_emulator.h"
+#include "unit/int8_text_util.h"
 #include "unit/runtime/emulated_util.h"
 
 namespace dlc {
@@ -41,6 +42,16 @@ void expectEmulatedMatchesReference(const std::string &model, const Tensor &x) {
 std::string dense(int64_t n, unsigned seed, float range) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-range, range);
+  std::string s;
+  for (int64_t i = 0; i < n; ++i)
+    s += fmt::format("{}{:.4g}", i ? ", " : "", u(rng));
+  return "dense<[" + s + "]>";
+}
+
+/// `dense<[...]>` of n values uniform in [0.001, 0.002): per-channel weight scales.
+std::string positive(int64_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.001f, 0.002f);
   std::string s;
   for (int64_t i = 0; i < n; ++i)
     s += fmt::format("{}{:.4g}", i ? ", " : "", u(rng));
@@ -186,6 +197,61 @@ TEST(ModelsEmulated, BertSelfAttentionRunsAsTwoKernels) {
   expectEmulatedMatches(*m, {{"x", halfUniform({B, S, E}, 6)}, {"mask", mask}}, {1e-2, 1e-2},
                         &launches);
   EXPECT_EQ(launches, 2) << "the merged projection, the attention";
+}
+
+// The same block quantized as `dlc quantize` writes it (QDQ on the projections' input,
+// per-channel int8 weights; the attention itself stays float), run in fp16: realize-int8 makes
+// each projection an int8 GEMM with its rescale and bias, and the three still merge into one
+// (the weights stacked, the per-channel scales and the biases side by side). Unmerged, the
+// three projections would be three kernels.
+TEST(ModelsEmulated, Int8BertSelfAttentionMergesItsProjections) {
+  constexpr int64_t B = 2, S = 40, E = 128, H = 2, D = E / H;
+  std::string projections;
+  for (int i = 0; i < 3; ++i)
+    projections += fmt::format(R"(  %wq{0} = constant i8[{1},{1}] {2}
+  %ws{0} = constant f32[{1}] {3}
+  %b{0} = constant f32[{1}] {4}
+  %w{0} = dequantize_linear(%wq{0}, %ws{0}) {{axis = 1}} : ?
+  %m{0} = matmul(%xdq, %w{0}) : ?
+  %a{0} = add(%m{0}, %b{0}) : ?
+  %p{0} = reshape(%a{0}, %heads) : ?
+)",
+                               i, E, testing::int8Dense(E * E, 40 + i), positive(E, 50 + i),
+                               dense(E, 20 + i, 0.1f));
+  std::string text = fmt::format(
+      R"(graph @bert8(%x: f32[{0},{1},{2}], %mask: f32[{0},1,1,{1}]) -> (y: f32[{0},{1},{2}]) {{
+  %heads = constant i64[4] dense<[{0}, {1}, {3}, {4}]>
+  %merged = constant i64[3] dense<[{0}, {1}, {2}]>
+  %sqrt_d = constant f32[] dense<[8.0]>
+  %xs = constant f32[] dense<[0.008]>
+  %xz = constant i8[] dense<[0]>
+  %xq = quantize_linear(%x, %xs, %xz) : ?
+  %xdq = dequantize_linear(%xq, %xs, %xz) : ?
+{5}  %q = transpose(%p0) {{perm = [0, 2, 1, 3]}} : ?
+  %k = transpose(%p1) {{perm = [0, 2, 3, 1]}} : ?
+  %v = transpose(%p2) {{perm = [0, 2, 1, 3]}} : ?
+  %s0 = matmul(%q, %k) : ?
+  %s1 = div(%s0, %sqrt_d) : ?
+  %s = add(%s1, %mask) : ?
+  %pb = softmax(%s) {{axis = -1}} : ?
+  %c = matmul(%pb, %v) : ?
+  %ct = transpose(%c) {{perm = [0, 2, 1, 3]}} : ?
+  %y = reshape(%ct, %merged) : ?
+  return %y
+}})",
+      B, S, E, H, D, projections);
+  auto g = parseGraph(text);
+  ASSERT_TRUE(g) << g.status().message();
+  auto m = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(m) << m.status().message();
+  Tensor mask = Tensor::zeros(DType::kF32, {B, 1, 1, S});
+  for (int64_t j = 33; j < S; ++j) // padding keys of batch 0
+    mask.mutableData<float>()[j] = -10000.0f;
+  int launches = 0;
+  expectEmulatedMatches(*m, {{"x", uniform({B, S, E}, 8)}, {"mask", mask}}, {2e-2, 2e-2}, &launches,
+                        nullptr, "fp16");
+  EXPECT_EQ(launches, 4) << "the input's quantization, the merged int8 projection, the attention, "
+                            "the float32 output's cast";
 }
 
 TEST(ModelsEmulated, TinyUnetMatchesTheReference) {
