@@ -1,9 +1,11 @@
-// The attention family: an Attention node (ir/ops/attention.h, made by fuse-attention) as one
-// flash-attention kernel. The algorithm is the CUDA template codegen/attention.cuh (prelude
-// helper dlc_attn); this file checks what it supports and writes the entry point, which binds
-// the operands' strides, the sizes and the scale as constants.
+// The attention family: an Attention node (ir/ops/attention.h, made by fuse-attention), with
+// the elementwise consumers of its output the fuser gives it (an int8 model's quantization of
+// the context), as one flash-attention kernel. The algorithm is the CUDA template
+// codegen/attention.cuh (prelude helper dlc_attn); this file checks what it supports and writes the
+// entry point, which binds the operands' strides, the sizes and the scale as constants.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "codegen/anchor_epilogue.h"
@@ -70,8 +72,6 @@ uint32_t sharedBytes(int64_t d) { return static_cast<uint32_t>((kRows + 4 * kKey
 
 Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   const Node &n = *group.anchor;
-  if (group.nodes.size() != 1)
-    return invalidArgument("an attention group is the Attention node alone");
   if (std::string no = refusal(n); !no.empty())
     return invalidArgument("{}: {}", n.describe(), no);
   DLC_ASSIGN_OR_RETURN(ops::AttentionLayout l, layoutOf(n));
@@ -82,10 +82,25 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   const std::string q = params.read(n.input(0)), k = params.read(n.input(1)),
                     v = params.read(n.input(2));
   const std::string mask = masked ? params.read(n.input(3)) : "nullptr";
-  const std::string y = params.write(n.output(0));
+  // With elementwise consumers of Y in the group (its quantization), each element goes
+  // through them; Y itself is stored only when it leaves the group.
+  const bool epilogue = group.nodes.size() > 1;
+  const std::string y = !epilogue || std::find(group.outputs.begin(), group.outputs.end(),
+                                               n.output(0)) != group.outputs.end()
+                            ? params.write(n.output(0))
+                            : "nullptr";
 
   CodeWriter body;
   body.line("extern __shared__ __align__(16) unsigned char dlc_smem[];");
+  if (epilogue) {
+    std::vector<const Value *> stored;
+    {
+      auto f = body.blockSemi("auto epilogue = [&](long long i, float y)");
+      DLC_RETURN_IF_ERROR(
+          emitEpilogue(body, group, n.output(0), {"y", false}, "i", params, "v", stored));
+    }
+    DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  }
   body.line("static_assert(dlc_attn::shared_bytes<{}>() == {}, \"shared memory layout\");",
             l.headSize, sharedBytes(l.headSize));
   body.line("dlc_attn::Params<{}, {}> p;", t, m);
@@ -116,8 +131,9 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   body.line("p.sq = {};", l.qSeq);
   body.line("p.sk = {};", l.kvSeq);
   body.line("p.scale_log2 = {:.9g}f;", static_cast<double>(l.scale) / std::log(2.0));
-  body.line("dlc_attn::attention<{}, {}, {}, {}>(p, dlc_smem);", t, l.headSize, m,
-            l.causal ? "true" : "false");
+  body.line("dlc_attn::attention<{}, {}, {}, {}>(p, dlc_smem{});", t, l.headSize, m,
+            l.causal ? "true" : "false",
+            epilogue ? ", dlc_attn::Epilogue<decltype(epilogue)>{epilogue}" : "");
 
   Kernel kernel;
   kernel.name = group.name;

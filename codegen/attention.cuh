@@ -17,7 +17,8 @@
 //     layout of two adjacent n-tiles is the m16k16 A layout), rounded to T, and O += P V
 //     reads V with ldmatrix.trans. The scores never leave registers.
 //   * At the end each row is divided by its sum (0 / 0 = NaN for a row whose keys are all
-//     masked, as the unfused softmax gives) and stored through Y's strides.
+//     masked, as the unfused softmax gives) and stored through Y's strides, or handed to the
+//     group's epilogue (Y's elementwise consumers fused: its quantization in int8 models).
 // Shared memory: Q [BM][D], then two stages of K [BN][D] and V [BN][D]; a row's 16-byte chunk
 // c sits at chunk (c ^ (row % 8)) so that ldmatrix's eight rows hit distinct banks (D is 64 or
 // 128: 8 or 16 chunks per row).
@@ -75,6 +76,7 @@ template <> struct Math<__half> {
     __half2 h = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<unsigned *>(&h);
   }
+  static __device__ __forceinline__ float round(float x) { return __half2float(__float2half_rn(x)); }
 };
 template <> struct Math<__nv_bfloat16> {
   static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], unsigned b0,
@@ -85,6 +87,9 @@ template <> struct Math<__nv_bfloat16> {
     __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<unsigned *>(&h);
   }
+  static __device__ __forceinline__ float round(float x) {
+    return __bfloat162float(__float2bfloat16_rn(x));
+  }
 };
 
 /// A mask element as the bias it adds (bool: keep or -inf).
@@ -93,8 +98,22 @@ __device__ __forceinline__ float bias(__half x) { return __half2float(x); }
 __device__ __forceinline__ float bias(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float bias(bool x) { return x ? 0.0f : neg_inf(); }
 
-template <class T, int D, class M, bool CAUSAL>
-__device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *smem) {
+/// The plain end: Y's elements stored in T through its strides, two to a 32-bit store.
+struct StoreY {
+  static constexpr bool plain = true;
+};
+
+/// A fused epilogue (the quantization of Y, a cast): `epi(i, y)` gets each element's offset
+/// into Y (through its strides; Y is dense in its logical shape) and its value in float, and
+/// stores what the group outputs.
+template <class F> struct Epilogue {
+  static constexpr bool plain = false;
+  F f;
+};
+
+template <class T, int D, class M, bool CAUSAL, class E = StoreY>
+__device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *smem,
+                                          const E &epi = E()) {
   static_assert(D == 64 || D == 128, "head sizes 64 and 128");
   constexpr int KSTEPS = D / 16; // k16 steps of Q Kᵀ
   constexpr int DT = D / 8;      // n8 tiles of the output
@@ -225,11 +244,18 @@ __device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *
     if (row >= p.sq)
       continue;
     const float inv = 1.0f / l[r];
-    T *y = p.y + b * p.ys.b + h * p.ys.h + row * p.ys.s + (lane % 4) * 2;
+    const long long at = b * p.ys.b + h * p.ys.h + row * p.ys.s + (lane % 4) * 2;
 #pragma unroll
-    for (int j = 0; j < DT; ++j)
-      *reinterpret_cast<unsigned *>(y + j * 8) =
-          Math<T>::pack(o[j][2 * r] * inv, o[j][2 * r + 1] * inv);
+    for (int j = 0; j < DT; ++j) {
+      if constexpr (E::plain) {
+        *reinterpret_cast<unsigned *>(p.y + at + j * 8) =
+            Math<T>::pack(o[j][2 * r] * inv, o[j][2 * r + 1] * inv);
+      } else {
+        // Rounded to T first: the epilogue reads Y as the unfused graph stores it.
+        epi.f(at + j * 8, Math<T>::round(o[j][2 * r] * inv));
+        epi.f(at + j * 8 + 1, Math<T>::round(o[j][2 * r + 1] * inv));
+      }
+    }
   }
 }
 

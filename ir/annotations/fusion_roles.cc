@@ -62,6 +62,7 @@ FusionClass classifyForFusion(const Node &n) {
   case Op::kGlobalLpPool:
   case Op::kLRN:
   case Op::kResize:
+  case Op::kAttention: // its epilogue: Y's quantization in int8 models
     return {R::kAnchor, false, ""};
   default:
     break;

@@ -31,7 +31,7 @@ struct FusionClass {
 /// The node's role. Elementwise: the table's elementwise and broadcast ops, and QuantizeLinear /
 /// DequantizeLinear per tensor or per axis (isElementwiseNode). Anchors: the table's
 /// out-fusable ops (MatMul, Gemm, Conv, ...), its reductions except ArgMax/ArgMin/Hardmax,
-/// LayerNormalization, pooling, its injective ops except views, and Resize. A node with a used
+/// LayerNormalization, pooling, Attention, its injective ops except views, and Resize. A node with a used
 /// output past the first is opaque whatever its op.
 FusionClass classifyForFusion(const Node &n);
 

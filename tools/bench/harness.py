@@ -77,6 +77,12 @@ def run_config(args, name, batch, dtype, workdir):
         gb.export(model, x, path)
     row = {"model": tag}
     base = ["--no-fused-attention"] if args.no_fused_attention else []
+    if args.profile:
+        # Where dlc's time goes, kernel by kernel (`dlc run --profile`, step by step).
+        p = subprocess.run([args.dlc, "run", path, "--random", "--device", "gpu", "--profile"]
+                           + base, capture_output=True, text=True)
+        with open(os.path.join(args.out, f"profile_{stem}.txt"), "w") as f:
+            f.write(p.stdout + p.stderr)
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     with torch.no_grad():
         ref = model(x)
@@ -137,6 +143,8 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--no-fused-attention", action="store_true",
                     help="compile with dlc compile --no-fused-attention (attention unfused)")
+    ap.add_argument("--profile", action="store_true",
+                    help="also write each model's `dlc run --profile` to OUT/profile_<model>.txt")
     ap.add_argument("--gemms", action="store_true",
                     help="single GEMMs against cuBLAS (8192^3, transformer shapes) instead")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",

@@ -148,5 +148,49 @@ TEST(FusedAttention, TorchMultiHeadAttentionMatchesTheReference) {
   }
 }
 
+// An int8 model's context: Y quantized for the output projection, the quantization in the
+// attention kernel's epilogue (Y rounded to f16 first, as the unfused graph stores it). The
+// int8 output is within one step of the reference everywhere (a step apart where the kernel's
+// f16 products round a value across a rounding boundary).
+TEST(FusedAttention, QuantizedContextMatchesTheReference) {
+  DLC_REQUIRE_GPU(driver);
+  constexpr int64_t B = 8, S = 128, H = 12, D = 64;
+  std::string text = testing::attentionText(DType::kF16, B, S, H, D);
+  const std::string head = fmt::format("-> (y: f16[{},{},{}])", B, S, H * D);
+  text.replace(text.find(head), head.size(), fmt::format("-> (y: i8[{},{},{}])", B, S, H * D));
+  const std::string merge = fmt::format("%y = reshape(%ct, %shape) : f16[{},{},{}]", B, S, H * D);
+  text.replace(text.find(merge), merge.size(),
+               "%qs = constant f32[] dense<[0.01]>\n  %qz = constant i8[] dense<[0]>\n"
+               "  %cq = quantize_linear(%ct, %qs, %qz) : ?\n  %y = reshape(%cq, %shape) : ?");
+  auto model = modelOf(text);
+  ASSERT_TRUE(model) << model.status().message() << "\n" << text;
+  ASSERT_EQ(fusedAttentions(*model), 1);
+  const Tensor x = randomTensor(DType::kF16, {B, S, H, D}, 6);
+  SessionOptions so;
+  so.backend = Backend::kGpu;
+  so.cpuFallback = false;
+  auto gpu = model->createSession(so);
+  ASSERT_TRUE(gpu) << gpu.status().message();
+  auto out = gpu->run({{"x", x}});
+  ASSERT_TRUE(out) << out.status().message();
+  SessionOptions cpuOpts;
+  cpuOpts.backend = Backend::kCpu;
+  auto cpu = model->createSession(cpuOpts);
+  ASSERT_TRUE(cpu) << cpu.status().message();
+  auto want = cpu->run({{"x", x}});
+  ASSERT_TRUE(want) << want.status().message();
+  const Tensor &got = out->at("y"), &ref = want->at("y");
+  ASSERT_EQ(got.dtype(), DType::kI8);
+  int64_t apart = 0, nonzero = 0;
+  for (int64_t i = 0; i < ref.numElements(); ++i) {
+    const int diff = std::abs(got.data<int8_t>()[i] - ref.data<int8_t>()[i]);
+    ASSERT_LE(diff, 1) << "element " << i;
+    apart += diff;
+    nonzero += ref.data<int8_t>()[i] != 0;
+  }
+  EXPECT_LT(apart, ref.numElements() / 10) << "more than 10% of the outputs a step apart";
+  EXPECT_GT(nonzero, ref.numElements() / 4) << "a quantization that loses most values tests little";
+}
+
 } // namespace
 } // namespace dlc

@@ -202,8 +202,9 @@ TEST(ModelsEmulated, BertSelfAttentionRunsAsTwoKernels) {
 // The same block quantized as `dlc quantize` writes it (QDQ on the projections' input,
 // per-channel int8 weights; the attention itself stays float), run in fp16: realize-int8 makes
 // each projection an int8 GEMM with its rescale and bias, and the three still merge into one
-// (the weights stacked, the per-channel scales and the biases side by side). Unmerged, the
-// three projections would be three kernels.
+// (the weights stacked, the per-channel scales and the biases side by side), and the
+// context's quantization for the output projection joins the attention kernel's epilogue.
+// Unmerged, the three projections would be three kernels; unfused, the quantization one.
 TEST(ModelsEmulated, Int8BertSelfAttentionMergesItsProjections) {
   constexpr int64_t B = 2, S = 40, E = 128, H = 2, D = E / H;
   std::string projections;
@@ -236,10 +237,17 @@ TEST(ModelsEmulated, Int8BertSelfAttentionMergesItsProjections) {
   %pb = softmax(%s) {{axis = -1}} : ?
   %c = matmul(%pb, %v) : ?
   %ct = transpose(%c) {{perm = [0, 2, 1, 3]}} : ?
-  %y = reshape(%ct, %merged) : ?
+  %cs = constant f32[] dense<[0.004]>
+  %ctq = quantize_linear(%ct, %cs, %xz) : ?
+  %cm = reshape(%ctq, %merged) : ?
+  %cdq = dequantize_linear(%cm, %cs, %xz) : ?
+  %woq = constant i8[{2},{2}] {6}
+  %wos = constant f32[{2}] {7}
+  %wo = dequantize_linear(%woq, %wos) {{axis = 1}} : ?
+  %y = matmul(%cdq, %wo) : ?
   return %y
 }})",
-      B, S, E, H, D, projections);
+      B, S, E, H, D, projections, testing::int8Dense(E * E, 60), positive(E, 61));
   auto g = parseGraph(text);
   ASSERT_TRUE(g) << g.status().message();
   auto m = Model::fromGraph(std::move(*g));
@@ -250,8 +258,8 @@ TEST(ModelsEmulated, Int8BertSelfAttentionMergesItsProjections) {
   int launches = 0;
   expectEmulatedMatches(*m, {{"x", uniform({B, S, E}, 8)}, {"mask", mask}}, {2e-2, 2e-2}, &launches,
                         nullptr, "fp16");
-  EXPECT_EQ(launches, 4) << "the input's quantization, the merged int8 projection, the attention, "
-                            "the float32 output's cast";
+  EXPECT_EQ(launches, 4) << "the input's quantization, the merged int8 projection, the attention "
+                            "with the context's quantization, the output projection";
 }
 
 TEST(ModelsEmulated, TinyUnetMatchesTheReference) {
