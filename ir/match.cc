@@ -80,7 +80,10 @@ Expected<Value *> addTypedNode(Graph &g, Op op, std::vector<Value *> inputs,
   for (const auto &[k, a] : attrs)
     n->setAttr(k, a);
   n->setDevice(like.device());
-  DLC_RETURN_IF_ERROR(inferNewNode(n));
+  if (Status st = inferNewNode(n); !st.isOk()) {
+    g.eraseNode(n); // an untyped node left behind would hold its inputs' uses
+    return st;
+  }
   return n->output(0);
 }
 

@@ -41,6 +41,7 @@ std::vector<std::pair<std::string, Attribute>> ownAttributes(const Node &n);
 
 /// Builds a one-output node for a rewrite: `op` on `inputs` with `attrs`, its output named
 /// uniquely after `name`, in front of `before`, on `like`'s device, typed by inferNewNode.
+/// When inference fails the node is erased again and the error returned.
 Expected<Value *> addTypedNode(Graph &g, Op op, std::vector<Value *> inputs,
                                const std::string &name, Node *before, const Node &like,
                                const std::vector<std::pair<std::string, Attribute>> &attrs = {});

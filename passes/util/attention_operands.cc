@@ -621,11 +621,13 @@ static std::vector<Value *> mergedColumns(Graph &g, const std::optional<Projecti
   std::vector<Value *> r;
   for (size_t j = 0; j < c[0].size(); ++j) {
     Value *a = c[0][j];
+    // One scalar (the same value) serves all three; a row, even one they share (CSE merges
+    // equal biases: zeros at initialisation), goes three times side by side.
     auto same = [&](const Value *b) {
-      return b == a || (a->constant().numElements() == 1 && b->constant().numElements() == 1 &&
-                        a->shape() == b->shape() &&
-                        std::memcmp(a->constant().raw(), b->constant().raw(),
-                                    static_cast<size_t>(dtypeSize(a->dtype()))) == 0);
+      return a->constant().numElements() == 1 && b->constant().numElements() == 1 &&
+             a->shape() == b->shape() &&
+             std::memcmp(a->constant().raw(), b->constant().raw(),
+                         static_cast<size_t>(dtypeSize(a->dtype()))) == 0;
     };
     if (!a || (same(c[1][j]) && same(c[2][j]))) {
       r.push_back(a);

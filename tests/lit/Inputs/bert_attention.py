@@ -2,7 +2,8 @@
 TorchScript exporter, eager attention, opset 17): query, key and value Linear layers of one
 input, each split into heads by Reshape and Transpose, the scores divided by sqrt(D), an
 additive mask, Softmax, the heads merged. Float32, random weights.
-Usage: bert_attention.py OUT [B S E H]"""
+Usage: bert_attention.py OUT [B S E H [zero-bias]] (zero-bias: the biases all zero, as a fresh
+model's are, so that cse makes the three one constant)"""
 import sys
 
 import numpy as np
@@ -30,7 +31,8 @@ heads = const("heads", np.array([B, S, H, D], np.int64))
 heads_t = {}
 for p in ("query", "key", "value"):
     w = const(p + ".weight", (rng.standard_normal((E, E)) / np.sqrt(E)).astype(np.float32))
-    b = const(p + ".bias", (rng.standard_normal(E) * 0.1).astype(np.float32))
+    bias = np.zeros(E) if sys.argv[6:7] == ["zero-bias"] else rng.standard_normal(E) * 0.1
+    b = const(p + ".bias", bias.astype(np.float32))
     y = node("Add", [b, node("MatMul", ["x", w], p + "/MatMul")], p + "/Add")
     y = node("Reshape", [y, heads], p + "/Reshape")
     heads_t[p] = node("Transpose", [y], p + "/Transpose", perm=[0, 2, 1, 3])
