@@ -50,7 +50,7 @@ void addPrecisionFlags(CLI::App *cmd, PrecisionArgs &args);
 Status precisionOptions(const PrecisionArgs &args, std::string &precision, std::string &keepFp32);
 
 /// The GPU kernel choices `dlc run` and `dlc compile` share (--allow-tf32, --no-hopper-kernels,
-/// --[no-]hopper-split-k and the experimental --hopper-conv, --hopper-int8,
+/// --[no-]hopper-split-k, --[no-]hopper-int8 and the experimental --hopper-conv,
 /// --epilogue-prefetch), bound to the codegen options they set.
 void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels);
 

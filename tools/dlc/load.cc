@@ -55,9 +55,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
   cmd->add_flag("--hopper-conv", kernels.hopperConv,
                 "GPU, sm_90, experimental: let the cost model run channels-last convolutions on "
                 "the Hopper GEMM kernels");
-  cmd->add_flag("--hopper-int8", kernels.hopperInt8,
-                "GPU, sm_90, experimental: let the cost model run int8 products on the Hopper "
-                "GEMM kernels (s8 wgmma)");
+  cmd->add_flag("--hopper-int8,!--no-hopper-int8", kernels.hopperInt8,
+                "GPU, sm_90: let the cost model run int8 products on the Hopper GEMM kernels "
+                "(s8 wgmma; channels-last convolutions only with --hopper-conv too; on by "
+                "default)");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

@@ -11,8 +11,8 @@
 //   kbench --file cases.txt                           # one case per line, compiled in parallel
 //   (--no-wgmma: no Hopper kernels on sm_90, the mma.sync family instead; --define A=1,B=2:
 //   macros for NVRTC, e.g. the DLC_SM90_* knobs of codegen/sm90_gemm.cuh;
-//   --hopper-int8: the cost model may pick the Hopper family for an int8 product, as
-//   `dlc --hopper-int8` lets it; --inline-epilogue: keep a transcendental epilogue inlined; --fragment-epilogue: store
+//   --no-hopper-int8: int8 products keep to the mma.sync family, as `dlc --no-hopper-int8`
+//   makes them; --inline-epilogue: keep a transcendental epilogue inlined; --fragment-epilogue: store
 //   from the accumulator fragments instead of the staged epilogue; both for comparison)
 //
 // Per case: the group is built from a one-node graph (plus the epilogue asked for), emitted
@@ -692,7 +692,7 @@ int main(int argc, char **argv) {
     o.stagedEpilogue = !cases[i].has("fragment-epilogue");
     o.sm90a = !cases[i].has("no-wgmma");
     o.prefetchEpilogue = cases[i].has("prefetch");
-    o.hopperInt8 = cases[i].has("hopper-int8");
+    o.hopperInt8 = !cases[i].has("no-hopper-int8");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());
