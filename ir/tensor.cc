@@ -2,6 +2,9 @@
 
 #include <sys/mman.h>
 
+#define XXH_INLINE_ALL // header-only (libxxhash-dev)
+#include <xxhash.h>
+
 #include <cstdlib>
 #include <limits>
 #include <type_traits>
@@ -293,10 +296,10 @@ uint64_t Tensor::hash() const {
     return h;
   const size_t n = static_cast<size_t>(byteSize());
   if (byteSize() < kHashMemoBytes)
-    return fnv1a64(raw(), n, h);
+    return XXH3_64bits_withSeed(raw(), n, h);
   if (std::optional<uint64_t> known = buffer_->memoizedHash(offset_, n, h))
     return *known;
-  const uint64_t full = fnv1a64(raw(), n, h);
+  const uint64_t full = XXH3_64bits_withSeed(raw(), n, h);
   buffer_->rememberHash(offset_, n, h, full);
   return full;
 }

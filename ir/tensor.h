@@ -129,9 +129,10 @@ public:
   /// Elementwise conversion to another dtype (numpy-style casts).
   Tensor castTo(DType to) const;
 
-  /// 64-bit FNV-1a over dtype, shape and bytes: the constant's identity in printed IR.
-  /// Memoized in the buffer for tensors of at least kHashMemoBytes (a weight is hashed by the
-  /// printer, CSE and the package writer; FNV-1a runs at about 1 GB/s).
+  /// 64-bit hash of dtype, shape (FNV-1a) and bytes (XXH3 seeded with it): the constant's
+  /// identity in printed IR. Memoized in the buffer for tensors of at least kHashMemoBytes (a
+  /// weight is hashed by the printer, CSE and the package writer). The bytes were FNV-1a'd
+  /// one at a time before: 10% of a warm ResNet-50 `dlc compile -o` (perf, session 32).
   uint64_t hash() const;
   static constexpr int64_t kHashMemoBytes = 4096;
   /// Same dtype, shape and bytes.

@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "codegen/cuda_prelude.h"
+#include "codegen/nvrtc.h"
 #include "ir/clone.h"
 #include "passes/pass_manager.h"
 #include "runtime/cuda_driver.h"
@@ -31,6 +32,7 @@
 #include "runtime/package.h"
 #include "tools/dlc/commands.h"
 #include "tools/dlc/compile_progress.h"
+#include "tools/dlc/device_arch.h"
 #include "tools/dlc/model_library.h"
 #include "tools/dlc/placement_report.h"
 
@@ -174,10 +176,8 @@ Status compileModel(const CompileArgs &args) {
   }
   std::vector<int> sms;
   std::string archText = args.gpuArch;
-  if (archText.empty()) { // the GPU present (its cubin loads without the driver's JIT), else sm_90
-    auto device = rt::CudaDriver::probe(); // no context: compiling runs nothing on the GPU
-    archText = device ? device->arch() : "sm_90";
-  }
+  if (archText.empty()) // the GPU present (its cubin loads without the driver's JIT), else sm_90
+    archText = deviceArch(codegen::defaultCacheDir(), "/proc/driver/nvidia");
   std::stringstream archList(archText);
   for (std::string arch; std::getline(archList, arch, ',');) {
     DLC_ASSIGN_OR_RETURN(int sm, parseArch(arch));
@@ -332,7 +332,8 @@ void addCompileCommand(CLI::App &app, int &exitCode) {
       ->allow_extra_args(false);
   cmd->add_option("--gpu-arch", args->gpuArch,
                   "Target GPU architectures, comma-separated (default: the GPU present, else "
-                  "sm_90); PTX is kept too");
+                  "sm_90; the driver is asked once per GPU and driver version, the answer kept "
+                  "in the cache directory); PTX is kept too");
   addKernelFlags(cmd, args->kernels);
   cmd->add_flag("--fused-attention,!--no-fused-attention", args->fusedAttention,
                 "Run attention (MatMul, scale, mask, Softmax, MatMul) as one flash-attention "

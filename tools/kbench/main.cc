@@ -12,8 +12,8 @@
 //   (--no-wgmma: no Hopper kernels on sm_90, the mma.sync family instead; --define A=1,B=2:
 //   macros for NVRTC, e.g. the DLC_SM90_* knobs of codegen/sm90_gemm.cuh;
 //   --no-hopper-int8: int8 products keep to the mma.sync family, as `dlc --no-hopper-int8`
-//   makes them; --inline-epilogue: keep a transcendental epilogue inlined; --fragment-epilogue: store
-//   from the accumulator fragments instead of the staged epilogue; both for comparison)
+//   makes them; --inline-epilogue: keep a transcendental epilogue inlined; --fragment-epilogue:
+//   store from the accumulator fragments instead of the staged epilogue; both for comparison)
 //
 // Per case: the group is built from a one-node graph (plus the epilogue asked for), emitted
 // with codegen::emitGroup (or with --tile CFG, e.g. 128x256x32/2x4s4k1, through the family's
