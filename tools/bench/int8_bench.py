@@ -13,8 +13,8 @@ output is compared with PyTorch's float32 output (relative to its largest |value
 weights and calibration on random data, so this measures that the int8 model computes the
 same function roughly, not accuracy (models/digits_quant_accuracy.py does that on real data).
 Microbenchmark: int8 GEMM 8192^3 (DQ -> MatMul in ONNX, realized as matmul_integer) against
-torch._int_mm (cuBLAS int8). Results go to OUTDIR/int8.json and each model's profile to
-OUTDIR/profile_int8_<model>.txt.
+torch._int_mm (cuBLAS int8). Results go to OUTDIR/int8.json and each model's profiles to
+OUTDIR/profile_int8_<model>.txt and OUTDIR/profile_fp16_<model>.txt.
 """
 import argparse
 import json
@@ -85,10 +85,10 @@ def bench(args, name, batches, results, workdir):
             if not args.no_compile:
                 ro = torch.compile(model16, mode="reduce-overhead")
                 row["torch_fp16_reduce_overhead_ms"] = gb.time_torch(ro, x16)
-        runs = [("dlc_fp16", path, ["--precision", "fp16"]),
+        runs = [("dlc_fp16", path, ["--precision", "fp16", "--profile"]),
                 ("dlc_int8", qpath, ["--precision", "fp16", "--profile"])]
         for vname, vargs in args.variant:  # the same two with extra dlc flags
-            runs += [(f"dlc_fp16:{vname}", path, ["--precision", "fp16"] + vargs),
+            runs += [(f"dlc_fp16:{vname}", path, ["--precision", "fp16", "--profile"] + vargs),
                      (f"dlc_int8:{vname}", qpath, ["--precision", "fp16", "--profile"] + vargs)]
         for label, p, extra in runs:
             try:
@@ -96,14 +96,13 @@ def bench(args, name, batches, results, workdir):
                 out, b, stdout = gb.run_dlc(args.dlc, p, x, workdir, args.runs, extra=extra)
                 row[f"{label}_ms"] = b["median_ms"]
                 row[f"{label}_rel_err_vs_torch_fp32"] = gb.rel_err(out, ref)
-                if label.startswith("dlc_int8"):
-                    if label == "dlc_int8":
-                        int8_out = out
-                    suffix = label[len("dlc_int8"):].replace(":", "_")
-                    with open(os.path.join(args.out,
-                                           f"profile_int8_{name}_b{batch}{suffix}.txt"),
-                              "w") as f:
-                        f.write(stdout)
+                if label == "dlc_int8":
+                    int8_out = out
+                kind, _, vname = label[len("dlc_"):].partition(":")
+                suffix = f"_{vname}" if vname else ""
+                with open(os.path.join(args.out, f"profile_{kind}_{name}_b{batch}{suffix}.txt"),
+                          "w") as f:
+                    f.write(stdout)
             except Exception as e:  # report and go on
                 row[f"{label}_error"] = str(e)[-3000:]
         if batch == 1 and "dlc_int8_ms" in row:
