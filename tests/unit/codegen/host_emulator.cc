@@ -136,11 +136,14 @@ static inline void dlc_emu_ldmatrix(unsigned (&r)[4], unsigned addr, bool trans)
 }
 static inline void dlc_ldmatrix_x4(unsigned (&r)[4], unsigned addr) { dlc_emu_ldmatrix(r, addr, false); }
 static inline void dlc_ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) { dlc_emu_ldmatrix(r, addr, true); }
-// mma.sync m16n8k16 row.col: A[r][k] is half k % 2 of a[(r >= 8) + 2 (k >= 8)] of lane
-// (r % 8) * 4 + (k % 8) / 2; B[k][n] half k % 2 of b[k >= 8] of lane n * 4 + (k % 8) / 2;
-// this lane's d are rows lane / 4 (+ 8), columns 2 (lane % 4) + {0, 1}.
-template <class H>
-static inline void dlc_emu_mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+// mma.sync m16n8kK row.col with P elements to a 32-bit register (f16/bf16: K 16, P 2; s8:
+// K 32, P 4): A[r][k] is element k % P of a[(r >= 8) + 2 (k >= K/2)] of lane
+// (r % 8) * 4 + (k % (K/2)) / P; B[k][n] element k % P of b[k >= K/2] of lane
+// n * 4 + (k % (K/2)) / P; this lane's d are rows lane / 4 (+ 8), columns 2 (lane % 4) + {0, 1}.
+// `elem(reg, i)` reads element i of a register.
+template <unsigned K, unsigned P, class Acc, class Elem>
+static inline void dlc_emu_mma(Acc (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1,
+                               Elem elem) {
   const unsigned t = dlc_emu_tid(), w = t / 32, lane = t % 32;
   unsigned *mine = &dlc_emu_regs[t * 8];
   for (int i = 0; i < 4; ++i)
@@ -148,51 +151,34 @@ static inline void dlc_emu_mma(float (&d)[4], const unsigned (&a)[4], unsigned b
   mine[4] = b0;
   mine[5] = b1;
   dlc_emu_warps[w]->arrive_and_wait();
-  auto half = [&](unsigned l, unsigned reg, unsigned k) {
-    const uint16_t bits = (uint16_t)(dlc_emu_regs[(w * 32 + l) * 8 + reg] >> (16 * (k % 2)));
-    H h;
-    memcpy(&h, &bits, 2);
-    return (float)h;
+  auto at = [&](unsigned l, unsigned reg, unsigned k) {
+    return elem(dlc_emu_regs[(w * 32 + l) * 8 + reg], k % P);
   };
   for (unsigned e = 0; e < 4; ++e) {
     const unsigned r = lane / 4 + 8 * (e / 2), n = 2 * (lane % 4) + e % 2;
-    float acc = d[e];
-    for (unsigned k = 0; k < 16; ++k)
-      acc += half((r % 8) * 4 + (k % 8) / 2, (r >= 8) + 2 * (k >= 8), k) *
-             half(n * 4 + (k % 8) / 2, 4 + (k >= 8), k);
+    Acc acc = d[e];
+    for (unsigned k = 0; k < K; ++k)
+      acc += at((r % 8) * 4 + (k % (K / 2)) / P, (r >= 8) + 2 * (k >= K / 2), k) *
+             at(n * 4 + (k % (K / 2)) / P, 4 + (k >= K / 2), k);
     d[e] = acc;
   }
   dlc_emu_warps[w]->arrive_and_wait();
+}
+template <class H> static inline float dlc_emu_half(unsigned reg, unsigned i) {
+  const uint16_t bits = (uint16_t)(reg >> (16 * i));
+  H h;
+  memcpy(&h, &bits, 2);
+  return (float)h;
 }
 static inline void dlc_mma_f16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  dlc_emu_mma<__half>(d, a, b0, b1);
+  dlc_emu_mma<16, 2>(d, a, b0, b1, dlc_emu_half<__half>);
 }
 static inline void dlc_mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  dlc_emu_mma<__nv_bfloat16>(d, a, b0, b1);
+  dlc_emu_mma<16, 2>(d, a, b0, b1, dlc_emu_half<__nv_bfloat16>);
 }
-// mma.sync m16n8k32 row.col s8: the m16n8k16 layout with four bytes to a register: A[r][k] is
-// byte k % 4 of a[(r >= 8) + 2 (k >= 16)] of lane (r % 8) * 4 + (k % 16) / 4; B[k][n] byte
-// k % 4 of b[k >= 16] of lane n * 4 + (k % 16) / 4; d as above, exact int32 sums.
 static inline void dlc_mma_s8(int (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  const unsigned t = dlc_emu_tid(), w = t / 32, lane = t % 32;
-  unsigned *mine = &dlc_emu_regs[t * 8];
-  for (int i = 0; i < 4; ++i)
-    mine[i] = a[i];
-  mine[4] = b0;
-  mine[5] = b1;
-  dlc_emu_warps[w]->arrive_and_wait();
-  auto byte = [&](unsigned l, unsigned reg, unsigned k) {
-    return (int)(signed char)(dlc_emu_regs[(w * 32 + l) * 8 + reg] >> (8 * (k % 4)));
-  };
-  for (unsigned e = 0; e < 4; ++e) {
-    const unsigned r = lane / 4 + 8 * (e / 2), n = 2 * (lane % 4) + e % 2;
-    int acc = d[e];
-    for (unsigned k = 0; k < 32; ++k)
-      acc += byte((r % 8) * 4 + (k % 16) / 4, (r >= 8) + 2 * (k >= 16), k) *
-             byte(n * 4 + (k % 16) / 4, 4 + (k >= 16), k);
-    d[e] = acc;
-  }
-  dlc_emu_warps[w]->arrive_and_wait();
+  dlc_emu_mma<32, 4>(d, a, b0, b1,
+                     [](unsigned reg, unsigned i) { return (int)(signed char)(reg >> (8 * i)); });
 }
 static inline float __int_as_float(int i) {
   float f;

@@ -62,6 +62,26 @@ Expected<Model> modelOf(const std::string &text) {
   return Model::fromGraph(std::move(*g));
 }
 
+/// The model's output y on the GPU alone (fused attention) and on the reference backend.
+void runBoth(const Model &model, const Tensor &x, Tensor *got, Tensor *want) {
+  SessionOptions so;
+  so.backend = Backend::kGpu;
+  so.cpuFallback = false;
+  so.fusedAttention = true;
+  auto gpu = model.createSession(so);
+  ASSERT_TRUE(gpu) << gpu.status().message();
+  auto out = gpu->run({{"x", x}});
+  ASSERT_TRUE(out) << out.status().message();
+  SessionOptions cpuOpts;
+  cpuOpts.backend = Backend::kCpu;
+  auto cpu = model.createSession(cpuOpts);
+  ASSERT_TRUE(cpu) << cpu.status().message();
+  auto ref = cpu->run({{"x", x}});
+  ASSERT_TRUE(ref) << ref.status().message();
+  *got = out->at("y");
+  *want = ref->at("y");
+}
+
 void expectFusedMatches(const std::string &text, const Tensor &x) {
   auto model = modelOf(text);
   ASSERT_TRUE(model) << model.status().message() << "\n" << text;
@@ -76,17 +96,8 @@ void expectFusedMatches(const std::string &text, const Tensor &x) {
   EXPECT_TRUE(report->divergence.empty()) << report->divergence;
   EXPECT_GE(report->compared, 1);
   // The whole model against the unfused model on the reference backend.
-  auto gpu = model->createSession(so);
-  ASSERT_TRUE(gpu) << gpu.status().message();
-  auto out = gpu->run({{"x", x}});
-  ASSERT_TRUE(out) << out.status().message();
-  SessionOptions cpuOpts;
-  cpuOpts.backend = Backend::kCpu;
-  auto cpu = model->createSession(cpuOpts);
-  ASSERT_TRUE(cpu) << cpu.status().message();
-  auto want = cpu->run({{"x", x}});
-  ASSERT_TRUE(want) << want.status().message();
-  const Tensor &got = out->at("y"), &ref = want->at("y");
+  Tensor got, ref;
+  ASSERT_NO_FATAL_FAILURE(runBoth(*model, x, &got, &ref));
   double maxAbs = 0;
   for (int64_t i = 0; i < ref.numElements(); ++i)
     maxAbs = std::max(maxAbs, std::abs(ref.elementAsDouble(i)));
@@ -165,21 +176,8 @@ TEST(FusedAttention, QuantizedContextMatchesTheReference) {
   auto model = modelOf(text);
   ASSERT_TRUE(model) << model.status().message() << "\n" << text;
   ASSERT_EQ(fusedAttentions(*model), 1);
-  const Tensor x = randomTensor(DType::kF16, {B, S, H, D}, 6);
-  SessionOptions so;
-  so.backend = Backend::kGpu;
-  so.cpuFallback = false;
-  auto gpu = model->createSession(so);
-  ASSERT_TRUE(gpu) << gpu.status().message();
-  auto out = gpu->run({{"x", x}});
-  ASSERT_TRUE(out) << out.status().message();
-  SessionOptions cpuOpts;
-  cpuOpts.backend = Backend::kCpu;
-  auto cpu = model->createSession(cpuOpts);
-  ASSERT_TRUE(cpu) << cpu.status().message();
-  auto want = cpu->run({{"x", x}});
-  ASSERT_TRUE(want) << want.status().message();
-  const Tensor &got = out->at("y"), &ref = want->at("y");
+  Tensor got, ref;
+  ASSERT_NO_FATAL_FAILURE(runBoth(*model, randomTensor(DType::kF16, {B, S, H, D}, 6), &got, &ref));
   ASSERT_EQ(got.dtype(), DType::kI8);
   int64_t apart = 0, nonzero = 0;
   for (int64_t i = 0; i < ref.numElements(); ++i) {

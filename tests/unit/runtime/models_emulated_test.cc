@@ -154,6 +154,19 @@ TEST(ModelsEmulated, TorchMultiHeadAttentionRunsAsThreeKernels) {
   EXPECT_EQ(launches, 3) << "in-projection, attention, out-projection with the residual";
 }
 
+// BERT's self-attention between the projections %p0, %p1, %p2 (split into heads) and the
+// context %ct: the heads transposed, Q Kᵀ / sqrt(D) + mask, softmax, times V, transposed back.
+constexpr const char *kBertHeads = R"(  %q = transpose(%p0) {perm = [0, 2, 1, 3]} : ?
+  %k = transpose(%p1) {perm = [0, 2, 3, 1]} : ?
+  %v = transpose(%p2) {perm = [0, 2, 1, 3]} : ?
+  %s0 = matmul(%q, %k) : ?
+  %s1 = div(%s0, %sqrt_d) : ?
+  %s = add(%s1, %mask) : ?
+  %pb = softmax(%s) {axis = -1} : ?
+  %c = matmul(%pb, %v) : ?
+  %ct = transpose(%c) {perm = [0, 2, 1, 3]} : ?
+)";
+
 // BERT's self-attention: query, key and value projections of one input merge into one GEMM
 // the attention reads through strided operands; two kernels (the output dense layer is
 // outside this block).
@@ -173,19 +186,10 @@ TEST(ModelsEmulated, BertSelfAttentionRunsAsTwoKernels) {
   %heads = constant i64[4] dense<[{0}, {1}, {3}, {4}]>
   %merged = constant i64[3] dense<[{0}, {1}, {2}]>
   %sqrt_d = constant f16[] dense<[8.0]>
-{5}  %q = transpose(%p0) {{perm = [0, 2, 1, 3]}} : ?
-  %k = transpose(%p1) {{perm = [0, 2, 3, 1]}} : ?
-  %v = transpose(%p2) {{perm = [0, 2, 1, 3]}} : ?
-  %s0 = matmul(%q, %k) : ?
-  %s1 = div(%s0, %sqrt_d) : ?
-  %s = add(%s1, %mask) : ?
-  %pb = softmax(%s) {{axis = -1}} : ?
-  %c = matmul(%pb, %v) : ?
-  %ct = transpose(%c) {{perm = [0, 2, 1, 3]}} : ?
-  %y = reshape(%ct, %merged) : ?
+{5}{6}  %y = reshape(%ct, %merged) : ?
   return %y
 }})",
-      B, S, E, H, D, projections);
+      B, S, E, H, D, projections, kBertHeads);
   auto g = parseGraph(text);
   ASSERT_TRUE(g) << g.status().message();
   auto m = Model::fromGraph(std::move(*g));
@@ -228,16 +232,7 @@ TEST(ModelsEmulated, Int8BertSelfAttentionMergesItsProjections) {
   %xz = constant i8[] dense<[0]>
   %xq = quantize_linear(%x, %xs, %xz) : ?
   %xdq = dequantize_linear(%xq, %xs, %xz) : ?
-{5}  %q = transpose(%p0) {{perm = [0, 2, 1, 3]}} : ?
-  %k = transpose(%p1) {{perm = [0, 2, 3, 1]}} : ?
-  %v = transpose(%p2) {{perm = [0, 2, 1, 3]}} : ?
-  %s0 = matmul(%q, %k) : ?
-  %s1 = div(%s0, %sqrt_d) : ?
-  %s = add(%s1, %mask) : ?
-  %pb = softmax(%s) {{axis = -1}} : ?
-  %c = matmul(%pb, %v) : ?
-  %ct = transpose(%c) {{perm = [0, 2, 1, 3]}} : ?
-  %cs = constant f32[] dense<[0.004]>
+{5}{8}  %cs = constant f32[] dense<[0.004]>
   %ctq = quantize_linear(%ct, %cs, %xz) : ?
   %cm = reshape(%ctq, %merged) : ?
   %cdq = dequantize_linear(%cm, %cs, %xz) : ?
@@ -247,7 +242,7 @@ TEST(ModelsEmulated, Int8BertSelfAttentionMergesItsProjections) {
   %y = matmul(%cdq, %wo) : ?
   return %y
 }})",
-      B, S, E, H, D, projections, testing::int8Dense(E * E, 60), positive(E, 61));
+      B, S, E, H, D, projections, testing::int8Dense(E * E, 60), positive(E, 61), kBertHeads);
   auto g = parseGraph(text);
   ASSERT_TRUE(g) << g.status().message();
   auto m = Model::fromGraph(std::move(*g));
