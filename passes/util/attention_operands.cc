@@ -597,8 +597,10 @@ static bool mergeable(const std::optional<Projection> (&p)[3]) {
         p[i]->w->shape()[depth] != p[0]->w->shape()[depth] ||
         p[i]->out->dtype() != p[0]->out->dtype() || p[i]->tail.size() != p[0]->tail.size())
       return false;
+    // Zero points: one scalar that all three share (a per-column one would need merging too).
     for (int k = 2; k < m.numInputs(); ++k)
-      if (n.input(k) != m.input(k))
+      if (n.input(k) != m.input(k) ||
+          (m.input(k) && (!m.input(k)->isConstant() || m.input(k)->constant().numElements() != 1)))
         return false;
     const std::vector<Value *> mine = columnConstants(*p[i]), first = columnConstants(*p[0]);
     for (size_t j = 0; j < p[0]->tail.size(); ++j) {
