@@ -397,8 +397,11 @@ private:
 
   /// Whether every reader of `n`'s output can compute `n` itself, in its own kernel:
   /// elementwise nodes (a GEMM epilogue's residual add too), data movement and views.
-  /// Reductions and normalizations read it from memory, as do GEMM operands.
-  static bool readersWiden(const Node &n) {
+  /// Reductions and normalizations read it from memory, as do GEMM operands, and so does
+  /// whoever reads a graph output (a float16 LayerNorm's cast to a float32 model output).
+  bool readersWiden(const Node &n) const {
+    if (g_.isOutput(n.output(0)) || n.output(0)->uses().empty())
+      return false;
     for (const Use &u : n.output(0)->uses())
       if (!isElementwiseNode(*u.node) && !isViewOp(u.node->op()) &&
           opDef(u.node->op()).fusion != FusionKind::kInjective)

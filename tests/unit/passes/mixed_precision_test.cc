@@ -114,3 +114,39 @@ TEST(MixedPrecision, CastsMoveAboveViewsToTheirProducer) {
 
 } // namespace
 } // namespace dlc
+
+namespace dlc {
+namespace {
+
+// An int8 layer's dequantized output read by a LayerNorm alone (an int8 BERT's residual sum):
+// the DequantizeLinear stays float32, the LayerNorm reads it in the low type through a Cast
+// (which the producing kernel writes in its epilogue), and its result goes low; read also by
+// an add, the value keeps float32 and so does the LayerNorm.
+TEST(MixedPrecision, DequantizedInputsOfNormalisationsAreReadLow) {
+  constexpr const char *kText =
+      R"(graph @ln(%q: i8[4,16]) -> (y: f32[4,16], z: f32[4,16], w: f32[4,16]) {
+  %s = constant f32[] dense<[0.05]>
+  %zp = constant i8[] dense<[0]>
+  %g = constant f32[16] dense<[1.0, 0.5, 1.0, 2.0, 1.0, 0.5, 1.0, 2.0, 1.0, 0.5, 1.0, 2.0, 1.0, 0.5, 1.0, 2.0]>
+  %b = constant f32[16] dense<[0.0, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0, 0.1, 0.0, 0.1]>
+  %d = dequantize_linear(%q, %s, %zp) : f32[4,16] loc("d")
+  %y = layer_normalization(%d, %g, %b) {axis = -1} : f32[4,16] loc("y")
+  %s2 = constant f32[] dense<[0.04]>
+  %d2 = dequantize_linear(%q, %s2, %zp) : f32[4,16] loc("d2")
+  %z = layer_normalization(%d2, %g, %b) {axis = -1} : f32[4,16] loc("z")
+  %w = add(%d2, %d2) : f32[4,16] loc("w")
+  return %y, %z, %w
+})";
+  std::unique_ptr<Graph> g = parsed(kText);
+  ASSERT_TRUE(g);
+  std::unique_ptr<Graph> m = after(*g, "mixed-precision{precision=fp16}");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(typeOf(*m, "d"), DType::kF32);
+  EXPECT_EQ(typeOf(*m, "y"), DType::kF16);
+  EXPECT_EQ(typeOf(*m, "d2"), DType::kF32);
+  EXPECT_EQ(typeOf(*m, "z"), DType::kF32) << "its input has another reader";
+  testing::expectSameResults(*g, *m, 1e-2);
+}
+
+} // namespace
+} // namespace dlc
