@@ -204,6 +204,13 @@ public:
 
   Expected<rt::Program> run() {
     DLC_ASSIGN_OR_RETURN(std::vector<FusedGroup> groups, collectGroups(g_));
+    // The pool holds at most every constant once: reserved up front, it grows without the
+    // reallocations and copies of a doubling vector (a warm ResNet-50 compile spent 13% of its
+    // samples there). Capacity not written is never touched.
+    uint64_t pool = 0;
+    for (const Value *c : g_.constants())
+      pool += alignUp(static_cast<uint64_t>(std::max<int64_t>(c->constant().byteSize(), 0)));
+    p_.constants.reserve(pool);
     for (const Value *v : g_.inputs()) {
       DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
       p_.inputs.push_back({v->name(), v->dtype(), v->shape().sizes(), ref});
