@@ -24,7 +24,9 @@
 // Not done here: BN in training mode or whose running statistics outputs are used, BN with
 // non-constant parameters (each refusal is in --debug-only=fold-batchnorm); folding into
 // MatMul (its weights have no channel axis of their own).
+#include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "ir/annotations/quant_ranges.h"
 #include "ir/dtype_bulk.h"
@@ -60,30 +62,51 @@ template <class F> Tensor scaleBlocks(const Tensor &t, int64_t block, F scaleOf)
   }
   Tensor out = Tensor::zeros(dtype, t.shape());
   const size_t bs = static_cast<size_t>(block);
-  std::vector<float> buf(bs);
-  for (int64_t b = 0; b * block < n; ++b) {
-    const double s = scaleOf(b);
-    const size_t at = static_cast<size_t>(b * block);
-    if (dtype == DType::kF32) {
-      const float *src = t.data<float>() + at;
-      float *dst = out.mutableData<float>() + at;
-      for (size_t i = 0; i < bs; ++i)
-        dst[i] = static_cast<float>(src[i] * s);
-    } else if (dtype == DType::kF64) {
-      const double *src = t.data<double>() + at;
-      double *dst = out.mutableData<double>() + at;
-      for (size_t i = 0; i < bs; ++i)
-        dst[i] = src[i] * s;
-    } else { // f16, bf16: through float, as castTo from double rounds
-      const bool half = dtype == DType::kF16;
-      const uint16_t *src = t.data<uint16_t>() + at;
-      uint16_t *dst = out.mutableData<uint16_t>() + at;
-      half ? halfToFloat(src, buf.data(), bs) : bf16ToFloat(src, buf.data(), bs);
-      for (float &v : buf)
-        v = static_cast<float>(static_cast<double>(v) * s);
-      half ? floatToHalf(buf.data(), dst, bs) : floatToBf16(buf.data(), dst, bs);
+  auto scaleRange = [&](int64_t first, int64_t last) { // blocks [first, last)
+    std::vector<float> buf(bs);
+    for (int64_t b = first; b < last; ++b) {
+      const double s = scaleOf(b);
+      const size_t at = static_cast<size_t>(b * block);
+      if (dtype == DType::kF32) {
+        const float *src = t.data<float>() + at;
+        float *dst = out.mutableData<float>() + at;
+        for (size_t i = 0; i < bs; ++i)
+          dst[i] = static_cast<float>(src[i] * s);
+      } else if (dtype == DType::kF64) {
+        const double *src = t.data<double>() + at;
+        double *dst = out.mutableData<double>() + at;
+        for (size_t i = 0; i < bs; ++i)
+          dst[i] = src[i] * s;
+      } else { // f16, bf16: through float, as castTo from double rounds
+        const bool half = dtype == DType::kF16;
+        const uint16_t *src = t.data<uint16_t>() + at;
+        uint16_t *dst = out.mutableData<uint16_t>() + at;
+        half ? halfToFloat(src, buf.data(), bs) : bf16ToFloat(src, buf.data(), bs);
+        for (float &v : buf)
+          v = static_cast<float>(static_cast<double>(v) * s);
+        half ? floatToHalf(buf.data(), dst, bs) : floatToBf16(buf.data(), dst, bs);
+      }
     }
+  };
+  // A big weight (ResNet-50's 2.4M-element convolutions) on a few threads: each block is
+  // scaled alone, so the result is the same bytes; `dlc compile` of a model folds every BN.
+  if (n == 0 || block <= 0)
+    return out;
+  const int64_t blocks = n / block; // whole blocks: a weight is rows of `block` elements
+  const int64_t threads =
+      n < (int64_t{1} << 20)
+          ? 1
+          : std::min<int64_t>({8, blocks, std::max(1u, std::thread::hardware_concurrency())});
+  if (threads <= 1) {
+    scaleRange(0, blocks);
+    return out;
   }
+  std::vector<std::thread> pool;
+  for (int64_t k = 1; k < threads; ++k)
+    pool.emplace_back(scaleRange, blocks * k / threads, blocks * (k + 1) / threads);
+  scaleRange(0, blocks / threads);
+  for (std::thread &th : pool)
+    th.join();
   return out;
 }
 

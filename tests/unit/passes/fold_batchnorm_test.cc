@@ -72,6 +72,33 @@ TEST_F(FoldBatchNormTest, ConvWithBias) {
   EXPECT_EQ(countOps(*folded, Op::kBatchNormalization), 0);
 }
 
+// A weight of more than 2^20 elements is scaled on several threads: every output channel's
+// row equals the weight's row times that channel's BN scale, rounded once, as the serial
+// path computes it.
+TEST_F(FoldBatchNormTest, BigWeightsScaleEachChannelOnce) {
+  constexpr int64_t kOut = 256, kIn = 512, kK = 9; // 1.18M elements
+  Value *x = g.addInput("x", testing::f32({1, kIn, 3, 3}));
+  Value *w = random("w", {kOut, kIn, 3, 3});
+  Node *conv = g.createNode(Op::kConv, {x, w}, 1, "conv");
+  Node *bn = batchNorm(conv->output(0), kOut);
+  g.addOutput("y", bn->output(0));
+  ASSERT_TRUE(inferShapes(g).isOk());
+  auto folded = testing::after(g, "fold-batchnorm");
+  ASSERT_TRUE(folded);
+  ASSERT_EQ(folded->numNodes(), 1u);
+  const Tensor &got = folded->nodes()[0]->input(1)->constant();
+  const auto param = [&](int i) { return bn->input(i)->constant().data<float>(); };
+  const float *scale = param(1), *var = param(4), *src = w->constant().data<float>();
+  for (int64_t o = 0; o < kOut; ++o) {
+    const double s = scale[o] / std::sqrt(static_cast<double>(var[o]) + 1e-3);
+    for (int64_t i = 0; i < kIn * kK; i += 97) {
+      const int64_t at = o * kIn * kK + i;
+      ASSERT_NEAR(got.data<float>()[at], src[at] * s, 1e-6 * std::abs(src[at] * s) + 1e-12)
+          << "channel " << o << ", element " << i;
+    }
+  }
+}
+
 TEST_F(FoldBatchNormTest, ConvTransposeWithGroupsUsesItsWeightLayout) {
   // W is [C_in, C_out/group, k, k]: scaling its first axis instead would be wrong.
   Value *x = g.addInput("x", testing::f32({1, 4, 3, 3}));
