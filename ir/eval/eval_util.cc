@@ -1,7 +1,9 @@
 #include "ir/eval/eval_util.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <thread>
 
 #include "ir/limits.h"
 
@@ -105,19 +107,44 @@ void stridedCopy(const Tensor &in, Tensor &out, int64_t base, const std::vector<
     return;
   }
   const size_t rank = shape.size();
-  const int64_t inner = shape[rank - 1];
-  std::vector<int64_t> idx(rank, 0);
-  int64_t off = base;
-  for (int64_t o = 0; o < n; o += inner) {
-    copyRow(dst + static_cast<size_t>(o) * es, src, off, strides[rank - 1], inner, es);
-    for (size_t d = rank - 1; d-- > 0;) {
-      off += strides[d];
-      if (++idx[d] < shape[d])
-        break;
-      off -= strides[d] * shape[d];
-      idx[d] = 0;
+  const int64_t inner = shape[rank - 1], rows = n / inner;
+  // Rows [first, last) of the output: each starts from its own index, so that ranges can run
+  // on different threads.
+  auto copyRows = [&](int64_t first, int64_t last) {
+    std::vector<int64_t> idx(rank, 0);
+    int64_t off = base;
+    for (int64_t r = first, d = static_cast<int64_t>(rank) - 2; d >= 0; --d) {
+      idx[static_cast<size_t>(d)] = r % shape[static_cast<size_t>(d)];
+      off += idx[static_cast<size_t>(d)] * strides[static_cast<size_t>(d)];
+      r /= shape[static_cast<size_t>(d)];
     }
+    for (int64_t row = first; row < last; ++row) {
+      copyRow(dst + static_cast<size_t>(row * inner) * es, src, off, strides[rank - 1], inner, es);
+      for (size_t d = rank - 1; d-- > 0;) {
+        off += strides[d];
+        if (++idx[d] < shape[d])
+          break;
+        off -= strides[d] * shape[d];
+        idx[d] = 0;
+      }
+    }
+  };
+  // Big copies (a weight re-laid channels-last by the layout pass, a large Transpose) on a
+  // few threads; every row lands in its own place, so the bytes are the same.
+  const int64_t threads =
+      static_cast<uint64_t>(n) * es < (uint64_t{1} << 20)
+          ? 1
+          : std::min<int64_t>({8, rows, std::max(1u, std::thread::hardware_concurrency())});
+  if (threads <= 1) {
+    copyRows(0, rows);
+    return;
   }
+  std::vector<std::thread> pool;
+  for (int64_t k = 1; k < threads; ++k)
+    pool.emplace_back(copyRows, rows * k / threads, rows * (k + 1) / threads);
+  copyRows(0, rows / threads);
+  for (std::thread &t : pool)
+    t.join();
 }
 
 Status checkInputs(const std::vector<Tensor> &in, size_t n) {

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "eval_tensor_test_util.h"
+#include "ir/eval/eval_util.h"
 
 namespace dlc::evaltest {
 namespace {
@@ -237,6 +238,41 @@ TEST(EvalReverseSequence, SpecExamples) {
   Node *bad = g.createNode(Op::kReverseSequence, {x, i64(g, {4}, {1, 5, 1, 1})}, 1, "rs");
   EXPECT_EQ(evalError(bad), "node 'rs' (ReverseSequence): sequence_lens[1] = 5 is out of range "
                             "for time axis 0 of size 4");
+}
+
+} // namespace
+} // namespace dlc::evaltest
+
+namespace dlc::evaltest {
+namespace {
+
+// eval::permuted of a tensor big enough to be copied on several threads (1 MiB and more): a conv
+// weight [O, I, kh, kw] re-laid [O, kh, kw, I] as the layout pass does, each element checked
+// against the index arithmetic, and a rank-5 permutation whose rows do not start at a
+// thread's boundary.
+TEST(EvalPermuted, BigTensorsOnThreadsMatchTheIndexArithmetic) {
+  auto check = [](std::vector<int64_t> shape, std::vector<int64_t> perm) {
+    Tensor in = Tensor::zeros(DType::kI32, shape);
+    for (int64_t i = 0; i < in.numElements(); ++i)
+      in.mutableData<int32_t>()[i] = static_cast<int32_t>(i * 7 + 3);
+    auto out = eval::permuted(in, perm);
+    ASSERT_TRUE(out) << out.status().message();
+    const size_t rank = shape.size();
+    std::vector<int64_t> inStrides(rank, 1);
+    for (size_t d = rank - 1; d-- > 0;)
+      inStrides[d] = inStrides[d + 1] * shape[d + 1];
+    const std::vector<int64_t> &outShape = out->shape();
+    for (int64_t o = 0; o < out->numElements(); ++o) {
+      int64_t rest = o, src = 0;
+      for (size_t d = rank; d-- > 0;) {
+        src += (rest % outShape[d]) * inStrides[static_cast<size_t>(perm[d])];
+        rest /= outShape[d];
+      }
+      ASSERT_EQ(out->template data<int32_t>()[o], in.data<int32_t>()[src]) << "element " << o;
+    }
+  };
+  check({512, 256, 3, 3}, {0, 2, 3, 1}); // 4.5 MiB of int32
+  check({3, 5, 7, 11, 1021}, {4, 2, 0, 3, 1});
 }
 
 } // namespace
