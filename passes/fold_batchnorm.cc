@@ -24,13 +24,12 @@
 // Not done here: BN in training mode or whose running statistics outputs are used, BN with
 // non-constant parameters (each refusal is in --debug-only=fold-batchnorm); folding into
 // MatMul (its weights have no channel axis of their own).
-#include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "ir/annotations/quant_ranges.h"
 #include "ir/dtype_bulk.h"
 #include "ir/match.h"
+#include "ir/parallel.h"
 #include "passes/registry.h"
 
 namespace dlc {
@@ -93,20 +92,8 @@ template <class F> Tensor scaleBlocks(const Tensor &t, int64_t block, F scaleOf)
   if (n == 0 || block <= 0)
     return out;
   const int64_t blocks = n / block; // whole blocks: a weight is rows of `block` elements
-  const int64_t threads =
-      n < (int64_t{1} << 20)
-          ? 1
-          : std::min<int64_t>({8, blocks, std::max(1u, std::thread::hardware_concurrency())});
-  if (threads <= 1) {
-    scaleRange(0, blocks);
-    return out;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t k = 1; k < threads; ++k)
-    pool.emplace_back(scaleRange, blocks * k / threads, blocks * (k + 1) / threads);
-  scaleRange(0, blocks / threads);
-  for (std::thread &th : pool)
-    th.join();
+  parallelRanges(blocks, threadsFor(static_cast<uint64_t>(t.byteSize()), uint64_t{2} << 20, blocks),
+                 scaleRange);
   return out;
 }
 

@@ -1,11 +1,10 @@
 #include "ir/eval/eval_util.h"
 
-#include <algorithm>
 #include <bit>
 #include <cstring>
-#include <thread>
 
 #include "ir/limits.h"
+#include "ir/parallel.h"
 
 namespace dlc::eval {
 
@@ -131,20 +130,8 @@ void stridedCopy(const Tensor &in, Tensor &out, int64_t base, const std::vector<
   };
   // Big copies (a weight re-laid channels-last by the layout pass, a large Transpose) on a
   // few threads; every row lands in its own place, so the bytes are the same.
-  const int64_t threads =
-      static_cast<uint64_t>(n) * es < (uint64_t{1} << 20)
-          ? 1
-          : std::min<int64_t>({8, rows, std::max(1u, std::thread::hardware_concurrency())});
-  if (threads <= 1) {
-    copyRows(0, rows);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t k = 1; k < threads; ++k)
-    pool.emplace_back(copyRows, rows * k / threads, rows * (k + 1) / threads);
-  copyRows(0, rows / threads);
-  for (std::thread &t : pool)
-    t.join();
+  parallelRanges(rows, threadsFor(static_cast<uint64_t>(n) * es, uint64_t{1} << 20, rows),
+                 copyRows);
 }
 
 Status checkInputs(const std::vector<Tensor> &in, size_t n) {
