@@ -31,8 +31,8 @@ struct FusionClass {
 /// The node's role. Elementwise: the table's elementwise and broadcast ops, and QuantizeLinear /
 /// DequantizeLinear per tensor or per axis (isElementwiseNode). Anchors: the table's
 /// out-fusable ops (MatMul, Gemm, Conv, ...), its reductions except ArgMax/ArgMin/Hardmax,
-/// LayerNormalization, pooling, Attention, its injective ops except views, and Resize. A node with a used
-/// output past the first is opaque whatever its op.
+/// LayerNormalization, pooling, Attention, its injective ops except views, and Resize. A node with
+/// a used output past the first is opaque whatever its op.
 FusionClass classifyForFusion(const Node &n);
 
 /// The table's elementwise and broadcast ops: a fused group takes them as members, and the GPU

@@ -43,8 +43,8 @@ Expected<Node *> foldOperandViews(Graph &g, Node &a, const PassOptions &options)
 Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options);
 
 /// Q, K and V made by three projections of one input (BERT; float, or int8 as realize-int8
-/// leaves them): one projection with the weights side by side, read through strided operands. Returns the new attention node, or
-/// nullptr when `a` stays.
+/// leaves them): one projection with the weights side by side, read through strided operands.
+/// Returns the new attention node, or nullptr when `a` stays.
 Node *mergeProjections(Graph &g, Node &a, const PassOptions &options);
 
 /// Y of attention `a` reshaped to rows, projected, reshaped and transposed back (torch's
