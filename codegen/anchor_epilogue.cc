@@ -84,10 +84,6 @@ void finishKernel(Kernel &k, const ParamList &params, int threads, const CodeWri
 
 namespace {
 
-bool isGroupOutput(const FusedGroup &g, const Value *v) {
-  return std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end();
-}
-
 const Node *producerIn(const FusedGroup &g, const Value *v) {
   const Node *p = v->producer();
   return p && g.contains(p) ? p : nullptr;
@@ -151,7 +147,7 @@ Status emitEpilogue(CodeWriter &w, const FusedGroup &group, const Value *root,
       if (out)
         candidates.push_back(out);
   for (const Value *v : candidates) {
-    if (!isGroupOutput(group, v))
+    if (!group.writes(v))
       continue;
     const std::string &name = params.write(v);
     if (v == root && value.storage)

@@ -5,7 +5,6 @@
 // entry point, which binds the operands' strides, the sizes and the scale as constants.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "codegen/anchor_epilogue.h"
@@ -85,10 +84,8 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   // With elementwise consumers of Y in the group (its quantization), each element goes
   // through them; Y itself is stored only when it leaves the group.
   const bool epilogue = group.nodes.size() > 1;
-  const std::string y = !epilogue || std::find(group.outputs.begin(), group.outputs.end(),
-                                               n.output(0)) != group.outputs.end()
-                            ? params.write(n.output(0))
-                            : "nullptr";
+  const std::string y =
+      !epilogue || group.writes(n.output(0)) ? params.write(n.output(0)) : "nullptr";
 
   CodeWriter body;
   body.line("extern __shared__ __align__(16) unsigned char dlc_smem[];");

@@ -12,6 +12,10 @@ bool FusedGroup::contains(const Node *n) const {
   return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
 }
 
+bool FusedGroup::writes(const Value *v) const {
+  return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+}
+
 const std::vector<Family> &families() {
   static const std::vector<Family> all = {
       dataMovementFamily(),  poolFamily(), elementwiseFamily(), reductionFamily(),

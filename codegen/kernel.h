@@ -48,6 +48,8 @@ struct FusedGroup {
   std::vector<const Value *> outputs;
 
   bool contains(const Node *n) const;
+  /// Whether `v` is one of `outputs` (the kernel stores it).
+  bool writes(const Value *v) const;
 };
 
 /// One kernel parameter: a value's buffer, or a scratch buffer private to the group.

@@ -9,8 +9,6 @@
 // would want a block-wide radix select.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "codegen/anchor_epilogue.h"
 #include "codegen/data_movement_internal.h"
 #include "codegen/elementwise_chain.h"
@@ -38,9 +36,7 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   // Each output is written when the group gives it a buffer (it is read or returned).
   auto used = [&](int i) -> const Value * {
     const Value *v = node.numOutputs() > i ? node.output(i) : nullptr;
-    return v && std::find(group.outputs.begin(), group.outputs.end(), v) != group.outputs.end()
-               ? v
-               : nullptr;
+    return v && group.writes(v) ? v : nullptr;
   };
   const Value *x = node.input(0), *values = used(0), *indices = used(1);
   if (!values && !indices)
