@@ -245,8 +245,9 @@ Expected<Node *> foldOperandViews(Graph &g, Node &a, const PassOptions &options)
 /// a row of N, broadcast along the last axis.
 struct Projection {
   Node *product = nullptr;
-  std::vector<Node *> tail; // the column-wise nodes, first to last
-  Value *out = nullptr;     // the last one's result, or the product's
+  std::vector<Node *> tail;     // the column-wise nodes, first to last
+  std::vector<Value *> columns; // the constant each of them reads (nullptr for a Cast)
+  Value *out = nullptr;         // the last one's result, or the product's
   const Tensor *w = nullptr;
   int wColumns = 1; // the axis of %w that runs along N
 };
@@ -256,14 +257,6 @@ static bool isColumnConstant(const Value *c, int64_t n) {
     return false;
   const int64_t count = c->constant().numElements();
   return count == 1 || (c->shape().rank() == 1 && count == n);
-}
-
-/// The operand of column-wise node `t` that is not the chain (a constant), or nullptr for a
-/// Cast.
-static Value *columnOperand(const Node &t, const Value *chain) {
-  if (t.op() == Op::kCast)
-    return nullptr;
-  return t.input(0) == chain ? t.input(1) : t.input(0);
 }
 
 /// The projection whose result is `v`, or nullopt.
@@ -283,20 +276,22 @@ static std::optional<Projection> projectionMaking(const Graph &g, Value *v) {
     const bool binary = (p->op() == Op::kAdd || p->op() == Op::kMul) && p->numInputs() == 2;
     if (!cast && !binary)
       return std::nullopt;
-    Value *chain = p->input(0);
-    if (binary && isColumnConstant(p->input(0), n))
-      chain = p->input(1);
-    if (!chain || chain->isConstant() || (binary && !isColumnConstant(columnOperand(*p, chain), n)))
+    Value *chain = p->input(0), *column = binary ? p->input(1) : nullptr;
+    if (binary && isColumnConstant(chain, n))
+      std::swap(chain, column);
+    if (!chain || chain->isConstant() || (binary && !isColumnConstant(column, n)))
       return std::nullopt;
     if (chain->shape() != v->shape() || (at != v && !onlyReader(g, at, r.tail.back())))
       return std::nullopt;
     r.tail.push_back(p);
+    r.columns.push_back(column);
     at = chain;
   }
   if (!r.product || r.product->output(0)->shape() != v->shape() ||
       (at != v && !onlyReader(g, at, r.tail.back())))
     return std::nullopt;
   std::reverse(r.tail.begin(), r.tail.end());
+  std::reverse(r.columns.begin(), r.columns.end());
   for (const char *perm : {"perm_a", "perm_b", "perm_y"})
     if (r.product->hasAttr(perm) && !r.product->getInts(perm).empty())
       return std::nullopt;
@@ -324,17 +319,6 @@ static std::optional<Projection> projectionOf(const Graph &g, Node &a, int i) {
   if (!onlyReader(g, v, reader))
     return std::nullopt;
   return projectionMaking(g, v);
-}
-
-/// The constants of `p`'s column-wise nodes, in order (nullptr for a Cast).
-static std::vector<Value *> columnConstants(const Projection &p) {
-  std::vector<Value *> r;
-  const Value *chain = p.product->output(0);
-  for (const Node *t : p.tail) {
-    r.push_back(columnOperand(*t, chain));
-    chain = t->output(0);
-  }
-  return r;
 }
 
 /// A new projection of `x` by the constant `w`, built in front of `a` like `like`'s nodes,
@@ -418,8 +402,8 @@ Node *sinkInputTranspose(Graph &g, Node &a, const PassOptions &options) {
   if (!layout || !layout->q.strided || !layout->k.strided || !layout->v.strided)
     return nullptr;
   // The product of the untransposed input, and each operand's view through the transpose.
-  auto built = addProjection(g, a, t->input(0), made->product->input(1), columnConstants(*made),
-                             *made, made->product->output(0)->name() + "/untransposed");
+  auto built = addProjection(g, a, t->input(0), made->product->input(1), made->columns, *made,
+                             made->product->output(0)->name() + "/untransposed");
   if (!built)
     return nullptr;
   Value *proj = built->out;
@@ -602,7 +586,7 @@ static bool mergeable(const std::optional<Projection> (&p)[3]) {
       if (n.input(k) != m.input(k) ||
           (m.input(k) && (!m.input(k)->isConstant() || m.input(k)->constant().numElements() != 1)))
         return false;
-    const std::vector<Value *> mine = columnConstants(*p[i]), first = columnConstants(*p[0]);
+    const std::vector<Value *> &mine = p[i]->columns, &first = p[0]->columns;
     for (size_t j = 0; j < p[0]->tail.size(); ++j) {
       const Node &t = *p[i]->tail[j], &u = *p[0]->tail[j];
       if (t.op() != u.op() || ownAttributes(t) != ownAttributes(u) ||
@@ -617,27 +601,21 @@ static bool mergeable(const std::optional<Projection> (&p)[3]) {
 /// it is, else the three as rows side by side (a scalar repeated across its columns).
 static std::vector<Value *> mergedColumns(Graph &g, const std::optional<Projection> (&p)[3],
                                           const std::string &base, std::vector<Value *> *added) {
-  std::vector<Value *> c[3];
-  for (int i = 0; i < 3; ++i)
-    c[i] = columnConstants(*p[i]);
   std::vector<Value *> r;
-  for (size_t j = 0; j < c[0].size(); ++j) {
-    Value *a = c[0][j];
+  for (size_t j = 0; j < p[0]->columns.size(); ++j) {
+    Value *a = p[0]->columns[j];
     // One scalar (the same value) serves all three; a row, even one they share (CSE merges
     // equal biases: zeros at initialisation), goes three times side by side.
     auto same = [&](const Value *b) {
-      return a->constant().numElements() == 1 && b->constant().numElements() == 1 &&
-             a->shape() == b->shape() &&
-             std::memcmp(a->constant().raw(), b->constant().raw(),
-                         static_cast<size_t>(dtypeSize(a->dtype()))) == 0;
+      return a->constant().numElements() == 1 && a->constant().identical(b->constant());
     };
-    if (!a || (same(c[1][j]) && same(c[2][j]))) {
+    if (!a || (same(p[1]->columns[j]) && same(p[2]->columns[j]))) {
       r.push_back(a);
       continue;
     }
     std::vector<Tensor> rows;
     for (int i = 0; i < 3; ++i) {
-      const Tensor &t = c[i][j]->constant();
+      const Tensor &t = p[i]->columns[j]->constant();
       rows.push_back(t.numElements() == 1 && p[i]->out->shape().sizes().back() != 1
                          ? repeated(t, p[i]->out->shape().sizes().back())
                          : t.reshaped({t.numElements()}));
