@@ -41,6 +41,8 @@ namespace dlc {
 
 namespace {
 
+/// The ops whose result float16 cannot carry (the quantization ops stay float32 too, for
+/// their own reason: keptBecause).
 const std::set<Op> &neverLow() {
   static const std::set<Op> ops = {Op::kReduceMean,
                                    Op::kReduceSum,
@@ -55,9 +57,7 @@ const std::set<Op> &neverLow() {
                                    Op::kLpNormalization,
                                    Op::kExp,
                                    Op::kLog,
-                                   Op::kPow,
-                                   Op::kQuantizeLinear,
-                                   Op::kDequantizeLinear};
+                                   Op::kPow};
   return ops;
 }
 
