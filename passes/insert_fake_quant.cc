@@ -187,17 +187,8 @@ public:
                         n->describe());
         continue;
       }
-      if (isJoin(n->op()))
-        if (const Value *root = sharedRoot(*n)) {
-          options_.debugf("{}: not quantized: not a join, an elementwise function of %{} alone "
-                          "(an activation such as GELU or SiLU written out)",
-                          n->describe(), root->name());
-          continue;
-        }
-      if (isJoin(n->op()) && !config_.activationProducts && feedsSoftmaxOnly(*n)) {
-        options_.debugf("{}: not quantized: its output is a Softmax's input (attention's "
-                        "masked scores stay float with its products)",
-                        n->describe());
+      if (std::string why = joinLeftFloat(*n); !why.empty()) {
+        options_.debugf("{}: not quantized: {}", n->describe(), why);
         continue;
       }
       if (isCompute(n->op()))
@@ -250,6 +241,21 @@ private:
       (void)g_.topologicalSort();
       changed_ = true;
     }
+  }
+
+  /// Why join `n` stays float although its inputs are activations ("" when it does not, or
+  /// when `n` is no join).
+  std::string joinLeftFloat(const Node &n) const {
+    if (!isJoin(n.op()))
+      return "";
+    if (const Value *root = sharedRoot(n))
+      return fmt::format("not a join, an elementwise function of %{} alone (an activation such "
+                         "as GELU or SiLU written out)",
+                         root->name());
+    if (!config_.activationProducts && feedsSoftmaxOnly(n))
+      return "its output is a Softmax's input (attention's masked scores stay float with its "
+             "products)";
+    return "";
   }
 
   static bool allActivations(const Node &n) {
