@@ -78,11 +78,14 @@ def run_config(args, name, batch, dtype, workdir):
     row = {"model": tag}
     base = ["--no-fused-attention"] if args.no_fused_attention else []
     if args.profile:
-        # Where dlc's time goes, kernel by kernel (`dlc run --profile`, step by step).
-        p = subprocess.run([args.dlc, "run", path, "--random", "--device", "gpu", "--profile"]
-                           + base, capture_output=True, text=True)
+        # Where dlc's time goes, kernel by kernel (`dlc run --profile`, step by step), on the
+        # input the harness times.
+        try:
+            text = gb.run_dlc(args.dlc, path, x, workdir, 1, extra=base + ["--profile"])[2]
+        except RuntimeError as e:
+            text = str(e)
         with open(os.path.join(args.out, f"profile_{stem}.txt"), "w") as f:
-            f.write(p.stdout + p.stderr)
+            f.write(text)
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     with torch.no_grad():
         ref = model(x)
