@@ -135,7 +135,7 @@ std::string TileConfig::str() const {
   if (simt)
     return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
   if (wgmma)
-    return fmt::format("{}x{}x{}/wgs{}k{}", bm, bn, bk, stages, splitK);
+    return fmt::format("{}x{}x{}/{}s{}k{}", bm, bn, bk, pingpong ? "wp" : "wg", stages, splitK);
   return fmt::format("{}x{}x{}/{}x{}s{}k{}{}", bm, bn, bk, warpsM, warpsN, stages, splitK,
                      minBlocks > 0 ? fmt::format("b{}", minBlocks) : "");
 }
@@ -149,8 +149,9 @@ std::optional<TileConfig> parseTileConfig(const std::string &text) {
   if (rest.rfind("simt", 0) == 0) {
     c.simt = true;
     rest = rest.substr(4);
-  } else if (rest.rfind("/wg", 0) == 0) {
+  } else if (rest.rfind("/wg", 0) == 0 || rest.rfind("/wp", 0) == 0) {
     c.wgmma = true;
+    c.pingpong = rest[2] == 'p';
     c.warpsM = 2;
     c.warpsN = 1;
     rest = rest.substr(3);
@@ -342,6 +343,11 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       }
     }
   }
+  // The ping-pong schedule hides a tile's epilogue behind the next tile's main loop, which
+  // only a CTA with more than one tile has.
+  if (opts.hopperPingpong && best.wgmma && best.bn <= 128 &&
+      ceilDiv(spec.m, best.bm) * ceilDiv(spec.n, best.bn) * spec.batch * best.splitK > sms)
+    best.pingpong = true;
   return best;
 }
 

@@ -94,14 +94,17 @@ struct TileConfig {
   /// The Hopper family (sm_90a, codegen/sm90_gemm.cuh): a producer warpgroup and warpsM = 2
   /// consumer warpgroups (warpsN = 1) running wgmma; bm 128, bn 128 or 256, bk 64.
   bool wgmma = false;
+  /// The Hopper family's ping-pong schedule: the two consumer warpgroups take whole tiles in
+  /// turn (bn 64 or 128), one's epilogue overlapping the other's main loop.
+  bool pingpong = false;
   /// Tensor cores (mma.sync): blocks per SM the kernel is compiled for (launch bounds, which
   /// cap its registers: 65536 / (threads x minBlocks)); 0 leaves registers to the compiler.
   int minBlocks = 0;
   std::string str() const;
 };
 
-/// Parses "BMxBNxBK[/WMxWN|/wg][sS][kSPLIT][bBLOCKS]" ("128x256x32/2x4s4k1", "128x256x64/wgs4",
-/// "128x64x64/4x2s4b3"); for kbench.
+/// Parses "BMxBNxBK[/WMxWN|/wg|/wp][sS][kSPLIT][bBLOCKS]" ("128x256x32/2x4s4k1",
+/// "128x256x64/wgs4", "128x128x64/wps4" (ping-pong), "128x64x64/4x2s4b3"); for kbench.
 std::optional<TileConfig> parseTileConfig(const std::string &text);
 
 /// The tile configuration the writer picks for `spec`.

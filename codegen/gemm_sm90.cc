@@ -36,6 +36,8 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
       c.warpsN != 1)
     return no(fmt::format(
         "wgmma tiles are 128 x 64, 128 x 128 or 128 x 256, BK {}, two consumer warpgroups", bk));
+  if (c.pingpong && c.bn > 128)
+    return no("a ping-pong warpgroup holds a whole tile's accumulators: 128 x 64 or 128 x 128");
   if (c.splitK != 1 && s8)
     return no("int8 GEMMs do not split K (float partial sums would round the int32 sums)");
   // Split-K partial sums are float4 stores straight from the accumulator slabs.
@@ -143,10 +145,10 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   }
   const char *acc = s.dtype == DType::kI8 ? "int" : "float";
   auto call =
-      w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}>({}, {}LL, N, K, {}, dlc_smem, tile_of, "
+      w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}, {}>({}, {}LL, N, K, {}, dlc_smem, tile_of, "
                   "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
-                  ctx.storage, s.b.kContig ? "true" : "false", aRows, s.b.ld,
-                  perBatch * s.batch * c.splitK, acc, ctx.storage, acc);
+                  ctx.storage, s.b.kContig ? "true" : "false", c.pingpong ? "true" : "false", aRows,
+                  s.b.ld, perBatch * s.batch * c.splitK, acc, ctx.storage, acc);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");
   writeOpaqueOrigin(w);

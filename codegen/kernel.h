@@ -130,6 +130,10 @@ struct EmitOptions {
   /// (convolutions) unchanged. With hopperConv, ResNet-50 b32 int8 ran 2.167 ms against 1.943
   /// (session 31): the requantizing epilogue, not the MMA, bounds those layers.
   bool hopperInt8 = true;
+  /// The Hopper family runs its tiles of 128 x 64 and 128 x 128 ping-pong (TileConfig::
+  /// pingpong: the consumer warpgroups take whole tiles in turn) where the GEMM has more tiles
+  /// than the GPU has SMs. Experimental (`--hopper-pingpong`) until measured.
+  bool hopperPingpong = false;
   /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
   /// registers before the main loop, so that their latency hides behind the operand loads
   /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Off: on an H100

@@ -220,11 +220,14 @@ __device__ __forceinline__ void wgmma_commit() {
 /// asm after it, so the compiler neither reads them before the wait nor keeps copies across.
 __device__ __forceinline__ void keep_register(float &r) { asm volatile("" : "+f"(r)::"memory"); }
 __device__ __forceinline__ void keep_register(int &r) { asm volatile("" : "+r"(r)::"memory"); }
-template <int N, class A, int R> __device__ __forceinline__ void wgmma_wait(A (&d)[R]) {
+template <int N, class A, int MB, int R>
+__device__ __forceinline__ void wgmma_wait(A (&d)[MB][R]) {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 #pragma unroll
-  for (int i = 0; i < R; ++i)
-    keep_register(d[i]);
+  for (int b = 0; b < MB; ++b)
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+      keep_register(d[b][i]);
 }
 
 /// Registers per thread after setmaxnreg: the producer needs few, the consumers hold the
@@ -313,17 +316,35 @@ template <class T> struct Tile {
   int kt0 = 0, kt1 = 1 << 30, split = 0;
 };
 
+/// Named barrier `id` between the two consumer warpgroups (256 threads): `signal` passes
+/// without waiting, `wait` returns once the other warpgroup has signalled.
+__device__ __forceinline__ void order_signal(int id) {
+  asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory");
+}
+__device__ __forceinline__ void order_wait(int id) {
+  asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory");
+}
+
 /// A persistent GEMM: CTA x computes tiles x, x + gridDim.x, ... < `tiles`, each a BM x BN
 /// block of A (M x K, K-contiguous, its chunks where `a_rows` says: StridedRows for a matrix)
 /// times B (N x K with stride ldb when B_KMAJOR, else K x N); `tile_of(t, tile)` says where
 /// tile t lies and which of its K steps it sums (split-K: a share, the epilogue then writes
-/// partial sums). The producer runs ahead
-/// into the next tile while the consumers finish the last one with `epilogue(acc, w, lane,
-/// tile, slab)` in each consumer warp w (0..7: rows 16 w .. 16 w + 15 of the tile; `slab` its
-/// EP_ROWS x EP_PITCH words of shared memory). K is a multiple of 8, the operands 16-byte
-/// aligned, their strides multiples of 8 elements; rows and columns past M and N read zeros.
-/// Every thread of the CTA (384) calls it.
-template <class T, int BN, int STAGES, bool B_KMAJOR, class ARows, class TileOf,
+/// partial sums). The producer runs ahead into the next tile while the consumers finish the
+/// last one with `epilogue(acc, w, lane, tile, slab)`, once per 16 rows of the tile a warp
+/// holds (w: rows 16 w .. 16 w + 15; `slab` the warp's EP_ROWS x EP_PITCH words of shared
+/// memory). Two schedules for the consumers:
+///   * cooperative (!PINGPONG): both consumer warpgroups share each tile, 64 rows each, and
+///     run its epilogue together while the tensor cores idle;
+///   * ping-pong: the warpgroups take the CTA's tiles in turn, each whole (two m64 blocks of
+///     wgmma per K step, BN accumulators per thread), so one warpgroup's epilogue runs while
+///     the other multiplies. Their main loops take turns through two named barriers: a
+///     warpgroup starts waiting on a tile's stages only once the other has waited on its
+///     last, which also keeps each stage's `full` barrier within one phase of the waiter (an
+///     mbarrier's parity cannot tell a phase from the one two later). It pays where a CTA
+///     gets several tiles and K is short: a transformer's K of 768 is 12 steps.
+/// K is a multiple of 8, the operands 16-byte aligned, their strides multiples of 8
+/// elements; rows and columns past M and N read zeros. Every thread of the CTA (384) calls it.
+template <class T, int BN, int STAGES, bool B_KMAJOR, bool PINGPONG, class ARows, class TileOf,
           class Epilogue>
 __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, int K, int tiles,
                                      unsigned char *smem, TileOf &&tile_of, Epilogue &&epilogue) {
@@ -331,12 +352,15 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   // flight per thread. A consumer frees step it - 1's stage when it starts `it`, so the
   // producer waiting for a free stage has signalled enough steps only while LAG <= STAGES - 2.
   static_assert(STAGES >= 3, "at least three stages");
+  static_assert(!PINGPONG || BN <= 128, "a ping-pong warpgroup holds 128 x BN accumulators");
 #ifdef DLC_SM90_LAG // tuning knob (kbench --define)
   constexpr int LAG = DLC_SM90_LAG;
 #else
   constexpr int LAG = STAGES - 2;
 #endif
   static_assert(LAG >= 0 && LAG <= STAGES - 2, "LAG outside [0, STAGES - 2]");
+  // m64 blocks of the tile per consumer warpgroup, and the warps that free each stage.
+  constexpr int MB = PINGPONG ? 2 : 1, READERS = PINGPONG ? 4 : 8;
   Acc<T> *slabs = reinterpret_cast<Acc<T> *>(smem + STAGES * stage_bytes<BN>());
   unsigned long long *full = reinterpret_cast<unsigned long long *>(
       smem + STAGES * stage_bytes<BN>() + slab_bytes());
@@ -346,7 +370,7 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full[s], 128);
-      mbar_init(&empty[s], 8);
+      mbar_init(&empty[s], READERS);
     }
   }
   __syncthreads();
@@ -381,17 +405,29 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
       mbar_arrive(&full[j % STAGES]);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 " DLC_SM90_STR(DLC_SM90_CONSUMER_REGS) ";");
-    const int lane = tid % 32, w = (tid - 128) / 32; // consumer warp 0..7
-    const unsigned aOff = (wg - 1) * 64 * 128;      // this warpgroup's 64 rows of A
-    Acc<T> acc[BN / 2];
-    int it = 0; // K steps consumed, over all tiles
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int lane = tid % 32, cw = (tid - 128) / 32; // consumer warp 0..7: its slab
+    const int c = wg - 1;                              // consumer warpgroup 0, 1
+    // Where this warpgroup's rows of A start in a stage, and the tile rows its warps hold.
+    const unsigned aOff = PINGPONG ? 0u : c * 64 * 128;
+    const int w0 = PINGPONG ? cw % 4 : cw;
+    Acc<T> acc[MB][BN / 2];
+    int it = 0; // K steps consumed (by either warpgroup in ping-pong), over all tiles
+    int turn = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++turn) {
       Tile<T> x;
       tile_of(t, x);
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i)
-        acc[i] = 0;
       const int kEnd = x.kt1 < kTiles ? x.kt1 : kTiles; // at least one step (kt0 < kEnd)
+      if (PINGPONG && turn % 2 != c) { // the other warpgroup's tile
+        it += kEnd - x.kt0;
+        continue;
+      }
+      if (PINGPONG && turn > 0)
+        order_wait(1 + c);
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i)
+          acc[mb][i] = 0;
       for (int kt = x.kt0; kt < kEnd; ++kt, ++it) {
         const int s = it % STAGES;
         mbar_wait(&full[s], (it / STAGES) & 1);
@@ -399,22 +435,31 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) { // 32 bytes of K per wgmma
-          const unsigned long long da = descriptor(sa + aOff + kk * 32, 16, 1024);
           const unsigned long long db = B_KMAJOR ? descriptor(sb + kk * 32, 16, 1024)
                                                  : descriptor(sb + kk * 2048, 8192, 1024);
+#pragma unroll
+          for (int mb = 0; mb < MB; ++mb) {
+            const unsigned long long da =
+                descriptor(sa + aOff + mb * 64 * 128 + kk * 32, 16, 1024);
 #ifndef DLC_SM90_NO_MMA // diagnostic knob: the pipeline without the math
-          wgmma<BN, T, B_KMAJOR ? 0 : 1>(acc, da, db);
+            wgmma<BN, T, B_KMAJOR ? 0 : 1>(acc[mb], da, db);
 #endif
+          }
         }
         wgmma_commit();
         wgmma_wait<1>(acc);
         if (kt > x.kt0 && lane == 0)
           mbar_arrive(&empty[(it - 1) % STAGES]);
       }
+      // Every stage of this tile has been waited on: the other warpgroup may start its next.
+      if (PINGPONG && t + gridDim.x < tiles)
+        order_signal(2 - c);
       wgmma_wait<0>(acc);
       if (lane == 0)
         mbar_arrive(&empty[(it - 1) % STAGES]);
-      epilogue(acc, w, lane, x, slabs + w * (EP_ROWS * EP_PITCH));
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb)
+        epilogue(acc[mb], w0 + 4 * mb, lane, x, slabs + cw * (EP_ROWS * EP_PITCH));
     }
   }
 }

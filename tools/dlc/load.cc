@@ -59,6 +59,11 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90: let the cost model run int8 products on the Hopper GEMM kernels "
                 "(s8 wgmma; channels-last convolutions only with --hopper-conv too; on by "
                 "default)");
+  cmd->add_flag("--hopper-pingpong,!--no-hopper-pingpong", kernels.hopperPingpong,
+                "GPU, sm_90, experimental: run the Hopper GEMM kernels' 128 x 64 and 128 x 128 "
+                "tiles ping-pong (the two consumer warpgroups take whole tiles in turn, one's "
+                "epilogue hidden behind the other's products) where a GEMM has more tiles than "
+                "the GPU has SMs");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

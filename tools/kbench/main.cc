@@ -12,8 +12,10 @@
 //   (--no-wgmma: no Hopper kernels on sm_90, the mma.sync family instead; --define A=1,B=2:
 //   macros for NVRTC, e.g. the DLC_SM90_* knobs of codegen/sm90_gemm.cuh;
 //   --no-hopper-int8: int8 products keep to the mma.sync family, as `dlc --no-hopper-int8`
-//   makes them; --inline-epilogue: keep a transcendental epilogue inlined; --fragment-epilogue:
-//   store from the accumulator fragments instead of the staged epilogue; both for comparison)
+//   makes them; --pingpong: the Hopper family's 128 x 64 and 128 x 128 tiles run ping-pong
+//   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --inline-epilogue:
+//   keep a transcendental epilogue inlined; --fragment-epilogue: store from the accumulator
+//   fragments instead of the staged epilogue; both for comparison)
 //
 // Per case: the group is built from a one-node graph (plus the epilogue asked for), emitted
 // with codegen::emitGroup (or with --tile CFG, e.g. 128x256x32/2x4s4k1, through the family's
@@ -693,6 +695,7 @@ int main(int argc, char **argv) {
     o.sm90a = !cases[i].has("no-wgmma");
     o.prefetchEpilogue = cases[i].has("prefetch");
     o.hopperInt8 = !cases[i].has("no-hopper-int8");
+    o.hopperPingpong = cases[i].has("pingpong");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());

@@ -19,13 +19,14 @@ using rt::testing::denseText;
 using rt::testing::randomTensor;
 
 /// The program `text` lowers to for an H200 (sm_90, 132 SMs), without NVRTC.
-Expected<rt::Program> lowered(const std::string &text) {
+Expected<rt::Program> lowered(const std::string &text, bool pingpong = false) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(text));
   jit::JitOptions jo;
   jo.lower.compile = false;
   jo.lower.emit.smVersion = jo.lower.nvrtc.smVersion = 90;
   jo.lower.emit.numSms = 132;
   jo.lower.emit.hopperSplitK = true;
+  jo.lower.emit.hopperPingpong = pingpong;
   jo.strictPlacement = true;
   return jit::compileForGpu(*g, {}, jo);
 }
@@ -104,6 +105,21 @@ std::vector<Case> cases() {
                  DType::kF16,
                  {250, 3072},
                  true});
+  // More tiles than SMs (ViT's FFN up-projection has 1576 x 3072): the ping-pong schedule
+  // when asked for, both warpgroups' turns, tails in M.
+  out.push_back({"f16 more tiles than SMs, bias",
+                 fmt::format(R"(graph @g(%x: f16[1900,256]) -> (y: f16[1900,2304]) {{
+  %w = constant f16[256,2304] {0}
+  %ws = constant f16[] dense<[0.0625]>
+  %wsc = mul(%w, %ws) : f16[256,2304]
+  %b = constant f16[2304] {1}
+  %m = matmul(%x, %wsc) : f16[1900,2304]
+  %y = add(%m, %b) : f16[1900,2304]
+  return %y
+}})",
+                             denseText(256 * 2304, 16), denseText(2304, 17)),
+                 DType::kF16,
+                 {1900, 256}});
   // Attention's score product: a batch of x times its own transpose (both activations).
   out.push_back({"f16 batched, B an activation",
                  R"(graph @g(%x: f16[12,384,200]) -> (y: f16[12,384,384]) {
@@ -131,15 +147,41 @@ TEST(Sm90Gemm, TheTestGraphsGetTheHopperKernel) {
   }
 }
 
+// With EmitOptions::hopperPingpong, a GEMM of more tiles than SMs runs ping-pong and one that
+// fits in a wave does not (the tile is named in the kernel's header comment).
+TEST(Sm90Gemm, PingpongWhereTilesOutnumberTheSms) {
+  int pingpong = 0;
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.what);
+    for (bool on : {false, true}) {
+      auto p = lowered(c.text, on);
+      ASSERT_TRUE(p) << p.status().message();
+      for (const auto &[name, source] : p->sources) {
+        const bool pp = source.find("/wps") != std::string::npos;
+        EXPECT_TRUE(on || !pp) << name << " runs ping-pong without being asked";
+        pingpong += pp;
+      }
+    }
+    if (c.what == "f16 split-K, bias") // 250 x 520: 2 x 9 tiles (split) on 132 SMs
+      for (const auto &[name, source] : lowered(c.text, true)->sources)
+        EXPECT_EQ(source.find("/wps"), std::string::npos) << name;
+  }
+  EXPECT_GT(pingpong, 0) << "no case ran ping-pong";
+}
+
 TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
   DLC_REQUIRE_GPU(driver);
   if (driver->device().smVersion() != 90)
     GTEST_SKIP() << "the Hopper kernels need an sm_90 GPU, this one is " << driver->device().arch();
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
-    SessionOptions so;
-    so.kernels.hopperSplitK = c.split; // each case with the split its case names
-    rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
+    for (bool pingpong : {false, true}) {
+      SCOPED_TRACE(pingpong ? "ping-pong" : "cooperative");
+      SessionOptions so;
+      so.kernels.hopperSplitK = c.split; // each case with the split its case names
+      so.kernels.hopperPingpong = pingpong;
+      rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
+    }
   }
 }
 
