@@ -135,7 +135,8 @@ std::string TileConfig::str() const {
   if (simt)
     return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
   if (wgmma)
-    return fmt::format("{}x{}x{}/{}s{}k{}", bm, bn, bk, pingpong ? "wp" : "wg", stages, splitK);
+    return fmt::format("{}x{}x{}/{}s{}k{}{}", bm, bn, bk, pingpong ? "wp" : "wg", stages, splitK,
+                       clusterSplit ? "c" : "");
   return fmt::format("{}x{}x{}/{}x{}s{}k{}{}", bm, bn, bk, warpsM, warpsN, stages, splitK,
                      minBlocks > 0 ? fmt::format("b{}", minBlocks) : "");
 }
@@ -172,6 +173,10 @@ std::optional<TileConfig> parseTileConfig(const std::string &text) {
     if (std::sscanf(rest.c_str(), "k%d%n", &c.splitK, &m) != 1)
       return std::nullopt;
     rest = rest.substr(static_cast<size_t>(m));
+    if (!rest.empty() && rest[0] == 'c' && c.wgmma) {
+      c.clusterSplit = true;
+      rest = rest.substr(1);
+    }
   }
   if (!rest.empty() && rest[0] == 'b' && !c.simt && !c.wgmma) {
     int m = 0;
@@ -278,9 +283,11 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
     if (eff <= 0)
       continue;
     const int64_t kTiles = ceilDiv(spec.k, cand.cfg.bk);
+    // The Hopper family splits K in clusters of at most 8 CTAs (int8 too) when asked.
+    const bool cluster = cand.cfg.wgmma && opts.hopperClusterSplitK;
     for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
-      if (s > 1 &&
-          (kTiles / s < 4 || spec.dtype == DType::kI8 || (cand.cfg.wgmma && !opts.hopperSplitK)))
+      if (s > 1 && (kTiles / s < 4 || (cand.cfg.wgmma && !opts.hopperSplitK) ||
+                    (cluster ? s > 8 : spec.dtype == DType::kI8)))
         break;
       TileConfig c = cand.cfg;
       const int64_t perSplit = ceilDiv(kTiles, s);
@@ -289,17 +296,26 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       c.stages = static_cast<int>(
           std::max<int64_t>(c.wgmma ? 3 : 2, std::min<int64_t>(c.stages, perSplit + 1)));
       c.splitK = static_cast<int>(ceilDiv(kTiles, perSplit));
+      c.clusterSplit = cluster && c.splitK > 1;
+      // The cluster's handover buffer takes the shared memory of a stage or two.
+      while (c.clusterSplit && c.stages > 3 && sm90SharedBytes(c) > 227u * 1024u)
+        --c.stages;
       std::string why;
       if (!tileFits(spec, c, opts, &why) || blocksPerSm(spec, c) < 1)
         continue;
       const int64_t tilesM = ceilDiv(spec.m, c.bm), tilesN = ceilDiv(spec.n, c.bn);
       const int64_t blocks = tilesM * tilesN * spec.batch * c.splitK;
+      // A cluster's CTAs are whole clusters of SMs.
+      const int slots = c.clusterSplit ? std::max(c.splitK, sms / c.splitK * c.splitK) : sms;
       // A tile costs its K steps plus about two more (the pipeline's fill, the epilogue); the
       // persistent Hopper kernel fills the next tile's stages during the epilogue, about one.
       // (kbench on the H200: 1024x768x768 with a bias, 0.0152 ms for 128x128 wgmma against
-      // 0.0165 for the mma.sync 128x64 the "+2" chose.)
-      const double work = double(c.bm) * c.bn * c.bk * (perSplit + (c.wgmma ? 1 : 2)) * 2.0;
-      double compute = double(ceilDiv(blocks, sms)) * work / (eff * peak / sms);
+      // 0.0165 for the mma.sync 128x64 the "+2" chose.) Rank 0 of a split-K cluster reads the
+      // other splits' sums, about a K step's time each.
+      const double work = double(c.bm) * c.bn * c.bk *
+                          (perSplit + (c.wgmma ? 1 : 2) + (c.clusterSplit ? c.splitK - 1 : 0)) *
+                          2.0;
+      double compute = double(ceilDiv(blocks, slots)) * work / (eff * peak / sms);
       // The im2col gather is paid once per row tile, by as many SMs as there are blocks.
       if (gather)
         compute += double(tilesM) * spec.batch * spec.n * spec.k * gatherCost * double(sms) /
@@ -311,7 +327,7 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
                                    : double(spec.batch) * spec.k * spec.n;
       double bytes = (double(spec.batch) * spec.m * (spec.k + spec.n) + bBytes) * eb;
       double extra = 0;
-      if (c.splitK > 1) {
+      if (c.splitK > 1 && !c.clusterSplit) {
         // Partial sums: written inside the main kernel, read back by the reduction kernel.
         const double partials = double(spec.batch) * spec.m * spec.n * c.splitK * 4.0;
         bytes += partials;
@@ -414,6 +430,9 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   ctx.kTilesPerSplit = ceilDiv(ctx.kTiles, cfg.splitK);
   const int64_t splits = ceilDiv(ctx.kTiles, ctx.kTilesPerSplit);
   ctx.cfg.splitK = static_cast<int>(splits);
+  // Split-K's partial sums go through a workspace and a reduction kernel, unless the splits
+  // are a cluster's CTAs (the Hopper family's clusterSplit).
+  const bool workspace = splits > 1 && !cfg.clusterSplit;
   ctx.outPairs = (spec.m == 1 || spec.outRowStride % 2 == 0) &&
                  (spec.batch == 1 || spec.outBatchStride % 2 == 0) &&
                  (spec.outSplit == 0 || (spec.outSplit % 2 == 0 && spec.outSplitStride % 2 == 0));
@@ -429,7 +448,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   }
   decls.push_back(paramDecl(out, "out0", true));
   params.push_back({out, -1, true});
-  if (splits > 1) {
+  if (workspace) {
     decls.push_back("float* __restrict__ ws");
     params.push_back({nullptr, 0, true});
     set.scratchBytes.push_back(static_cast<uint64_t>(splits * ctx.total) * 4u);
@@ -448,20 +467,24 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   main.launch.grid[2] = ctx.gridZ;
   main.launch.block[0] = static_cast<uint32_t>(threadsOf(cfg));
   if (cfg.wgmma) {
-    // Persistent: one CTA per SM at most, each walking the tiles of every batch (and split).
-    const int64_t tiles = ctx.tilesM * ctx.tilesN * spec.batch * splits;
+    // Persistent: one CTA per SM at most, each walking the tiles of every batch (and split);
+    // with the splits in a cluster, clusters of `splits` CTAs walk the tiles.
+    const int64_t tiles = ctx.tilesM * ctx.tilesN * spec.batch * (cfg.clusterSplit ? 1 : splits);
     if (tiles >= (int64_t{1} << 31))
       return invalidArgument("{} output tiles are too many for one grid", tiles);
-    main.launch.grid[0] = static_cast<uint32_t>(std::min<int64_t>(tiles, std::max(1, opts.numSms)));
+    const int64_t ctaSlots = cfg.clusterSplit ? std::max(1, opts.numSms) / splits : opts.numSms;
+    main.launch.grid[0] = static_cast<uint32_t>(
+        std::min<int64_t>(tiles, std::max<int64_t>(1, ctaSlots)) * (cfg.clusterSplit ? splits : 1));
     main.launch.grid[1] = 1;
     main.launch.grid[2] = 1;
   }
-  ctx.stagedV = opts.stagedEpilogue ? stagedWidth(spec, cfg, splits, out->dtype()) : 0;
+  ctx.stagedV =
+      opts.stagedEpilogue ? stagedWidth(spec, cfg, workspace ? splits : 1, out->dtype()) : 0;
   // The staged epilogue's chunk loop is not unrolled for a heavy epilogue, so its body is
   // copied MI x stagedV times, not once per accumulator pair: it stays inlined (kbench: BERT's
   // int8 FFN up-projection with GELU, 0.0271 ms outlined, 0.0253 ms inlined).
   ctx.outlineEpilogue =
-      opts.outlineHeavyEpilogues && splits == 1 && ctx.stagedV == 0 && heavyEpilogue(group);
+      opts.outlineHeavyEpilogues && !workspace && ctx.stagedV == 0 && heavyEpilogue(group);
   main.launch.sharedBytes = sharedBytes(spec, cfg);
   main.sm90a = cfg.wgmma;
   if (ctx.stagedV > 0 && !cfg.wgmma) {
@@ -500,7 +523,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   main.prelude = w.requirements();
   set.kernels.push_back(std::move(main));
 
-  if (splits > 1) {
+  if (workspace) {
     Kernel red;
     red.name = ctx.name + "_splitk";
     red.params = params;

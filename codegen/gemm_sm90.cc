@@ -14,8 +14,11 @@ uint32_t sm90SharedBytes(const TileConfig &cfg) {
   // 72 words), the full and empty mbarriers, and the 1024 bytes that aligning the dynamic
   // shared memory to the swizzle atom may skip: dlc_sm90::shared_bytes, which each kernel
   // checks against this with a static_assert.
+  // Split-K in a cluster adds the buffer that hands a tile's sums over (4 bytes per
+  // accumulator) and two mbarriers.
+  const int handover = cfg.clusterSplit ? cfg.bm * cfg.bn * 4 + 16 : 0;
   return static_cast<uint32_t>(cfg.stages * (cfg.bm + cfg.bn) * 128 + 8 * 8 * 72 * 4 +
-                               cfg.stages * 16 + 1024);
+                               cfg.stages * 16 + handover + 1024);
 }
 
 bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts, DType out,
@@ -38,10 +41,13 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
         "wgmma tiles are 128 x 64, 128 x 128 or 128 x 256, BK {}, two consumer warpgroups", bk));
   if (c.pingpong && c.bn > 128)
     return no("a ping-pong warpgroup holds a whole tile's accumulators: 128 x 64 or 128 x 128");
-  if (c.splitK != 1 && s8)
-    return no("int8 GEMMs do not split K (float partial sums would round the int32 sums)");
+  if (c.clusterSplit && (c.splitK < 2 || c.splitK > 8 || c.pingpong))
+    return no("split-K in a cluster takes 2 to 8 splits, with the cooperative schedule");
+  if (c.splitK != 1 && s8 && !c.clusterSplit)
+    return no("int8 GEMMs split K only in a cluster (float partial sums would round the int32 "
+              "sums)");
   // Split-K partial sums are float4 stores straight from the accumulator slabs.
-  if (c.splitK != 1 &&
+  if (c.splitK != 1 && !c.clusterSplit &&
       (spec.n % 4 != 0 || spec.outSplit != 0 || (spec.m > 1 && spec.outRowStride % 4 != 0) ||
        (spec.batch > 1 && spec.outBatchStride % 4 != 0)))
     return no("a split-K wgmma kernel writes its partial sums 4 columns at a time, which this "
@@ -61,7 +67,8 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
                  : "the wgmma kernels read A K-contiguous");
   if (!spec.b.kContig && spec.n % 8 != 0)
     return no("an N-contiguous B needs N a multiple of 8");
-  if (!opts.stagedEpilogue || (c.splitK == 1 && stagedWidth(spec, c, 1, out) == 0))
+  if (!opts.stagedEpilogue ||
+      ((c.splitK == 1 || c.clusterSplit) && stagedWidth(spec, c, 1, out) == 0))
     return no("the wgmma kernels finish through the staged epilogue, which this output's "
               "strides do not allow");
   return true;
@@ -90,16 +97,21 @@ void writeSplitPartials(CodeWriter &w, const KernelContext &ctx, const std::stri
 Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   const GemmSpec &s = ctx.spec;
   const TileConfig &c = ctx.cfg;
-  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(384, 1) {}({})", ctx.name,
-                    ctx.params);
-  w.line("constexpr int BN = {}, STAGES = {};", c.bn, c.stages);
+  // Split-K in a cluster: the kernel's clusters are its splits (ctx.cfg.splitK, as many as
+  // the K steps make).
+  const int cluster = c.clusterSplit ? c.splitK : 1;
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(384, 1){} {}({})",
+                    cluster > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", cluster) : "",
+                    ctx.name, ctx.params);
+  w.line("constexpr int BN = {}, STAGES = {}, CLUSTER = {};", c.bn, c.stages, cluster);
   w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
   // The launch's shared memory (sm90SharedBytes) is the layout the template uses.
-  w.line("static_assert(dlc_sm90::shared_bytes<BN, STAGES>() == {}u, \"shared memory layout\");",
+  w.line("static_assert(dlc_sm90::shared_bytes<BN, STAGES, CLUSTER>() == {}u, \"shared memory "
+         "layout\");",
          sm90SharedBytes(c));
   // The epilogue passes over the accumulators in slabs of 8 rows x 64 columns per warp.
   w.line("constexpr int EP_ROWS = dlc_sm90::EP_ROWS, EP_PITCH = dlc_sm90::EP_PITCH;");
-  const bool split = c.splitK > 1;
+  const bool split = c.splitK > 1 && !c.clusterSplit; // partial sums to the workspace
   w.line("constexpr int EP_CHUNKS = dlc_sm90::EP_COLS / {};", split ? 4 : ctx.stagedV);
   w.line("extern __shared__ __align__(1024) unsigned char dlc_smem_raw[];");
   w.line("unsigned char *dlc_smem = dlc_sm90::align1024(dlc_smem_raw);");
@@ -113,6 +125,10 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
       w.line("x.kt0 = x.split * {};", ctx.kTilesPerSplit);
       w.line("x.kt1 = x.kt0 + {};", ctx.kTilesPerSplit);
       w.line("t %= {};", perBatch * s.batch);
+    } else if (cluster > 1) {
+      w.line("x.split = (int)dlc_sm90::cluster_rank();");
+      w.line("x.kt0 = x.split * {};", ctx.kTilesPerSplit);
+      w.line("x.kt1 = x.kt0 + {};", ctx.kTilesPerSplit);
     }
     w.line("const long long b = t / {};", perBatch);
     writeRaster(w, ctx, fmt::format("(t % {})", perBatch));
@@ -145,10 +161,11 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   }
   const char *acc = s.dtype == DType::kI8 ? "int" : "float";
   auto call =
-      w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}, {}>({}, {}LL, N, K, {}, dlc_smem, tile_of, "
+      w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}, {}, CLUSTER>({}, {}LL, N, K, {}, dlc_smem, "
+                  "tile_of, "
                   "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
                   ctx.storage, s.b.kContig ? "true" : "false", c.pingpong ? "true" : "false", aRows,
-                  s.b.ld, perBatch * s.batch * c.splitK, acc, ctx.storage, acc);
+                  s.b.ld, perBatch * s.batch * (split ? c.splitK : 1), acc, ctx.storage, acc);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");
   writeOpaqueOrigin(w);

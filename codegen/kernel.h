@@ -134,6 +134,10 @@ struct EmitOptions {
   /// pingpong: the consumer warpgroups take whole tiles in turn) where the GEMM has more tiles
   /// than the GPU has SMs. Experimental (`--hopper-pingpong`) until measured.
   bool hopperPingpong = false;
+  /// The Hopper family splits K through thread-block clusters (TileConfig::clusterSplit: the
+  /// splits' sums added in distributed shared memory, no reduction kernel; int8 products may
+  /// split too). Experimental (`--hopper-cluster-split-k`) until measured.
+  bool hopperClusterSplitK = false;
   /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
   /// registers before the main loop, so that their latency hides behind the operand loads
   /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Off: on an H100

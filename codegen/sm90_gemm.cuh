@@ -242,14 +242,95 @@ __device__ __forceinline__ void wgmma_wait(A (&d)[MB][R]) {
 #define DLC_SM90_STR_(x) #x
 
 /// Shared memory of one pipeline stage. The whole kernel (shared_bytes) holds STAGES of them,
-/// then the epilogue's slabs (8 consumer warps x EP_ROWS rows of EP_COLS + 8 words), then the
-/// full and empty mbarriers, plus the 1024 bytes that aligning the dynamic shared memory to
-/// the swizzle atom may skip.
+/// then the epilogue's slabs (8 consumer warps x EP_ROWS rows of EP_COLS + 8 words), then
+/// (split-K in a cluster) the buffer a CTA hands its partial sums over in, then the full and
+/// empty mbarriers (and the cluster's ready and freed ones), plus the 1024 bytes that aligning
+/// the dynamic shared memory to the swizzle atom may skip.
 enum : int { EP_ROWS = 8, EP_COLS = 64, EP_PITCH = EP_COLS + 8 };
 template <int BN> __host__ __device__ constexpr unsigned stage_bytes() { return (BM + BN) * 128u; }
 __host__ __device__ constexpr unsigned slab_bytes() { return 8u * EP_ROWS * EP_PITCH * 4u; }
-template <int BN, int STAGES> __host__ __device__ constexpr unsigned shared_bytes() {
-  return STAGES * stage_bytes<BN>() + slab_bytes() + 2 * STAGES * 8 + 1024;
+/// The partial sums of a BM x BN tile (4-byte accumulators), for split-K in a cluster.
+template <int BN, int CLUSTER> __host__ __device__ constexpr unsigned handover_bytes() {
+  return CLUSTER > 1 ? BM * BN * 4u : 0u;
+}
+template <int BN, int STAGES, int CLUSTER = 1>
+__host__ __device__ constexpr unsigned shared_bytes() {
+  return STAGES * stage_bytes<BN>() + slab_bytes() + handover_bytes<BN, CLUSTER>() +
+         2 * STAGES * 8 + (CLUSTER > 1 ? 16 : 0) + 1024;
+}
+
+// Thread-block clusters (split-K: the splits of a tile are one cluster's CTAs).
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_id() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_count() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+  return r;
+}
+/// Every thread of every CTA of the cluster: what each wrote before is visible after.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+/// The address of the same shared-memory location in CTA `rank` of the cluster.
+__device__ __forceinline__ unsigned cluster_map(unsigned addr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+/// Arrives on an mbarrier of another CTA of the cluster (its address from cluster_map),
+/// releasing this thread's writes to the cluster.
+__device__ __forceinline__ void mbar_arrive_remote(unsigned cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
+                   cluster_addr)
+               : "memory");
+}
+/// mbar_wait, acquiring what the arriving threads of the cluster released.
+__device__ __forceinline__ void mbar_wait_cluster(unsigned long long *bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile("{\n.reg .pred p;\n"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(smem_addr(bar)), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void store4(unsigned addr, const float *v) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(v[0]), "f"(v[1]),
+               "f"(v[2]), "f"(v[3])
+               : "memory");
+}
+__device__ __forceinline__ void store4(unsigned addr, const int *v) {
+  asm volatile("st.shared.v4.s32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v[0]), "r"(v[1]),
+               "r"(v[2]), "r"(v[3])
+               : "memory");
+}
+/// v += the 4 accumulators at `cluster_addr` in another CTA's shared memory.
+__device__ __forceinline__ void add_remote4(unsigned cluster_addr, float *v) {
+  float a, b, c, d;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
+               : "r"(cluster_addr)
+               : "memory");
+  v[0] += a, v[1] += b, v[2] += c, v[3] += d;
+}
+__device__ __forceinline__ void add_remote4(unsigned cluster_addr, int *v) {
+  int a, b, c, d;
+  asm volatile("ld.shared::cluster.v4.s32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
+               : "r"(cluster_addr)
+               : "memory");
+  v[0] += a, v[1] += b, v[2] += c, v[3] += d;
 }
 
 /// Where A's 16-byte chunk (row m, K offset kc) lies, or nullptr for zeros: a strided matrix
@@ -342,10 +423,17 @@ __device__ __forceinline__ void order_wait(int id) {
 ///     last, which also keeps each stage's `full` barrier within one phase of the waiter (an
 ///     mbarrier's parity cannot tell a phase from the one two later). It pays where a CTA
 ///     gets several tiles and K is short: a transformer's K of 768 is 12 steps.
+/// Split-K in a cluster (CLUSTER > 1, cooperative only): the kernel is launched in clusters of
+/// CLUSTER CTAs, which walk the same tiles (t = cluster, cluster + clusters, ...; `tiles`
+/// counts tiles, not splits) and each sum the K steps of split `cluster_rank()` (tile_of says
+/// which). The CTAs past rank 0 hand their accumulators over in their shared memory; rank 0
+/// adds them to its own in rank order (the same sums every run), tells them their buffer is
+/// free again, and alone runs the epilogue: no partial sums in global memory and no second
+/// kernel, and int32 sums stay exact.
 /// K is a multiple of 8, the operands 16-byte aligned, their strides multiples of 8
 /// elements; rows and columns past M and N read zeros. Every thread of the CTA (384) calls it.
-template <class T, int BN, int STAGES, bool B_KMAJOR, bool PINGPONG, class ARows, class TileOf,
-          class Epilogue>
+template <class T, int BN, int STAGES, bool B_KMAJOR, bool PINGPONG, int CLUSTER, class ARows,
+          class TileOf, class Epilogue>
 __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, int K, int tiles,
                                      unsigned char *smem, TileOf &&tile_of, Epilogue &&epilogue) {
   // The producer signals K step `it` once it has issued it + LAG: LAG + 1 steps' copies in
@@ -353,6 +441,8 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   // producer waiting for a free stage has signalled enough steps only while LAG <= STAGES - 2.
   static_assert(STAGES >= 3, "at least three stages");
   static_assert(!PINGPONG || BN <= 128, "a ping-pong warpgroup holds 128 x BN accumulators");
+  static_assert(CLUSTER >= 1 && CLUSTER <= 8 && !(PINGPONG && CLUSTER > 1),
+                "split-K clusters of 2 to 8 CTAs, with the cooperative schedule");
 #ifdef DLC_SM90_LAG // tuning knob (kbench --define)
   constexpr int LAG = DLC_SM90_LAG;
 #else
@@ -362,9 +452,13 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   // m64 blocks of the tile per consumer warpgroup, and the warps that free each stage.
   constexpr int MB = PINGPONG ? 2 : 1, READERS = PINGPONG ? 4 : 8;
   Acc<T> *slabs = reinterpret_cast<Acc<T> *>(smem + STAGES * stage_bytes<BN>());
-  unsigned long long *full = reinterpret_cast<unsigned long long *>(
-      smem + STAGES * stage_bytes<BN>() + slab_bytes());
+  unsigned char *handover = smem + STAGES * stage_bytes<BN>() + slab_bytes();
+  unsigned long long *full =
+      reinterpret_cast<unsigned long long *>(handover + handover_bytes<BN, CLUSTER>());
   unsigned long long *empty = full + STAGES;
+  // Split-K in a cluster: rank 0's `ready` completes when every other CTA's consumers have
+  // handed a tile's sums over; another rank's `freed` when rank 0's have read them.
+  unsigned long long *ready = empty + STAGES, *freed = ready + 1;
   const int tid = threadIdx.x, wg = tid / 128;
   const int kTiles = (K + bk_elems<T>() - 1) / bk_elems<T>();
   if (tid == 0) {
@@ -372,13 +466,23 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
       mbar_init(&full[s], 128);
       mbar_init(&empty[s], READERS);
     }
+    if (CLUSTER > 1) {
+      mbar_init(ready, (CLUSTER - 1) * 256);
+      mbar_init(freed, 256);
+    }
   }
   __syncthreads();
+  if (CLUSTER > 1)
+    cluster_sync(); // the barriers initialized before another CTA arrives on them
+  // This CTA's tiles: t0, t0 + stride, ... (a cluster's CTAs walk the same ones).
+  const int t0 = CLUSTER > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
+  const int stride =
+      CLUSTER > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
   const unsigned base = smem_addr(smem);
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 " DLC_SM90_STR(DLC_SM90_PRODUCER_REGS) ";");
     int it = 0; // K steps issued, over all tiles
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (int t = t0; t < tiles; t += stride) {
       Tile<T> x;
       tile_of(t, x);
       const int kEnd = x.kt1 < kTiles ? x.kt1 : kTiles;
@@ -412,8 +516,8 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
     const int w0 = PINGPONG ? cw % 4 : cw;
     Acc<T> acc[MB][BN / 2];
     int it = 0; // K steps consumed (by either warpgroup in ping-pong), over all tiles
-    int turn = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++turn) {
+    int turn = 0; // tiles of this CTA so far
+    for (int t = t0; t < tiles; t += stride, ++turn) {
       Tile<T> x;
       tile_of(t, x);
       const int kEnd = x.kt1 < kTiles ? x.kt1 : kTiles; // at least one step (kt0 < kEnd)
@@ -452,15 +556,45 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
           mbar_arrive(&empty[(it - 1) % STAGES]);
       }
       // Every stage of this tile has been waited on: the other warpgroup may start its next.
-      if (PINGPONG && t + gridDim.x < tiles)
+      if (PINGPONG && t + stride < tiles)
         order_signal(2 - c);
       wgmma_wait<0>(acc);
       if (lane == 0)
         mbar_arrive(&empty[(it - 1) % STAGES]);
+      if constexpr (CLUSTER > 1) {
+        // Consumer thread ct's accumulators 4q .. 4q + 3 at (q * 256 + ct) * 16 bytes of the
+        // handover buffer: a warp's 16-byte accesses are contiguous.
+        const int ct = tid - 128;
+        const unsigned mine = smem_addr(handover) + ct * 16;
+        if (const unsigned rank = cluster_rank(); rank != 0) {
+          if (turn > 0) // rank 0 has read the last tile's
+            mbar_wait_cluster(freed, (turn - 1) & 1);
+#pragma unroll
+          for (int q = 0; q < BN / 8; ++q)
+            store4(mine + q * 256 * 16, &acc[0][4 * q]);
+          mbar_arrive_remote(cluster_map(smem_addr(ready), 0));
+          continue; // rank 0 finishes the tile
+        }
+        mbar_wait_cluster(ready, turn & 1);
+#pragma unroll 1
+        for (int r = 1; r < CLUSTER; ++r) {
+          const unsigned theirs = cluster_map(mine, r);
+#pragma unroll
+          for (int q = 0; q < BN / 8; ++q)
+            add_remote4(theirs + q * 256 * 16, &acc[0][4 * q]);
+        }
+        for (int r = 1; r < CLUSTER; ++r)
+          mbar_arrive_remote(cluster_map(smem_addr(freed), r));
+      }
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb)
         epilogue(acc[mb], w0 + 4 * mb, lane, x, slabs + cw * (EP_ROWS * EP_PITCH));
     }
+    // A CTA past rank 0 leaves once rank 0 has read its last sums (its shared memory must
+    // outlive the reads).
+    if constexpr (CLUSTER > 1)
+      if (cluster_rank() != 0 && turn > 0)
+        mbar_wait_cluster(freed, (turn - 1) & 1);
   }
 }
 

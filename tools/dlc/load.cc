@@ -64,6 +64,11 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "tiles ping-pong (the two consumer warpgroups take whole tiles in turn, one's "
                 "epilogue hidden behind the other's products) where a GEMM has more tiles than "
                 "the GPU has SMs");
+  cmd->add_flag("--hopper-cluster-split-k,!--no-hopper-cluster-split-k",
+                kernels.hopperClusterSplitK,
+                "GPU, sm_90, experimental: split K in the Hopper GEMM kernels through thread-block "
+                "clusters (a tile's splits add their sums in distributed shared memory; no "
+                "reduction kernel, and int8 products may split too)");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

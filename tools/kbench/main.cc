@@ -13,7 +13,8 @@
 //   macros for NVRTC, e.g. the DLC_SM90_* knobs of codegen/sm90_gemm.cuh;
 //   --no-hopper-int8: int8 products keep to the mma.sync family, as `dlc --no-hopper-int8`
 //   makes them; --pingpong: the Hopper family's 128 x 64 and 128 x 128 tiles run ping-pong
-//   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --inline-epilogue:
+//   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --cluster-split: the
+//   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --inline-epilogue:
 //   keep a transcendental epilogue inlined; --fragment-epilogue: store from the accumulator
 //   fragments instead of the staged epilogue; both for comparison)
 //
@@ -696,6 +697,7 @@ int main(int argc, char **argv) {
     o.prefetchEpilogue = cases[i].has("prefetch");
     o.hopperInt8 = !cases[i].has("no-hopper-int8");
     o.hopperPingpong = cases[i].has("pingpong");
+    o.hopperClusterSplitK = cases[i].has("cluster-split");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());

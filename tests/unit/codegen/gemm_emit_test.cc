@@ -424,12 +424,28 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
                          "  %y = matmul_integer(%a, %b) {transB = 1} : ?\n  return %y\n}";
   const std::string msg = refusal(s8, "128x256x64/wgs4");
   EXPECT_TRUE(has(msg, "BK 128")) << msg;
-  EXPECT_TRUE(has(refusal(s8, "128x256x128/wgs4k2"), "int8 GEMMs do not split K"));
+  EXPECT_TRUE(has(refusal(s8, "128x256x128/wgs4k2"), "int8 GEMMs split K only in a cluster"));
+  // Ping-pong holds a whole tile per warpgroup: not 128 x 256.
+  EXPECT_TRUE(has(refusal(f16, "128x256x64/wps4"), "ping-pong warpgroup"));
+  // Split-K in a cluster: 2 to 8 splits, cooperative, its handover buffer in shared memory.
+  EXPECT_TRUE(has(refusal(f16, "128x128x64/wps4k2c"), "2 to 8 splits"));
+  EXPECT_TRUE(has(refusal(matmulGraph("f16[256,4096]", "f16[4096,256]"), "128x128x64/wgs3k16c"),
+                  "2 to 8 splits"));
+  EXPECT_TRUE(has(refusal(f16, "128x128x64/wgs6k2c"), "6 stages do not fit"));
+  auto cluster =
+      gemm::emitGemmGroup(build(f16).group, {}, gemm::parseTileConfig("128x128x64/wgs4k2c"));
+  ASSERT_TRUE(cluster) << cluster.status().message();
+  ASSERT_EQ(cluster->kernels.size(), 1u); // no reduction kernel
+  EXPECT_TRUE(cluster->scratchBytes.empty());
+  EXPECT_EQ(cluster->kernels[0].launch.grid[0] % 2, 0u); // whole clusters
+  EXPECT_NE(cluster->kernels[0].source.find("__cluster_dims__(2, 1, 1)"), std::string::npos);
   // The tile text round-trips.
-  auto c = gemm::parseTileConfig("128x256x64/wgs4");
-  ASSERT_TRUE(c);
-  EXPECT_TRUE(c->wgmma);
-  EXPECT_EQ(c->str(), "128x256x64/wgs4k1");
+  for (const char *text : {"128x256x64/wgs4k1", "128x128x64/wps6k1", "128x64x64/wgs4k3c"}) {
+    auto c = gemm::parseTileConfig(text);
+    ASSERT_TRUE(c) << text;
+    EXPECT_TRUE(c->wgmma);
+    EXPECT_EQ(c->str(), text);
+  }
 }
 
 } // namespace

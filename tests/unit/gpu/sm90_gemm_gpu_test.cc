@@ -19,7 +19,8 @@ using rt::testing::denseText;
 using rt::testing::randomTensor;
 
 /// The program `text` lowers to for an H200 (sm_90, 132 SMs), without NVRTC.
-Expected<rt::Program> lowered(const std::string &text, bool pingpong = false) {
+Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
+                              bool clusterSplit = false) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(text));
   jit::JitOptions jo;
   jo.lower.compile = false;
@@ -27,6 +28,7 @@ Expected<rt::Program> lowered(const std::string &text, bool pingpong = false) {
   jo.lower.emit.numSms = 132;
   jo.lower.emit.hopperSplitK = true;
   jo.lower.emit.hopperPingpong = pingpong;
+  jo.lower.emit.hopperClusterSplitK = clusterSplit;
   jo.strictPlacement = true;
   return jit::compileForGpu(*g, {}, jo);
 }
@@ -169,17 +171,40 @@ TEST(Sm90Gemm, PingpongWhereTilesOutnumberTheSms) {
   EXPECT_GT(pingpong, 0) << "no case ran ping-pong";
 }
 
+// With EmitOptions::hopperClusterSplitK, the GEMM whose K the cost model splits sums its
+// splits in a thread-block cluster: one kernel, no reduction kernel or workspace.
+TEST(Sm90Gemm, ClusterSplitKIsOneKernel) {
+  for (const Case &c : cases()) {
+    if (!c.split)
+      continue;
+    SCOPED_TRACE(c.what);
+    auto p = lowered(c.text, false, true);
+    ASSERT_TRUE(p) << p.status().message();
+    int clustered = 0;
+    for (const auto &[name, source] : p->sources) {
+      EXPECT_FALSE(name.size() > 7 && name.substr(name.size() - 7) == "_splitk") << name;
+      EXPECT_EQ(source.find("float* __restrict__ ws"), std::string::npos) << name;
+      clustered += source.find("__cluster_dims__(") != std::string::npos;
+    }
+    EXPECT_EQ(clustered, 1);
+  }
+}
+
 TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
   DLC_REQUIRE_GPU(driver);
   if (driver->device().smVersion() != 90)
     GTEST_SKIP() << "the Hopper kernels need an sm_90 GPU, this one is " << driver->device().arch();
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
-    for (bool pingpong : {false, true}) {
-      SCOPED_TRACE(pingpong ? "ping-pong" : "cooperative");
+    // The schedules: cooperative, ping-pong, split-K in a cluster (where the case splits).
+    for (int schedule : {0, 1, 2}) {
+      if (schedule == 2 && !c.split)
+        continue;
+      SCOPED_TRACE(schedule == 0 ? "cooperative" : schedule == 1 ? "ping-pong" : "cluster split");
       SessionOptions so;
       so.kernels.hopperSplitK = c.split; // each case with the split its case names
-      so.kernels.hopperPingpong = pingpong;
+      so.kernels.hopperPingpong = schedule == 1;
+      so.kernels.hopperClusterSplitK = schedule == 2;
       rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
     }
   }
