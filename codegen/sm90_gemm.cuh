@@ -469,6 +469,8 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
     if (CLUSTER > 1) {
       mbar_init(ready, (CLUSTER - 1) * 256);
       mbar_init(freed, 256);
+      // The initializations ordered before the other CTAs' arrivals (with cluster_sync).
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
   }
   __syncthreads();
