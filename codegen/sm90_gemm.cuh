@@ -61,16 +61,22 @@ __device__ __forceinline__ void mbar_arrive(unsigned long long *bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
-/// Waits until the phase with parity `parity` of `bar` has completed.
+/// Waits until the phase with parity `parity` of `bar` has completed; with ACQUIRE_CLUSTER it
+/// also acquires what the arriving threads of other CTAs of the cluster released.
+#define DLC_SM90_TRY_WAIT(SEM) \
+  "{\n.reg .pred p;\nmbarrier.try_wait.parity" SEM ".shared::cta.b64 p, [%1], %2;\n" \
+  "selp.u32 %0, 1, 0, p;\n}\n"
+template <bool ACQUIRE_CLUSTER = false>
 __device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity) {
   unsigned done = 0;
   do {
-    asm volatile("{\n.reg .pred p;\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(smem_addr(bar)), "r"(parity)
-                 : "memory");
+    if constexpr (ACQUIRE_CLUSTER)
+      asm volatile(DLC_SM90_TRY_WAIT(".acquire.cluster")
+                   : "=r"(done)
+                   : "r"(smem_addr(bar)), "r"(parity)
+                   : "memory");
+    else
+      asm volatile(DLC_SM90_TRY_WAIT("") : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
   } while (!done);
 }
 
@@ -292,18 +298,6 @@ __device__ __forceinline__ void mbar_arrive_remote(unsigned cluster_addr) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
                    cluster_addr)
                : "memory");
-}
-/// mbar_wait, acquiring what the arriving threads of the cluster released.
-__device__ __forceinline__ void mbar_wait_cluster(unsigned long long *bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile("{\n.reg .pred p;\n"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                 "selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(smem_addr(bar)), "r"(parity)
-                 : "memory");
-  } while (!done);
 }
 __device__ __forceinline__ void store4(unsigned addr, const float *v) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(v[0]), "f"(v[1]),
@@ -570,14 +564,14 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
         const unsigned mine = smem_addr(handover) + ct * 16;
         if (const unsigned rank = cluster_rank(); rank != 0) {
           if (turn > 0) // rank 0 has read the last tile's
-            mbar_wait_cluster(freed, (turn - 1) & 1);
+            mbar_wait<true>(freed, (turn - 1) & 1);
 #pragma unroll
           for (int q = 0; q < BN / 8; ++q)
             store4(mine + q * 256 * 16, &acc[0][4 * q]);
           mbar_arrive_remote(cluster_map(smem_addr(ready), 0));
           continue; // rank 0 finishes the tile
         }
-        mbar_wait_cluster(ready, turn & 1);
+        mbar_wait<true>(ready, turn & 1);
 #pragma unroll 1
         for (int r = 1; r < CLUSTER; ++r) {
           const unsigned theirs = cluster_map(mine, r);
@@ -596,7 +590,7 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
     // outlive the reads).
     if constexpr (CLUSTER > 1)
       if (cluster_rank() != 0 && turn > 0)
-        mbar_wait_cluster(freed, (turn - 1) & 1);
+        mbar_wait<true>(freed, (turn - 1) & 1);
   }
 }
 
