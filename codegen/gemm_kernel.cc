@@ -307,15 +307,21 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       const int64_t blocks = tilesM * tilesN * spec.batch * c.splitK;
       // A cluster's CTAs are whole clusters of SMs.
       const int slots = c.clusterSplit ? std::max(c.splitK, sms / c.splitK * c.splitK) : sms;
+      const int64_t waves = ceilDiv(blocks, slots);
+      // Ping-pong where a CTA gets more than one tile: its epilogues but the last run behind
+      // the other warpgroup's products.
+      c.pingpong = opts.hopperPingpong && c.wgmma && c.bn <= 128 && !c.clusterSplit && waves > 1;
       // A tile costs its K steps plus about two more (the pipeline's fill, the epilogue); the
       // persistent Hopper kernel fills the next tile's stages during the epilogue, about one.
       // (kbench on the H200: 1024x768x768 with a bias, 0.0152 ms for 128x128 wgmma against
       // 0.0165 for the mma.sync 128x64 the "+2" chose.) Rank 0 of a split-K cluster reads the
-      // other splits' sums, about a K step's time each.
-      const double work = double(c.bm) * c.bn * c.bk *
-                          (perSplit + (c.wgmma ? 1 : 2) + (c.clusterSplit ? c.splitK - 1 : 0)) *
-                          2.0;
-      double compute = double(ceilDiv(blocks, slots)) * work / (eff * peak / sms);
+      // other splits' sums, about a K step's time each. Ping-pong: a guess (a quarter of a
+      // step per hidden epilogue) until measured.
+      const double stepFlops = double(c.bm) * c.bn * c.bk * 2.0;
+      const double steps = c.pingpong ? double(waves) * perSplit + 1.0 + 0.25 * double(waves - 1)
+                                      : double(waves) * (perSplit + (c.wgmma ? 1 : 2) +
+                                                         (c.clusterSplit ? c.splitK - 1 : 0));
+      double compute = steps * stepFlops / (eff * peak / sms);
       // The im2col gather is paid once per row tile, by as many SMs as there are blocks.
       if (gather)
         compute += double(tilesM) * spec.batch * spec.n * spec.k * gatherCost * double(sms) /
@@ -359,11 +365,6 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       }
     }
   }
-  // The ping-pong schedule hides a tile's epilogue behind the next tile's main loop, which
-  // only a CTA with more than one tile has.
-  if (opts.hopperPingpong && best.wgmma && best.bn <= 128 &&
-      ceilDiv(spec.m, best.bm) * ceilDiv(spec.n, best.bn) * spec.batch * best.splitK > sms)
-    best.pingpong = true;
   return best;
 }
 
