@@ -164,9 +164,12 @@ TEST(Sm90Gemm, PingpongWhereTilesOutnumberTheSms) {
         pingpong += pp;
       }
     }
-    if (c.what == "f16 split-K, bias") // 250 x 520: 2 x 9 tiles (split) on 132 SMs
-      for (const auto &[name, source] : lowered(c.text, true)->sources)
+    if (c.what == "f16 split-K, bias") { // 250 x 520: 2 x 9 tiles (split) on 132 SMs
+      auto p = lowered(c.text, true);
+      ASSERT_TRUE(p) << p.status().message();
+      for (const auto &[name, source] : p->sources)
         EXPECT_EQ(source.find("/wps"), std::string::npos) << name;
+    }
   }
   EXPECT_GT(pingpong, 0) << "no case ran ping-pong";
 }
