@@ -135,8 +135,8 @@ std::string TileConfig::str() const {
   if (simt)
     return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
   if (wgmma)
-    return fmt::format("{}x{}x{}/{}s{}k{}{}", bm, bn, bk, pingpong ? "wp" : "wg", stages, splitK,
-                       clusterSplit ? "c" : "");
+    return fmt::format("{}x{}x{}/{}s{}k{}{}{}", bm, bn, bk, pingpong ? "wp" : "wg", stages, splitK,
+                       clusterSplit ? "c" : "", tma ? "t" : "");
   return fmt::format("{}x{}x{}/{}x{}s{}k{}{}", bm, bn, bk, warpsM, warpsN, stages, splitK,
                      minBlocks > 0 ? fmt::format("b{}", minBlocks) : "");
 }
@@ -175,6 +175,10 @@ std::optional<TileConfig> parseTileConfig(const std::string &text) {
     rest = rest.substr(static_cast<size_t>(m));
     if (!rest.empty() && rest[0] == 'c' && c.wgmma) {
       c.clusterSplit = true;
+      rest = rest.substr(1);
+    }
+    if (!rest.empty() && rest[0] == 't' && c.wgmma) {
+      c.tma = true;
       rest = rest.substr(1);
     }
   }
@@ -311,6 +315,12 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       // Ping-pong where a CTA gets more than one tile: its epilogues but the last run behind
       // the other warpgroup's products.
       c.pingpong = opts.hopperPingpong && c.wgmma && c.bn <= 128 && !c.clusterSplit && waves > 1;
+      // TMA where the operands allow it (the producer's speed is not modelled).
+      if (opts.hopperTma && c.wgmma) {
+        TileConfig t = c;
+        t.tma = true;
+        c.tma = tileFits(spec, t, opts, &why);
+      }
       // A tile costs its K steps plus about two more (the pipeline's fill, the epilogue); the
       // persistent Hopper kernel fills the next tile's stages during the epilogue, about one.
       // (kbench on the H200: 1024x768x768 with a bias, 0.0152 ms for 128x128 wgmma against
@@ -463,6 +473,9 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   Kernel main;
   main.name = ctx.name;
   main.params = params;
+  if (cfg.tma)
+    for (KernelParam &p : tensorMapParams(spec, cfg))
+      main.params.push_back(std::move(p));
   main.launch.grid[0] = static_cast<uint32_t>(ctx.tilesM * ctx.tilesN);
   main.launch.grid[1] = static_cast<uint32_t>(splits);
   main.launch.grid[2] = ctx.gridZ;

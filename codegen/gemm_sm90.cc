@@ -67,11 +67,41 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
                  : "the wgmma kernels read A K-contiguous");
   if (!spec.b.kContig && spec.n % 8 != 0)
     return no("an N-contiguous B needs N a multiple of 8");
+  // TMA: 2-D maps of plain strided matrices (16-byte aligned rows: the chunk checks above).
+  if (c.tma &&
+      (spec.batch != 1 || spec.a.nhwc || spec.a.batchOffset != "0" || spec.b.batchOffset != "0"))
+    return no("the TMA producer reads one plain matrix per operand (no batch, no im2col rows)");
+  if (c.tma && c.splitK > 1 && !c.clusterSplit)
+    return no("the TMA producer's tensor maps are the main kernel's alone: split K in a cluster");
   if (!opts.stagedEpilogue ||
       ((c.splitK == 1 || c.clusterSplit) && stagedWidth(spec, c, 1, out) == 0))
     return no("the wgmma kernels finish through the staged epilogue, which this output's "
               "strides do not allow");
   return true;
+}
+
+std::vector<KernelParam> tensorMapParams(const GemmSpec &spec, const TileConfig &cfg) {
+  const uint64_t eb = spec.dtype == DType::kI8 ? 1 : 2, bk = 128 / eb;
+  auto map = [&](const Operand &op, uint64_t inner, uint64_t outer, uint32_t boxInner,
+                 uint32_t boxOuter) {
+    KernelParam p;
+    p.value = op.value;
+    TensorMapParam m;
+    m.dtype = spec.dtype;
+    m.dims[0] = inner;
+    m.dims[1] = outer;
+    m.pitchBytes = static_cast<uint64_t>(op.ld) * eb;
+    m.box[0] = boxInner;
+    m.box[1] = boxOuter;
+    p.map = m;
+    return p;
+  };
+  const auto k = static_cast<uint64_t>(spec.k), m = static_cast<uint64_t>(spec.m),
+             n = static_cast<uint64_t>(spec.n);
+  const auto bn = static_cast<uint32_t>(cfg.bn);
+  return {map(spec.a, k, m, static_cast<uint32_t>(bk), static_cast<uint32_t>(cfg.bm)),
+          spec.b.kContig ? map(spec.b, k, n, static_cast<uint32_t>(bk), bn)
+                         : map(spec.b, n, k, 64, 64)};
 }
 
 namespace {
@@ -100,9 +130,13 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   // Split-K in a cluster: the kernel's clusters are its splits (ctx.cfg.splitK, as many as
   // the K steps make).
   const int cluster = c.clusterSplit ? c.splitK : 1;
-  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(384, 1){} {}({})",
+  // The TMA producer's tensor maps come last (gemm::tensorMapParams).
+  const std::string maps = c.tma ? ", const __grid_constant__ dlc_sm90::TensorMap tmA, "
+                                   "const __grid_constant__ dlc_sm90::TensorMap tmB"
+                                 : "";
+  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(384, 1){} {}({}{})",
                     cluster > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", cluster) : "",
-                    ctx.name, ctx.params);
+                    ctx.name, ctx.params, maps);
   w.line("constexpr int BN = {}, STAGES = {}, CLUSTER = {};", c.bn, c.stages, cluster);
   w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
   // The launch's shared memory (sm90SharedBytes) is the layout the template uses.
@@ -156,6 +190,8 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
     w.line("if ((unsigned)ih >= {}u || (unsigned)iw >= {}u)", g->h, g->w);
     w.line("  return nullptr;");
     w.line("return A + ((long long)(n * {} + ih) * {} + iw) * {} + c;", g->h, g->w, g->channels);
+  } else if (c.tma) {
+    aRows = "dlc_sm90::TmaOperands{&tmA, &tmB}";
   } else {
     aRows = fmt::format("dlc_sm90::StridedRows<{}>{{{}LL, M, K}}", ctx.storage, s.a.ld);
   }

@@ -119,6 +119,10 @@ Status writeSimtKernel(CodeWriter &w, const KernelContext &ctx);
 bool sm90Fits(const GemmSpec &spec, const TileConfig &cfg, const EmitOptions &opts, DType out,
               std::string *why);
 Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx);
+/// The TMA producer's two tensor-map parameters (cfg.tma), after the kernel's pointers: A as
+/// [M, K] in boxes of 128 rows x 128 bytes; B as [N, K] in boxes of BN rows x 128 bytes
+/// (K-contiguous) or [K, N] in boxes of 64 x 64.
+std::vector<KernelParam> tensorMapParams(const GemmSpec &spec, const TileConfig &cfg);
 uint32_t sm90SharedBytes(const TileConfig &cfg);
 
 /// Dynamic shared memory of the tensor-core kernel.

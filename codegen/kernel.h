@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,11 +53,25 @@ struct FusedGroup {
   bool writes(const Value *v) const;
 };
 
-/// One kernel parameter: a value's buffer, or a scratch buffer private to the group.
+/// A TMA descriptor of a value's buffer (the Hopper GEMM's operands): a 2-D tiled tensor map
+/// with the 128-byte swizzle, zeros where a box leaves the tensor. The runtime encodes it
+/// once per session (cuTensorMapEncodeTiled; the buffer's address is fixed) and passes its
+/// 128 bytes by value.
+struct TensorMapParam {
+  DType dtype = DType::kF16; // f16, bf16, or i8 (moved as bytes)
+  uint64_t dims[2] = {1, 1}; // elements, innermost first
+  uint64_t pitchBytes = 0;   // bytes between consecutive indices of dims[1]
+  uint32_t box[2] = {1, 1};  // elements per box, innermost first (box[0]: 128 bytes)
+};
+
+/// One kernel parameter: a value's buffer, or a scratch buffer private to the group; with
+/// `map`, a TMA descriptor of the value's buffer instead of its address (such parameters
+/// come after every pointer parameter).
 struct KernelParam {
   const Value *value = nullptr; // set for value buffers
   int scratch = -1;             // index into KernelSet::scratchBytes otherwise
   bool written = false;         // the kernel writes it (an output or a scratch buffer)
+  std::optional<TensorMapParam> map;
 };
 
 struct LaunchDims {
@@ -138,6 +153,10 @@ struct EmitOptions {
   /// splits' sums added in distributed shared memory, no reduction kernel; int8 products may
   /// split too). Experimental (`--hopper-cluster-split-k`) until measured.
   bool hopperClusterSplitK = false;
+  /// The Hopper family's producer moves plain strided operands with TMA (one thread issues
+  /// each stage's boxes from tensor maps the runtime encodes) instead of cp.async from 128
+  /// threads. Experimental (`--hopper-tma`) until measured.
+  bool hopperTma = false;
   /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
   /// registers before the main loop, so that their latency hides behind the operand loads
   /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Off: on an H100

@@ -288,6 +288,19 @@ private:
       std::copy(std::begin(k.launch.block), std::end(k.launch.block), step.block);
       step.sharedBytes = k.launch.sharedBytes;
       for (const KernelParam &param : k.params) {
+        if (param.map) { // a TMA descriptor of the value's buffer, after every pointer
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
+          rt::TensorMapArg m;
+          m.buffer = ref;
+          m.dtype = param.map->dtype;
+          std::copy(std::begin(param.map->dims), std::end(param.map->dims), m.dims);
+          m.pitchBytes = param.map->pitchBytes;
+          std::copy(std::begin(param.map->box), std::end(param.map->box), m.box);
+          step.tensorMaps.push_back(m);
+          continue;
+        }
+        if (!step.tensorMaps.empty())
+          return internalError("kernel '{}': a pointer parameter follows a tensor map", k.name);
         if (param.value) {
           DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
           step.args.push_back(ref);

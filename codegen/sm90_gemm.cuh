@@ -6,17 +6,21 @@
 // BM = 128) with three warpgroups:
 //   * warpgroup 0 is the producer: its 128 threads copy each K step's A and B tiles (128
 //     bytes of K per row: 64 f16/bf16, 128 int8) from global memory into a ring of STAGES
-//     shared-memory stages with 16-byte cp.async, in the 128-byte-swizzled layout wgmma reads.
-//     It runs on into the next tile while the consumers finish the last one, so a short K
-//     (a transformer's 768) does not pay the pipeline's fill for every tile;
-//   * warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and multiplies them by
-//     the whole B tile with wgmma.mma_async m64nBNk16 (f16/bf16, float accumulators) or
-//     m64nBNk32 (s8, int32 accumulators), BN / 2 accumulators per thread in registers, then
-//     runs the epilogue through a private shared-memory slab.
+//     shared-memory stages with 16-byte cp.async, in the 128-byte-swizzled layout wgmma reads
+//     (with TmaOperands instead, one thread loads each stage as TMA boxes from tensor maps,
+//     which swizzle the same way). It runs on into the next tile while the consumers finish
+//     the last one, so a short K (a transformer's 768) does not pay the pipeline's fill for
+//     every tile;
+//   * warpgroups 1 and 2 are consumers (cooperative; see gemm() for ping-pong): each owns 64
+//     rows of the tile and multiplies them by the whole B tile with wgmma.mma_async m64nBNk16
+//     (f16/bf16, float accumulators) or m64nBNk32 (s8, int32 accumulators), BN / 2
+//     accumulators per thread in registers, then runs the epilogue through a private
+//     shared-memory slab.
 // The stages are handed over with mbarriers: `full[s]` completes when all 128 producer
 // threads' copies of stage s have landed (each thread waits for its own cp.async group, makes
-// the writes visible to the async proxy that wgmma reads through, then arrives), `empty[s]`
-// when the 8 consumer warps have finished reading it. A consumer keeps one K step of wgmma in
+// the writes visible to the async proxy that wgmma reads through, then arrives; with TMA, when
+// the one thread's expect_tx arrival and the boxes' bytes have), `empty[s]` when the 8
+// consumer warps (4 in ping-pong) have finished reading it. A consumer keeps one K step of wgmma in
 // flight while it waits for the next stage. Step counters run on across tiles, so the
 // barriers' phases do too.
 //
@@ -327,6 +331,62 @@ __device__ __forceinline__ void add_remote4(unsigned cluster_addr, int *v) {
   v[0] += a, v[1] += b, v[2] += c, v[3] += d;
 }
 
+/// A TMA descriptor (the driver's CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded on
+/// the host and passed by value as a __grid_constant__ kernel parameter.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+/// The operands as TMA descriptors (plain strided matrices, 128-byte swizzle): A [M, K] in
+/// boxes of 128 rows x 128 bytes of K; B [N, K] (B_KMAJOR) in boxes of BN rows x 128 bytes,
+/// or [K, N] in boxes of 64 K rows x 64 columns, one per 64-column atom. Passed to gemm() in
+/// place of the chunk addressing (StridedRows): one producer thread then moves each stage.
+struct TmaOperands {
+  const TensorMap *a, *b;
+};
+template <class R> struct IsTma {
+  static constexpr bool value = false;
+};
+template <> struct IsTma<TmaOperands> {
+  static constexpr bool value = true;
+};
+
+/// Arrives on `bar` and adds `bytes` to the transactions its phase waits for.
+__device__ __forceinline__ void mbar_expect_tx(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+/// The box at element coordinates (x: innermost, y) of `map` into shared `dst` (1024-byte
+/// aligned, swizzled as the map says; zeros where the box leaves the tensor), its bytes
+/// completing on `bar`.
+__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap *map, int x, int y,
+                                         unsigned long long *bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               "[%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+               "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y),
+               "r"(smem_addr(bar))
+               : "memory");
+}
+
+/// The TMA producer's loads of K step kt into the stage at `sa` (A) and `sb` (B), all
+/// completing on `bar`, which expects the stage's bytes.
+template <class T, int BN, bool B_KMAJOR>
+__device__ __forceinline__ void tma_stage(const TmaOperands &ops, int m0, int n0, int kt,
+                                          unsigned sa, unsigned sb, unsigned long long *bar) {
+  mbar_expect_tx(bar, stage_bytes<BN>());
+  const int k0 = kt * bk_elems<T>();
+  tma_load(sa, ops.a, k0, m0, bar);
+  if constexpr (B_KMAJOR) {
+    tma_load(sb, ops.b, k0, n0, bar);
+  } else {
+#pragma unroll
+    for (int a = 0; a < BN / 64; ++a)
+      tma_load(sb + a * 8192, ops.b, n0 + a * 64, k0, bar);
+  }
+}
+
 /// Where A's 16-byte chunk (row m, K offset kc) lies, or nullptr for zeros: a strided matrix
 /// (rows lda apart). Convolutions pass their own (the im2col rows of an NHWC image).
 template <class T> struct StridedRows {
@@ -455,9 +515,11 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   unsigned long long *ready = empty + STAGES, *freed = ready + 1;
   const int tid = threadIdx.x, wg = tid / 128;
   const int kTiles = (K + bk_elems<T>() - 1) / bk_elems<T>();
+  // With TMA one producer thread arrives per stage (its expect_tx), else all 128.
+  constexpr bool TMA = IsTma<ARows>::value;
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(&full[s], 128);
+      mbar_init(&full[s], TMA ? 1 : 128);
       mbar_init(&empty[s], READERS);
     }
     if (CLUSTER > 1) {
@@ -477,6 +539,8 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   const unsigned base = smem_addr(smem);
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 " DLC_SM90_STR(DLC_SM90_PRODUCER_REGS) ";");
+    if (TMA && tid != 0)
+      return; // one thread moves each stage
     int it = 0; // K steps issued, over all tiles
     for (int t = t0; t < tiles; t += stride) {
       Tile<T> x;
@@ -487,22 +551,28 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
         if (it >= STAGES)
           mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
         const unsigned sa = base + s * stage_bytes<BN>();
+        if constexpr (TMA) {
+          tma_stage<T, BN, B_KMAJOR>(a_rows, x.m0, x.n0, kt, sa, sa + BM * 128, &full[s]);
+        } else {
 #ifndef DLC_SM90_NO_LOADS // diagnostic knob: the consumers multiply whatever the stages hold
-        load_stage<T, BN, B_KMAJOR>(a_rows, x.A, x.B, ldb, N, K, x.m0, x.n0, kt, sa,
-                                    sa + BM * 128, tid);
+          load_stage<T, BN, B_KMAJOR>(a_rows, x.A, x.B, ldb, N, K, x.m0, x.n0, kt, sa,
+                                      sa + BM * 128, tid);
 #endif
-        asm volatile("cp.async.commit_group;" ::: "memory");
-        if (it >= LAG) {
-          copies_wait<LAG>();
-          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-          mbar_arrive(&full[(it - LAG) % STAGES]);
+          asm volatile("cp.async.commit_group;" ::: "memory");
+          if (it >= LAG) {
+            copies_wait<LAG>();
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            mbar_arrive(&full[(it - LAG) % STAGES]);
+          }
         }
       }
     }
-    copies_wait<0>();
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    for (int j = it - LAG < 0 ? 0 : it - LAG; j < it; ++j)
-      mbar_arrive(&full[j % STAGES]);
+    if constexpr (!TMA) {
+      copies_wait<0>();
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      for (int j = it - LAG < 0 ? 0 : it - LAG; j < it; ++j)
+        mbar_arrive(&full[j % STAGES]);
+    }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 " DLC_SM90_STR(DLC_SM90_CONSUMER_REGS) ";");
     const int lane = tid % 32, cw = (tid - 128) / 32; // consumer warp 0..7: its slab

@@ -67,7 +67,8 @@ namespace dlc::rt {
   X(eventRecord, cuEventRecord)                                                                    \
   X(eventSynchronize, cuEventSynchronize)                                                          \
   X(eventElapsedTime, cuEventElapsedTime_v2)                                                       \
-  X(streamWaitEvent, cuStreamWaitEvent)
+  X(streamWaitEvent, cuStreamWaitEvent)                                                            \
+  X(tensorMapEncodeTiled, cuTensorMapEncodeTiled)
 
 /// The driver's entry points, resolved with dlsym.
 struct DriverApi {

@@ -86,6 +86,30 @@ Status checkTensors(const Program &p, const std::vector<ProgramTensor> &tensors,
   return Status::ok();
 }
 
+/// What cuTensorMapEncodeTiled accepts for the maps codegen writes (2-D, 128-byte swizzle),
+/// and the tensor inside its buffer.
+Status checkTensorMap(const Program &p, const TensorMapArg &m, const std::string &what) {
+  DLC_RETURN_IF_ERROR(checkBuffer(p, m.buffer, what));
+  if (m.dtype != DType::kF16 && m.dtype != DType::kBF16 && m.dtype != DType::kI8)
+    return invalidArgument("{}: element type {} (f16, bf16 or i8)", what, dtypeName(m.dtype));
+  const uint64_t eb = dtypeSize(m.dtype);
+  if (m.dims[0] == 0 || m.dims[1] == 0 || m.pitchBytes % 16 != 0 || m.buffer.offset % 16 != 0 ||
+      m.pitchBytes < m.dims[0] * eb)
+    return invalidArgument("{}: dims {} x {} with rows {} bytes apart (16-byte multiples, each "
+                           "row inside its pitch)",
+                           what, m.dims[0], m.dims[1], m.pitchBytes);
+  if (m.box[0] == 0 || m.box[1] == 0 || m.box[1] > 256 || m.box[0] * eb % 16 != 0 ||
+      m.box[0] * eb > 128)
+    return invalidArgument("{}: box {} x {} (inner 16 to 128 bytes in 16-byte steps, outer at "
+                           "most 256)",
+                           what, m.box[0], m.box[1]);
+  if ((m.dims[1] - 1) * m.pitchBytes + m.dims[0] * eb > m.buffer.bytes)
+    return invalidArgument(
+        "{}: {} x {} elements, rows {} bytes apart, exceed the buffer's {} bytes", what, m.dims[0],
+        m.dims[1], m.pitchBytes, m.buffer.bytes);
+  return Status::ok();
+}
+
 Status checkLaunch(const Program &p, const LaunchStep &s, const std::string &what) {
   if (s.module >= p.modules.size())
     return invalidArgument("{}: module {} does not exist (the program has {})", what, s.module,
@@ -107,6 +131,9 @@ Status checkLaunch(const Program &p, const LaunchStep &s, const std::string &wha
     return invalidArgument("{}: a block of {} threads exceeds CUDA's 1024", what, threads);
   for (size_t i = 0; i < s.args.size(); ++i)
     DLC_RETURN_IF_ERROR(checkBuffer(p, s.args[i], fmt::format("{}, argument {}", what, i)));
+  for (size_t i = 0; i < s.tensorMaps.size(); ++i)
+    DLC_RETURN_IF_ERROR(
+        checkTensorMap(p, s.tensorMaps[i], fmt::format("{}, tensor map {}", what, i)));
   return Status::ok();
 }
 

@@ -72,8 +72,10 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
   DLC_ASSIGN_OR_RETURN(s->staging_,
                        allocatePinned(driver, staging, "staging the session's inputs and outputs"));
 
-  // Kernel arguments never change: the arena and the constant pool stay put.
+  // Kernel arguments never change: the arena and the constant pool stay put, so the tensor
+  // maps over them are encoded once too.
   s->argValues_.resize(p.steps.size());
+  s->argMaps_.resize(p.steps.size());
   s->argPointers_.resize(p.steps.size());
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const auto *l = std::get_if<LaunchStep>(&p.steps[i]);
@@ -81,10 +83,34 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
       continue;
     for (const BufferRef &ref : l->args)
       s->argValues_[i].push_back(s->address(ref));
+    for (const TensorMapArg &m : l->tensorMaps) {
+      DLC_ASSIGN_OR_RETURN(CUtensorMap map, s->encode(m));
+      s->argMaps_[i].push_back(map);
+    }
     for (CUdeviceptr &v : s->argValues_[i])
       s->argPointers_[i].push_back(&v);
+    for (CUtensorMap &m : s->argMaps_[i])
+      s->argPointers_[i].push_back(&m);
   }
   return s;
+}
+
+Expected<CUtensorMap> GpuSession::encode(const TensorMapArg &m) const {
+  CUtensorMap map{};
+  const CUtensorMapDataType type = m.dtype == DType::kBF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : m.dtype == DType::kF16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                            : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  const cuuint64_t dims[2] = {m.dims[0], m.dims[1]}, strides[1] = {m.pitchBytes};
+  const cuuint32_t box[2] = {m.box[0], m.box[1]}, unit[2] = {1, 1};
+  void *base = reinterpret_cast<void *>(static_cast<uintptr_t>(address(m.buffer)));
+  DLC_RETURN_IF_ERROR(driver_->check(
+      driver_->api().tensorMapEncodeTiled(&map, type, 2, base, dims, strides, box, unit,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+      fmt::format("encoding a {} x {} tensor map (box {} x {})", m.dims[0], m.dims[1], m.box[0],
+                  m.box[1])));
+  return map;
 }
 
 GpuSession::~GpuSession() {

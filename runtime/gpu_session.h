@@ -96,6 +96,8 @@ public:
 private:
   GpuSession() = default;
   CUdeviceptr address(const BufferRef &ref) const;
+  /// The TMA descriptor of `m` over its buffer in this session's memory.
+  Expected<CUtensorMap> encode(const TensorMapArg &m) const;
   /// Poisons the arena when asked to.
   Status begin();
   /// The launch list: replays (capturing first) or enqueues step by step.
@@ -124,6 +126,8 @@ private:
   /// Kernel parameters, one entry per step (empty for non-launch steps): pointer values and
   /// the array of their addresses that cuLaunchKernel takes.
   std::vector<std::vector<CUdeviceptr>> argValues_;
+  /// The steps' tensor maps (LaunchStep::tensorMaps), encoded once: the buffers stay put.
+  std::vector<std::vector<CUtensorMap>> argMaps_;
   std::vector<std::vector<void *>> argPointers_;
   CudaGraphExec graph_;
   /// The stream runs are enqueued on: stream_, or the last runDevice's caller stream (runs

@@ -279,6 +279,28 @@ readProgramTensors(const flatbuffers::Vector<Offset<fbs::ProgramTensor>> *v, con
   return out;
 }
 
+/// A launch step's tensor maps (format 5): two dims and two box sizes each.
+Expected<std::vector<TensorMapArg>>
+readTensorMaps(const flatbuffers::Vector<Offset<fbs::TensorMapArg>> *v, const std::string &what) {
+  std::vector<TensorMapArg> out;
+  if (!v)
+    return out;
+  for (const fbs::TensorMapArg *m : *v) {
+    TensorMapArg a;
+    const std::string where = fmt::format("{}, tensor map {}", what, out.size());
+    if (!m->dims() || m->dims()->size() != 2 || !m->box() || m->box()->size() != 2)
+      return invalidArgument("{}: needs 2 dims and 2 box sizes", where);
+    a.buffer = fromFb(m->buffer());
+    DLC_ASSIGN_OR_RETURN(a.dtype, readDType(m->dtype(), false, where));
+    // The verifier aligns vectors to 4 bytes only: copy the 8-byte dims out.
+    std::memcpy(a.dims, m->dims()->Data(), sizeof a.dims);
+    a.pitchBytes = m->pitch_bytes();
+    a.box[0] = m->box()->Get(0), a.box[1] = m->box()->Get(1);
+    out.push_back(a);
+  }
+  return out;
+}
+
 Expected<Step> readStep(const fbs::Program *p, size_t i) {
   auto type = static_cast<fbs::Step>(p->steps_type()->Get(static_cast<flatbuffers::uoffset_t>(i)));
   const void *raw = p->steps()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -297,6 +319,8 @@ Expected<Step> readStep(const fbs::Program *p, size_t i) {
     out.sharedBytes = s->shared_bytes();
     out.args = readRefs(s->args());
     out.origin = str(s->origin());
+    DLC_ASSIGN_OR_RETURN(out.tensorMaps,
+                         readTensorMaps(s->tensor_maps(), fmt::format("step {}", i)));
     return Step(std::move(out));
   }
   case fbs::Step::CopyStep: {

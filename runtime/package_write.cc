@@ -111,9 +111,18 @@ struct StepWriter {
     auto kernel = fbb.CreateString(s.kernel);
     auto args = writeRefs(fbb, s.args);
     auto origin = fbb.CreateString(s.origin);
+    std::vector<Offset<fbs::TensorMapArg>> maps;
+    for (const TensorMapArg &m : s.tensorMaps) {
+      fbs::BufferRef buffer = toFb(m.buffer);
+      auto dims = fbb.CreateVector(std::vector<uint64_t>(std::begin(m.dims), std::end(m.dims)));
+      auto box = fbb.CreateVector(std::vector<uint32_t>(std::begin(m.box), std::end(m.box)));
+      maps.push_back(fbs::CreateTensorMapArg(fbb, &buffer, static_cast<uint8_t>(m.dtype), dims,
+                                             m.pitchBytes, box));
+    }
+    auto tensorMaps = maps.empty() ? 0 : fbb.CreateVector(maps);
     fbs::Dim3 grid(s.grid[0], s.grid[1], s.grid[2]), block(s.block[0], s.block[1], s.block[2]);
-    auto off =
-        fbs::CreateLaunchStep(fbb, s.module, kernel, &grid, &block, s.sharedBytes, args, origin);
+    auto off = fbs::CreateLaunchStep(fbb, s.module, kernel, &grid, &block, s.sharedBytes, args,
+                                     origin, tensorMaps);
     return {fbs::Step::LaunchStep, off.Union()};
   }
   std::pair<fbs::Step, Offset<void>> operator()(const CopyStep &s) const {
@@ -149,10 +158,12 @@ std::vector<Segment> sharedSegments(
       refs.push_back(r);
   };
   for (const Step &s : p.steps) {
-    if (const auto *l = std::get_if<LaunchStep>(&s))
+    if (const auto *l = std::get_if<LaunchStep>(&s)) {
       for (const BufferRef &r : l->args)
         add(r);
-    else if (const auto *c = std::get_if<CopyStep>(&s))
+      for (const TensorMapArg &m : l->tensorMaps)
+        add(m.buffer);
+    } else if (const auto *c = std::get_if<CopyStep>(&s))
       add(c->src);
     else if (const auto *h = std::get_if<HostStep>(&s))
       for (const BufferRef &r : h->inputs)

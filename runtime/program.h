@@ -46,7 +46,19 @@ struct Module {
   std::vector<std::string> kernels; // names of the __global__ functions in it
 };
 
-/// Launch kernel `kernel` of module `module` with one pointer argument per entry of `args`.
+/// A TMA descriptor argument: a 2-D tiled tensor map of `buffer` (128-byte swizzle, zeros
+/// where a box leaves the tensor) that the session encodes once (cuTensorMapEncodeTiled; the
+/// buffer's address is fixed) and passes by value, 128 bytes.
+struct TensorMapArg {
+  BufferRef buffer;
+  DType dtype = DType::kF16; // f16, bf16, or i8 (moved as bytes)
+  uint64_t dims[2] = {1, 1}; // elements, innermost first
+  uint64_t pitchBytes = 0;   // bytes between consecutive indices of dims[1]
+  uint32_t box[2] = {1, 1};  // elements per box, innermost first
+};
+
+/// Launch kernel `kernel` of module `module` with one pointer argument per entry of `args`,
+/// then one tensor map per entry of `tensorMaps`.
 struct LaunchStep {
   uint32_t module = 0;
   std::string kernel;
@@ -54,6 +66,7 @@ struct LaunchStep {
   uint32_t block[3] = {1, 1, 1};
   uint32_t sharedBytes = 0;
   std::vector<BufferRef> args;
+  std::vector<TensorMapArg> tensorMaps;
   /// The source nodes, for error messages ("conv_1 + relu_2").
   std::string origin;
 };

@@ -69,6 +69,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90, experimental: split K in the Hopper GEMM kernels through thread-block "
                 "clusters (a tile's splits add their sums in distributed shared memory; no "
                 "reduction kernel, and int8 products may split too)");
+  cmd->add_flag("--hopper-tma,!--no-hopper-tma", kernels.hopperTma,
+                "GPU, sm_90, experimental: the Hopper GEMM kernels load plain strided operands "
+                "with TMA (one thread issues each stage from tensor maps encoded once per "
+                "session) instead of cp.async from 128 threads");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

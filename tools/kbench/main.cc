@@ -14,7 +14,8 @@
 //   --no-hopper-int8: int8 products keep to the mma.sync family, as `dlc --no-hopper-int8`
 //   makes them; --pingpong: the Hopper family's 128 x 64 and 128 x 128 tiles run ping-pong
 //   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --cluster-split: the
-//   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --inline-epilogue:
+//   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --tma: its producer
+//   loads with TMA, as `dlc --hopper-tma`; --inline-epilogue:
 //   keep a transcendental epilogue inlined; --fragment-epilogue: store from the accumulator
 //   fragments instead of the staged epilogue; both for comparison)
 //
@@ -43,6 +44,7 @@
 #include "ir/op.h"
 #include "ir/parser.h"
 #include "passes/pass_manager.h"
+#include "tools/kbench/tensor_map.h"
 
 namespace dlc::kbench {
 namespace {
@@ -490,19 +492,33 @@ bool run(Case &c, int runs, double *medianMs, std::string *check) {
     CU(cudaMemset(p, 0xff, bytes));
     scratch.push_back(p);
   }
-  std::vector<std::vector<void *>> argStore;
-  for (const auto &k : c.set.kernels) {
-    std::vector<void *> a;
-    for (const auto &p : k.params)
-      a.push_back(p.value ? dev.at(p.value) : scratch.at(static_cast<size_t>(p.scratch)));
-    argStore.push_back(a);
+  // Parameters: buffer addresses, and the TMA producer's tensor maps (encoded here as the
+  // runtime encodes them once per session).
+  std::vector<std::vector<void *>> argStore(c.set.kernels.size());
+  std::vector<std::vector<CUtensorMap>> mapStore(c.set.kernels.size());
+  std::vector<std::vector<void *>> argPtrs(c.set.kernels.size());
+  for (size_t i = 0; i < c.set.kernels.size(); ++i) {
+    const auto &params = c.set.kernels[i].params;
+    argStore[i].reserve(params.size());
+    mapStore[i].reserve(params.size());
+    for (const auto &p : params) {
+      void *buffer = p.value ? dev.at(p.value) : scratch.at(static_cast<size_t>(p.scratch));
+      if (!p.map) {
+        argStore[i].push_back(buffer);
+        argPtrs[i].push_back(&argStore[i].back());
+        continue;
+      }
+      if (!encodeTensorMap(*p.map, buffer, &mapStore[i].emplace_back())) {
+        c.error = "cuTensorMapEncodeTiled failed for a parameter of " + c.set.kernels[i].name;
+        return false;
+      }
+      argPtrs[i].push_back(&mapStore[i].back());
+    }
   }
   auto launchAll = [&]() -> cudaError_t {
     for (size_t i = 0; i < kernels.size(); ++i) {
       const auto &L = c.set.kernels[i].launch;
-      std::vector<void *> ptrs;
-      for (void *&a : argStore[i])
-        ptrs.push_back(&a);
+      std::vector<void *> &ptrs = argPtrs[i];
       cudaError_t e = cudaLaunchKernel(
           reinterpret_cast<const void *>(kernels[i]), dim3(L.grid[0], L.grid[1], L.grid[2]),
           dim3(L.block[0], L.block[1], L.block[2]), ptrs.data(), L.sharedBytes, nullptr);
@@ -698,6 +714,7 @@ int main(int argc, char **argv) {
     o.hopperInt8 = !cases[i].has("no-hopper-int8");
     o.hopperPingpong = cases[i].has("pingpong");
     o.hopperClusterSplitK = cases[i].has("cluster-split");
+    o.hopperTma = cases[i].has("tma");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());

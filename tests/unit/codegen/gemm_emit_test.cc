@@ -439,8 +439,28 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EXPECT_TRUE(cluster->scratchBytes.empty());
   EXPECT_EQ(cluster->kernels[0].launch.grid[0] % 2, 0u); // whole clusters
   EXPECT_NE(cluster->kernels[0].source.find("__cluster_dims__(2, 1, 1)"), std::string::npos);
+  // TMA: plain matrices only, its maps the main kernel's last two parameters.
+  EXPECT_TRUE(has(refusal(f16, "128x128x64/wgs4k2t"), "split K in a cluster"));
+  EXPECT_TRUE(has(refusal("graph @g(%a: f16[4,256,256], %b: f16[4,256,256]) -> (y: ?) {\n"
+                          "  %y = matmul(%a, %b) : ?\n  return %y\n}",
+                          "128x128x64/wgs4k1t"),
+                  "one plain matrix per operand"));
+  auto tma = gemm::emitGemmGroup(build(f16).group, {}, gemm::parseTileConfig("128x128x64/wgs4k1t"));
+  ASSERT_TRUE(tma) << tma.status().message();
+  const auto &params = tma->kernels[0].params;
+  ASSERT_GE(params.size(), 2u);
+  const KernelParam &a = params[params.size() - 2], &b = params.back();
+  ASSERT_TRUE(a.map && b.map);
+  EXPECT_EQ(a.map->dims[0], 256u); // A: [M, K], K innermost, 128 rows x 64 halves per box
+  EXPECT_EQ(a.map->box[0], 64u);
+  EXPECT_EQ(a.map->box[1], 128u);
+  EXPECT_EQ(a.map->pitchBytes, 512u);
+  EXPECT_EQ(b.map->box[0], 64u); // B: [K, N], N innermost: 64 x 64 atoms
+  EXPECT_EQ(b.map->box[1], 64u);
+  EXPECT_NE(tma->kernels[0].source.find("dlc_sm90::TmaOperands{&tmA, &tmB}"), std::string::npos);
   // The tile text round-trips.
-  for (const char *text : {"128x256x64/wgs4k1", "128x128x64/wps6k1", "128x64x64/wgs4k3c"}) {
+  for (const char *text : {"128x256x64/wgs4k1", "128x128x64/wps6k1", "128x64x64/wgs4k3c",
+                           "128x128x64/wgs6k1t", "128x128x64/wgs4k2ct"}) {
     auto c = gemm::parseTileConfig(text);
     ASSERT_TRUE(c) << text;
     EXPECT_TRUE(c->wgmma);

@@ -72,6 +72,33 @@ TEST(ProgramCheck, LaunchErrorsNameTheStep) {
             "constant pool of 0 bytes");
 }
 
+// A TMA descriptor argument must be one cuTensorMapEncodeTiled takes, over its buffer.
+TEST(ProgramCheck, TensorMapErrorsNameTheStep) {
+  auto withMap = [](auto edit) {
+    ProgramBuilder b = vaddProgram();
+    auto &l = std::get<LaunchStep>(b.p.steps[0]);
+    TensorMapArg m; // input a (2 x 8 f32, 64 bytes) read as 2 rows of 16 f16
+    m.buffer = l.args[0];
+    m.dtype = DType::kF16;
+    m.dims[0] = 16, m.dims[1] = 2, m.pitchBytes = 32, m.box[0] = 16, m.box[1] = 2;
+    edit(m);
+    l.tensorMaps.push_back(m);
+    return b;
+  };
+  ProgramBuilder ok = withMap([](TensorMapArg &) {});
+  EXPECT_TRUE(validateProgram(ok.p).isOk()) << validateProgram(ok.p).message();
+  const std::string step = "step 0 (kernel 'vadd', from vadd_node), tensor map 0: ";
+  EXPECT_EQ(validationError(withMap([](TensorMapArg &m) { m.dtype = DType::kF32; }).p),
+            step + "element type f32 (f16, bf16 or i8)");
+  EXPECT_EQ(validationError(withMap([](TensorMapArg &m) { m.box[0] = 12; }).p),
+            step + "box 12 x 2 (inner 16 to 128 bytes in 16-byte steps, outer at most 256)");
+  EXPECT_EQ(validationError(withMap([](TensorMapArg &m) { m.pitchBytes = 16; }).p),
+            step + "dims 16 x 2 with rows 16 bytes apart (16-byte multiples, each row inside "
+                   "its pitch)");
+  EXPECT_EQ(validationError(withMap([](TensorMapArg &m) { m.dims[1] = 3; }).p),
+            step + "16 x 3 elements, rows 32 bytes apart, exceed the buffer's 64 bytes");
+}
+
 TEST(ProgramCheck, ModuleAndTensorErrors) {
   ProgramBuilder b = vaddProgram();
   b.p.modules[0].ptx.clear();

@@ -20,7 +20,7 @@ using rt::testing::randomTensor;
 
 /// The program `text` lowers to for an H200 (sm_90, 132 SMs), without NVRTC.
 Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
-                              bool clusterSplit = false) {
+                              bool clusterSplit = false, bool tma = false) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(text));
   jit::JitOptions jo;
   jo.lower.compile = false;
@@ -29,6 +29,7 @@ Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
   jo.lower.emit.hopperSplitK = true;
   jo.lower.emit.hopperPingpong = pingpong;
   jo.lower.emit.hopperClusterSplitK = clusterSplit;
+  jo.lower.emit.hopperTma = tma;
   jo.strictPlacement = true;
   return jit::compileForGpu(*g, {}, jo);
 }
@@ -174,6 +175,23 @@ TEST(Sm90Gemm, PingpongWhereTilesOutnumberTheSms) {
   EXPECT_GT(pingpong, 0) << "no case ran ping-pong";
 }
 
+// With EmitOptions::hopperTma, every case of one plain matrix per operand passes its A and B
+// as tensor maps after its pointers (the batched case keeps cp.async; the workspace split,
+// whose reduction kernel shares the parameters, too).
+TEST(Sm90Gemm, TmaProducerGetsTensorMaps) {
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.what);
+    auto p = lowered(c.text, false, false, true);
+    ASSERT_TRUE(p) << p.status().message();
+    size_t maps = 0;
+    for (const rt::Step &step : p->steps)
+      if (const auto *l = std::get_if<rt::LaunchStep>(&step))
+        maps += l->tensorMaps.size();
+    const bool plain = c.x.size() == 2 && !c.split;
+    EXPECT_EQ(maps, plain ? 2u : 0u);
+  }
+}
+
 // With EmitOptions::hopperClusterSplitK, the GEMM whose K the cost model splits sums its
 // splits in a thread-block cluster: one kernel, no reduction kernel or workspace.
 TEST(Sm90Gemm, ClusterSplitKIsOneKernel) {
@@ -199,15 +217,20 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
     GTEST_SKIP() << "the Hopper kernels need an sm_90 GPU, this one is " << driver->device().arch();
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
-    // The schedules: cooperative, ping-pong, split-K in a cluster (where the case splits).
-    for (int schedule : {0, 1, 2}) {
+    // The schedules: cooperative, ping-pong, split-K in a cluster (where the case splits),
+    // the TMA producer (ping-pong and cluster split too).
+    for (int schedule : {0, 1, 2, 3}) {
       if (schedule == 2 && !c.split)
         continue;
-      SCOPED_TRACE(schedule == 0 ? "cooperative" : schedule == 1 ? "ping-pong" : "cluster split");
+      SCOPED_TRACE(schedule == 0   ? "cooperative"
+                   : schedule == 1 ? "ping-pong"
+                   : schedule == 2 ? "cluster split"
+                                   : "TMA");
       SessionOptions so;
       so.kernels.hopperSplitK = c.split; // each case with the split its case names
-      so.kernels.hopperPingpong = schedule == 1;
-      so.kernels.hopperClusterSplitK = schedule == 2;
+      so.kernels.hopperPingpong = schedule == 1 || schedule == 3;
+      so.kernels.hopperClusterSplitK = schedule == 2 || schedule == 3;
+      so.kernels.hopperTma = schedule == 3;
       rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
     }
   }
