@@ -303,32 +303,27 @@ __device__ __forceinline__ void mbar_arrive_remote(unsigned cluster_addr) {
                    cluster_addr)
                : "memory");
 }
-__device__ __forceinline__ void store4(unsigned addr, const float *v) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(v[0]), "f"(v[1]),
-               "f"(v[2]), "f"(v[3])
-               : "memory");
-}
-__device__ __forceinline__ void store4(unsigned addr, const int *v) {
-  asm volatile("st.shared.v4.s32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v[0]), "r"(v[1]),
-               "r"(v[2]), "r"(v[3])
+/// An accumulator's 32 bits, and back (the handover moves them as b32).
+__device__ __forceinline__ unsigned acc_bits(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ unsigned acc_bits(int x) { return static_cast<unsigned>(x); }
+__device__ __forceinline__ void acc_add_bits(float &x, unsigned b) { x += __uint_as_float(b); }
+__device__ __forceinline__ void acc_add_bits(int &x, unsigned b) { x += static_cast<int>(b); }
+/// Stores 4 accumulators at shared `addr`.
+template <class A> __device__ __forceinline__ void store4(unsigned addr, const A *v) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(acc_bits(v[0])),
+               "r"(acc_bits(v[1])), "r"(acc_bits(v[2])), "r"(acc_bits(v[3]))
                : "memory");
 }
 /// v += the 4 accumulators at `cluster_addr` in another CTA's shared memory.
-__device__ __forceinline__ void add_remote4(unsigned cluster_addr, float *v) {
-  float a, b, c, d;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
+template <class A> __device__ __forceinline__ void add_remote4(unsigned cluster_addr, A *v) {
+  unsigned r[4];
+  asm volatile("ld.shared::cluster.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(cluster_addr)
                : "memory");
-  v[0] += a, v[1] += b, v[2] += c, v[3] += d;
-}
-__device__ __forceinline__ void add_remote4(unsigned cluster_addr, int *v) {
-  int a, b, c, d;
-  asm volatile("ld.shared::cluster.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
-               : "r"(cluster_addr)
-               : "memory");
-  v[0] += a, v[1] += b, v[2] += c, v[3] += d;
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+    acc_add_bits(v[e], r[e]);
 }
 
 /// A TMA descriptor (the driver's CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded on
