@@ -21,7 +21,8 @@
 #   harness     tools/bench/harness.py: the same models as model libraries in the PyTorch
 #               process, every side timed by one function (DLC_HARNESS_MODELS=resnet50,... to
 #               keep some; DLC_HARNESS_VARIANT=NAME=FLAGS also times a build with those flags)
-#   gemms       the same harness on single fp16 GEMMs against cuBLAS (8192^3, transformer shapes)
+#   gemms       the same harness on single fp16 GEMMs against cuBLAS (8192^3, transformer shapes;
+#               DLC_HARNESS_VARIANT too)
 #   attention   the harness on BERT and ViT compiled with --no-fused-attention (the unfused
 #               path, to compare with the harness part; no torch.compile)
 #   kbench      tools/kbench/kbench on $DLC_KBENCH_FILE (default tools/kbench/sm90.txt)
@@ -137,7 +138,7 @@ for part in "${parts[@]}"; do
                --out "$out" ${DLC_HARNESS_MODELS:+--models "$DLC_HARNESS_MODELS"} \
                ${DLC_HARNESS_VARIANT:+--variant "$DLC_HARNESS_VARIANT"} ;;
     gemms) run_part gemms python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
-             --out "$out" --gemms ;;
+             --out "$out" --gemms ${DLC_HARNESS_VARIANT:+--variant "$DLC_HARNESS_VARIANT"} ;;
     attention) run_part attention python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
                  --out "$out/attention" --models bert_base,vit_b_16 --no-fused-attention --no-compile ;;
     python)

@@ -134,6 +134,9 @@ def run_config(args, name, batch, dtype, workdir):
         n, k = (int(v) for v in name[len("matmul_"):].split("x"))
         row["dlc_TFLOPs"] = 2.0 * batch * n * k / row["dlc_ms"] / 1e9
         row["share_of_cublas"] = row["eager_ms"] / row["dlc_ms"]
+        for vname, _ in args.variant:
+            if f"dlc_ms:{vname}" in row:
+                row[f"share_of_cublas:{vname}"] = row["eager_ms"] / row[f"dlc_ms:{vname}"]
     gb.log(json.dumps(row))
     return row
 
@@ -180,6 +183,14 @@ def main():
         for (m, n, k), r in zip(GEMMS, rows):
             gb.log(f"| {m} x {n} x {k} | {fmt(r.get('eager_ms'))} | {fmt(r.get('dlc_ms'))} "
                    f"| {fmt(r.get('dlc_TFLOPs'))} | {fmt(r.get('share_of_cublas'))} |")
+        for vname, vargs in args.variant:  # each variant's share beside the default's
+            gb.log(f"\n| GEMM M x N x K fp16 | dlc ms | dlc {vname} ms ({' '.join(vargs)}) "
+                   f"| {vname} share of cuBLAS |")
+            gb.log("|---|---|---|---|")
+            for (m, n, k), r in zip(GEMMS, rows):
+                gb.log(f"| {m} x {n} x {k} | {fmt(r.get('dlc_ms'))} "
+                       f"| {fmt(r.get('dlc_ms:' + vname))} "
+                       f"| {fmt(r.get('share_of_cublas:' + vname))} |")
         return 0
     gb.log("\n| model | eager ms | compile ms | reduce-overhead ms | dlc ms | dlc / best torch "
            "| rel err vs eager |")
