@@ -20,6 +20,7 @@ namespace {
 struct ProgramFacts {
   std::string arch;
   size_t kernels = 0, launches = 0, copies = 0, hostSteps = 0;
+  size_t tensorMaps = 0; // TMA descriptors the launches pass (encoded by the session)
   uint64_t cubin = 0, ptx = 0;
 };
 
@@ -32,7 +33,10 @@ ProgramFacts factsOf(const rt::Program &p) {
     f.ptx += m.ptx.size();
   }
   for (const rt::Step &s : p.steps) {
-    f.launches += std::holds_alternative<rt::LaunchStep>(s);
+    if (const auto *l = std::get_if<rt::LaunchStep>(&s)) {
+      ++f.launches;
+      f.tensorMaps += l->tensorMaps.size();
+    }
     f.copies += std::holds_alternative<rt::CopyStep>(s);
     f.hostSteps += std::holds_alternative<rt::HostStep>(s);
   }
@@ -88,6 +92,7 @@ Status inspectModelLibrary(const std::string &path, bool json) {
            {"arch", f.arch},
            {"kernels", f.kernels},
            {"launches", f.launches},
+           {"tensor_maps", f.tensorMaps},
            {"copies", f.copies},
            {"host_steps", f.hostSteps},
            {"cubin_bytes", f.cubin},
@@ -115,10 +120,11 @@ Status inspectModelLibrary(const std::string &path, bool json) {
   std::cout << fmt::format("GPU programs: {}\n", p.programs.size());
   for (const rt::CompiledProgram &cp : p.programs) {
     ProgramFacts f = factsOf(*cp.program);
-    std::cout << fmt::format("  {} {}: {} kernels (cubin {}, PTX {}), {} launches, {} copies, {} "
-                             "host steps; arena {}, constants {}{}\n",
+    std::cout << fmt::format("  {} {}: {} kernels (cubin {}, PTX {}), {} launches{}, {} copies, "
+                             "{} host steps; arena {}, constants {}{}\n",
                              rt::dimBindingText(cp.dims), f.arch.empty() ? "(no kernels)" : f.arch,
                              f.kernels, humanBytes(f.cubin), humanBytes(f.ptx), f.launches,
+                             f.tensorMaps ? fmt::format(" ({} TMA descriptors)", f.tensorMaps) : "",
                              f.copies, f.hostSteps, humanBytes(cp.program->arenaBytes),
                              humanBytes(cp.program->constants.size()),
                              cp.program->constantBytesFromGraph == 0
