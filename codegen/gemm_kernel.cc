@@ -97,6 +97,8 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
       out.push_back({c, eff, 0});
     };
     wg(256, 4, 1.6);
+    if (opts.hopperTile192)
+      wg(192, 5, 1.55); // a guess between its neighbours until measured
     wg(128, 6, 1.45);
     // 128 x 64 (m64n64 wgmma): twice the tiles of 128 x 128 where N is small (BERT's 768
     // columns make 48 tiles of 128 x 128 on 132 SMs). kbench on an H100 (session 29,

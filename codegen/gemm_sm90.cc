@@ -35,10 +35,11 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     return no("the wgmma kernels are f16, bf16 and int8");
   // A stage row is 128 bytes of K: 64 16-bit elements, 128 int8 ones.
   const int bk = s8 ? 128 : 64, chunk = s8 ? 16 : 8;
-  if (c.bm != 128 || (c.bn != 64 && c.bn != 128 && c.bn != 256) || c.bk != bk || c.warpsM != 2 ||
-      c.warpsN != 1)
-    return no(fmt::format(
-        "wgmma tiles are 128 x 64, 128 x 128 or 128 x 256, BK {}, two consumer warpgroups", bk));
+  if (c.bm != 128 || (c.bn != 64 && c.bn != 128 && c.bn != 192 && c.bn != 256) || c.bk != bk ||
+      c.warpsM != 2 || c.warpsN != 1)
+    return no(fmt::format("wgmma tiles are 128 x 64, 128 x 128, 128 x 192 or 128 x 256, BK {}, "
+                          "two consumer warpgroups",
+                          bk));
   if (c.pingpong && c.bn > 128)
     return no("a ping-pong warpgroup holds a whole tile's accumulators: 128 x 64 or 128 x 128");
   if (c.clusterSplit && (c.splitK < 2 || c.splitK > 8 || c.pingpong))

@@ -157,6 +157,10 @@ struct EmitOptions {
   /// each stage's boxes from tensor maps the runtime encodes) instead of cp.async from 128
   /// threads. Experimental (`--hopper-tma`) until measured.
   bool hopperTma = false;
+  /// The cost model may choose the Hopper family's 128 x 192 tile (m64n192 wgmma), which fills
+  /// a wave where 128 x 256 leaves SMs idle: BERT b8's FFN up-projection is 128 tiles of it on
+  /// 132 SMs against 96 of 128 x 256. Experimental (`--hopper-tile-192`) until measured.
+  bool hopperTile192 = false;
   /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
   /// registers before the main loop, so that their latency hides behind the operand loads
   /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Off: on an H100

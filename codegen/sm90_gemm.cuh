@@ -135,18 +135,22 @@ template <class T> __host__ __device__ constexpr int bk_elems() { return 128 / s
       C(d[40]), C(d[41]), C(d[42]), C(d[43]), C(d[44]), C(d[45]), C(d[46]), C(d[47]), \
       C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), C(d[54]), C(d[55]), \
       C(d[56]), C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63])
-#define DLC_SM90_DREGS_N256 \
+#define DLC_SM90_DREGS_N192 \
   DLC_SM90_DREGS_N128 \
   ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79" \
-  ", %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95" \
-  ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111" \
-  ", %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-#define DLC_SM90_ACC_N256(C) \
+  ", %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define DLC_SM90_ACC_N192(C) \
       DLC_SM90_ACC_N128(C), \
       C(d[64]), C(d[65]), C(d[66]), C(d[67]), C(d[68]), C(d[69]), C(d[70]), C(d[71]), \
       C(d[72]), C(d[73]), C(d[74]), C(d[75]), C(d[76]), C(d[77]), C(d[78]), C(d[79]), \
       C(d[80]), C(d[81]), C(d[82]), C(d[83]), C(d[84]), C(d[85]), C(d[86]), C(d[87]), \
-      C(d[88]), C(d[89]), C(d[90]), C(d[91]), C(d[92]), C(d[93]), C(d[94]), C(d[95]), \
+      C(d[88]), C(d[89]), C(d[90]), C(d[91]), C(d[92]), C(d[93]), C(d[94]), C(d[95])
+#define DLC_SM90_DREGS_N256 \
+  DLC_SM90_DREGS_N192 \
+  ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111" \
+  ", %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+#define DLC_SM90_ACC_N256(C) \
+      DLC_SM90_ACC_N192(C), \
       C(d[96]), C(d[97]), C(d[98]), C(d[99]), C(d[100]), C(d[101]), C(d[102]), C(d[103]), \
       C(d[104]), C(d[105]), C(d[106]), C(d[107]), C(d[108]), C(d[109]), C(d[110]), C(d[111]), \
       C(d[112]), C(d[113]), C(d[114]), C(d[115]), C(d[116]), C(d[117]), C(d[118]), C(d[119]), \
@@ -167,6 +171,13 @@ template <class T> __host__ __device__ constexpr int bk_elems() { return 128 / s
 #define DLC_SM90_WGMMA_S8_N128 \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
   "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {" DLC_SM90_DREGS_N128 "}, %64, %65, p;\n}\n"
+#define DLC_SM90_WGMMA_N192(TY) \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY " {" DLC_SM90_DREGS_N192 \
+  "}, %96, %97, p, 1, 1, 0, %99;\n}\n"
+#define DLC_SM90_WGMMA_S8_N192 \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" \
+  "wgmma.mma_async.sync.aligned.m64n192k32.s32.s8.s8 {" DLC_SM90_DREGS_N192 "}, %96, %97, p;\n}\n"
 #define DLC_SM90_WGMMA_N256(TY) \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
   "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {" DLC_SM90_DREGS_N256 \
@@ -180,7 +191,8 @@ template <class T> __host__ __device__ constexpr int bk_elems() { return 128 / s
 template <int N, class T, int TRANS_B>
 __device__ __forceinline__ void wgmma(Acc<T> (&d)[N / 2], unsigned long long da,
                                       unsigned long long db) {
-  static_assert(N == 64 || N == 128 || N == 256, "wgmma tile widths: 64, 128, 256");
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256,
+                "wgmma tile widths: 64, 128, 192, 256");
   constexpr bool bf16 = Kind<T>::value == 1;
   if constexpr (Kind<T>::value == 2) {
     static_assert(TRANS_B == 0, "s8 wgmma reads both operands K-major");
@@ -188,6 +200,8 @@ __device__ __forceinline__ void wgmma(Acc<T> (&d)[N / 2], unsigned long long da,
       asm volatile(DLC_SM90_WGMMA_S8_N64 : DLC_SM90_ACC_N64("+r") : "l"(da), "l"(db), "r"(1));
     else if constexpr (N == 128)
       asm volatile(DLC_SM90_WGMMA_S8_N128 : DLC_SM90_ACC_N128("+r") : "l"(da), "l"(db), "r"(1));
+    else if constexpr (N == 192)
+      asm volatile(DLC_SM90_WGMMA_S8_N192 : DLC_SM90_ACC_N192("+r") : "l"(da), "l"(db), "r"(1));
     else
       asm volatile(DLC_SM90_WGMMA_S8_N256 : DLC_SM90_ACC_N256("+r") : "l"(da), "l"(db), "r"(1));
   } else if constexpr (N == 64) {
@@ -207,6 +221,15 @@ __device__ __forceinline__ void wgmma(Acc<T> (&d)[N / 2], unsigned long long da,
     else
       asm volatile(DLC_SM90_WGMMA_N128("f16")
                    : DLC_SM90_ACC_N128("+f")
+                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
+  } else if constexpr (N == 192) {
+    if constexpr (bf16)
+      asm volatile(DLC_SM90_WGMMA_N192("bf16")
+                   : DLC_SM90_ACC_N192("+f")
+                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
+    else
+      asm volatile(DLC_SM90_WGMMA_N192("f16")
+                   : DLC_SM90_ACC_N192("+f")
                    : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
   } else {
     if constexpr (bf16)

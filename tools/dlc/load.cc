@@ -73,6 +73,9 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90, experimental: the Hopper GEMM kernels load plain strided operands "
                 "with TMA (one thread issues each stage from tensor maps encoded once per "
                 "session) instead of cp.async from 128 threads");
+  cmd->add_flag("--hopper-tile-192,!--no-hopper-tile-192", kernels.hopperTile192,
+                "GPU, sm_90, experimental: let the cost model choose 128 x 192 Hopper GEMM tiles, "
+                "which fill a wave where 128 x 256 ones leave SMs idle");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

@@ -15,7 +15,8 @@
 //   makes them; --pingpong: the Hopper family's 128 x 64 and 128 x 128 tiles run ping-pong
 //   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --cluster-split: the
 //   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --tma: its producer
-//   loads with TMA, as `dlc --hopper-tma`; --inline-epilogue:
+//   loads with TMA, as `dlc --hopper-tma`; --tile-192: 128 x 192 tiles are a candidate, as
+//   `dlc --hopper-tile-192`; --inline-epilogue:
 //   keep a transcendental epilogue inlined; --fragment-epilogue: store from the accumulator
 //   fragments instead of the staged epilogue; both for comparison)
 //
@@ -715,6 +716,7 @@ int main(int argc, char **argv) {
     o.hopperPingpong = cases[i].has("pingpong");
     o.hopperClusterSplitK = cases[i].has("cluster-split");
     o.hopperTma = cases[i].has("tma");
+    o.hopperTile192 = cases[i].has("tile-192");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());

@@ -401,7 +401,7 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4", portable), "without arch-specific features"));
   EXPECT_TRUE(has(refusal(matmulGraph("f32[256,256]", "f32[256,256]"), "128x256x64/wgs4"),
                   "f16, bf16 and int8"));
-  EXPECT_TRUE(has(refusal(f16, "128x32x64/wgs4"), "128 x 64, 128 x 128 or 128 x 256"));
+  EXPECT_TRUE(has(refusal(f16, "128x32x64/wgs4"), "128 x 64, 128 x 128, 128 x 192 or 128 x 256"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs5"), "5 stages do not fit"));
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs2"), "2 stages do not fit"));
   // Split-K: f16 partial sums 4 columns at a time; never int8 (float partials would round).
@@ -460,7 +460,7 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EXPECT_NE(tma->kernels[0].source.find("dlc_sm90::TmaOperands{&tmA, &tmB}"), std::string::npos);
   // The tile text round-trips.
   for (const char *text : {"128x256x64/wgs4k1", "128x128x64/wps6k1", "128x64x64/wgs4k3c",
-                           "128x128x64/wgs6k1t", "128x128x64/wgs4k2ct"}) {
+                           "128x128x64/wgs6k1t", "128x128x64/wgs4k2ct", "128x192x64/wgs5k1"}) {
     auto c = gemm::parseTileConfig(text);
     ASSERT_TRUE(c) << text;
     EXPECT_TRUE(c->wgmma);

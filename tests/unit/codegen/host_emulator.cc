@@ -185,6 +185,12 @@ static inline float __int_as_float(int i) {
   memcpy(&f, &i, sizeof f);
   return f;
 }
+static inline float __uint_as_float(unsigned i) { return __int_as_float((int)i); }
+static inline unsigned __float_as_uint(float f) {
+  unsigned i;
+  memcpy(&i, &f, sizeof i);
+  return i;
+}
 // Correctly rounded arithmetic the quantization helpers name (the host never contracts them).
 static inline float __fdiv_rn(float a, float b) { return a / b; }
 static inline float __fmul_rn(float a, float b) { return a * b; }

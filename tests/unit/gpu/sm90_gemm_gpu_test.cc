@@ -218,19 +218,21 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
     // The schedules: cooperative, ping-pong, split-K in a cluster (where the case splits),
-    // the TMA producer (ping-pong and cluster split too).
-    for (int schedule : {0, 1, 2, 3}) {
+    // the TMA producer (ping-pong and cluster split too), 128 x 192 tiles with all of them.
+    for (int schedule : {0, 1, 2, 3, 4}) {
       if (schedule == 2 && !c.split)
         continue;
       SCOPED_TRACE(schedule == 0   ? "cooperative"
                    : schedule == 1 ? "ping-pong"
                    : schedule == 2 ? "cluster split"
-                                   : "TMA");
+                   : schedule == 3 ? "TMA"
+                                   : "128 x 192 tiles");
       SessionOptions so;
       so.kernels.hopperSplitK = c.split; // each case with the split its case names
-      so.kernels.hopperPingpong = schedule == 1 || schedule == 3;
-      so.kernels.hopperClusterSplitK = schedule == 2 || schedule == 3;
-      so.kernels.hopperTma = schedule == 3;
+      so.kernels.hopperPingpong = schedule == 1 || schedule >= 3;
+      so.kernels.hopperClusterSplitK = schedule == 2 || schedule >= 3;
+      so.kernels.hopperTma = schedule >= 3;
+      so.kernels.hopperTile192 = schedule == 4;
       rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
     }
   }
