@@ -68,6 +68,9 @@ struct TensorMapParam {
 /// `map`, a TMA descriptor of the value's buffer instead of its address (such parameters
 /// come after every pointer parameter).
 struct KernelParam {
+  KernelParam() = default;
+  KernelParam(const Value *v, int scratchIndex, bool writes)
+      : value(v), scratch(scratchIndex), written(writes) {}
   const Value *value = nullptr; // set for value buffers
   int scratch = -1;             // index into KernelSet::scratchBytes otherwise
   bool written = false;         // the kernel writes it (an output or a scratch buffer)
