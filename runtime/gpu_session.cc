@@ -84,8 +84,10 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
     for (const BufferRef &ref : l->args)
       s->argValues_[i].push_back(s->address(ref));
     for (const TensorMapArg &m : l->tensorMaps) {
-      DLC_ASSIGN_OR_RETURN(CUtensorMap map, s->encode(m));
-      s->argMaps_[i].push_back(map);
+      auto map = s->encode(m);
+      if (!map)
+        return map.status().withContext(describeStep(p, i));
+      s->argMaps_[i].push_back(*map);
     }
     for (CUdeviceptr &v : s->argValues_[i])
       s->argPointers_[i].push_back(&v);
