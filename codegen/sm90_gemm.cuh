@@ -502,6 +502,7 @@ __device__ __forceinline__ void order_wait(int id) {
 /// adds them to its own in rank order (the same sums every run), tells them their buffer is
 /// free again, and alone runs the epilogue: no partial sums in global memory and no second
 /// kernel, and int32 sums stay exact.
+/// tools/kbench/sm90_protocols.py model-checks both protocols under random interleavings.
 /// K is a multiple of 8, the operands 16-byte aligned, their strides multiples of 8
 /// elements; rows and columns past M and N read zeros. Every thread of the CTA (384) calls it.
 template <class T, int BN, int STAGES, bool B_KMAJOR, bool PINGPONG, int CLUSTER, class ARows,
