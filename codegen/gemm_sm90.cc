@@ -87,7 +87,7 @@ std::vector<KernelParam> tensorMapParams(const GemmSpec &spec, const TileConfig 
                  uint32_t boxOuter) {
     KernelParam p;
     p.value = op.value;
-    TensorMapParam m;
+    rt::TensorMapLayout m;
     m.dtype = spec.dtype;
     m.dims[0] = inner;
     m.dims[1] = outer;

@@ -29,6 +29,7 @@
 #include "codegen/cuda_prelude.h"
 #include "ir/graph.h"
 #include "ir/status.h"
+#include "runtime/program.h"
 
 namespace dlc::codegen {
 
@@ -53,20 +54,10 @@ struct FusedGroup {
   bool writes(const Value *v) const;
 };
 
-/// A TMA descriptor of a value's buffer (the Hopper GEMM's operands): a 2-D tiled tensor map
-/// with the 128-byte swizzle, zeros where a box leaves the tensor. The runtime encodes it
-/// once per session (cuTensorMapEncodeTiled; the buffer's address is fixed) and passes its
-/// 128 bytes by value.
-struct TensorMapParam {
-  DType dtype = DType::kF16; // f16, bf16, or i8 (moved as bytes)
-  uint64_t dims[2] = {1, 1}; // elements, innermost first
-  uint64_t pitchBytes = 0;   // bytes between consecutive indices of dims[1]
-  uint32_t box[2] = {1, 1};  // elements per box, innermost first (box[0]: 128 bytes)
-};
-
 /// One kernel parameter: a value's buffer, or a scratch buffer private to the group; with
-/// `map`, a TMA descriptor of the value's buffer instead of its address (such parameters
-/// come after every pointer parameter).
+/// `map`, a TMA descriptor of the value's buffer instead of its address (the Hopper GEMM's
+/// operands; the runtime encodes it once per session and passes its 128 bytes by value; such
+/// parameters come after every pointer parameter).
 struct KernelParam {
   KernelParam() = default;
   KernelParam(const Value *v, int scratchIndex, bool writes)
@@ -74,7 +65,7 @@ struct KernelParam {
   const Value *value = nullptr; // set for value buffers
   int scratch = -1;             // index into KernelSet::scratchBytes otherwise
   bool written = false;         // the kernel writes it (an output or a scratch buffer)
-  std::optional<TensorMapParam> map;
+  std::optional<rt::TensorMapLayout> map;
 };
 
 struct LaunchDims {

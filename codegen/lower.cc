@@ -291,11 +291,8 @@ private:
         if (param.map) { // a TMA descriptor of the value's buffer, after every pointer
           DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
           rt::TensorMapArg m;
+          static_cast<rt::TensorMapLayout &>(m) = *param.map;
           m.buffer = ref;
-          m.dtype = param.map->dtype;
-          std::copy(std::begin(param.map->dims), std::end(param.map->dims), m.dims);
-          m.pitchBytes = param.map->pitchBytes;
-          std::copy(std::begin(param.map->box), std::end(param.map->box), m.box);
           step.tensorMaps.push_back(m);
           continue;
         }

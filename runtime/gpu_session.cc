@@ -9,6 +9,7 @@
 
 #include "ir/eval/eval.h"
 #include "ir/graph.h"
+#include "runtime/tensor_map.h"
 
 namespace dlc::rt {
 namespace {
@@ -99,19 +100,11 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
 
 Expected<CUtensorMap> GpuSession::encode(const TensorMapArg &m) const {
   CUtensorMap map{};
-  const CUtensorMapDataType type = m.dtype == DType::kBF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                   : m.dtype == DType::kF16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                            : CU_TENSOR_MAP_DATA_TYPE_UINT8;
-  const cuuint64_t dims[2] = {m.dims[0], m.dims[1]}, strides[1] = {m.pitchBytes};
-  const cuuint32_t box[2] = {m.box[0], m.box[1]}, unit[2] = {1, 1};
   void *base = reinterpret_cast<void *>(static_cast<uintptr_t>(address(m.buffer)));
-  DLC_RETURN_IF_ERROR(driver_->check(
-      driver_->api().tensorMapEncodeTiled(&map, type, 2, base, dims, strides, box, unit,
-                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-      fmt::format("encoding a {} x {} tensor map (box {} x {})", m.dims[0], m.dims[1], m.box[0],
-                  m.box[1])));
+  DLC_RETURN_IF_ERROR(
+      driver_->check(encodeTensorMap(driver_->api().tensorMapEncodeTiled, m, base, &map),
+                     fmt::format("encoding a {} x {} tensor map (box {} x {})", m.dims[0],
+                                 m.dims[1], m.box[0], m.box[1])));
   return map;
 }
 

@@ -46,15 +46,20 @@ struct Module {
   std::vector<std::string> kernels; // names of the __global__ functions in it
 };
 
-/// A TMA descriptor argument: a 2-D tiled tensor map of `buffer` (128-byte swizzle, zeros
-/// where a box leaves the tensor) that the session encodes once (cuTensorMapEncodeTiled; the
-/// buffer's address is fixed) and passes by value, 128 bytes.
-struct TensorMapArg {
-  BufferRef buffer;
+/// How a TMA descriptor reads a buffer: a 2-D tiled tensor map (128-byte swizzle, zeros where
+/// a box leaves the tensor). Codegen describes its kernels' maps with it (codegen::KernelParam),
+/// runtime/tensor_map.h encodes it.
+struct TensorMapLayout {
   DType dtype = DType::kF16; // f16, bf16, or i8 (moved as bytes)
   uint64_t dims[2] = {1, 1}; // elements, innermost first
   uint64_t pitchBytes = 0;   // bytes between consecutive indices of dims[1]
   uint32_t box[2] = {1, 1};  // elements per box, innermost first
+};
+
+/// A TMA descriptor argument: the layout over `buffer`, which the session encodes once (the
+/// buffer's address is fixed) and passes by value, 128 bytes.
+struct TensorMapArg : TensorMapLayout {
+  BufferRef buffer;
 };
 
 /// Launch kernel `kernel` of module `module` with one pointer argument per entry of `args`,

@@ -1,15 +1,15 @@
-// kbench's TMA descriptors: the Hopper GEMM's tensor-map parameters (codegen::TensorMapParam),
-// encoded over kbench's own buffers the way the runtime's session encodes them.
+// kbench's TMA descriptors: the Hopper GEMM's tensor-map parameters (codegen::KernelParam::map)
+// over kbench's own buffers, encoded as the runtime's session encodes them.
 #pragma once
 
 #include <cuda.h>
 
-#include "codegen/kernel.h"
+#include "runtime/program.h"
 
 namespace dlc::kbench {
 
-/// Encodes `m` over `buffer` (as runtime/gpu_session.cc does, through the driver's entry
-/// point): 2-D, 128-byte swizzle, zeros out of bounds. False when the driver refuses it.
-bool encodeTensorMap(const codegen::TensorMapParam &m, void *buffer, CUtensorMap *out);
+/// Encodes `m` over `buffer` (rt::encodeTensorMap, through the driver's entry point). False
+/// when the driver refuses it.
+bool encodeTensorMap(const rt::TensorMapLayout &m, void *buffer, CUtensorMap *out);
 
 } // namespace dlc::kbench
