@@ -194,53 +194,33 @@ __device__ __forceinline__ void wgmma(Acc<T> (&d)[N / 2], unsigned long long da,
   static_assert(N == 64 || N == 128 || N == 192 || N == 256,
                 "wgmma tile widths: 64, 128, 192, 256");
   constexpr bool bf16 = Kind<T>::value == 1;
-  if constexpr (Kind<T>::value == 2) {
-    static_assert(TRANS_B == 0, "s8 wgmma reads both operands K-major");
-    if constexpr (N == 64)
-      asm volatile(DLC_SM90_WGMMA_S8_N64 : DLC_SM90_ACC_N64("+r") : "l"(da), "l"(db), "r"(1));
-    else if constexpr (N == 128)
-      asm volatile(DLC_SM90_WGMMA_S8_N128 : DLC_SM90_ACC_N128("+r") : "l"(da), "l"(db), "r"(1));
-    else if constexpr (N == 192)
-      asm volatile(DLC_SM90_WGMMA_S8_N192 : DLC_SM90_ACC_N192("+r") : "l"(da), "l"(db), "r"(1));
-    else
-      asm volatile(DLC_SM90_WGMMA_S8_N256 : DLC_SM90_ACC_N256("+r") : "l"(da), "l"(db), "r"(1));
-  } else if constexpr (N == 64) {
-    if constexpr (bf16)
-      asm volatile(DLC_SM90_WGMMA_N64("bf16")
-                   : DLC_SM90_ACC_N64("+f")
-                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
-    else
-      asm volatile(DLC_SM90_WGMMA_N64("f16")
-                   : DLC_SM90_ACC_N64("+f")
-                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
+// One width's instruction on d: s8 (int32 accumulators), or f16/bf16 (float ones, TRANS_B).
+#define DLC_SM90_WGMMA_S8(NN) \
+  asm volatile(DLC_SM90_WGMMA_S8_N##NN : DLC_SM90_ACC_N##NN("+r") : "l"(da), "l"(db), "r"(1))
+#define DLC_SM90_WGMMA_16(NN, TY) \
+  asm volatile(DLC_SM90_WGMMA_N##NN(TY) \
+               : DLC_SM90_ACC_N##NN("+f") \
+               : "l"(da), "l"(db), "r"(1), "n"(TRANS_B))
+#define DLC_SM90_WGMMA_WIDTH(NN) \
+  if constexpr (Kind<T>::value == 2) \
+    DLC_SM90_WGMMA_S8(NN); \
+  else if constexpr (bf16) \
+    DLC_SM90_WGMMA_16(NN, "bf16"); \
+  else \
+    DLC_SM90_WGMMA_16(NN, "f16")
+  static_assert(Kind<T>::value != 2 || TRANS_B == 0, "s8 wgmma reads both operands K-major");
+  if constexpr (N == 64) {
+    DLC_SM90_WGMMA_WIDTH(64);
   } else if constexpr (N == 128) {
-    if constexpr (bf16)
-      asm volatile(DLC_SM90_WGMMA_N128("bf16")
-                   : DLC_SM90_ACC_N128("+f")
-                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
-    else
-      asm volatile(DLC_SM90_WGMMA_N128("f16")
-                   : DLC_SM90_ACC_N128("+f")
-                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
+    DLC_SM90_WGMMA_WIDTH(128);
   } else if constexpr (N == 192) {
-    if constexpr (bf16)
-      asm volatile(DLC_SM90_WGMMA_N192("bf16")
-                   : DLC_SM90_ACC_N192("+f")
-                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
-    else
-      asm volatile(DLC_SM90_WGMMA_N192("f16")
-                   : DLC_SM90_ACC_N192("+f")
-                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
+    DLC_SM90_WGMMA_WIDTH(192);
   } else {
-    if constexpr (bf16)
-      asm volatile(DLC_SM90_WGMMA_N256("bf16")
-                   : DLC_SM90_ACC_N256("+f")
-                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
-    else
-      asm volatile(DLC_SM90_WGMMA_N256("f16")
-                   : DLC_SM90_ACC_N256("+f")
-                   : "l"(da), "l"(db), "r"(1), "n"(TRANS_B));
+    DLC_SM90_WGMMA_WIDTH(256);
   }
+#undef DLC_SM90_WGMMA_WIDTH
+#undef DLC_SM90_WGMMA_16
+#undef DLC_SM90_WGMMA_S8
 }
 
 __device__ __forceinline__ void wgmma_fence() {
