@@ -227,7 +227,10 @@ Offset<fbs::Program> writeProgram(FlatBufferBuilder &fbb, const Program &p, int 
       dst += seg.offset - at;
       at = seg.offset + seg.bytes;
     }
-    std::memcpy(dst, p.constants.data() + at, p.constants.size() - at);
+    // memcpy from an empty vector's data() (null) is undefined even for
+    // zero bytes; a model without constants reaches here.
+    if (p.constants.size() > at)
+      std::memcpy(dst, p.constants.data() + at, p.constants.size() - at);
   }
   std::vector<Offset<fbs::ConstantSegment>> segOffs;
   for (const Segment &seg : segments)
