@@ -208,7 +208,8 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
   const Node *anchor = ctx.group.anchor;
   std::vector<const Node *> chain;
   for (const Node *n : ctx.group.nodes)
-    if (n != anchor)
+    if (n != anchor && !(ctx.table && std::count(ctx.table->nodes.begin(),
+                                                 ctx.table->nodes.end(), n)))
       chain.push_back(n);
   ValueEnv env;
   env[anchor->output(0)] = v;
@@ -222,6 +223,15 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
     return operand(val, it->second, shape);
   };
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, chain, env, load, prefix));
+  if (ctx.table) { // the tail's result from the block's table (writeEpilogueLambdas)
+    auto x = env.find(ctx.table->index);
+    if (x == env.end())
+      return invalidArgument("the epilogue table's index '{}' is not computed",
+                             ctx.table->index->name());
+    const std::string var = w.fresh(prefix);
+    w.line("const {} {} = {};", cudaComputeType(out->dtype()), var, ctx.table->lookup(x->second));
+    env[out] = var;
+  }
   auto it = env.find(out);
   if (it == env.end())
     return invalidArgument("output '{}' is not computed by the group", out->name());
@@ -403,6 +413,16 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
   const bool intAcc = ctx.spec.dtype == DType::kI8;
   const char *accType = intAcc ? "int" : "float";
   const Hoisted hoisted = writeHoistedScalars(w, ctx);
+  if (ctx.table) {
+    LoadFn load = [&](const Value *v, const std::vector<int64_t> &) -> Expected<std::string> {
+      auto h = hoisted.find(v);
+      if (h == hoisted.end())
+        return invalidArgument("the epilogue table reads '{}', which is not one element",
+                               v->name());
+      return h->second;
+    };
+    DLC_RETURN_IF_ERROR(writeByteTableInit(w, *ctx.table, load));
+  }
   if (ctx.stagedV > 0)
     return writeVectorEpilogue(w, ctx, hoisted, accType);
   {

@@ -47,6 +47,28 @@ int blocksPerSm(const GemmSpec &spec, const TileConfig &c) {
   return b;
 }
 
+/// The group's epilogue table (byte_table.h) where its static shared memory, beside the
+/// kernel's `dynamicBytes`, leaves as many blocks resident per SM as before.
+std::optional<ByteTable> tableThatFits(const FusedGroup &group, const GemmSpec &spec,
+                                       const TileConfig &c, const EmitOptions &opts,
+                                       uint32_t dynamicBytes) {
+  std::vector<const Node *> chain;
+  for (const Node *n : group.nodes)
+    if (n != group.anchor)
+      chain.push_back(n);
+  auto table = findByteTable(chain, group.inputs, group.outputs[0]);
+  if (!table)
+    return std::nullopt;
+  // Each resident block also reserves 1 KiB of the SM's shared memory.
+  const uint32_t cap = sharedBytesPerSm(opts.smVersion), reserve = 1024;
+  const uint32_t before =
+      std::min<uint32_t>(blocksPerSm(spec, c), cap / (dynamicBytes + reserve));
+  const uint32_t with = dynamicBytes + table->bytes() + reserve;
+  if (with > cap || std::max<uint32_t>(before, 1) * with > cap)
+    return std::nullopt;
+  return table;
+}
+
 struct Candidate {
   TileConfig cfg;
   double eff;       // share of the family's peak a full tile sustains on a strided GEMM
@@ -526,6 +548,8 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
       }
     }
   }
+  if (opts.epilogueTables && !workspace)
+    ctx.table = tableThatFits(group, spec, cfg, opts, main.launch.sharedBytes);
   CodeWriter w;
   w.line("// {}: {} GEMM, batch {} of {} x {} x {}, tile {}", group.name, dtypeName(spec.dtype),
          spec.batch, spec.m, spec.n, spec.k, ctx.cfg.str());

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "codegen/byte_table.h"
 #include "codegen/code_writer.h"
 #include "codegen/gemm_kernel.h"
 
@@ -38,6 +39,10 @@ struct KernelContext {
   // the main loop into `pf[prefetchPasses][prefetchChunks]` (slab passes x chunks per lane);
   // 0 where they are loaded by the chunk loop.
   int prefetchPasses = 0, prefetchChunks = 0;
+  // The epilogue's tail from an 8-bit value to the output, computed once per block into a
+  // shared-memory table (codegen/byte_table.h; EmitOptions::epilogueTables); every element
+  // then loads its result.
+  std::optional<ByteTable> table;
 };
 
 /// Whether the group's epilogue (its nodes beside the anchor) does more than cheap arithmetic.

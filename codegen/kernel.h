@@ -162,6 +162,12 @@ struct EmitOptions {
   /// int8 2.091 ms against 1.933); an fp16 128x64 tile gained (0.0659 ms against 0.0792,
   /// tools/kbench/prefetch.txt), which the cost model does not choose today.
   bool prefetchEpilogue = false;
+  /// A GEMM/conv epilogue whose tail is a function of one 8-bit integer value (an int8 residual
+  /// block's DQ -> Relu -> Q) computes that tail once per block for all 256 inputs into shared
+  /// memory, and each element loads its result (codegen/byte_table.h): exact, since the table
+  /// holds what the element loop would compute. Where the table's shared memory would cost a
+  /// resident block, the kernel keeps the element loop. `--no-epilogue-tables` turns it off.
+  bool epilogueTables = true;
 };
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).

@@ -76,6 +76,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
   cmd->add_flag("--hopper-tile-192,!--no-hopper-tile-192", kernels.hopperTile192,
                 "GPU, sm_90, experimental: let the cost model choose 128 x 192 Hopper GEMM tiles, "
                 "which fill a wave where 128 x 256 ones leave SMs idle");
+  cmd->add_flag("--epilogue-tables,!--no-epilogue-tables", kernels.epilogueTables,
+                "GPU: a GEMM/conv epilogue whose tail depends on one 8-bit value (an int8 "
+                "residual block's dequantize, ReLU, quantize) computes it once per block into a "
+                "256-entry table, exact (on by default)");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

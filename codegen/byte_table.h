@@ -1,0 +1,55 @@
+// Epilogue tails computed once per block as a 256-entry table.
+//
+// An int8 kernel's epilogue often ends in a chain whose only varying input is an 8-bit integer:
+// ResNet-50's realized residual block adds two int8 values in the integer domain, then
+// dequantizes the sum, applies ReLU and quantizes it again with another scale (DQ -> Relu ->
+// Q). Per element that is a multiply, a compare and a correctly rounded division (about 15
+// instructions), in kernels that are bound by their epilogue (a 1x1 convolution over 64
+// channels does 64 multiply-adds per output). Since the tail is a function of 256 possible
+// inputs, each block evaluates it for all of them into shared memory before its main loop, with
+// the same expressions the element loop would run (so the table is exact by construction), and
+// each element then costs one shared-memory load.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/code_writer.h"
+#include "codegen/elementwise_chain.h"
+#include "codegen/kernel.h"
+
+namespace dlc::codegen {
+
+/// A tail of a group's elementwise nodes that depends on one 8-bit integer value alone.
+struct ByteTable {
+  const Value *index = nullptr;    // the i8 / u8 value the tail is a function of
+  std::vector<const Node *> nodes; // the tail, in topological order
+  const Value *result = nullptr;   // what the table holds: the group's one output
+
+  /// Shared memory the table takes (256 elements of the result's compute type).
+  uint32_t bytes() const;
+  /// `dlc_tab[...]`: the result for the element whose index value is the C expression `x`.
+  std::string lookup(const std::string &x) const;
+};
+
+/// The tail of `chain` (a group's elementwise nodes in topological order, the anchor's excluded)
+/// worth a table: the nodes the group's single output `result` depends on through one i8/u8
+/// value computed in the chain, every other operand a one-element group input (`inputs`), none
+/// of their intermediate values read elsewhere, and dearer per element than a table load (a
+/// QuantizeLinear, a division or transcendental math). The earliest such index value wins (the
+/// longest tail); nullopt when there is none.
+std::optional<ByteTable> findByteTable(const std::vector<const Node *> &chain,
+                                       const std::vector<const Value *> &inputs,
+                                       const Value *result);
+
+/// Writes the table's shared-memory array and the loop that fills it (every thread of the block
+/// takes entries; a __syncthreads() follows), where the one-element operands are already bound
+/// (`load` returns their names). Every thread of the block must reach it.
+Status writeByteTableInit(CodeWriter &w, const ByteTable &table, const LoadFn &load);
+
+/// Shared memory per SM on compute capability `smVersion` (times ten), the capacity resident
+/// blocks share (each also reserving 1 KiB).
+uint32_t sharedBytesPerSm(int smVersion);
+
+} // namespace dlc::codegen

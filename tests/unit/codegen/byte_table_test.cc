@@ -1,0 +1,149 @@
+// Epilogue tables (codegen/byte_table.h): which tails become a 256-entry table, and int8 GEMM
+// kernels with one running on the host emulator against the reference, bit for bit.
+#include <fmt/format.h>
+
+#include "codegen/byte_table.h"
+#include "host_check.h"
+
+namespace dlc::codegen::testing {
+namespace {
+
+/// ResNet-50's realized residual block as realize-int8 writes it after an int8 product: rescale,
+/// bias, quantize, add the int8 residual in the integer domain (saturated), then the tail
+/// `tail` (reading the int8 sum %q2) that gives %y.
+std::string residualBlock(int m, int k, int n, const std::string &tail) {
+  return fmt::format(
+      R"(graph @g(%a: i8[{0},{1}], %b: i8[{2},{1}], %r: i8[{0},{2}]) -> (y: ?) {{
+  %m = matmul_integer(%a, %b) {{transB = 1}} : ?
+  %f = cast(%m) {{to = f32}} : ?
+  %sc = constant f32[] dense<[0.00013]>
+  %ms = mul(%f, %sc) : ?
+  %bias = constant f32[] dense<[0.37]>
+  %ab = add(%ms, %bias) : ?
+  %s1 = constant f32[] dense<[0.05]>
+  %z = constant i8[] dense<[3]>
+  %q = quantize_linear(%ab, %s1, %z) : ?
+  %qi = cast(%q) {{to = i32}} : ?
+  %ri = cast(%r) {{to = i32}} : ?
+  %sum = add(%qi, %ri) : ?
+  %zz = constant i32[] dense<[3]>
+  %c = sub(%sum, %zz) : ?
+  %hi = constant i32[] dense<[127]>
+  %lo = constant i32[] dense<[-128]>
+  %top = min(%c, %hi) : ?
+  %sat = max(%top, %lo) : ?
+  %q2 = cast(%sat) {{to = i8}} : ?
+{3}  return %y
+}})",
+      m, k, n, tail);
+}
+
+const char *kRequantize = R"(  %d = dequantize_linear(%q2, %s1, %z) : ?
+  %re = relu(%d) : ?
+  %s2 = constant f32[] dense<[0.031]>
+  %y = quantize_linear(%re, %s2, %z) : ?
+)";
+
+/// Every int8 level, in a scrambled order.
+Tensor int8Data(const std::vector<int64_t> &shape, uint32_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  std::vector<double> v(static_cast<size_t>(n));
+  uint32_t x = seed * 2654435761u + 1;
+  for (double &e : v) {
+    x = x * 1664525u + 1013904223u;
+    e = static_cast<double>(static_cast<int>(x >> 24) - 128);
+  }
+  return Tensor::fromVector<double>(DType::kF64, shape, v).castTo(DType::kI8);
+}
+
+std::map<std::string, Tensor> blockData(int m, int k, int n) {
+  return {{"a", int8Data({m, k}, 1)}, {"b", int8Data({n, k}, 2)}, {"r", int8Data({m, n}, 3)}};
+}
+
+/// The mma.sync kernels, which the host emulator runs.
+EmitOptions mmaSync(bool staged = true, bool tables = true) {
+  EmitOptions o;
+  o.sm90a = false;
+  o.stagedEpilogue = staged;
+  o.epilogueTables = tables;
+  return o;
+}
+
+std::optional<ByteTable> tableOf(const FusedGroup &g) {
+  std::vector<const Node *> chain;
+  for (const Node *n : g.nodes)
+    if (n != g.anchor)
+      chain.push_back(n);
+  return findByteTable(chain, g.inputs, g.outputs[0]);
+}
+
+TEST(ByteTable, TheRequantizingTailOfAResidualBlock) {
+  auto g = parseInfer(residualBlock(64, 64, 64, kRequantize));
+  ASSERT_TRUE(g);
+  const FusedGroup group = wholeGraph(*g);
+  auto table = tableOf(group);
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table->index->name(), "q2");
+  ASSERT_EQ(table->nodes.size(), 3u); // DQ, Relu, Q
+  EXPECT_EQ(table->nodes[0]->op(), Op::kDequantizeLinear);
+  EXPECT_EQ(table->nodes[2]->op(), Op::kQuantizeLinear);
+  EXPECT_EQ(table->result->name(), "y");
+  EXPECT_EQ(table->bytes(), 256u);
+  EXPECT_EQ(table->lookup("e10"), "dlc_tab[(int)(e10) + 128]");
+
+  // The kernel fills the table before its main loop and loads from it per element; without
+  // the option it computes the tail per element.
+  const std::string src = emitSource(group, nullptr, mmaSync());
+  const auto fill = src.find("__shared__ signed char dlc_tab[256];");
+  ASSERT_NE(fill, std::string::npos) << src;
+  EXPECT_LT(fill, src.find("auto dlc_epv")) << src;
+  EXPECT_NE(src.find("= dlc_tab[(int)("), std::string::npos) << src;
+  EXPECT_EQ(emitSource(group, nullptr, mmaSync(true, false)).find("dlc_tab"), std::string::npos);
+}
+
+TEST(ByteTable, TailsThatStayPerElement) {
+  auto tableFor = [](const std::string &tail) {
+    auto g = parseInfer(residualBlock(64, 64, 64, tail));
+    EXPECT_TRUE(g);
+    return g ? tableOf(wholeGraph(*g)) : std::nullopt;
+  };
+  // Cheaper than a table load: dequantize and ReLU.
+  EXPECT_FALSE(tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = relu(%d) : ?\n"));
+  // The output depends on a float value beside the 8-bit one.
+  EXPECT_FALSE(tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n"
+                        "  %e = add(%d, %ab) : ?\n"
+                        "  %y = quantize_linear(%e, %s1, %z) : ?\n"));
+  // A per-element operand (the residual) inside the tail.
+  EXPECT_FALSE(tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n"
+                        "  %rf = cast(%r) {to = f32} : ?\n"
+                        "  %e = mul(%d, %rf) : ?\n"
+                        "  %y = quantize_linear(%e, %s1, %z) : ?\n"));
+  // A dearer tail to a float output: a table of floats.
+  auto sigmoid =
+      tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = sigmoid(%d) : ?\n");
+  ASSERT_TRUE(sigmoid);
+  EXPECT_EQ(sigmoid->bytes(), 1024u);
+}
+
+TEST(ByteTableHost, ResidualBlocksMatchTheReferenceBitForBit) {
+  // The staged epilogue (dlc_epv) and the fragment one (dlc_ep / dlc_ep2), rows and columns
+  // that end inside a tile, the table on and off; outputs compared byte for byte.
+  std::vector<HostCase> cases;
+  for (auto [m, k, n] : {std::tuple{128, 64, 128}, std::tuple{200, 96, 72}})
+    for (bool staged : {true, false})
+      for (bool tables : {true, false})
+        cases.push_back({residualBlock(m, k, n, kRequantize), blockData(m, k, n), 0,
+                         mmaSync(staged, tables)});
+  // A table of floats (sigmoid of the dequantized sum), within float rounding of the
+  // reference's expf.
+  cases.push_back({residualBlock(200, 96, 72,
+                                 "  %d = dequantize_linear(%q2, %s1, %z) : ?\n"
+                                 "  %y = sigmoid(%d) : ?\n"),
+                   blockData(200, 96, 72), 1e-6, mmaSync()});
+  expectHostRunsMatchReference(cases);
+}
+
+} // namespace
+} // namespace dlc::codegen::testing
