@@ -276,6 +276,10 @@ struct dlc_qscale {
   float r;  // RN(1/sn): 1/sn in double rounded once (1/sn is never within 2^-50 of a float
             // midpoint, so that is the correctly rounded float reciprocal)
   float p;  // 1, 2^90 or 2^-90
+  // s itself (sn times 1/p, both exact), for a dequantization that shares the scale.
+  __device__ __forceinline__ explicit operator float() const {
+    return sn * (p > 1.0f ? 0x1p-90f : p < 1.0f ? 0x1p90f : 1.0f);
+  }
 };
 __device__ __forceinline__ dlc_qscale dlc_qscale_of(float s) {
   const float a = fabsf(s);

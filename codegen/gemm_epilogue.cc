@@ -94,14 +94,20 @@ Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
       if (it == ctx.names.end() || hoisted.count(v) || !v->shape().isStatic() ||
           v->shape().numElements() != 1)
         continue;
-      // A scale that the epilogue reads only as a QuantizeLinear scale carries its reciprocal
-      // (dlc_qscale), computed once. (Readers outside the epilogue do not count.)
-      const bool qScaleOnly = std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
-        return (u.node->op() == Op::kQuantizeLinear && u.index == 1) ||
-               u.node == ctx.group.anchor ||
-               std::find(ctx.group.nodes.begin(), ctx.group.nodes.end(), u.node) ==
-                   ctx.group.nodes.end();
-      });
+      // A scale that the epilogue reads only as a QuantizeLinear or DequantizeLinear scale
+      // carries its reciprocal (dlc_qscale), computed once; a dequantization reads it back
+      // through the explicit (float) conversion its expression writes. (Readers outside the
+      // epilogue do not count.) Otherwise every element would compute the reciprocal again:
+      // its double-precision steps are not hoisted out of the element loop.
+      const bool qScaleOnly =
+          v->dtype() != DType::kF64 &&
+          std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
+            const Op op = u.node->op();
+            return ((op == Op::kQuantizeLinear || op == Op::kDequantizeLinear) && u.index == 1) ||
+                   u.node == ctx.group.anchor ||
+                   std::find(ctx.group.nodes.begin(), ctx.group.nodes.end(), u.node) ==
+                       ctx.group.nodes.end();
+          });
       const std::string name = "h_" + it->second;
       if (qScaleOnly)
         w.line("const dlc_qscale {} = dlc_qscale_of({});", name, loadExpr(it->second, "0"));

@@ -100,7 +100,20 @@ TEST(ByteTable, TheRequantizingTailOfAResidualBlock) {
   ASSERT_NE(fill, std::string::npos) << src;
   EXPECT_LT(fill, src.find("auto dlc_epv")) << src;
   EXPECT_NE(src.find("= dlc_tab[(int)("), std::string::npos) << src;
-  EXPECT_EQ(emitSource(group, nullptr, mmaSync(true, false)).find("dlc_tab"), std::string::npos);
+  const std::string perElement = emitSource(group, nullptr, mmaSync(true, false));
+  EXPECT_EQ(perElement.find("dlc_tab"), std::string::npos);
+  // %s1 scales both a quantization and a dequantization: hoisted once with its reciprocal
+  // (dlc_qscale), which the dequantization reads back as a float; no scale is hoisted as a
+  // plain float that a quantization then takes the reciprocal of per element.
+  for (const std::string &s : {src, perElement}) {
+    EXPECT_NE(s.find("const dlc_qscale h_in"), std::string::npos) << s;
+    for (size_t at = s.find("const auto h_"); at != std::string::npos;
+         at = s.find("const auto h_", at + 1)) {
+      const size_t name = at + std::string("const auto ").size();
+      const std::string h = s.substr(name, s.find(' ', name) - name);
+      EXPECT_EQ(s.find("dlc_qscale_of(" + h + ")"), std::string::npos) << h << "\n" << s;
+    }
+  }
 }
 
 TEST(ByteTable, TailsThatStayPerElement) {
