@@ -214,8 +214,8 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
   const Node *anchor = ctx.group.anchor;
   std::vector<const Node *> chain;
   for (const Node *n : ctx.group.nodes)
-    if (n != anchor && !(ctx.table && std::count(ctx.table->nodes.begin(),
-                                                 ctx.table->nodes.end(), n)))
+    if (n != anchor &&
+        !(ctx.table && std::count(ctx.table->nodes.begin(), ctx.table->nodes.end(), n)))
       chain.push_back(n);
   ValueEnv env;
   env[anchor->output(0)] = v;

@@ -61,8 +61,7 @@ std::optional<ByteTable> tableThatFits(const FusedGroup &group, const GemmSpec &
     return std::nullopt;
   // Each resident block also reserves 1 KiB of the SM's shared memory.
   const uint32_t cap = sharedBytesPerSm(opts.smVersion), reserve = 1024;
-  const uint32_t before =
-      std::min<uint32_t>(blocksPerSm(spec, c), cap / (dynamicBytes + reserve));
+  const uint32_t before = std::min<uint32_t>(blocksPerSm(spec, c), cap / (dynamicBytes + reserve));
   const uint32_t with = dynamicBytes + table->bytes() + reserve;
   if (with > cap || std::max<uint32_t>(before, 1) * with > cap)
     return std::nullopt;

@@ -134,8 +134,7 @@ TEST(ByteTable, TailsThatStayPerElement) {
                         "  %e = mul(%d, %rf) : ?\n"
                         "  %y = quantize_linear(%e, %s1, %z) : ?\n"));
   // A dearer tail to a float output: a table of floats.
-  auto sigmoid =
-      tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = sigmoid(%d) : ?\n");
+  auto sigmoid = tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = sigmoid(%d) : ?\n");
   ASSERT_TRUE(sigmoid);
   EXPECT_EQ(sigmoid->bytes(), 1024u);
 }
@@ -147,8 +146,8 @@ TEST(ByteTableHost, ResidualBlocksMatchTheReferenceBitForBit) {
   for (auto [m, k, n] : {std::tuple{128, 64, 128}, std::tuple{200, 96, 72}})
     for (bool staged : {true, false})
       for (bool tables : {true, false})
-        cases.push_back({residualBlock(m, k, n, kRequantize), blockData(m, k, n), 0,
-                         mmaSync(staged, tables)});
+        cases.push_back(
+            {residualBlock(m, k, n, kRequantize), blockData(m, k, n), 0, mmaSync(staged, tables)});
   // A table of floats (sigmoid of the dequantized sum), within float rounding of the
   // reference's expf.
   cases.push_back({residualBlock(200, 96, 72,
