@@ -117,10 +117,11 @@ TEST(ByteTable, TheRequantizingTailOfAResidualBlock) {
 }
 
 TEST(ByteTable, TailsThatStayPerElement) {
-  auto tableFor = [](const std::string &tail) {
-    auto g = parseInfer(residualBlock(64, 64, 64, tail));
-    EXPECT_TRUE(g);
-    return g ? tableOf(wholeGraph(*g)) : std::nullopt;
+  std::vector<std::unique_ptr<Graph>> graphs; // the tables point into them
+  auto tableFor = [&](const std::string &tail) {
+    graphs.push_back(parseInfer(residualBlock(64, 64, 64, tail)));
+    EXPECT_TRUE(graphs.back());
+    return graphs.back() ? tableOf(wholeGraph(*graphs.back())) : std::nullopt;
   };
   // Cheaper than a table load: dequantize and ReLU.
   EXPECT_FALSE(tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = relu(%d) : ?\n"));
