@@ -13,27 +13,9 @@ namespace {
 
 /// Rough instructions per element of `n` in the epilogue: what a table load replaces.
 int elementCost(const Node &n) {
-  switch (n.op()) {
-  case Op::kQuantizeLinear: // a correctly rounded division (dlc_quant_div), round, clamp
+  if (n.op() == Op::kQuantizeLinear) // a correctly rounded division (dlc_quant_div), round, clamp
     return 12;
-  case Op::kAbs:
-  case Op::kAdd:
-  case Op::kCast:
-  case Op::kClip:
-  case Op::kDequantizeLinear:
-  case Op::kIdentity:
-  case Op::kLeakyRelu:
-  case Op::kMax:
-  case Op::kMin:
-  case Op::kMul:
-  case Op::kNeg:
-  case Op::kRelu:
-  case Op::kSub:
-  case Op::kWhere:
-    return 1;
-  default: // division, transcendental math
-    return 8;
-  }
+  return isPlainArithmetic(n.op()) ? 1 : 8; // else division, transcendental math
 }
 
 /// A table load: the index's conversion and offset, the load, a bank conflict or two.

@@ -436,6 +436,28 @@ CudaExprFn elementwiseExpr(Op op) {
   }
 }
 
+bool isPlainArithmetic(Op op) {
+  switch (op) {
+  case Op::kAbs:
+  case Op::kAdd:
+  case Op::kCast:
+  case Op::kClip:
+  case Op::kDequantizeLinear:
+  case Op::kIdentity:
+  case Op::kLeakyRelu:
+  case Op::kMax:
+  case Op::kMin:
+  case Op::kMul:
+  case Op::kNeg:
+  case Op::kRelu:
+  case Op::kSub:
+  case Op::kWhere:
+    return true;
+  default:
+    return false;
+  }
+}
+
 std::string cudaComputeType(DType t) { return computeType(t); }
 std::string cudaLiteral(double v, DType t) { return literal(v, t); }
 

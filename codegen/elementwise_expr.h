@@ -27,6 +27,11 @@ using CudaExprFn = Expected<std::string> (*)(const Node &node,
 /// (codegen/quant_expr.h).
 CudaExprFn elementwiseExpr(Op op);
 
+/// Whether `op`'s expression is a few plain arithmetic instructions per element (no division,
+/// no transcendental math, no quantization): what a GEMM epilogue may unroll freely
+/// (gemm::heavyEpilogue) and what an epilogue table does not pay for (byte_table.h).
+bool isPlainArithmetic(Op op);
+
 /// The C type an element of `t` is computed in on the GPU ("float" for f16/bf16).
 std::string cudaComputeType(DType t);
 /// A C literal of `v` in the compute type of `t` (exact for floats; inf/nan as bit casts).

@@ -385,31 +385,11 @@ int stagedWidth(const GemmSpec &spec, const TileConfig &cfg, int64_t splits, DTy
 }
 
 bool heavyEpilogue(const FusedGroup &group) {
-  for (const Node *n : group.nodes) {
-    if (n == group.anchor)
-      continue;
-    switch (n->op()) {
-    case Op::kAbs:
-    case Op::kAdd:
-    case Op::kCast:
-    case Op::kClip:
-    case Op::kDequantizeLinear:
-    case Op::kDiv:
-    case Op::kIdentity:
-    case Op::kLeakyRelu:
-    case Op::kMax:
-    case Op::kMin:
-    case Op::kMul:
-    case Op::kNeg:
-    case Op::kQuantizeLinear:
-    case Op::kRelu:
-    case Op::kSub:
-    case Op::kWhere:
-      break;
-    default:
+  // A division, and a quantization's (a handful of FMAs), unroll cheaply enough.
+  for (const Node *n : group.nodes)
+    if (n != group.anchor && !isPlainArithmetic(n->op()) && n->op() != Op::kQuantizeLinear &&
+        n->op() != Op::kDiv)
       return true;
-    }
-  }
   return false;
 }
 
