@@ -249,7 +249,8 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
   return (I)v;
 }
 )cuda"},
-    {"dlc_quantize dlc_quantize_wide dlc_quant_recip dlc_qscale dlc_qscale_of dlc_quant_div",
+    {"dlc_quantize dlc_quantize_unit dlc_quantize_wide dlc_quant_recip dlc_qscale dlc_qscale_of "
+     "dlc_quant_div",
      "dlc_limits", R"cuda(
 // 1/s in double to within 2^-52 (relative): the hardware's approximation and two Newton steps;
 // exact for 0, inf and NaN. A function of s alone, so a kernel computes it once per scale.
@@ -313,6 +314,14 @@ __device__ __forceinline__ float dlc_quant_div(float x, const dlc_qscale &q) {
 template <class Q>
 __device__ __forceinline__ Q dlc_quantize(float x, const dlc_qscale &scale, int zp) {
   float r = rintf(dlc_quant_div(x, scale));
+  r = r != r ? 0.0f : r;
+  r += (float)zp;
+  r = fminf(fmaxf(r, (float)dlc_limits<Q>::lo()), (float)dlc_limits<Q>::hi());
+  return (Q)(int)r;
+}
+// The same with a scale of exactly 1 (a constant; x / 1 is x): no division.
+template <class Q> __device__ __forceinline__ Q dlc_quantize_unit(float x, int zp) {
+  float r = rintf(x);
   r = r != r ? 0.0f : r;
   r += (float)zp;
   r = fminf(fmaxf(r, (float)dlc_limits<Q>::lo()), (float)dlc_limits<Q>::hi());

@@ -168,6 +168,12 @@ struct EmitOptions {
   /// holds what the element loop would compute. Where the table's shared memory would cost a
   /// resident block, the kernel keeps the element loop. `--no-epilogue-tables` turns it off.
   bool epilogueTables = true;
+  /// realize-int8 folds each int8 product's rescale and bias into its output quantization
+  /// (`realize-int8{fast-requantize=true}`, `--fast-requantize`): the epilogue multiplies, adds
+  /// and rounds instead of dividing correctly rounded per element, and a level may differ from
+  /// the reference's exact requantization by one step near a tie. Experimental (off) until
+  /// measured. (A graph option carried with the kernel options, which reach every compile.)
+  bool fastRequantize = false;
 };
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).

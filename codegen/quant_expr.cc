@@ -46,6 +46,17 @@ std::string dequantizeDTypeRefusal(const Node &n) {
   return "";
 }
 
+/// Whether `scale` is a constant whose every element is exactly 1.
+bool unitScale(const Value *scale) {
+  if (!scale || !scale->isConstant())
+    return false;
+  const Tensor &t = scale->constant();
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    if (t.elementAsDouble(i) != 1.0)
+      return false;
+  return t.numElements() > 0;
+}
+
 } // namespace
 
 bool qdqSupported(const Node &n, std::string *why) {
@@ -79,6 +90,8 @@ Expected<std::string> quantizeLinearExpr(const Node &n, const std::vector<std::s
   if (x == DType::kI32)
     return fmt::format("dlc_quantize_wide<{}>((double)({}), (double)(float)({}), {})", q, args[0],
                        args[1], zp);
+  if (unitScale(n.input(1))) // x / 1 is x: no division (realize-int8's fast-requantize)
+    return fmt::format("dlc_quantize_unit<{}>((float)({}), {})", q, args[0], zp);
   return fmt::format("dlc_quantize<{}>((float)({}), dlc_qscale_of({}), {})", q, args[0], args[1],
                      zp);
 }

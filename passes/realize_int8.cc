@@ -165,7 +165,17 @@ public:
     }
     DLC_ASSIGN_OR_RETURN(bool folded, foldDequantizedConstants(g, options));
     DLC_ASSIGN_OR_RETURN(bool requant, foldRequantization(g, options));
-    return changed || folded || requant;
+    DLC_ASSIGN_OR_RETURN(bool fast, options.getBool("fast-requantize", false));
+    const bool scales = fast && foldRequantScales(g, options);
+    return changed || folded || requant || scales;
+  }
+
+  std::vector<PassOptionSpec> options() const override {
+    return {{"fast-requantize", PassOptionSpec::Kind::kBool,
+             "fold each int8 product's rescale and bias into its output quantization (scale "
+             "and bias divided by the output scale at compile time, the quantization then "
+             "divides by 1): no division per element, levels within one step of the exact "
+             "requantization (default false)"}};
   }
 
 private:
@@ -413,6 +423,93 @@ private:
     options.debugf("{}: requantizes a sum on its own grid: an integer add", q->describe());
     replaceOutputNamed(g, q, y);
     return true;
+  }
+
+  /// The node reading `v`, when `v` has exactly one use and is not a graph output. Uses by
+  /// nodes whose results nothing reads (the transposes back to NCHW that moving the layout
+  /// left for dce) do not count.
+  static Node *onlyUser(const Graph &g, const Value *v) {
+    if (!v || g.isOutput(v))
+      return nullptr;
+    Node *user = nullptr;
+    for (const Use &u : v->uses()) {
+      bool live = false;
+      for (const Value *out : u.node->outputs())
+        live = live || (out && (out->hasUses() || g.isOutput(out)));
+      if (!live)
+        continue;
+      if (user)
+        return nullptr;
+      user = u.node;
+    }
+    return user;
+  }
+
+  /// Which input of the binary `n` is a float32 constant (0 or 1), or -1.
+  static int constantOperand(const Node *n) {
+    for (int i = 0; i < 2 && n->numInputs() == 2; ++i)
+      if (n->input(i) && n->input(i)->isConstant() && n->input(i)->dtype() == DType::kF32)
+        return i;
+    return -1;
+  }
+
+  /// fast-requantize: quantize_linear(y, s, z) with y = [relu](mul(cast_f32(acc), a) [+ b]),
+  /// acc an int32 product, a, b and the per-tensor s float32 constants, s > 0. Becomes the
+  /// same chain with a / s and b / s (each rounded once) and a scale of 1, which the kernels
+  /// quantize without dividing (relu(x) / s == relu(x / s) for s > 0). The level can differ
+  /// from the exact one by one step, where (acc * a + b) / s lies within a few roundings of a
+  /// half-integer: what TensorRT's int8 kernels do. Off by default, as the rest of dlc
+  /// reproduces the reference's quantization exactly.
+  static bool foldRequantScales(Graph &g, const PassOptions &options) {
+    bool changed = false;
+    Value *one = nullptr;
+    for (Node *q : g.nodes()) {
+      if (q->op() != Op::kQuantizeLinear || !q->output(0) || q->numInputs() < 2)
+        continue;
+      const Value *sv = q->input(1);
+      if (!sv || !sv->isConstant() || sv->dtype() != DType::kF32 ||
+          sv->constant().numElements() != 1)
+        continue;
+      const double s = sv->constant().elementAsDouble(0);
+      if (!(s > 0) || !std::isfinite(s) || s == 1.0)
+        continue;
+      Node *n = q->input(0)->producer();
+      Node *relu = n && n->op() == Op::kRelu ? n : nullptr;
+      if (relu)
+        n = onlyUser(g, relu->input(0)) == relu ? relu->input(0)->producer() : nullptr;
+      Node *bias = n && n->op() == Op::kAdd && constantOperand(n) >= 0 ? n : nullptr;
+      if (bias) {
+        Value *other = bias->input(1 - constantOperand(bias));
+        n = onlyUser(g, other) == bias ? other->producer() : nullptr;
+      }
+      Node *mul = n && n->op() == Op::kMul && constantOperand(n) >= 0 ? n : nullptr;
+      if (!mul || onlyUser(g, mul->output(0)) != (bias ? bias : relu ? relu : q))
+        continue;
+      const Node *cast = mul->input(1 - constantOperand(mul))->producer();
+      if (!cast || cast->op() != Op::kCast || cast->input(0)->dtype() != DType::kI32 ||
+          cast->output(0)->dtype() != DType::kF32)
+        continue;
+      auto divided = [&](Node *at, const char *what) {
+        const int i = constantOperand(at);
+        const Tensor &c = at->input(i)->constant();
+        std::vector<float> v(static_cast<size_t>(c.numElements()));
+        for (size_t j = 0; j < v.size(); ++j)
+          v[j] = static_cast<float>(c.elementAsDouble(static_cast<int64_t>(j)) / s);
+        at->setInput(i, g.addConstant(g.uniqueName(at->output(0)->name() + what),
+                                      Tensor::fromVector<float>(DType::kF32, c.shape(), v)));
+      };
+      divided(mul, "/over_scale");
+      if (bias)
+        divided(bias, "/over_scale");
+      if (!one)
+        one = g.addConstant(g.uniqueName("unit_scale"),
+                            Tensor::fromVector<float>(DType::kF32, {}, {1.0f}));
+      q->setInput(1, one);
+      options.debugf("{}: scale {} folded into {}{}", q->describe(), s, mul->describe(),
+                     bias ? " and " + bias->describe() : std::string());
+      changed = true;
+    }
+    return changed;
   }
 
   /// Folds dequantize_linear nodes whose inputs are all constants (the weights of nodes that

@@ -192,6 +192,7 @@ Status runGpuPipeline(Graph &g, const JitOptions &opts) {
   gpo.precision = opts.precision;
   gpo.keepFp32 = opts.keepFp32;
   gpo.fuseAttention = opts.fuseAttention;
+  gpo.fastRequantize = opts.lower.emit.fastRequantize;
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(gpo)));
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)

@@ -33,12 +33,12 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
     precision = fmt::format("mixed-precision{{precision={}{}}},", opts.precision,
                             opts.keepFp32.empty() ? "" : ",keep-fp32=" + opts.keepFp32);
   return fmt::format(
-      "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8,{}"
+      "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8{},{}"
       "layout,fold-transpose-matmul,{}dce,place-devices{{gpu=true,gpus=1,strict={}}},"
       "insert-copies,fuse,"
       "plan-memory{{reuse={}}}",
-      precision, opts.fuseAttention ? "dce,fuse-attention," : "", opts.strictPlacement,
-      opts.reuseMemory);
+      opts.fastRequantize ? "{fast-requantize=true}" : "", precision,
+      opts.fuseAttention ? "dce,fuse-attention," : "", opts.strictPlacement, opts.reuseMemory);
 }
 
 std::string quantizePipeline(const std::string &insertOptions) {
@@ -57,6 +57,7 @@ std::string describePipelines(int optLevel) {
   out += fmt::format("gpu --no-cpu-fallback: {}\n", gpuPipeline({.strictPlacement = true}));
   out += fmt::format("gpu --precision fp16: {}\n", gpuPipeline({.precision = "fp16"}));
   out += fmt::format("gpu --no-fused-attention: {}\n", gpuPipeline({.fuseAttention = false}));
+  out += fmt::format("gpu --fast-requantize: {}\n", gpuPipeline({.fastRequantize = true}));
   out += fmt::format("quantize: {}\n", quantizePipeline());
   return out;
 }

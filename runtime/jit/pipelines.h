@@ -43,6 +43,8 @@ struct GpuPipelineOptions {
   /// fuse-attention after fold-transpose-matmul (on by default since its kernel was measured
   /// on the H200; `--no-fused-attention` turns it off).
   bool fuseAttention = true;
+  /// realize-int8{fast-requantize=true} (`--fast-requantize`).
+  bool fastRequantize = false;
 };
 
 /// The GPU pipeline (see above).

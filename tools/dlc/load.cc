@@ -80,6 +80,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU: a GEMM/conv epilogue whose tail depends on one 8-bit value (an int8 "
                 "residual block's dequantize, ReLU, quantize) computes it once per block into a "
                 "256-entry table, exact (on by default)");
+  cmd->add_flag("--fast-requantize", kernels.fastRequantize,
+                "GPU, experimental: fold each int8 product's rescale and bias into its output "
+                "quantization at compile time (no division per element, as TensorRT does); a "
+                "level may then differ from the exact requantization by one step");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

@@ -259,6 +259,45 @@ TEST(QuantHostRun, FusedChainsMatchTheReference) {
   });
 }
 
+TEST(QuantHostRun, AUnitScaleQuantizesWithoutDividing) {
+  // A constant scale of exactly 1 (what realize-int8's fast-requantize leaves) takes
+  // dlc_quantize_unit: ties, NaN, infinities and saturation as the reference gives them, in an
+  // elementwise kernel and in an int8 GEMM's epilogue (the mma.sync family, which the emulator
+  // runs; distinct int8 data).
+  const std::string elementwise = R"(graph @g(%x: f32[1000]) -> (y: ?) {
+  %s = constant f32[] dense<[1.0]>
+  %z = constant i8[] dense<[-3]>
+  %y = quantize_linear(%x, %s, %z) : ?
+  return %y
+})";
+  const std::string gemm = R"(graph @g(%a: i8[96,64], %b: i8[80,64]) -> (y: ?) {
+  %m = matmul_integer(%a, %b) {transB = 1} : ?
+  %f = cast(%m) {to = f32} : ?
+  %sc = constant f32[] dense<[0.0123]>
+  %ms = mul(%f, %sc) : ?
+  %bias = constant f32[] dense<[-3.5]>
+  %ab = add(%ms, %bias) : ?
+  %r = relu(%ab) : ?
+  %one = constant f32[] dense<[1.0]>
+  %z = constant u8[] dense<[7]>
+  %y = quantize_linear(%r, %one, %z) : ?
+  return %y
+})";
+  for (const std::string &text : {elementwise, gemm}) {
+    auto g = parseInfer(text);
+    ASSERT_TRUE(g);
+    const std::string src = emitSource(wholeGraph(*g, "unit"));
+    EXPECT_NE(src.find("dlc_quantize_unit<"), std::string::npos) << src;
+    EXPECT_EQ(src.find("dlc_quantize<"), std::string::npos) << src;
+  }
+  EmitOptions mmaSync;
+  mmaSync.sm90a = false;
+  testing::expectHostRunsMatchReference({
+      {elementwise, {{"x", tieData(DType::kF32, {1000}, {1.0f}, 1)}}},
+      {gemm, {}, 0, mmaSync},
+  });
+}
+
 TEST(QuantHostRun, QuantizeInADataMovementEpilogue) {
   // transpose [2,3,4] -> [2,4,3], then Q along axis 1 (4 channels).
   testing::expectHostRunsMatchReference({

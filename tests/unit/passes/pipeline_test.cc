@@ -152,6 +152,9 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
             "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,"
             "realize-int8,layout,fold-transpose-matmul,dce,place-devices{gpu=true,gpus=1,"
             "strict=false},insert-copies,fuse,plan-memory{reuse=true}");
+  const std::string fast = jit::gpuPipeline({.fastRequantize = true});
+  EXPECT_NE(fast.find(",realize-int8{fast-requantize=true},layout,"), std::string::npos) << fast;
+  EXPECT_TRUE(parsePipeline(fast)) << fast;
 }
 
 TEST(Registry, EveryPassIsListedAndCreatable) {

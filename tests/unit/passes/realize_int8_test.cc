@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <sstream>
 
 #include "numerics_util.h"
 #include "tests/unit/int8_text_util.h"
@@ -177,6 +178,102 @@ TEST(RealizeInt8, RequantizationOnItsOwnGridIsExactInIntegers) {
         EXPECT_EQ(differ, 0) << "output " << (*ra)[i].name;
       }
     }
+}
+
+TEST(RealizeInt8, FastRequantizeFoldsTheScalesWithinOneLevel) {
+  // A conv with per-channel weights, bias and relu, and a Gemm with a bias, each quantized at
+  // its output: fast-requantize divides the rescale and bias by the output scale and leaves a
+  // quantization by 1. Against the exact requantization every level is within one step and
+  // almost all are equal (a tie within a few roundings is rare).
+  const std::string text = fmt::format(
+      R"(graph @fq(%x: f32[2,16,6,6], %a: f32[64,32]) -> (y: ?, r: ?) {{
+  %sx = constant f32[] dense<[0.02]>
+  %zx = constant i8[] dense<[0]>
+  %xq = quantize_linear(%x, %sx, %zx) : i8[2,16,6,6]
+  %xd = dequantize_linear(%xq, %sx, %zx) : f32[2,16,6,6]
+  %w1q = constant i8[16,16,3,3] {}
+  %w1s = constant f32[16] {}
+  %w1 = dequantize_linear(%w1q, %w1s) {{axis = 0}} : f32[16,16,3,3]
+  %b1 = constant f32[16] {}
+  %c1 = conv(%xd, %w1, %b1) {{pads = [1, 1, 1, 1]}} : f32[2,16,6,6]
+  %u1 = relu(%c1) : f32[2,16,6,6]
+  %so = constant f32[] dense<[0.0137]>
+  %zo = constant i8[] dense<[-5]>
+  %y = quantize_linear(%u1, %so, %zo) : i8[2,16,6,6]
+  %aq = quantize_linear(%a, %sx, %zx) : i8[64,32]
+  %ad = dequantize_linear(%aq, %sx, %zx) : f32[64,32]
+  %wgq = constant i8[48,32] {}
+  %wgs = constant f32[48] {}
+  %wg = dequantize_linear(%wgq, %wgs) {{axis = 0}} : f32[48,32]
+  %cg = constant f32[48] {}
+  %g0 = gemm(%ad, %wg, %cg) {{transB = 1}} : f32[64,48]
+  %sg = constant f32[] dense<[0.0031]>
+  %r = quantize_linear(%g0, %sg, %zx) : i8[64,48]
+  return %y, %r
+}})",
+      int8Dense(16 * 16 * 9, 11), floats(16, 12, 0.001, 0.01), floats(16, 13, -0.2, 0.2),
+      int8Dense(48 * 32, 14), floats(48, 15, 0.0005, 0.002), floats(48, 16, -0.1, 0.1));
+  auto g = parsed(text);
+  ASSERT_TRUE(g);
+  auto exact = after(*g, "realize-int8,dce");
+  std::ostringstream log;
+  auto fast = after(*g, "realize-int8{fast-requantize=true},dce", &log);
+  // Both quantizations now divide by 1; the exact graph keeps its scales.
+  auto unitScales = [](const Graph &h) {
+    int n = 0;
+    for (const Node *q : h.nodes())
+      n += q->op() == Op::kQuantizeLinear && q->input(1)->isConstant() &&
+           q->input(1)->constant().elementAsDouble(0) == 1.0;
+    return n;
+  };
+  EXPECT_EQ(unitScales(*exact), 0);
+  EXPECT_EQ(unitScales(*fast), 2);
+  for (uint64_t seed : {1, 2, 3}) {
+    const auto inputs = testing::randomInputs(*g, seed);
+    auto a = ReferenceExecutor::create(*exact);
+    auto b = ReferenceExecutor::create(*fast);
+    ASSERT_TRUE(a && b);
+    auto ra = a->run(inputs);
+    auto rb = b->run(inputs);
+    ASSERT_TRUE(ra && rb);
+    for (size_t i = 0; i < ra->size(); ++i) {
+      const Tensor &x = (*ra)[i].tensor, &y = (*rb)[i].tensor;
+      int64_t differ = 0, spread = 0;
+      for (int64_t k = 0; k < x.numElements(); ++k) {
+        const int64_t d = std::abs(x.elementAsInt64(k) - y.elementAsInt64(k));
+        ASSERT_LE(d, 1) << "output " << (*ra)[i].name << " element " << k;
+        differ += d;
+        spread += x.elementAsInt64(k) != x.elementAsInt64(0);
+      }
+      EXPECT_LE(differ * 100, x.numElements()) << "output " << (*ra)[i].name;
+      EXPECT_GT(spread * 2, x.numElements()) << "output " << (*ra)[i].name << ": levels vary";
+    }
+  }
+}
+
+TEST(RealizeInt8, FastRequantizeLeavesWhatItCannotFold) {
+  // A computed scale, a rescaled value read twice, and a product that is not an int32 one
+  // keep their quantization.
+  auto g = parsed(R"(graph @nf(%m: i32[4,8], %f: f32[4,8], %s: f32[]) -> (a: ?, b: ?, c: ?, d: ?) {
+  %c = cast(%m) {to = f32} : f32[4,8]
+  %k = constant f32[] dense<[0.5]>
+  %x = mul(%c, %k) : f32[4,8]
+  %z = constant i8[] dense<[0]>
+  %a = quantize_linear(%x, %s, %z) : i8[4,8]
+  %t = constant f32[] dense<[0.25]>
+  %x2 = mul(%c, %k) : f32[4,8]
+  %b = quantize_linear(%x2, %t, %z) : i8[4,8]
+  %d = relu(%x2) : f32[4,8]
+  %y = mul(%f, %k) : f32[4,8]
+  %c2 = quantize_linear(%y, %t, %z) : i8[4,8]
+  return %a, %b, %c2, %d
+})");
+  ASSERT_TRUE(g);
+  auto fast = after(*g, "realize-int8{fast-requantize=true}");
+  for (const Node *q : fast->nodes())
+    if (q->op() == Op::kQuantizeLinear)
+      EXPECT_FALSE(q->input(1)->isConstant() && q->input(1)->constant().elementAsDouble(0) == 1.0)
+          << q->describe();
 }
 
 } // namespace
