@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include "codegen/byte_table.h"
+#include "codegen/cuda_prelude.h"
+#include "codegen/gemm_kernel.h"
+#include "codegen/nvrtc.h"
 #include "host_check.h"
 
 namespace dlc::codegen::testing {
@@ -138,6 +141,41 @@ TEST(ByteTable, TailsThatStayPerElement) {
   auto sigmoid = tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = sigmoid(%d) : ?\n");
   ASSERT_TRUE(sigmoid);
   EXPECT_EQ(sigmoid->bytes(), 1024u);
+}
+
+TEST(ByteTable, KernelsWithATableCompile) {
+  // NVRTC, for sm_90: the staged epilogue, the fragment one (whose heavy epilogue, sigmoid, is
+  // an outlined lambda reading the block's table), and the Hopper kernel (sm_90a).
+  std::vector<std::unique_ptr<Graph>> graphs;
+  std::string source;
+  auto add = [&](const std::string &tail, EmitOptions o, const std::string &name,
+                 const char *tile = nullptr) {
+    graphs.push_back(parseInfer(residualBlock(256, 128, 128, tail)));
+    ASSERT_TRUE(graphs.back());
+    const FusedGroup group = wholeGraph(*graphs.back(), name);
+    std::string src;
+    if (tile) {
+      auto set = gemm::emitGemmGroup(group, o, gemm::parseTileConfig(tile));
+      ASSERT_TRUE(set) << set.status().message();
+      src = set->kernels[0].source;
+    } else {
+      src = emitSource(group, nullptr, o);
+    }
+    EXPECT_NE(src.find("dlc_tab["), std::string::npos) << name;
+    source += src;
+  };
+  const std::string sigmoid =
+      "  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = sigmoid(%d) : ?\n";
+  add(kRequantize, mmaSync(), "staged");
+  add(sigmoid, mmaSync(false), "fragment");
+  add(kRequantize, EmitOptions{}, "hopper", "128x128x128/wgs4");
+  EXPECT_NE(source.find("__attribute__((noinline))"), std::string::npos);
+  EXPECT_NE(source.find("dlc_sm90::"), std::string::npos);
+  NvrtcOptions sm90a;
+  sm90a.archSpecific = true;
+  auto mod = compileCuda(cudaPrelude(helpersNamedIn(source)) + source, "tables", sm90a);
+  ASSERT_TRUE(mod) << mod.status().message();
+  EXPECT_NE(mod->ptx.find("ld.shared.u8"), std::string::npos);
 }
 
 TEST(ByteTableHost, ResidualBlocksMatchTheReferenceBitForBit) {
