@@ -86,13 +86,18 @@ std::string ByteTable::lookup(const std::string &x) const {
   return fmt::format("dlc_tab[(int)({}){}]", x, indexOffset(index->dtype()));
 }
 
-std::optional<ByteTable> findByteTable(const std::vector<const Node *> &chain,
-                                       const std::vector<const Value *> &inputs,
-                                       const Value *result) {
-  if (!result || computeBytes(result->dtype()) > 4 || computeBytes(result->dtype()) < 1)
+std::optional<ByteTable> findByteTable(const FusedGroup &group) {
+  if (group.outputs.size() != 1)
     return std::nullopt;
+  const Value *result = group.outputs[0];
+  if (computeBytes(result->dtype()) > 4 || computeBytes(result->dtype()) < 1)
+    return std::nullopt;
+  std::vector<const Node *> chain;
+  for (const Node *n : group.nodes)
+    if (n != group.anchor)
+      chain.push_back(n);
   std::set<const Value *> uniform;
-  for (const Value *v : inputs)
+  for (const Value *v : group.inputs)
     if (v->shape().isStatic() && v->shape().numElements() == 1)
       uniform.insert(v);
   for (size_t i = 0; i < chain.size(); ++i) {
@@ -128,24 +133,6 @@ Status writeByteTableInit(CodeWriter &w, const ByteTable &table, const LoadFn &l
   }
   w.line("__syncthreads();");
   return Status::ok();
-}
-
-uint32_t sharedBytesPerSm(int smVersion) {
-  switch (smVersion) {
-  case 80:
-  case 87:
-    return 164u * 1024u;
-  case 86:
-  case 89:
-    return 100u * 1024u;
-  case 75:
-    return 64u * 1024u;
-  case 70:
-  case 72:
-    return 96u * 1024u;
-  default: // sm_90 and later
-    return 228u * 1024u;
-  }
 }
 
 } // namespace dlc::codegen

@@ -33,23 +33,16 @@ struct ByteTable {
   std::string lookup(const std::string &x) const;
 };
 
-/// The tail of `chain` (a group's elementwise nodes in topological order, the anchor's excluded)
-/// worth a table: the nodes the group's single output `result` depends on through one i8/u8
-/// value computed in the chain, every other operand a one-element group input (`inputs`), none
-/// of their intermediate values read elsewhere, and dearer per element than a table load (a
-/// QuantizeLinear, a division or transcendental math). The earliest such index value wins (the
-/// longest tail); nullopt when there is none.
-std::optional<ByteTable> findByteTable(const std::vector<const Node *> &chain,
-                                       const std::vector<const Value *> &inputs,
-                                       const Value *result);
+/// The tail of `group`'s elementwise nodes (the anchor's excluded) worth a table: the nodes the
+/// group's single output depends on through one i8/u8 value computed in the group, every other
+/// operand a one-element group input, none of their intermediate values read elsewhere, and
+/// dearer per element than a table load (a QuantizeLinear, a division or transcendental math).
+/// The earliest such index value wins (the longest tail); nullopt when there is none.
+std::optional<ByteTable> findByteTable(const FusedGroup &group);
 
 /// Writes the table's shared-memory array and the loop that fills it (every thread of the block
 /// takes entries; a __syncthreads() follows), where the one-element operands are already bound
 /// (`load` returns their names). Every thread of the block must reach it.
 Status writeByteTableInit(CodeWriter &w, const ByteTable &table, const LoadFn &load);
-
-/// Shared memory per SM on compute capability `smVersion` (times ten), the capacity resident
-/// blocks share (each also reserving 1 KiB).
-uint32_t sharedBytesPerSm(int smVersion);
 
 } // namespace dlc::codegen

@@ -47,16 +47,32 @@ int blocksPerSm(const GemmSpec &spec, const TileConfig &c) {
   return b;
 }
 
+/// Shared memory per SM on compute capability `smVersion` (times ten), the capacity resident
+/// blocks share (each also reserving 1 KiB).
+uint32_t sharedBytesPerSm(int smVersion) {
+  switch (smVersion) {
+  case 80:
+  case 87:
+    return 164u * 1024u;
+  case 86:
+  case 89:
+    return 100u * 1024u;
+  case 75:
+    return 64u * 1024u;
+  case 70:
+  case 72:
+    return 96u * 1024u;
+  default: // sm_90 and later
+    return 228u * 1024u;
+  }
+}
+
 /// The group's epilogue table (byte_table.h) where its static shared memory, beside the
 /// kernel's `dynamicBytes`, leaves as many blocks resident per SM as before.
 std::optional<ByteTable> tableThatFits(const FusedGroup &group, const GemmSpec &spec,
                                        const TileConfig &c, const EmitOptions &opts,
                                        uint32_t dynamicBytes) {
-  std::vector<const Node *> chain;
-  for (const Node *n : group.nodes)
-    if (n != group.anchor)
-      chain.push_back(n);
-  auto table = findByteTable(chain, group.inputs, group.outputs[0]);
+  auto table = findByteTable(group);
   if (!table)
     return std::nullopt;
   // Each resident block also reserves 1 KiB of the SM's shared memory.

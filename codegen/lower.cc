@@ -290,10 +290,7 @@ private:
       for (const KernelParam &param : k.params) {
         if (param.map) { // a TMA descriptor of the value's buffer, after every pointer
           DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
-          rt::TensorMapArg m;
-          static_cast<rt::TensorMapLayout &>(m) = *param.map;
-          m.buffer = ref;
-          step.tensorMaps.push_back(m);
+          step.tensorMaps.push_back(rt::TensorMapArg{*param.map, ref});
           continue;
         }
         if (!step.tensorMaps.empty())

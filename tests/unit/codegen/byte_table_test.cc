@@ -74,19 +74,11 @@ EmitOptions mmaSync(bool staged = true, bool tables = true) {
   return o;
 }
 
-std::optional<ByteTable> tableOf(const FusedGroup &g) {
-  std::vector<const Node *> chain;
-  for (const Node *n : g.nodes)
-    if (n != g.anchor)
-      chain.push_back(n);
-  return findByteTable(chain, g.inputs, g.outputs[0]);
-}
-
 TEST(ByteTable, TheRequantizingTailOfAResidualBlock) {
   auto g = parseInfer(residualBlock(64, 64, 64, kRequantize));
   ASSERT_TRUE(g);
   const FusedGroup group = wholeGraph(*g);
-  auto table = tableOf(group);
+  auto table = findByteTable(group);
   ASSERT_TRUE(table);
   EXPECT_EQ(table->index->name(), "q2");
   ASSERT_EQ(table->nodes.size(), 3u); // DQ, Relu, Q
@@ -124,7 +116,7 @@ TEST(ByteTable, TailsThatStayPerElement) {
   auto tableFor = [&](const std::string &tail) {
     graphs.push_back(parseInfer(residualBlock(64, 64, 64, tail)));
     EXPECT_TRUE(graphs.back());
-    return graphs.back() ? tableOf(wholeGraph(*graphs.back())) : std::nullopt;
+    return graphs.back() ? findByteTable(wholeGraph(*graphs.back())) : std::nullopt;
   };
   // Cheaper than a table load: dequantize and ReLU.
   EXPECT_FALSE(tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = relu(%d) : ?\n"));
