@@ -146,15 +146,30 @@ public:
     DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, this->of(of));
     ref.bytes = byteSize(v);
     slots_[v] = ref;
+    root_[v] = rootOf(of);
     return Status::ok();
   }
   bool has(const Value *v) const { return slots_.count(v) != 0; }
+  /// The value whose memory `v` is: itself, or for a view the value it aliases.
+  const Value *rootOf(const Value *v) const {
+    auto it = root_.find(v);
+    return it == root_.end() ? v : it->second;
+  }
+  /// Notes that step `step` refers to `v` (the first such step is kept, by root value).
+  void noteUse(const Value *v, size_t step) { firstStep_.try_emplace(rootOf(v), step); }
+  /// The first step that refers to `v`'s memory, or -1 when none does.
+  int32_t firstStepOf(const Value *v) const {
+    auto it = firstStep_.find(rootOf(v));
+    return it == firstStep_.end() ? -1 : static_cast<int32_t>(it->second);
+  }
 
 private:
   rt::Program &p_;
   const ArenaLayout layout_;
   uint64_t scratchTop_ = 0;
   std::unordered_map<const Value *, rt::BufferRef> slots_;
+  std::unordered_map<const Value *, const Value *> root_;
+  std::unordered_map<const Value *, size_t> firstStep_;
 };
 
 /// The one-node text-IR graph a host step evaluates: the node's inputs become graph inputs
@@ -244,11 +259,13 @@ private:
       for (const Value *v : n->inputs())
         if (v && !v->isConstant()) { // constants are part of the step's graph text
           DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
+          buffers_.noteUse(v, p_.steps.size());
           h.inputs.push_back(ref);
         }
       for (const Value *v : n->outputs())
         if (v) {
           DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
+          buffers_.noteUse(v, p_.steps.size());
           h.outputs.push_back(ref);
         }
       h.origin = n->describe();
@@ -290,6 +307,7 @@ private:
       for (const KernelParam &param : k.params) {
         if (param.map) { // a TMA descriptor of the value's buffer, after every pointer
           DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
+          buffers_.noteUse(param.value, p_.steps.size());
           step.tensorMaps.push_back(rt::TensorMapArg{*param.map, ref});
           continue;
         }
@@ -297,6 +315,7 @@ private:
           return internalError("kernel '{}': a pointer parameter follows a tensor map", k.name);
         if (param.value) {
           DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
+          buffers_.noteUse(param.value, p_.steps.size());
           step.args.push_back(ref);
           continue;
         }
@@ -321,10 +340,13 @@ private:
       const Value *v = o.value;
       DLC_ASSIGN_OR_RETURN(rt::BufferRef src, buffers_.of(v));
       rt::BufferRef dst{rt::Space::kArena, buffers_.layout().outputOffsets.at(i), byteSize(v)};
-      if (src.space != dst.space || src.offset != dst.offset)
+      int32_t first = buffers_.firstStepOf(v);
+      if (src.space != dst.space || src.offset != dst.offset) {
+        first = static_cast<int32_t>(p_.steps.size());
         p_.steps.emplace_back(rt::CopyStep{src, dst, fmt::format("output '{}'", o.name)});
+      }
       returned_.insert(v);
-      p_.outputs.push_back({o.name, v->dtype(), v->shape().sizes(), dst});
+      p_.outputs.push_back({o.name, v->dtype(), v->shape().sizes(), dst, first});
     }
     return Status::ok();
   }

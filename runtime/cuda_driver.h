@@ -60,6 +60,8 @@ namespace dlc::rt {
   X(graphInstantiate, cuGraphInstantiateWithFlags)                                                 \
   X(graphLaunch, cuGraphLaunch)                                                                    \
   X(graphExecDestroy, cuGraphExecDestroy)                                                          \
+  X(graphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams_v2)                               \
+  X(streamGetCaptureInfo, cuStreamGetCaptureInfo_v3)                                               \
   X(graphDestroy, cuGraphDestroy)                                                                  \
   X(launchKernel, cuLaunchKernel)                                                                  \
   X(eventCreate, cuEventCreate)                                                                    \

@@ -213,6 +213,55 @@ std::string describeStep(const Program &p, size_t index) {
   return fmt::format("step {} (host step{})", index, from);
 }
 
+std::vector<DirectTensor> planDirectTensors(const Program &p) {
+  std::vector<DirectTensor> out;
+  for (const Step &s : p.steps)
+    if (std::holds_alternative<HostStep>(s))
+      return out;
+  auto overlaps = [](const BufferRef &r, const BufferRef &t) {
+    return r.space == t.space && r.offset < t.offset + t.bytes &&
+           t.offset < r.offset + std::max<uint64_t>(r.bytes, 1);
+  };
+  std::vector<std::pair<bool, size_t>> tensors;
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    tensors.emplace_back(false, i);
+  for (size_t i = 0; i < p.outputs.size(); ++i)
+    tensors.emplace_back(true, i);
+  auto tensor = [&](bool output, size_t i) -> const ProgramTensor & {
+    return output ? p.outputs[i] : p.inputs[i];
+  };
+  for (auto [output, index] : tensors) {
+    const BufferRef &buf = tensor(output, index).buffer;
+    const int64_t from = output ? tensor(output, index).firstStep : 0;
+    if (buf.space != Space::kArena || buf.bytes == 0 || from < 0)
+      continue;
+    bool ok = true;
+    for (auto [o, j] : tensors)
+      if ((o != output || j != index) && overlaps(tensor(o, j).buffer, buf))
+        ok = false;
+    DirectTensor d{output, index, {}};
+    for (size_t i = static_cast<size_t>(from); i < p.steps.size() && ok; ++i) {
+      if (const auto *c = std::get_if<CopyStep>(&p.steps[i])) {
+        ok = !overlaps(c->src, buf) && !overlaps(c->dst, buf);
+        continue;
+      }
+      const auto &l = std::get<LaunchStep>(p.steps[i]);
+      for (const TensorMapArg &m : l.tensorMaps)
+        ok = ok && !overlaps(m.buffer, buf);
+      for (size_t k = 0; k < l.args.size() && ok; ++k) {
+        const BufferRef &a = l.args[k];
+        if (!overlaps(a, buf))
+          continue;
+        ok = a.offset >= buf.offset && a.offset + a.bytes <= buf.offset + buf.bytes;
+        d.args.push_back({i, k, a.offset - buf.offset});
+      }
+    }
+    if (ok && !d.args.empty())
+      out.push_back(std::move(d));
+  }
+  return out;
+}
+
 Status validateProgram(const Program &p) {
   for (size_t i = 0; i < p.modules.size(); ++i) {
     const Module &m = p.modules[i];

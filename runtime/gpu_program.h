@@ -52,6 +52,27 @@ Status checkInputs(const Program &program, const std::map<std::string, Tensor> &
 /// "step 3 (kernel 'fused_add_relu_3', from add_1 + relu_2)": how errors refer to a step.
 std::string describeStep(const Program &program, size_t index);
 
+/// An input or output whose kernels may read or write the caller's memory in place of its
+/// arena slot (GpuSession::runDevice): every launch argument that refers to it, as (step,
+/// argument, byte offset into the tensor). An input holds its slot all run (plan-memory); an
+/// output from ProgramTensor::firstStep on, so only those steps' arguments are its own.
+struct DirectTensor {
+  bool output = false;
+  size_t index = 0; // into Program::inputs or outputs
+  struct Arg {
+    size_t step, arg;
+    uint64_t offset;
+  };
+  std::vector<Arg> args;
+};
+
+/// The program's inputs and outputs that can be bound in place: in the arena, not empty, not
+/// sharing a buffer with another input or output (a value returned twice), not read or written
+/// by a copy step or through a TMA descriptor (encoded once over the slot's address), every
+/// argument inside the tensor, an output's first step known. None when the program has host
+/// steps (they stage their buffers through the host).
+std::vector<DirectTensor> planDirectTensors(const Program &program);
+
 /// A host step's one-node graph, parsed once.
 struct HostStepGraph {
   std::unique_ptr<Graph> graph;

@@ -95,7 +95,52 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
     for (CUtensorMap &m : s->argMaps_[i])
       s->argPointers_[i].push_back(&m);
   }
+  s->direct_ = planDirectTensors(p);
+  for (const DirectTensor &d : s->direct_)
+    s->bound_.push_back(s->address((d.output ? p.outputs[d.index] : p.inputs[d.index]).buffer));
+  s->nodes_.assign(p.steps.size(), nullptr);
   return s;
+}
+
+Status GpuSession::rebind(const std::vector<CUdeviceptr> &to) {
+  const Program &p = program_->program();
+  std::vector<size_t> changed;
+  for (size_t i = 0; i < direct_.size(); ++i) {
+    const DirectTensor &d = direct_[i];
+    const BufferRef &slot = (d.output ? p.outputs[d.index] : p.inputs[d.index]).buffer;
+    const CUdeviceptr want = to[i] ? to[i] : address(slot);
+    if (want == bound_[i])
+      continue;
+    bound_[i] = want;
+    for (const DirectTensor::Arg &a : d.args) {
+      argValues_[a.step][a.arg] = want + a.offset;
+      changed.push_back(a.step);
+    }
+  }
+  if (!graph_ || changed.empty())
+    return Status::ok(); // step by step, or captured later: argValues_ is what launches read
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  const DriverApi &api = driver_->api();
+  for (size_t i : changed) {
+    const auto &l = std::get<LaunchStep>(p.steps[i]);
+    CUDA_KERNEL_NODE_PARAMS kp{};
+    kp.func = program_->function(i);
+    kp.gridDimX = l.grid[0], kp.gridDimY = l.grid[1], kp.gridDimZ = l.grid[2];
+    kp.blockDimX = l.block[0], kp.blockDimY = l.block[1], kp.blockDimZ = l.block[2];
+    kp.sharedMemBytes = l.sharedBytes;
+    kp.kernelParams = argPointers_[i].empty() ? nullptr : argPointers_[i].data();
+    CUresult r = nodes_[i] ? api.graphExecKernelNodeSetParams(graph_.get(), nodes_[i], &kp)
+                           : CUDA_ERROR_NOT_FOUND;
+    if (r != CUDA_SUCCESS) { // captured again, with the new arguments, on the next launch
+      spdlog::debug("GPU runtime: updating {} in the CUDA graph failed ({}); capturing again",
+                    describeStep(p, i), driver_->errorText(r));
+      graph_ = CudaGraphExec();
+      captured_ = CudaGraph();
+      return Status::ok();
+    }
+  }
+  return Status::ok();
 }
 
 Expected<CUtensorMap> GpuSession::encode(const TensorMapArg &m) const {
@@ -172,6 +217,7 @@ GpuSession::runSegment(const std::map<std::string, Tensor> &host,
   DLC_RETURN_IF_ERROR(checkInputs(p, host, onDevice));
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
   DLC_RETURN_IF_ERROR(enterStream(stream_.get()));
+  DLC_RETURN_IF_ERROR(rebind(std::vector<CUdeviceptr>(direct_.size())));
   auto *staging = static_cast<uint8_t *>(staging_.get());
   Status st = begin();
   for (size_t i = 0; i < p.inputs.size() && st.isOk(); ++i) {
@@ -254,10 +300,38 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
   // the caller's later work follows it, with no events between (a switch of stream orders
   // the new one after the previous run once).
   DLC_RETURN_IF_ERROR(enterStream(caller ? caller : stream_.get()));
+  // Which tensors the kernels use in the caller's memory (0: through the arena).
+  std::vector<bool> inDirect(p.inputs.size()), outDirect(p.outputs.size());
+  std::vector<CUdeviceptr> to(direct_.size());
+  directLast_ = 0;
+  for (size_t i = 0; i < direct_.size(); ++i) {
+    const DirectTensor &d = direct_[i];
+    const CUdeviceptr ptr = d.output ? outputs[d.index] : inputs[d.index];
+    const uint64_t bytes = (d.output ? p.outputs[d.index] : p.inputs[d.index]).buffer.bytes;
+    bool ok = ptr % 256 == 0;
+    // A kernel writes an output while others still read the inputs: it may share no memory.
+    auto apart = [&](CUdeviceptr q, uint64_t n, bool self) {
+      return self || n == 0 || q + n <= ptr || ptr + bytes <= q;
+    };
+    for (size_t j = 0; d.output && ok && j < p.inputs.size(); ++j)
+      ok = apart(inputs[j], p.inputs[j].buffer.bytes, false);
+    for (size_t j = 0; d.output && ok && j < p.outputs.size(); ++j)
+      ok = apart(outputs[j], p.outputs[j].buffer.bytes, j == d.index);
+    if (!ok)
+      continue;
+    to[i] = ptr;
+    (d.output ? outDirect : inDirect)[d.index] = true;
+    ++directLast_;
+  }
+  DLC_RETURN_IF_ERROR(rebind(to));
   Status st = begin();
+  for (size_t i = 0; i < p.outputs.size() && st.isOk() && opts_.poison; ++i)
+    if (outDirect[i])
+      st = driver_->check(api.memsetD8Async(outputs[i], 0xFF, p.outputs[i].buffer.bytes, cur_),
+                          fmt::format("poisoning output '{}'", p.outputs[i].name));
   for (size_t i = 0; i < p.inputs.size() && st.isOk(); ++i) {
     const ProgramTensor &t = p.inputs[i];
-    if (t.buffer.bytes == 0)
+    if (t.buffer.bytes == 0 || inDirect[i])
       continue;
     CUresult r = api.memcpyDtoDAsync(address(t.buffer), inputs[i], t.buffer.bytes, cur_);
     if (r != CUDA_SUCCESS)
@@ -267,7 +341,7 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
     st = launchSteps();
   for (size_t i = 0; i < p.outputs.size() && st.isOk(); ++i) {
     const ProgramTensor &t = p.outputs[i];
-    if (t.buffer.bytes == 0)
+    if (t.buffer.bytes == 0 || outDirect[i])
       continue;
     CUresult r = api.memcpyDtoDAsync(outputs[i], address(t.buffer), t.buffer.bytes, cur_);
     if (r != CUDA_SUCCESS)
@@ -286,6 +360,7 @@ Status GpuSession::execute() {
   std::lock_guard<std::mutex> lock(mutex_);
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
   DLC_RETURN_IF_ERROR(enterStream(stream_.get()));
+  DLC_RETURN_IF_ERROR(rebind(std::vector<CUdeviceptr>(direct_.size())));
   pendingFirst_ = pendingLast_ = 0;
   Status st = launchSteps();
   if (st.isOk())
@@ -299,6 +374,7 @@ Expected<std::vector<double>> GpuSession::profileSteps(int runs) {
   std::lock_guard<std::mutex> lock(mutex_);
   DLC_RETURN_IF_ERROR(driver_->makeCurrent());
   DLC_RETURN_IF_ERROR(enterStream(stream_.get()));
+  DLC_RETURN_IF_ERROR(rebind(std::vector<CUdeviceptr>(direct_.size())));
   const DriverApi &api = driver_->api();
   const size_t n = program_->program().steps.size();
   std::vector<CudaEvent> events;
@@ -384,7 +460,10 @@ Status GpuSession::capture() {
                      "starting CUDA graph capture"));
   const CUstream run = cur_;
   cur_ = stream_.get(); // the steps are captured from the session's own stream
+  std::fill(nodes_.begin(), nodes_.end(), nullptr);
+  capturing_ = true;
   Status enqueued = enqueueSteps(0, n);
+  capturing_ = false;
   cur_ = run;
   CUgraph raw = nullptr;
   CUresult ended = api.streamEndCapture(stream_.get(), &raw);
@@ -397,6 +476,7 @@ Status GpuSession::capture() {
   DLC_RETURN_IF_ERROR(driver_->check(api.graphInstantiate(&exec, graph.get(), 0),
                                      fmt::format("instantiating the CUDA graph of {} steps", n)));
   graph_ = CudaGraphExec(driver_, exec);
+  captured_ = std::move(graph); // its nodes_ name kernels that rebind() updates
   return Status::ok();
 }
 
@@ -429,6 +509,15 @@ Status GpuSession::enqueueStep(size_t index) {
                                    "{} bytes of dynamic shared memory",
                                    describeStep(p, index), l->grid[0], l->grid[1], l->grid[2],
                                    l->block[0], l->block[1], l->block[2], l->sharedBytes));
+    if (capturing_ && index < nodes_.size()) { // the node just captured: the stream's last
+      CUstreamCaptureStatus status{};
+      const CUgraphNode *last = nullptr;
+      size_t count = 0;
+      if (api.streamGetCaptureInfo(cur_, &status, nullptr, nullptr, &last, nullptr, &count) ==
+              CUDA_SUCCESS &&
+          count == 1)
+        nodes_[index] = last[0];
+    }
     return Status::ok();
   }
   const auto &c = std::get<CopyStep>(p.steps[index]);

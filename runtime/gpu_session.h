@@ -72,6 +72,13 @@ public:
   /// on another stream than the last one waits for the last one first (the arena is shared);
   /// kernel faults surface at the caller's next synchronisation. Destroy the session before
   /// the caller's stream, or synchronise that stream first.
+  ///
+  /// The kernels read an input and write an output in the caller's memory directly, without
+  /// a copy through the arena, when the pointer is 256-byte aligned (as the arena's slots are),
+  /// an output's memory overlaps no other tensor of the call, and no copy step or TMA
+  /// descriptor refers to the tensor (see directTensors()). The CUDA graph is then updated in
+  /// place (cuGraphExecKernelNodeSetParams on the few kernels concerned) when the pointers
+  /// differ from the last run's; runs with the same pointers change nothing.
   Status runDevice(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
                    CUstream caller = nullptr);
 
@@ -92,6 +99,10 @@ public:
   const GpuProgram &program() const { return *program_; }
   /// Whether runs replay a captured CUDA graph (true after the first run when capture applies).
   bool usesCudaGraph() const { return static_cast<bool>(graph_); }
+  /// How many inputs and outputs the last run read or wrote in the caller's memory directly
+  /// (runDevice), not through a copy; and how many the program would allow at most.
+  size_t directTensors() const { return directLast_; }
+  size_t directCandidates() const { return direct_.size(); }
 
 private:
   GpuSession() = default;
@@ -106,6 +117,9 @@ private:
   Status enqueueStep(size_t index);
   Status runHostStep(size_t index);
   Status capture();
+  /// Points each direct_ tensor's kernel arguments at `to[i]`, or at its arena slot where
+  /// `to[i]` is 0, updating the CUDA graph's kernel nodes whose arguments change.
+  Status rebind(const std::vector<CUdeviceptr> &to);
   /// Makes `s` the stream of the run that begins: when the last run went to another stream,
   /// `s` waits for that stream's work first (the arena is shared by every run).
   Status enterStream(CUstream s);
@@ -129,6 +143,16 @@ private:
   /// The steps' tensor maps (LaunchStep::tensorMaps), encoded once: the buffers stay put.
   std::vector<std::vector<CUtensorMap>> argMaps_;
   std::vector<std::vector<void *>> argPointers_;
+  /// The inputs and outputs whose kernel arguments may point at the caller's memory
+  /// (planDirectTensors), and where each one's arguments point now.
+  std::vector<DirectTensor> direct_;
+  std::vector<CUdeviceptr> bound_;
+  size_t directLast_ = 0;
+  /// The captured graph (kept: its nodes name the kernels to update) and, per step, its node
+  /// where a direct_ tensor's argument is in the step (null otherwise).
+  CudaGraph captured_;
+  std::vector<CUgraphNode> nodes_;
+  bool capturing_ = false;
   CudaGraphExec graph_;
   /// The stream runs are enqueued on: stream_, or the last runDevice's caller stream (runs
   /// and the graph launch go there directly). null before the first run.

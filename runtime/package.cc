@@ -274,6 +274,7 @@ readProgramTensors(const flatbuffers::Vector<Offset<fbs::ProgramTensor>> *v, con
     DLC_ASSIGN_OR_RETURN(pt.dtype, readDType(t->dtype(), false, what));
     DLC_ASSIGN_OR_RETURN(pt.shape, readSizes(t->shape(), what));
     pt.buffer = fromFb(t->buffer());
+    pt.firstStep = t->first_step();
     out.push_back(std::move(pt));
   }
   return out;

@@ -99,8 +99,8 @@ writeProgramTensors(FlatBufferBuilder &fbb, const std::vector<ProgramTensor> &te
     auto name = fbb.CreateString(t.name);
     auto shape = fbb.CreateVector(t.shape);
     fbs::BufferRef buffer = toFb(t.buffer);
-    out.push_back(
-        fbs::CreateProgramTensor(fbb, name, static_cast<uint8_t>(t.dtype), shape, &buffer));
+    out.push_back(fbs::CreateProgramTensor(fbb, name, static_cast<uint8_t>(t.dtype), shape, &buffer,
+                                           t.firstStep));
   }
   return fbb.CreateVector(out);
 }

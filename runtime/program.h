@@ -35,6 +35,11 @@ struct ProgramTensor {
   DType dtype = DType::kUnknown;
   std::vector<int64_t> shape;
   BufferRef buffer;
+  /// For an output: the first step that refers to it (its producer). From there to the end its
+  /// buffer holds nothing else, so a session may point those steps at the caller's memory
+  /// instead (GpuSession::runDevice). Earlier steps may use the buffer for other values. -1:
+  /// unknown (packages written before dlc recorded it); inputs hold their buffer all run.
+  int32_t firstStep = -1;
 };
 
 /// One compiled NVRTC program: a cubin for `arch` (may be empty when only PTX was kept) and

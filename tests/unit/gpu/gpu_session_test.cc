@@ -291,6 +291,101 @@ TEST(GpuSession, DevicePointersInAndOut) {
   EXPECT_EQ(compare(sum, hostResults(b, b, w).sum, "sum"), "");
 }
 
+/// Device memory holding `v`.
+DeviceMemory deviceCopy(CudaDriver &driver, const std::vector<float> &v, size_t extraBytes = 0) {
+  auto m = allocateDevice(driver, v.size() * sizeof(float) + extraBytes, "test");
+  EXPECT_TRUE(m) << m.status().message();
+  if (!m)
+    return {};
+  Status st =
+      driver.check(driver.api().memcpyHtoD(m->get(), v.data(), v.size() * sizeof(float)), "upload");
+  EXPECT_TRUE(st.isOk()) << st.message();
+  return std::move(*m);
+}
+
+std::vector<float> download(CudaDriver &driver, CUdeviceptr at, size_t n) {
+  std::vector<float> v(n);
+  Status st = driver.check(driver.api().memcpyDtoH(v.data(), at, n * sizeof(float)), "download");
+  EXPECT_TRUE(st.isOk()) << st.message();
+  return v;
+}
+
+/// "" when `got` equals `want` bit for bit.
+std::string sameBits(const std::vector<float> &got, const std::vector<float> &want,
+                     const std::string &what) {
+  return compare(Tensor::fromVector<float>(DType::kF32, {static_cast<int64_t>(got.size())}, got),
+                 want, what);
+}
+
+// runDevice lets the kernels read the caller's inputs and write its outputs in place: the
+// arena's output slots stay poisoned, the CUDA graph follows new pointers, and what cannot be
+// bound in place (a misaligned pointer, an output over an input) still goes through the arena.
+TEST(GpuSession, DevicePointersAreUsedInPlace) {
+  DLC_REQUIRE_GPU(driver);
+  std::vector<float> w;
+  auto prog = mainProgram(driver->device().smVersion(), &w);
+  prog->outputs[0].firstStep = 0; // sum: written by vadd, read by reverse_scale
+  prog->outputs[1].firstStep = 1; // y
+  auto gp = load(prog);
+  ASSERT_TRUE(gp);
+  for (bool graphed : {true, false}) {
+    SCOPED_TRACE(graphed ? "CUDA graph" : "step by step");
+    GpuSessionOptions opts;
+    opts.poison = true;
+    opts.cudaGraph = graphed;
+    auto s = session(gp, opts);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->directCandidates(), 4u);
+    struct Set {
+      std::vector<float> a, b;
+      DeviceMemory da, db, dsum, dy;
+    };
+    Set sets[2];
+    for (int k = 0; k < 2; ++k) {
+      sets[k].a = randomFloats(kN, 61 + k);
+      sets[k].b = randomFloats(kN, 71 + k);
+      sets[k].da = deviceCopy(*driver, sets[k].a);
+      sets[k].db = deviceCopy(*driver, sets[k].b);
+      sets[k].dsum = deviceCopy(*driver, std::vector<float>(kN, 0.f));
+      sets[k].dy = deviceCopy(*driver, std::vector<float>(kN, 0.f), 256);
+    }
+    // Two sets of pointers in turn: the first run captures, the others update the graph.
+    for (int rep = 0; rep < 4; ++rep) {
+      Set &set = sets[rep % 2];
+      Status st =
+          s->runDevice({set.da.get(), set.db.get()}, {set.dsum.get(), set.dy.get()}, s->stream());
+      ASSERT_TRUE(st.isOk()) << st.message();
+      ASSERT_TRUE(driver->check(driver->api().streamSynchronize(s->stream()), "sync").isOk());
+      EXPECT_EQ(s->directTensors(), 4u);
+      Expected2 e = hostResults(set.a, set.b, w);
+      EXPECT_EQ(sameBits(download(*driver, set.dsum.get(), kN), e.sum, "sum"), "") << rep;
+      EXPECT_EQ(sameBits(download(*driver, set.dy.get(), kN), e.y, "y"), "") << rep;
+      // Nothing went through the arena: its output slots hold the poison (NaN bits).
+      std::vector<float> slot = download(*driver, s->outputSlot(0), kN);
+      EXPECT_EQ(bitsOf(slot[0]), 0xFFFFFFFFu) << rep;
+      EXPECT_EQ(bitsOf(slot[kN - 1]), 0xFFFFFFFFu) << rep;
+    }
+    // y 4 bytes into its allocation: not 256-byte aligned, so copied out of the arena.
+    Set &set = sets[0];
+    ASSERT_TRUE(
+        s->runDevice({set.da.get(), set.db.get()}, {set.dsum.get(), set.dy.get() + 4}).isOk());
+    EXPECT_EQ(s->directTensors(), 3u);
+    Expected2 e = hostResults(set.a, set.b, w);
+    EXPECT_EQ(sameBits(download(*driver, set.dy.get() + 4, kN), e.y, "misaligned y"), "");
+    // sum written over input a, which vadd reads: sum goes through the arena and lands last.
+    DeviceMemory a2 = deviceCopy(*driver, set.a);
+    ASSERT_TRUE(s->runDevice({a2.get(), set.db.get()}, {a2.get(), set.dy.get()}).isOk());
+    EXPECT_EQ(s->directTensors(), 3u);
+    EXPECT_EQ(sameBits(download(*driver, a2.get(), kN), e.sum, "sum over a"), "");
+    EXPECT_EQ(sameBits(download(*driver, set.dy.get(), kN), e.y, "y beside it"), "");
+    // Host tensors go through the arena slots again.
+    EXPECT_EQ(checkRun(*s, w, 81), "");
+    Status st = s->runDevice({set.da.get(), set.db.get()}, {set.dsum.get(), set.dy.get()});
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(sameBits(download(*driver, set.dy.get(), kN), e.y, "y after a host run"), "");
+  }
+}
+
 TEST(GpuSession, WrongInputsAreRefusedByName) {
   DLC_REQUIRE_GPU(driver);
   auto gp = load(mainProgram(driver->device().smVersion()));

@@ -10,6 +10,7 @@
 #include "ir/annotations/memory_plan.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "runtime/gpu_program.h"
 #include "runtime/jit/compile.h"
 
 namespace dlc {
@@ -211,6 +212,72 @@ TEST(LowerPlan, CopiesBetweenDevicesAreAliasesOfTheirInput) {
       EXPECT_EQ(static_cast<int64_t>(h->inputs[0].offset), layout->offsetOf((*g)->findValue("y")));
     }
   EXPECT_EQ(hostSteps, 1);
+}
+
+/// Whether step `i` of `p` refers to `buf` (an argument, or a copy's source or destination).
+bool refersTo(const rt::Program &p, size_t i, const rt::BufferRef &buf) {
+  auto same = [&](const rt::BufferRef &r) {
+    return r.space == buf.space && r.offset == buf.offset;
+  };
+  if (const auto *l = std::get_if<rt::LaunchStep>(&p.steps[i]))
+    return std::any_of(l->args.begin(), l->args.end(), same);
+  if (const auto *c = std::get_if<rt::CopyStep>(&p.steps[i]))
+    return same(c->src) || same(c->dst);
+  return false;
+}
+
+// Each output names the step that produces it (the runtime binds the caller's memory to that
+// step's arguments and the later ones); what cannot be bound in place is left out of the plan.
+TEST(LowerPlan, OutputsNameTheirFirstStepAndTheDirectPlanFollows) {
+  rt::Program p = lower(plannedText());
+  ASSERT_EQ(p.outputs.size(), 4u); // y, z, again (= y), same (= the input x)
+  for (const rt::ProgramTensor &o : p.outputs) {
+    ASSERT_GE(o.firstStep, 0) << o.name;
+    ASSERT_LT(static_cast<size_t>(o.firstStep), p.steps.size()) << o.name;
+    EXPECT_TRUE(refersTo(p, static_cast<size_t>(o.firstStep), o.buffer)) << o.name;
+  }
+  EXPECT_EQ(p.outputs[0].firstStep, 0) << "y: the matmul + relu kernel comes first";
+  EXPECT_GT(p.outputs[1].firstStep, p.outputs[0].firstStep) << "z: cumsum reads y";
+  EXPECT_EQ(p.outputs[2].firstStep, p.outputs[0].firstStep);
+  EXPECT_TRUE(std::holds_alternative<rt::CopyStep>(p.steps[p.outputs[3].firstStep]));
+  // z alone can be bound in place: y shares its buffer with `again`, `same` and the input x
+  // are a copy's destination and source.
+  std::vector<rt::DirectTensor> direct = rt::planDirectTensors(p);
+  ASSERT_EQ(direct.size(), 1u);
+  EXPECT_TRUE(direct[0].output);
+  EXPECT_EQ(direct[0].index, 1u);
+  ASSERT_FALSE(direct[0].args.empty());
+  for (const rt::DirectTensor::Arg &a : direct[0].args) {
+    EXPECT_GE(a.step, static_cast<size_t>(p.outputs[1].firstStep));
+    EXPECT_EQ(a.offset, 0u);
+  }
+
+  // Without the copy and the second return, x and y are bound too; a program read from a
+  // package without first steps binds its inputs only.
+  auto g = parseGraph(R"(graph @g(%x: f32[4,8]) -> (y: ?, z: ?) {
+  %axis = constant i64[] dense<[1]>
+  %y = relu(%x) : f32[4,8]
+  %z = cumsum(%y, %axis) : f32[4,8]
+  return %y, %z
+})",
+                      "two.dlc");
+  ASSERT_TRUE(g) << g.status().message();
+  std::ostringstream sink;
+  jit::JitOptions jo;
+  jo.pipeline.out = &sink;
+  jo.pipeline.err = &sink;
+  auto prepared = jit::prepareForGpu(**g, {}, jo);
+  ASSERT_TRUE(prepared) << prepared.status().message();
+  codegen::LowerOptions lo;
+  lo.compile = false;
+  auto two = codegen::lowerToProgram(**prepared, lo);
+  ASSERT_TRUE(two) << two.status().message();
+  EXPECT_EQ(rt::planDirectTensors(*two).size(), 3u);
+  for (rt::ProgramTensor &o : two->outputs)
+    o.firstStep = -1;
+  direct = rt::planDirectTensors(*two);
+  ASSERT_EQ(direct.size(), 1u);
+  EXPECT_FALSE(direct[0].output);
 }
 
 TEST(LowerPlan, MissingOrBrokenPlansAreRefused) {

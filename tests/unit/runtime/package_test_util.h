@@ -98,7 +98,7 @@ inline std::shared_ptr<Program> handProgram() {
   for (int i = 0; i < 512; ++i)
     p->constants.push_back(static_cast<uint8_t>(255 - i % 251));
   p->inputs = {{"x", DType::kF32, {4, 8}, {Space::kArena, 0, 128}}};
-  p->outputs = {{"y", DType::kF32, {4, 8}, {Space::kArena, 768, 128}}};
+  p->outputs = {{"y", DType::kF32, {4, 8}, {Space::kArena, 768, 128}, 1}};
   LaunchStep l;
   l.module = 0;
   l.kernel = "k1";
@@ -210,6 +210,7 @@ inline void expectSameTensors(const std::vector<ProgramTensor> &a,
     EXPECT_EQ(a[i].dtype, b[i].dtype);
     EXPECT_EQ(a[i].shape, b[i].shape);
     expectSameBuffer(a[i].buffer, b[i].buffer, a[i].name);
+    EXPECT_EQ(a[i].firstStep, b[i].firstStep) << a[i].name;
   }
 }
 
