@@ -2,6 +2,8 @@
 //
 // * Depthwise (each group reads one input channel): a direct kernel, one output element per
 //   thread, the window in registers; it is memory-bound, a GEMM would waste the tensor cores.
+// * A stem (at most 4 input channels, f16/bf16, `EmitOptions::stemConv`): conv_stem.cc's direct
+//   tensor-core kernel, its input window staged in shared memory.
 // * Everything else: implicit GEMM per group (gemm_kernel.h), computed in place on the model's
 //   layouts with no weight transform (emitters create no constants): A = the OIHW weight as an
 //   [M, C/group * KH * KW] row-major matrix (K in channel, kernel-row, kernel-column order);
@@ -262,6 +264,10 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
   }
   if (g.groupChannels == 1 && cs.group > 1 && !cfg)
     return emitDepthwise(group, cs, opts);
+  if (opts.stemConv && !cfg && n->op() == Op::kConv &&
+      stemConvFits(g, cs.outChannels, cs.group, n->input(0)->dtype(), group.outputs[0]->dtype(),
+                   &why))
+    return writeStemConv(group, g, cs.outChannels, opts);
   GemmSpec s;
   s.dtype = n->input(0)->dtype();
   const int64_t mg = cs.outChannels / cs.group, ohw = g.oh * g.ow, hw = g.h * g.w;

@@ -84,6 +84,11 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, experimental: fold each int8 product's rescale and bias into its output "
                 "quantization at compile time (no division per element, as TensorRT does); a "
                 "level may then differ from the exact requantization by one step");
+  cmd->add_flag("--stem-conv,!--no-stem-conv", kernels.stemConv,
+                "GPU, experimental: an NCHW f16/bf16 convolution with at most 4 input channels "
+                "(ResNet's 7x7 stem) runs on a direct tensor-core kernel that stages its input "
+                "window in shared memory, instead of the implicit GEMM's element-by-element "
+                "gather");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

@@ -16,7 +16,8 @@
 //   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --cluster-split: the
 //   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --tma: its producer
 //   loads with TMA, as `dlc --hopper-tma`; --tile-192: 128 x 192 tiles are a candidate, as
-//   `dlc --hopper-tile-192`; --inline-epilogue:
+//   `dlc --hopper-tile-192`; --stem: a conv with at most 4 input channels runs on the stem
+//   kernel, as `dlc --stem-conv`; --inline-epilogue:
 //   keep a transcendental epilogue inlined; --fragment-epilogue: store from the accumulator
 //   fragments instead of the staged epilogue; both for comparison)
 //
@@ -717,6 +718,7 @@ int main(int argc, char **argv) {
     o.hopperClusterSplitK = cases[i].has("cluster-split");
     o.hopperTma = cases[i].has("tma");
     o.hopperTile192 = cases[i].has("tile-192");
+    o.stemConv = cases[i].has("stem");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());
