@@ -99,6 +99,10 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
   for (const DirectTensor &d : s->direct_)
     s->bound_.push_back(s->address((d.output ? p.outputs[d.index] : p.inputs[d.index]).buffer));
   s->nodes_.assign(p.steps.size(), nullptr);
+  s->needsNode_.assign(p.steps.size(), false);
+  for (const DirectTensor &d : s->direct_)
+    for (const DirectTensor::Arg &a : d.args)
+      s->needsNode_[a.step] = true;
   return s;
 }
 
@@ -509,7 +513,7 @@ Status GpuSession::enqueueStep(size_t index) {
                                    "{} bytes of dynamic shared memory",
                                    describeStep(p, index), l->grid[0], l->grid[1], l->grid[2],
                                    l->block[0], l->block[1], l->block[2], l->sharedBytes));
-    if (capturing_ && index < nodes_.size()) { // the node just captured: the stream's last
+    if (capturing_ && needsNode_[index]) { // the node just captured: the stream's last
       CUstreamCaptureStatus status{};
       const CUgraphNode *last = nullptr;
       size_t count = 0;

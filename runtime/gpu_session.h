@@ -152,6 +152,7 @@ private:
   /// where a direct_ tensor's argument is in the step (null otherwise).
   CudaGraph captured_;
   std::vector<CUgraphNode> nodes_;
+  std::vector<bool> needsNode_; // steps with a direct_ tensor's argument
   bool capturing_ = false;
   CudaGraphExec graph_;
   /// The stream runs are enqueued on: stream_, or the last runDevice's caller stream (runs
