@@ -266,7 +266,7 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     return emitDepthwise(group, cs, opts);
   if (opts.stemConv && !cfg && n->op() == Op::kConv &&
       stemConvFits(g, cs.outChannels, cs.group, n->input(0)->dtype(), group.outputs[0]->dtype(),
-                   &why))
+                   opts.numSms, &why))
     return writeStemConv(group, g, cs.outChannels, opts);
   GemmSpec s;
   s.dtype = n->input(0)->dtype();

@@ -15,8 +15,9 @@
 // finishes stagedV adjacent pixels of one output channel (the NCHW rows), as the GEMM
 // kernels' staged epilogue does, with the same fused tail (bias, ReLU, casts, quantization).
 //
-// Block: W warps, 32 consecutive output pixels of one image each (two m16 tiles), all output
-// channels (n8 tiles); a tile of 32 * W pixels never crosses an image. The padded kernel
+// Block: 8 warps, 32 consecutive output pixels of one image each (two m16 tiles), all output
+// channels (n8 tiles); a tile of 256 pixels never crosses an image. Chosen where the tiles fill
+// the GPU (ResNet-50 from batch 3): at batch 1 the implicit GEMM is faster. The padded kernel
 // columns (kw >= KW) are masked to zero in A as well as in the weight, so a non-finite input
 // value outside a pixel's window cannot reach it.
 #include <fmt/format.h>
@@ -43,12 +44,8 @@ struct StemPlan {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-StemPlan planStem(const ConvGather &g, int64_t outChannels, DType out, int numSms) {
+StemPlan planStem(const ConvGather &g, int64_t outChannels, DType out) {
   StemPlan p;
-  const int64_t ohw = g.oh * g.ow;
-  // Fewer, smaller tiles where a batch leaves SMs idle (ResNet-50 at batch 1: 49 tiles of 256).
-  if (g.images * ceilDiv(ohw, 256) < numSms)
-    p.warps = 4;
   p.tile = 32 * p.warps;
   p.rows = std::min(g.oh, (p.tile + g.ow - 2) / g.ow + 1);
   p.patchRows = (p.rows - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1;
@@ -69,7 +66,7 @@ uint32_t align16(uint32_t b) { return (b + 15) / 16 * 16; }
 } // namespace
 
 bool stemConvFits(const ConvGather &g, int64_t outChannels, int64_t group, DType in, DType out,
-                  std::string *why) {
+                  int numSms, std::string *why) {
   auto no = [&](std::string s) {
     *why = std::move(s);
     return false;
@@ -86,9 +83,14 @@ bool stemConvFits(const ConvGather &g, int64_t outChannels, int64_t group, DType
   if ((g.oh * g.ow) % v != 0)
     return no(
         fmt::format("the stem kernel's stores need output planes a multiple of {} pixels", v));
-  const StemPlan p = planStem(g, outChannels, out, 132);
+  const StemPlan p = planStem(g, outChannels, out);
   if (align16(p.patchBytes) + align16(p.weightBytes) + p.stageBytes > 100 * 1024)
     return no("the stem kernel's input window does not fit in shared memory");
+  // Fewer tiles than SMs (ResNet-50 at batch 1: 49) leave the persistent blocks each one tile,
+  // their weight and window loads exposed: the implicit GEMM's smaller tiles do better there.
+  if (g.images * ceilDiv(g.oh * g.ow, p.tile) < numSms)
+    return no(fmt::format("the stem kernel's {} tiles of {} pixels would leave SMs idle",
+                          g.images * ceilDiv(g.oh * g.ow, p.tile), p.tile));
   return true;
 }
 
@@ -98,7 +100,7 @@ Expected<KernelSet> writeStemConv(const FusedGroup &group, const ConvGather &g, 
   const Value *out = group.outputs[0];
   const DType dt = n.input(0)->dtype();
   const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
-  const StemPlan p = planStem(g, outChannels, out->dtype(), std::max(1, opts.numSms));
+  const StemPlan p = planStem(g, outChannels, out->dtype());
   const int64_t tilesPerImage = ceilDiv(ohw, p.tile), tiles = g.images * tilesPerImage;
 
   // The epilogue as the NCHW implicit GEMM describes it (conv.cc): rows the output channels,

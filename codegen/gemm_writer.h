@@ -117,9 +117,10 @@ void writeNhwcTap(CodeWriter &w, const ConvGather &g, const std::string &k);
 
 /// The stem convolution (conv_stem.cc): a direct tensor-core kernel for an NCHW f16/bf16 conv
 /// with at most 4 input channels (ResNet's 7x7 stride-2 conv on the image), its input window in
-/// shared memory. Whether it takes the conv (else `why`), and its kernel.
+/// shared memory. Whether it takes the conv (else `why`; also where its tiles would not fill
+/// `numSms` SMs), and its kernel.
 bool stemConvFits(const ConvGather &g, int64_t outChannels, int64_t group, DType in, DType out,
-                  std::string *why);
+                  int numSms, std::string *why);
 Expected<KernelSet> writeStemConv(const FusedGroup &group, const ConvGather &g, int64_t outChannels,
                                   const EmitOptions &opts);
 

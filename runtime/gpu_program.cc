@@ -246,8 +246,13 @@ std::vector<DirectTensor> planDirectTensors(const Program &p) {
         continue;
       }
       const auto &l = std::get<LaunchStep>(p.steps[i]);
-      for (const TensorMapArg &m : l.tensorMaps)
-        ok = ok && !overlaps(m.buffer, buf);
+      for (size_t k = 0; k < l.tensorMaps.size() && ok; ++k) {
+        const BufferRef &m = l.tensorMaps[k].buffer;
+        if (!overlaps(m, buf))
+          continue;
+        ok = m.offset >= buf.offset && m.offset + m.bytes <= buf.offset + buf.bytes;
+        d.maps.push_back({i, k, m.offset - buf.offset});
+      }
       for (size_t k = 0; k < l.args.size() && ok; ++k) {
         const BufferRef &a = l.args[k];
         if (!overlaps(a, buf))
@@ -256,7 +261,7 @@ std::vector<DirectTensor> planDirectTensors(const Program &p) {
         d.args.push_back({i, k, a.offset - buf.offset});
       }
     }
-    if (ok && !d.args.empty())
+    if (ok && (!d.args.empty() || !d.maps.empty()))
       out.push_back(std::move(d));
   }
   return out;

@@ -64,13 +64,15 @@ struct DirectTensor {
     uint64_t offset;
   };
   std::vector<Arg> args;
+  /// Tensor maps (LaunchStep::tensorMaps) over the tensor, as (step, map index, offset): the
+  /// session encodes them again over the caller's memory.
+  std::vector<Arg> maps;
 };
 
 /// The program's inputs and outputs that can be bound in place: in the arena, not empty, not
 /// sharing a buffer with another input or output (a value returned twice), not read or written
-/// by a copy step or through a TMA descriptor (encoded once over the slot's address), every
-/// argument inside the tensor, an output's first step known. None when the program has host
-/// steps (they stage their buffers through the host).
+/// by a copy step, every argument and tensor map inside the tensor, an output's first step
+/// known. None when the program has host steps (they stage their buffers through the host).
 std::vector<DirectTensor> planDirectTensors(const Program &program);
 
 /// A host step's one-node graph, parsed once.

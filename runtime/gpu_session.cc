@@ -100,9 +100,12 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
     s->bound_.push_back(s->address((d.output ? p.outputs[d.index] : p.inputs[d.index]).buffer));
   s->nodes_.assign(p.steps.size(), nullptr);
   s->needsNode_.assign(p.steps.size(), false);
-  for (const DirectTensor &d : s->direct_)
+  for (const DirectTensor &d : s->direct_) {
     for (const DirectTensor::Arg &a : d.args)
       s->needsNode_[a.step] = true;
+    for (const DirectTensor::Arg &a : d.maps)
+      s->needsNode_[a.step] = true;
+  }
   return s;
 }
 
@@ -118,6 +121,11 @@ Status GpuSession::rebind(const std::vector<CUdeviceptr> &to) {
     bound_[i] = want;
     for (const DirectTensor::Arg &a : d.args) {
       argValues_[a.step][a.arg] = want + a.offset;
+      changed.push_back(a.step);
+    }
+    for (const DirectTensor::Arg &a : d.maps) { // a host call, no device work
+      const auto &l = std::get<LaunchStep>(p.steps[a.step]);
+      DLC_ASSIGN_OR_RETURN(argMaps_[a.step][a.arg], encode(l.tensorMaps[a.arg], want + a.offset));
       changed.push_back(a.step);
     }
   }
@@ -147,9 +155,9 @@ Status GpuSession::rebind(const std::vector<CUdeviceptr> &to) {
   return Status::ok();
 }
 
-Expected<CUtensorMap> GpuSession::encode(const TensorMapArg &m) const {
+Expected<CUtensorMap> GpuSession::encode(const TensorMapArg &m, CUdeviceptr at) const {
   CUtensorMap map{};
-  void *base = reinterpret_cast<void *>(static_cast<uintptr_t>(address(m.buffer)));
+  void *base = reinterpret_cast<void *>(static_cast<uintptr_t>(at ? at : address(m.buffer)));
   DLC_RETURN_IF_ERROR(
       driver_->check(encodeTensorMap(driver_->api().tensorMapEncodeTiled, m, base, &map),
                      fmt::format("encoding a {} x {} tensor map (box {} x {})", m.dims[0],

@@ -107,8 +107,9 @@ public:
 private:
   GpuSession() = default;
   CUdeviceptr address(const BufferRef &ref) const;
-  /// The TMA descriptor of `m` over its buffer in this session's memory.
-  Expected<CUtensorMap> encode(const TensorMapArg &m) const;
+  /// The TMA descriptor of `m` over its buffer in this session's memory, or over `base` (the
+  /// buffer's first byte) when given.
+  Expected<CUtensorMap> encode(const TensorMapArg &m, CUdeviceptr base = 0) const;
   /// Poisons the arena when asked to.
   Status begin();
   /// The launch list: replays (capturing first) or enqueues step by step.

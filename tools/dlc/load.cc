@@ -70,12 +70,12 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "clusters (a tile's splits add their sums in distributed shared memory; no "
                 "reduction kernel, and int8 products may split too)");
   cmd->add_flag("--hopper-tma,!--no-hopper-tma", kernels.hopperTma,
-                "GPU, sm_90, experimental: the Hopper GEMM kernels load plain strided operands "
-                "with TMA (one thread issues each stage from tensor maps encoded once per "
-                "session) instead of cp.async from 128 threads");
+                "GPU, sm_90: the Hopper GEMM kernels load plain strided operands with TMA (one "
+                "thread issues each stage from tensor maps the session encodes) instead of "
+                "cp.async from 128 threads (on by default)");
   cmd->add_flag("--hopper-tile-192,!--no-hopper-tile-192", kernels.hopperTile192,
-                "GPU, sm_90, experimental: let the cost model choose 128 x 192 Hopper GEMM tiles, "
-                "which fill a wave where 128 x 256 ones leave SMs idle");
+                "GPU, sm_90: let the cost model choose 128 x 192 Hopper GEMM tiles, which fill a "
+                "wave where 128 x 256 ones leave SMs idle (on by default)");
   cmd->add_flag("--epilogue-tables,!--no-epilogue-tables", kernels.epilogueTables,
                 "GPU: a GEMM/conv epilogue whose tail depends on one 8-bit value (an int8 "
                 "residual block's dequantize, ReLU, quantize) computes it once per block into a "
@@ -85,10 +85,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "quantization at compile time (no division per element, as TensorRT does); a "
                 "level may then differ from the exact requantization by one step");
   cmd->add_flag("--stem-conv,!--no-stem-conv", kernels.stemConv,
-                "GPU, experimental: an NCHW f16/bf16 convolution with at most 4 input channels "
-                "(ResNet's 7x7 stem) runs on a direct tensor-core kernel that stages its input "
-                "window in shared memory, instead of the implicit GEMM's element-by-element "
-                "gather");
+                "GPU: an NCHW f16/bf16 convolution with at most 4 input channels (ResNet's 7x7 "
+                "stem) runs on a direct tensor-core kernel that stages its input window in shared "
+                "memory, instead of the implicit GEMM's element-by-element gather, where its "
+                "tiles fill the GPU (on by default)");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

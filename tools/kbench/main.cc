@@ -14,10 +14,10 @@
 //   --no-hopper-int8: int8 products keep to the mma.sync family, as `dlc --no-hopper-int8`
 //   makes them; --pingpong: the Hopper family's 128 x 64 and 128 x 128 tiles run ping-pong
 //   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --cluster-split: the
-//   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --tma: its producer
-//   loads with TMA, as `dlc --hopper-tma`; --tile-192: 128 x 192 tiles are a candidate, as
-//   `dlc --hopper-tile-192`; --stem: a conv with at most 4 input channels runs on the stem
-//   kernel, as `dlc --stem-conv`; --inline-epilogue:
+//   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --no-tma: its
+//   producer loads with cp.async, as `dlc --no-hopper-tma`; --no-tile-192: no 128 x 192 tiles,
+//   as `dlc --no-hopper-tile-192`; --no-stem: a conv with at most 4 input channels keeps the
+//   implicit GEMM, as `dlc --no-stem-conv`; --inline-epilogue:
 //   keep a transcendental epilogue inlined; --fragment-epilogue: store from the accumulator
 //   fragments instead of the staged epilogue; both for comparison)
 //
@@ -716,9 +716,10 @@ int main(int argc, char **argv) {
     o.hopperInt8 = !cases[i].has("no-hopper-int8");
     o.hopperPingpong = cases[i].has("pingpong");
     o.hopperClusterSplitK = cases[i].has("cluster-split");
-    o.hopperTma = cases[i].has("tma");
-    o.hopperTile192 = cases[i].has("tile-192");
-    o.stemConv = cases[i].has("stem");
+    // dlc's defaults unless a case turns them off (--tma, --tile-192, --stem: on anyway).
+    o.hopperTma = !cases[i].has("no-tma");
+    o.hopperTile192 = !cases[i].has("no-tile-192");
+    o.stemConv = !cases[i].has("no-stem");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())
       std::printf("%s\n", cases[i].source.c_str() + codegen::cudaPrelude().size());

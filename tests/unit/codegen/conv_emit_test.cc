@@ -127,40 +127,29 @@ TEST(ConvEmit, ResNetStyleHalfConvsCompile) {
   EXPECT_EQ(sets[5].kernels[0].launch.grid[2], 32u);
 }
 
-// The stem kernel (EmitOptions::stemConv) compiles for sm_90 without spilling, at ResNet-50's
-// batch 32 (tiles of 8 warps) and batch 1 (4 warps), f16 and bf16, and an odd stride.
+// The stem kernel (EmitOptions::stemConv, on by default) compiles for sm_90 without spilling:
+// ResNet-50's stem at batch 32 in f16 and at batch 8 in bf16, and an odd stride; at batch 1
+// its 49 tiles would not fill the GPU, and the implicit GEMM keeps it.
 TEST(ConvEmit, StemKernelCompilesWithoutSpills) {
+  const std::string stem = "pads = [3, 3, 3, 3], strides = [2, 2]";
   const std::vector<ConvCase> cases = {
-      {"f16",
-       {32, 3, 224, 224},
-       {64, 3, 7, 7},
-       "pads = [3, 3, 3, 3], strides = [2, 2]",
-       true,
-       true},
-      {"bf16",
-       {1, 3, 224, 224},
-       {64, 3, 7, 7},
-       "pads = [3, 3, 3, 3], strides = [2, 2]",
-       true,
-       true},
-      {"f16", {2, 1, 64, 64}, {32, 1, 5, 5}, "pads = [2, 2, 2, 2]", false, false},
+      {"f16", {32, 3, 224, 224}, {64, 3, 7, 7}, stem, true, true},
+      {"bf16", {8, 3, 224, 224}, {64, 3, 7, 7}, stem, true, true},
+      {"f16", {64, 1, 64, 64}, {32, 1, 5, 5}, "pads = [2, 2, 2, 2]", false, false},
+      {"f16", {1, 3, 224, 224}, {64, 3, 7, 7}, stem, true, true},
   };
   std::vector<Built> gs;
   for (size_t i = 0; i < cases.size(); ++i)
     gs.push_back(buildConv(cases[i], "stem" + std::to_string(i)));
-  EmitOptions opts;
-  opts.stemConv = true;
   std::vector<KernelSet> sets;
   std::string ptx;
-  compileAll(gs, opts, "stems", &sets, &ptx);
+  compileAll(gs, {}, "stems", &sets, &ptx);
   ASSERT_EQ(sets.size(), cases.size());
   EXPECT_EQ(ptx.find(".local"), std::string::npos);
-  for (const KernelSet &set : sets) {
-    ASSERT_EQ(set.kernels.size(), 1u);
-    EXPECT_NE(set.kernels[0].source.find(": stem conv, "), std::string::npos);
+  for (size_t i = 0; i < sets.size(); ++i) {
+    ASSERT_EQ(sets[i].kernels.size(), 1u);
+    EXPECT_EQ(sets[i].kernels[0].source.find(": stem conv, ") != std::string::npos, i < 3) << i;
   }
-  EXPECT_NE(sets[0].kernels[0].source.find("(8 warps)"), std::string::npos);
-  EXPECT_NE(sets[1].kernels[0].source.find("(4 warps)"), std::string::npos);
   // Persistent: two blocks per SM at most.
   EXPECT_EQ(sets[0].kernels[0].launch.grid[0], 2u * 132u);
   EXPECT_EQ(sets[0].kernels[0].launch.block[0], 256u);

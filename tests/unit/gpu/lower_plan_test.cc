@@ -280,6 +280,35 @@ TEST(LowerPlan, OutputsNameTheirFirstStepAndTheDirectPlanFollows) {
   EXPECT_FALSE(direct[0].output);
 }
 
+// A tensor a kernel reads through a TMA descriptor is bound in place too (the session encodes
+// the map again over the caller's memory), unless the map reaches past it.
+TEST(LowerPlan, TensorMapsOverATensorAreRebound) {
+  rt::Program p;
+  p.arenaBytes = 4096;
+  p.inputs = {{"x", DType::kF16, {32, 16}, {rt::Space::kArena, 0, 1024}}};
+  p.outputs = {{"y", DType::kF16, {32, 16}, {rt::Space::kArena, 1024, 1024}, 0}};
+  rt::LaunchStep l;
+  l.kernel = "k";
+  l.args = {{rt::Space::kArena, 1024, 1024}};
+  rt::TensorMapArg m;
+  m.buffer = {rt::Space::kArena, 0, 1024};
+  m.dims[0] = 16, m.dims[1] = 32, m.pitchBytes = 32, m.box[0] = 16, m.box[1] = 32;
+  l.tensorMaps = {m};
+  p.steps.push_back(l);
+  std::vector<rt::DirectTensor> direct = rt::planDirectTensors(p);
+  ASSERT_EQ(direct.size(), 2u);
+  EXPECT_FALSE(direct[0].output);
+  EXPECT_TRUE(direct[0].args.empty());
+  ASSERT_EQ(direct[0].maps.size(), 1u);
+  EXPECT_EQ(direct[0].maps[0].step, 0u);
+  EXPECT_EQ(direct[0].maps[0].arg, 0u);
+  EXPECT_TRUE(direct[1].output);
+  ASSERT_EQ(direct[1].args.size(), 1u);
+  // A map over both x and y would still read the arena after either moved: neither is bound.
+  std::get<rt::LaunchStep>(p.steps[0]).tensorMaps[0].buffer.bytes = 2048;
+  EXPECT_TRUE(rt::planDirectTensors(p).empty());
+}
+
 TEST(LowerPlan, MissingOrBrokenPlansAreRefused) {
   const std::string text = plannedText();
   codegen::LowerOptions lo;

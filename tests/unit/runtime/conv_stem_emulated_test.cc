@@ -32,7 +32,7 @@ struct StemCase {
   std::string dtype;              // f16 or bf16
   int64_t n, c, h, w, m, k, s, p; // images, channels, height, width, out channels, window...
   std::string tail;               // after the conv: "relu", "cast_f32", "quant", ""
-  int sms = 132;                  // EmitOptions::numSms: few make tiles of 8 warps
+  int sms = 1;                    // EmitOptions::numSms: the small images here fill no more SMs
 };
 
 /// The case's graph: conv (+ bias) and its tail, in the case's dtype.
@@ -124,13 +124,13 @@ TEST_P(StemConvEmulated, MatchesTheReference) {
 
   bool off = true;
   ASSERT_TRUE(compile(*model, feed, false, t.sms, &off));
-  EXPECT_FALSE(off) << "without --stem-conv the conv keeps the implicit GEMM";
+  EXPECT_FALSE(off) << "with --no-stem-conv the conv keeps the implicit GEMM";
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Geometries, StemConvEmulated,
     ::testing::Values(StemCase{"resnet_7x7_s2", "f16", 2, 3, 32, 28, 64, 7, 2, 3, "relu"},
-                      StemCase{"eight_warps", "f16", 2, 3, 48, 40, 64, 7, 2, 3, "relu", 1},
+                      StemCase{"rows_and_tails", "f16", 2, 3, 48, 40, 64, 7, 2, 3, "relu"},
                       StemCase{"odd_stride_5x5", "f16", 1, 1, 12, 10, 32, 5, 1, 2, ""},
                       StemCase{"four_channels_4x4", "bf16", 1, 4, 16, 16, 16, 4, 2, 1, "relu"},
                       StemCase{"cast_to_f32", "f16", 1, 3, 20, 36, 48, 7, 2, 3, "cast_f32"},
@@ -139,19 +139,23 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(StemConv, RefusesWhatItCannotRun) {
   codegen::gemm::ConvGather g;
-  g.images = 1, g.channels = 3, g.h = g.w = 224, g.oh = g.ow = 112, g.kh = g.kw = 7;
+  g.images = 32, g.channels = 3, g.h = g.w = 224, g.oh = g.ow = 112, g.kh = g.kw = 7;
   g.strideH = g.strideW = 2, g.padH = g.padW = 3;
   std::string why;
-  EXPECT_TRUE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF16, DType::kF16, &why)) << why;
-  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF32, DType::kF32, &why));
+  EXPECT_TRUE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF16, DType::kF16, 132, &why)) << why;
+  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF32, DType::kF32, 132, &why));
   EXPECT_EQ(why, "the stem kernel takes f16 or bf16, not f32");
-  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 96, 1, DType::kF16, DType::kF16, &why));
+  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 96, 1, DType::kF16, DType::kF16, 132, &why));
   EXPECT_EQ(why, "the stem kernel takes 16 to 64 output channels, a multiple of 16");
   g.channels = 8;
-  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF16, DType::kF16, &why));
+  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF16, DType::kF16, 132, &why));
   EXPECT_EQ(why, "the stem kernel is for at most 4 input channels without groups");
-  g.channels = 3, g.oh = g.ow = 111;
-  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF16, DType::kF16, &why));
+  g.channels = 3, g.images = 2; // 98 tiles on 132 SMs
+  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF16, DType::kF16, 132, &why));
+  EXPECT_EQ(why, "the stem kernel's 98 tiles of 256 pixels would leave SMs idle");
+  EXPECT_TRUE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF16, DType::kF16, 98, &why)) << why;
+  g.images = 32, g.oh = g.ow = 111;
+  EXPECT_FALSE(codegen::gemm::stemConvFits(g, 64, 1, DType::kF16, DType::kF16, 132, &why));
   EXPECT_EQ(why, "the stem kernel's stores need output planes a multiple of 8 pixels");
 }
 
