@@ -178,14 +178,7 @@ Expected<KernelSet> emitDepthwise(const FusedGroup &group, const ConvShape &cs,
   ctx.outStorage = cudaStorageType(out->dtype());
   Kernel k;
   k.name = group.name;
-  std::vector<std::string> decls;
-  for (size_t i = 0; i < group.inputs.size(); ++i) {
-    ctx.names[group.inputs[i]] = fmt::format("in{}", i);
-    decls.push_back(paramDecl(group.inputs[i], ctx.names[group.inputs[i]], false));
-    k.params.push_back({group.inputs[i], -1, false});
-  }
-  decls.push_back(paramDecl(out, "out0", true));
-  k.params.push_back({out, -1, true});
+  const std::vector<std::string> decls = gemm::groupParams(ctx, k.params);
   int64_t total = 1;
   for (int64_t d : staticSizes(out))
     total *= d;

@@ -131,14 +131,7 @@ Expected<KernelSet> writeStemConv(const FusedGroup &group, const ConvGather &g, 
 
   Kernel k;
   k.name = group.name;
-  std::vector<std::string> decls;
-  for (size_t i = 0; i < group.inputs.size(); ++i) {
-    ctx.names[group.inputs[i]] = fmt::format("in{}", i);
-    decls.push_back(paramDecl(group.inputs[i], ctx.names[group.inputs[i]], false));
-    k.params.push_back({group.inputs[i], -1, false});
-  }
-  decls.push_back(paramDecl(out, "out0", true));
-  k.params.push_back({out, -1, true});
+  const std::vector<std::string> decls = groupParams(ctx, k.params);
   const std::string x = ctx.names.at(n.input(0)), wt = ctx.names.at(n.input(1));
   const std::string st = ctx.storage, idx = indexType(ctx);
   const bool wide = g.images * g.channels * hw >= (int64_t{1} << 31);

@@ -453,6 +453,19 @@ void writeRaster(CodeWriter &w, const KernelContext &ctx, const std::string &ind
   }
 }
 
+std::vector<std::string> groupParams(KernelContext &ctx, std::vector<KernelParam> &params) {
+  std::vector<std::string> decls;
+  for (size_t i = 0; i < ctx.group.inputs.size(); ++i) {
+    const Value *in = ctx.group.inputs[i];
+    ctx.names[in] = fmt::format("in{}", i);
+    decls.push_back(paramDecl(in, ctx.names[in], false));
+    params.push_back({in, -1, false});
+  }
+  decls.push_back(paramDecl(ctx.group.outputs[0], "out0", true));
+  params.push_back({ctx.group.outputs[0], -1, true});
+  return decls;
+}
+
 Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
                               const EmitOptions &opts, const std::optional<TileConfig> &cfgIn) {
   if (group.outputs.size() != 1)
@@ -489,15 +502,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
 
   KernelSet set;
   std::vector<KernelParam> params;
-  std::vector<std::string> decls;
-  for (size_t i = 0; i < group.inputs.size(); ++i) {
-    std::string name = fmt::format("in{}", i);
-    ctx.names[group.inputs[i]] = name;
-    decls.push_back(paramDecl(group.inputs[i], name, false));
-    params.push_back({group.inputs[i], -1, false});
-  }
-  decls.push_back(paramDecl(out, "out0", true));
-  params.push_back({out, -1, true});
+  std::vector<std::string> decls = groupParams(ctx, params);
   if (workspace) {
     decls.push_back("float* __restrict__ ws");
     params.push_back({nullptr, 0, true});

@@ -45,6 +45,10 @@ struct KernelContext {
   std::optional<ByteTable> table;
 };
 
+/// The parameters of a group's kernel: every group input (`in0`, `in1`, ... recorded in
+/// ctx.names) then the output `out0`, appended to `params`; returns their declarations.
+std::vector<std::string> groupParams(KernelContext &ctx, std::vector<KernelParam> &params);
+
 /// Whether the group's epilogue (its nodes beside the anchor) does more than cheap arithmetic.
 bool heavyEpilogue(const FusedGroup &group);
 

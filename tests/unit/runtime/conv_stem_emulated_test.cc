@@ -18,14 +18,7 @@
 namespace dlc {
 namespace {
 
-std::string dense(int64_t n, unsigned seed, float range) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-range, range);
-  std::string s;
-  for (int64_t i = 0; i < n; ++i)
-    s += fmt::format("{}{:.4g}", i ? ", " : "", u(rng));
-  return "dense<[" + s + "]>";
-}
+using testing::dense;
 
 struct StemCase {
   std::string name;

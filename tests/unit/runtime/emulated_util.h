@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,16 @@
 #include "unit/codegen/host_emulator.h"
 
 namespace dlc::testing {
+
+/// `dense<[...]>` of n values uniform in [-range, range): weights for text-IR test graphs.
+inline std::string dense(int64_t n, unsigned seed, float range) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-range, range);
+  std::string s;
+  for (int64_t i = 0; i < n; ++i)
+    s += fmt::format("{}{:.4g}", i ? ", " : "", u(rng));
+  return "dense<[" + s + "]>";
+}
 
 /// The GPU alone (no CPU fallback), kernels emitted but not compiled by NVRTC, and plain sm_90
 /// code (the emulator has no wgmma).

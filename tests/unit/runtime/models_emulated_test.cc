@@ -38,15 +38,7 @@ void expectEmulatedMatchesReference(const std::string &model, const Tensor &x) {
   expectEmulatedMatches(*m, {{"x", x}}, {1e-4, 1e-5});
 }
 
-/// `dense<[...]>` of n values uniform in [-range, range).
-std::string dense(int64_t n, unsigned seed, float range) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-range, range);
-  std::string s;
-  for (int64_t i = 0; i < n; ++i)
-    s += fmt::format("{}{:.4g}", i ? ", " : "", u(rng));
-  return "dense<[" + s + "]>";
-}
+using testing::dense;
 
 /// `dense<[...]>` of n values uniform in [0.001, 0.002): per-channel weight scales.
 std::string positive(int64_t n, unsigned seed) {
