@@ -1,10 +1,12 @@
 // GpuSession: one executor of a GpuProgram, with its own arena, stream and pinned staging.
 //
 // A run: (poison the arena) -> copy inputs into their arena slots -> the launch list -> copy
-// outputs out -> wait. The launch list is captured as a CUDA graph on the first run and
-// replayed afterwards (arena, constants and kernel arguments never move, so the graph stays
-// valid); programs with host steps run step by step instead, since a host step must wait for
-// the device. Errors name the step: the kernel and the nodes it came from.
+// outputs out -> wait. A run on the caller's device memory (runDevice) skips the copies of the
+// tensors it can bind in place: their kernel arguments point at the caller's buffers. The launch
+// list is captured as a CUDA graph on the first run and replayed afterwards (arena, constants and
+// kernel arguments never move, so the graph stays valid); programs with host steps run step by step
+// instead, since a host step must wait for the device. Errors name the step: the kernel and the
+// nodes it came from.
 //
 // Kernel faults are reported when the stream is synchronised, after the fact: the error lists
 // the kernels that were in flight. With `syncEachStep` (or DLC_CUDA_SYNC=1 in the
