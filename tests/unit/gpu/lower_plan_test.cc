@@ -307,6 +307,32 @@ TEST(LowerPlan, TensorMapsOverATensorAreRebound) {
   // A map over both x and y would still read the arena after either moved: neither is bound.
   std::get<rt::LaunchStep>(p.steps[0]).tensorMaps[0].buffer.bytes = 2048;
   EXPECT_TRUE(rt::planDirectTensors(p).empty());
+
+  // As lowering makes them: a product on sm_90 reads both operands through maps.
+  auto g = parseGraph(R"(graph @mm(%x: f16[2048,512], %w: f16[512,1024]) -> (y: f16[2048,1024]) {
+  %y = matmul(%x, %w) : f16[2048,1024]
+  return %y
+})",
+                      "mm.dlc");
+  ASSERT_TRUE(g) << g.status().message();
+  std::ostringstream sink;
+  jit::JitOptions jo;
+  jo.pipeline.out = &sink;
+  jo.pipeline.err = &sink;
+  auto prepared = jit::prepareForGpu(**g, {}, jo);
+  ASSERT_TRUE(prepared) << prepared.status().message();
+  codegen::LowerOptions lo;
+  lo.compile = false;
+  auto mm = codegen::lowerToProgram(**prepared, lo);
+  ASSERT_TRUE(mm) << mm.status().message();
+  ASSERT_EQ(mm->steps.size(), 1u);
+  EXPECT_EQ(std::get<rt::LaunchStep>(mm->steps[0]).tensorMaps.size(), 2u);
+  direct = rt::planDirectTensors(*mm);
+  ASSERT_EQ(direct.size(), 3u); // x and w through their maps, y through its pointer
+  EXPECT_EQ(direct[0].maps.size(), 1u);
+  EXPECT_EQ(direct[1].maps.size(), 1u);
+  EXPECT_TRUE(direct[2].output);
+  EXPECT_FALSE(direct[2].args.empty());
 }
 
 TEST(LowerPlan, MissingOrBrokenPlansAreRefused) {

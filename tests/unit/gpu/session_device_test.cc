@@ -86,6 +86,57 @@ TEST(SessionDevice, DeviceTensorsMatchHostTensors) {
   }
 }
 
+// On sm_90 this product runs the Hopper kernel with the TMA producer, which reads x and w
+// through tensor maps. runDevice binds them in place, encoding the maps again over each call's
+// buffers: two sets of buffers in turn must each give the host run's result, bit for bit (a map
+// left on the arena slot would read memory no copy filled).
+TEST(SessionDevice, TensorMapOperandsFollowTheCallersBuffers) {
+  DLC_REQUIRE_GPU(driver);
+  auto g = parseGraph(R"(graph @mm(%x: f16[2048,512], %w: f16[512,1024]) -> (y: f16[2048,1024]) {
+  %y = matmul(%x, %w) : f16[2048,1024]
+  return %y
+})");
+  ASSERT_TRUE(g) << g.status().message();
+  auto model = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(model) << model.status().message();
+  SessionOptions so;
+  so.backend = Backend::kGpu;
+  so.cpuFallback = false;
+  so.poison = true;
+  auto session = model->createSession(so);
+  ASSERT_TRUE(session) << session.status().message();
+  struct Set {
+    Tensor x, w, want;
+    std::unique_ptr<DeviceBuffer> dx, dw, dy;
+  };
+  Set sets[2];
+  for (int k = 0; k < 2; ++k) {
+    Set &set = sets[k];
+    set.x = Tensor::fromVector<float>(DType::kF32, {2048, 512}, randomFloats(2048 * 512, 11 + k))
+                .castTo(DType::kF16);
+    set.w = Tensor::fromVector<float>(DType::kF32, {512, 1024}, randomFloats(512 * 1024, 21 + k))
+                .castTo(DType::kF16);
+    auto host = session->run({{"x", set.x}, {"w", set.w}});
+    ASSERT_TRUE(host) << host.status().message();
+    set.want = host->at("y");
+    set.dx = std::make_unique<DeviceBuffer>(*driver, set.x.byteSize());
+    set.dw = std::make_unique<DeviceBuffer>(*driver, set.w.byteSize());
+    set.dy = std::make_unique<DeviceBuffer>(*driver, set.want.byteSize());
+    set.dx->upload(set.x.raw(), set.x.byteSize());
+    set.dw->upload(set.w.raw(), set.w.byteSize());
+  }
+  for (int rep = 0; rep < 3; ++rep) {
+    Set &set = sets[rep % 2];
+    Status st = session->runDevice({{"x", {set.dx->address(), DType::kF16, {2048, 512}}},
+                                    {"w", {set.dw->address(), DType::kF16, {512, 1024}}}},
+                                   {{"y", {set.dy->address(), DType::kF16, {2048, 1024}}}});
+    ASSERT_TRUE(st.isOk()) << st.message();
+    Tensor got = Tensor::zeros(DType::kF16, {2048, 1024});
+    set.dy->download(got.mutableRaw(), got.byteSize());
+    ASSERT_EQ(std::memcmp(got.raw(), set.want.raw(), got.byteSize()), 0) << "run " << rep;
+  }
+}
+
 TEST(SessionDevice, BadDeviceTensorsAreRefusedByName) {
   DLC_REQUIRE_GPU(driver);
   Model model = loadModel();
