@@ -118,16 +118,23 @@ Status GpuSession::rebind(const std::vector<CUdeviceptr> &to) {
     const CUdeviceptr want = to[i] ? to[i] : address(slot);
     if (want == bound_[i])
       continue;
-    bound_[i] = want;
     for (const DirectTensor::Arg &a : d.args) {
       argValues_[a.step][a.arg] = want + a.offset;
       changed.push_back(a.step);
     }
     for (const DirectTensor::Arg &a : d.maps) { // a host call, no device work
       const auto &l = std::get<LaunchStep>(p.steps[a.step]);
-      DLC_ASSIGN_OR_RETURN(argMaps_[a.step][a.arg], encode(l.tensorMaps[a.arg], want + a.offset));
+      auto map = encode(l.tensorMaps[a.arg], want + a.offset);
+      if (!map) { // nothing may run on half-moved arguments: bind again from scratch next time
+        bound_[i] = 0;
+        graph_ = CudaGraphExec();
+        captured_ = CudaGraph();
+        return map.status().withContext(describeStep(p, a.step));
+      }
+      argMaps_[a.step][a.arg] = *map;
       changed.push_back(a.step);
     }
+    bound_[i] = want;
   }
   if (!graph_ || changed.empty())
     return Status::ok(); // step by step, or captured later: argValues_ is what launches read
