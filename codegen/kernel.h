@@ -179,6 +179,10 @@ struct EmitOptions {
   /// the reference's exact requantization by one step near a tie. Experimental (off) until
   /// measured. (A graph option carried with the kernel options, which reach every compile.)
   bool fastRequantize = false;
+  /// The layout pass turns an NCHW conv whose window tiles its input (ViT's patch embedding)
+  /// into a reshape/transpose of the image and a GEMM (`layout{patch-gemm=true}`,
+  /// `--patch-gemm`). Experimental (off) until measured. (A graph option, like fastRequantize.)
+  bool patchGemm = false;
   /// An NCHW f16/bf16 conv with at most 4 input channels (ResNet's 7x7 stem on the image) runs
   /// on the stem kernel (codegen/conv_stem.cc: its input window staged in shared memory, the
   /// A fragments read from it directly) instead of the implicit GEMM's element-by-element

@@ -17,10 +17,24 @@
 // and input channels a multiple of 8 (whole 16-byte chunks along C). Other convolutions stay
 // NCHW (said under --debug-only=layout). The reference backend evaluates the
 // channels-last form exactly as the NCHW one. Run dce after it: the transposes nothing reads.
+//
+// With option `patch-gemm` (`--patch-gemm`, experimental: off until measured), a conv that
+// stays NCHW and whose window tiles its input exactly (strides equal to the window, no padding
+// or dilation: ViT's 16x16 patch embedding of a 3-channel image) becomes a GEMM over the
+// image's patches, where the NCHW kernel would gather its im2col operand element by element:
+//
+//     %p = reshape(%x) [N, C, OH, KH, OW, KW] -> transpose [0, 2, 4, 1, 3, 5]
+//          -> reshape [N * OH * OW, C * KH * KW]
+//     %y = transpose(reshape(matmul(%p, %w_km) + %b) [N, OH, OW, M]) {perm = [0, 3, 1, 2]}
+//
+// with the weight as [C * KH * KW, M] at compile time, so that the result is NHWC like a
+// channels-last conv's and what reads it moves into NHWC the same way.
 #include "ir/annotations/fusion_roles.h"
 #include "ir/match.h"
+#include "ir/ops/conv_util.h"
 #include "passes/registry.h"
 #include "passes/util/nhwc.h"
+#include "passes/util/node_builder.h"
 #include "passes/util/transpose_sink.h"
 
 namespace dlc {
@@ -48,13 +62,56 @@ std::string keepsNchw(const Node &n) {
   return "";
 }
 
+/// Why conv `n` (which stays NCHW) is not a GEMM over its patches, or "" when it is.
+std::string notPatches(const Node &n) {
+  const Value *x = n.input(0), *w = n.input(1);
+  const DType t = x->dtype();
+  if ((t != DType::kF16 && t != DType::kBF16) || n.getInt("group") != 1 || !w->isConstant() ||
+      !x->shape().isStatic() || x->shape().rank() != 4 || !n.output(0)->shape().isStatic())
+    return "not a 2-D f16/bf16 conv of static shape with a constant weight and one group";
+  const std::vector<int64_t> ws = w->shape().sizes(), xs = x->shape().sizes();
+  std::vector<int64_t> window{ws[2], ws[3]};
+  auto geo = ops::readWindowGeometry(n, 2, &window, {});
+  if (!geo)
+    return geo.status().message();
+  bool tiles = geo->strides == window && geo->dilations == std::vector<int64_t>{1, 1} &&
+               window != std::vector<int64_t>{1, 1};
+  for (int64_t axis = 0; axis < 2 && tiles; ++axis)
+    tiles = geo->resolvePads(axis, xs[2 + axis]) == std::pair<int64_t, int64_t>{0, 0};
+  if (!tiles)
+    return "its window does not tile the input (strides equal to a window of more than one "
+           "element, no padding or dilation)";
+  if (xs[2] % window[0] != 0 || xs[3] % window[1] != 0)
+    return "the input is not a whole number of windows";
+  if (ws[1] * window[0] * window[1] % 8 != 0)
+    return "a patch is not whole 16-byte chunks";
+  return "";
+}
+
 class Layout : public Pass {
 public:
+  std::vector<PassOptionSpec> options() const override {
+    return {{"patch-gemm", PassOptionSpec::Kind::kBool,
+             "a conv that stays NCHW and whose window tiles its input (ViT's patch embedding) "
+             "becomes a reshape/transpose of the image and a GEMM (default false)"}};
+  }
+
   Expected<bool> run(Graph &g, const PassOptions &options) override {
+    DLC_ASSIGN_OR_RETURN(bool patchGemm, options.getBool("patch-gemm", false));
     bool changed = false;
     for (Node *n : g.nodes()) {
       if (n->op() == Op::kConv && n->getInt("channels_last") == 0) {
         const std::string what = n->describe(), why = keepsNchw(*n);
+        if (!why.empty() && patchGemm) {
+          if (const std::string no = notPatches(*n); no.empty()) {
+            DLC_RETURN_IF_ERROR(rewritePatches(g, n));
+            options.debugf("{}: a GEMM over its patches ({})", what, why);
+            changed = true;
+            continue;
+          } else {
+            options.debugf("{}: not a GEMM over its patches: {}", what, no);
+          }
+        }
         if (!why.empty()) {
           options.debugf("{}: stays NCHW: {}", what, why);
           continue;
@@ -77,10 +134,50 @@ public:
         changed = true;
       }
     }
+    // Tokens from a feature map (ViT: flatten(2), then transpose(1, 2)) of a value that comes
+    // back from NHWC are the NHWC value reshaped: [N, C, H, W] -> [N, C, HW] -> [N, HW, C].
+    for (Node *n : g.nodes()) {
+      if (!transposeWithPerm(n->output(0), {0, 2, 1}))
+        continue;
+      Node *flat = n->input(0)->producer();
+      if (!flat || flat->op() != Op::kReshape || flat->input(0)->shape().rank() != 4)
+        continue;
+      Value *src = nhwc::sourceOf(flat->input(0));
+      const std::vector<int64_t> in = flat->input(0)->shape().sizes(),
+                                 out = flat->output(0)->shape().sizes();
+      if (!src || out != std::vector<int64_t>{in[0], in[1], in[2] * in[3]})
+        continue;
+      NodeBuilder b(g, n);
+      DLC_ASSIGN_OR_RETURN(Value * tokens, b.reshape(src, n->output(0)->shape().sizes(), "tokens"));
+      replaceOutputNamed(g, n, tokens);
+      changed = true;
+    }
     return changed;
   }
 
 private:
+  static Status rewritePatches(Graph &g, Node *n) {
+    NodeBuilder b(g, n);
+    const std::vector<int64_t> xs = n->input(0)->shape().sizes(), ws = n->input(1)->shape().sizes();
+    const int64_t images = xs[0], c = xs[1], kh = ws[2], kw = ws[3], m = ws[0];
+    const int64_t oh = xs[2] / kh, ow = xs[3] / kw, k = c * kh * kw;
+    DLC_ASSIGN_OR_RETURN(Value * split,
+                         b.reshape(n->input(0), {images, c, oh, kh, ow, kw}, "patches"));
+    DLC_ASSIGN_OR_RETURN(Value * rows, b.transpose(split, {0, 2, 4, 1, 3, 5}, "patch_order"));
+    DLC_ASSIGN_OR_RETURN(rows, b.reshape(rows, {images * oh * ow, k}, "patch_rows"));
+    DLC_ASSIGN_OR_RETURN(Tensor wkm, permuted(n->input(1)->constant().reshaped({m, k}), {1, 0}));
+    DLC_ASSIGN_OR_RETURN(
+        Value * y,
+        b.op(Op::kMatMul, {rows, b.constant("weight_km", std::move(wkm))}, "patch_gemm"));
+    if (n->hasInput(2)) {
+      DLC_ASSIGN_OR_RETURN(y, b.op(Op::kAdd, {y, n->input(2)}, "patch_bias"));
+    }
+    DLC_ASSIGN_OR_RETURN(y, b.reshape(y, {images, oh, ow, m}, "nhwc"));
+    DLC_ASSIGN_OR_RETURN(Value * back, b.transpose(y, kToNchw, "nchw"));
+    replaceOutputNamed(g, n, back);
+    return Status::ok();
+  }
+
   static Status rewriteConv(Graph &g, Node *n) {
     const std::string base = n->name().empty() ? std::string(n->opName()) : n->name();
     DLC_ASSIGN_OR_RETURN(Value * xt, nhwc::of(g, n->input(0), n));

@@ -193,6 +193,7 @@ Status runGpuPipeline(Graph &g, const JitOptions &opts) {
   gpo.keepFp32 = opts.keepFp32;
   gpo.fuseAttention = opts.fuseAttention;
   gpo.fastRequantize = opts.lower.emit.fastRequantize;
+  gpo.patchGemm = opts.lower.emit.patchGemm;
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(gpo)));
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)

@@ -34,11 +34,12 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
                             opts.keepFp32.empty() ? "" : ",keep-fp32=" + opts.keepFp32);
   return fmt::format(
       "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8{},{}"
-      "layout,fold-transpose-matmul,{}dce,place-devices{{gpu=true,gpus=1,strict={}}},"
+      "layout{},fold-transpose-matmul,{}dce,place-devices{{gpu=true,gpus=1,strict={}}},"
       "insert-copies,fuse,"
       "plan-memory{{reuse={}}}",
       opts.fastRequantize ? "{fast-requantize=true}" : "", precision,
-      opts.fuseAttention ? "dce,fuse-attention," : "", opts.strictPlacement, opts.reuseMemory);
+      opts.patchGemm ? "{patch-gemm=true}" : "", opts.fuseAttention ? "dce,fuse-attention," : "",
+      opts.strictPlacement, opts.reuseMemory);
 }
 
 std::string quantizePipeline(const std::string &insertOptions) {
@@ -58,6 +59,7 @@ std::string describePipelines(int optLevel) {
   out += fmt::format("gpu --precision fp16: {}\n", gpuPipeline({.precision = "fp16"}));
   out += fmt::format("gpu --no-fused-attention: {}\n", gpuPipeline({.fuseAttention = false}));
   out += fmt::format("gpu --fast-requantize: {}\n", gpuPipeline({.fastRequantize = true}));
+  out += fmt::format("gpu --patch-gemm: {}\n", gpuPipeline({.patchGemm = true}));
   out += fmt::format("quantize: {}\n", quantizePipeline());
   return out;
 }

@@ -45,6 +45,8 @@ struct GpuPipelineOptions {
   bool fuseAttention = true;
   /// realize-int8{fast-requantize=true} (`--fast-requantize`).
   bool fastRequantize = false;
+  /// layout{patch-gemm=true} (`--patch-gemm`).
+  bool patchGemm = false;
 };
 
 /// The GPU pipeline (see above).

@@ -130,6 +130,45 @@ INSTANTIATE_TEST_SUITE_P(
                       StemCase{"int8_output", "f16", 3, 3, 32, 32, 64, 7, 2, 3, "quant"}),
     [](const auto &info) { return info.param.name; });
 
+// `--patch-gemm`: ViT's patch embedding (16x16 windows of stride 16, bias) and its tokens
+// (flatten, transpose) become a transpose of the image into patch rows and a GEMM; the GPU
+// program on the emulator matches the reference, with no conv kernel and no transpose of the
+// tokens left.
+TEST(PatchGemm, VitPatchEmbeddingMatchesTheReference) {
+  const std::string text = fmt::format(
+      R"(graph @vit(%x: f16[2,3,32,48]) -> (tokens: ?) {{
+  %w = constant f16[64,3,16,16] {}
+  %b = constant f16[64] {}
+  %fs = constant i64[3] dense<[2, 64, 6]>
+  %e = conv(%x, %w, %b) {{kernel_shape = [16, 16], strides = [16, 16]}} : ?
+  %f = reshape(%e, %fs) : ?
+  %tokens = transpose(%f) {{perm = [0, 2, 1]}} : ?
+  return %tokens
+}})",
+      dense(64 * 3 * 16 * 16, 4, 0.05f), dense(64, 5, 0.5f));
+  auto g = parseGraph(text, "vit.dlc");
+  ASSERT_TRUE(g) << g.status().message();
+  auto model = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(model) << model.status().message();
+  StemCase shape{"vit", "f16", 2, 3, 32, 48, 64, 16, 16, 0, ""};
+  std::map<std::string, Tensor> feed = {{"x", input(shape)}};
+  auto dims = bindInputDims(model->graph(), feed);
+  ASSERT_TRUE(dims) << dims.status().message();
+  jit::JitOptions jo = testing::emulatedJitOptions();
+  jo.lower.emit.patchGemm = true;
+  auto program = jit::compileForGpu(model->graph(), *dims, jo);
+  ASSERT_TRUE(program) << program.status().message();
+  // Two kernels: the image into patch rows, the GEMM with its bias (no conv, no transpose of
+  // the tokens).
+  std::vector<std::string> kernels;
+  for (const auto &[name, source] : program->sources)
+    kernels.push_back(name.substr(name.find('_') + 1));
+  EXPECT_EQ(kernels, (std::vector<std::string>{"transpose", "matmul_add"}));
+  auto got = codegen::testing::runProgramOnHost(*program, feed);
+  ASSERT_TRUE(got) << got.status().message();
+  testing::expectReferenceOutputs(*model, feed, *got, {2e-2, 2e-2});
+}
+
 TEST(StemConv, RefusesWhatItCannotRun) {
   codegen::gemm::ConvGather g;
   g.images = 32, g.channels = 3, g.h = g.w = 224, g.oh = g.ow = 112, g.kh = g.kw = 7;
