@@ -60,6 +60,23 @@ rt::Program lower(const std::string &text) {
   return std::move(*p);
 }
 
+/// `text` through the GPU pipeline and lowered (no NVRTC).
+rt::Program compiled(const std::string &text) {
+  auto g = parseGraph(text, "compiled.dlc");
+  EXPECT_TRUE(g) << g.status().message();
+  std::ostringstream sink;
+  jit::JitOptions jo;
+  jo.pipeline.out = &sink;
+  jo.pipeline.err = &sink;
+  auto prepared = jit::prepareForGpu(**g, {}, jo);
+  EXPECT_TRUE(prepared) << prepared.status().message();
+  codegen::LowerOptions lo;
+  lo.compile = false;
+  auto p = codegen::lowerToProgram(**prepared, lo);
+  EXPECT_TRUE(p) << p.status().message();
+  return std::move(*p);
+}
+
 /// Every arena offset the program's steps and tensors use.
 std::vector<uint64_t> arenaOffsets(const rt::Program &p) {
   std::vector<uint64_t> out;
@@ -254,28 +271,16 @@ TEST(LowerPlan, OutputsNameTheirFirstStepAndTheDirectPlanFollows) {
 
   // Without the copy and the second return, x and y are bound too; a program read from a
   // package without first steps binds its inputs only.
-  auto g = parseGraph(R"(graph @g(%x: f32[4,8]) -> (y: ?, z: ?) {
+  rt::Program two = compiled(R"(graph @g(%x: f32[4,8]) -> (y: ?, z: ?) {
   %axis = constant i64[] dense<[1]>
   %y = relu(%x) : f32[4,8]
   %z = cumsum(%y, %axis) : f32[4,8]
   return %y, %z
-})",
-                      "two.dlc");
-  ASSERT_TRUE(g) << g.status().message();
-  std::ostringstream sink;
-  jit::JitOptions jo;
-  jo.pipeline.out = &sink;
-  jo.pipeline.err = &sink;
-  auto prepared = jit::prepareForGpu(**g, {}, jo);
-  ASSERT_TRUE(prepared) << prepared.status().message();
-  codegen::LowerOptions lo;
-  lo.compile = false;
-  auto two = codegen::lowerToProgram(**prepared, lo);
-  ASSERT_TRUE(two) << two.status().message();
-  EXPECT_EQ(rt::planDirectTensors(*two).size(), 3u);
-  for (rt::ProgramTensor &o : two->outputs)
+})");
+  EXPECT_EQ(rt::planDirectTensors(two).size(), 3u);
+  for (rt::ProgramTensor &o : two.outputs)
     o.firstStep = -1;
-  direct = rt::planDirectTensors(*two);
+  direct = rt::planDirectTensors(two);
   ASSERT_EQ(direct.size(), 1u);
   EXPECT_FALSE(direct[0].output);
 }
@@ -309,25 +314,14 @@ TEST(LowerPlan, TensorMapsOverATensorAreRebound) {
   EXPECT_TRUE(rt::planDirectTensors(p).empty());
 
   // As lowering makes them: a product on sm_90 reads both operands through maps.
-  auto g = parseGraph(R"(graph @mm(%x: f16[2048,512], %w: f16[512,1024]) -> (y: f16[2048,1024]) {
+  rt::Program mm =
+      compiled(R"(graph @mm(%x: f16[2048,512], %w: f16[512,1024]) -> (y: f16[2048,1024]) {
   %y = matmul(%x, %w) : f16[2048,1024]
   return %y
-})",
-                      "mm.dlc");
-  ASSERT_TRUE(g) << g.status().message();
-  std::ostringstream sink;
-  jit::JitOptions jo;
-  jo.pipeline.out = &sink;
-  jo.pipeline.err = &sink;
-  auto prepared = jit::prepareForGpu(**g, {}, jo);
-  ASSERT_TRUE(prepared) << prepared.status().message();
-  codegen::LowerOptions lo;
-  lo.compile = false;
-  auto mm = codegen::lowerToProgram(**prepared, lo);
-  ASSERT_TRUE(mm) << mm.status().message();
-  ASSERT_EQ(mm->steps.size(), 1u);
-  EXPECT_EQ(std::get<rt::LaunchStep>(mm->steps[0]).tensorMaps.size(), 2u);
-  direct = rt::planDirectTensors(*mm);
+})");
+  ASSERT_EQ(mm.steps.size(), 1u);
+  EXPECT_EQ(std::get<rt::LaunchStep>(mm.steps[0]).tensorMaps.size(), 2u);
+  direct = rt::planDirectTensors(mm);
   ASSERT_EQ(direct.size(), 3u); // x and w through their maps, y through its pointer
   EXPECT_EQ(direct[0].maps.size(), 1u);
   EXPECT_EQ(direct[1].maps.size(), 1u);
