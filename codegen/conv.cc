@@ -257,10 +257,6 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
   }
   if (g.groupChannels == 1 && cs.group > 1 && !cfg)
     return emitDepthwise(group, cs, opts);
-  if (opts.stemConv && !cfg && n->op() == Op::kConv &&
-      stemConvFits(g, cs.outChannels, cs.group, n->input(0)->dtype(), group.outputs[0]->dtype(),
-                   opts.numSms, &why))
-    return writeStemConv(group, g, cs.outChannels, opts);
   GemmSpec s;
   s.dtype = n->input(0)->dtype();
   const int64_t mg = cs.outChannels / cs.group, ohw = g.oh * g.ow, hw = g.h * g.w;
@@ -296,6 +292,11 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
   }
   if (n->hasInput(2))
     s.addends.push_back(biasAddend(*n));
+  // The stem kernel computes the same product and finishes it through the same epilogue.
+  if (opts.stemConv && !cfg && n->op() == Op::kConv &&
+      stemConvFits(g, cs.outChannels, cs.group, n->input(0)->dtype(), group.outputs[0]->dtype(),
+                   opts.numSms, &why))
+    return writeStemConv(group, s, g, opts);
   return writeGemm(group, s, opts, cfg);
 }
 

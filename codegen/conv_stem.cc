@@ -42,8 +42,6 @@ struct StemPlan {
   uint32_t patchBytes = 0, weightBytes = 0, stageBytes = 0;
 };
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 StemPlan planStem(const ConvGather &g, int64_t outChannels, DType out) {
   StemPlan p;
   p.tile = 32 * p.warps;
@@ -79,11 +77,10 @@ bool stemConvFits(const ConvGather &g, int64_t outChannels, int64_t group, DType
     return no("the stem kernel takes 4 to 8 kernel columns, undilated");
   if (outChannels % 16 != 0 || outChannels > 64)
     return no("the stem kernel takes 16 to 64 output channels, a multiple of 16");
-  const int v = 16 / static_cast<int>(dtypeSize(out));
-  if ((g.oh * g.ow) % v != 0)
-    return no(
-        fmt::format("the stem kernel's stores need output planes a multiple of {} pixels", v));
   const StemPlan p = planStem(g, outChannels, out);
+  if ((g.oh * g.ow) % p.v != 0)
+    return no(
+        fmt::format("the stem kernel's stores need output planes a multiple of {} pixels", p.v));
   if (align16(p.patchBytes) + align16(p.weightBytes) + p.stageBytes > 100 * 1024)
     return no("the stem kernel's input window does not fit in shared memory");
   // Fewer tiles than SMs (ResNet-50 at batch 1: 49) leave the persistent blocks each one tile,
@@ -94,33 +91,15 @@ bool stemConvFits(const ConvGather &g, int64_t outChannels, int64_t group, DType
   return true;
 }
 
-Expected<KernelSet> writeStemConv(const FusedGroup &group, const ConvGather &g, int64_t outChannels,
-                                  const EmitOptions &opts) {
+Expected<KernelSet> writeStemConv(const FusedGroup &group, const GemmSpec &spec,
+                                  const ConvGather &g, const EmitOptions &opts) {
   const Node &n = *group.anchor;
   const Value *out = group.outputs[0];
-  const DType dt = n.input(0)->dtype();
-  const int64_t ohw = g.oh * g.ow, hw = g.h * g.w;
+  const DType dt = spec.dtype;
+  const int64_t outChannels = spec.m, ohw = g.oh * g.ow, hw = g.h * g.w;
   const StemPlan p = planStem(g, outChannels, out->dtype());
   const int64_t tilesPerImage = ceilDiv(ohw, p.tile), tiles = g.images * tilesPerImage;
 
-  // The epilogue as the NCHW implicit GEMM describes it (conv.cc): rows the output channels,
-  // columns images x pixels.
-  GemmSpec spec;
-  spec.dtype = dt;
-  spec.out = out->dtype();
-  spec.m = outChannels;
-  spec.n = g.images * ohw;
-  spec.k = g.channels * g.kh * g.kw;
-  spec.outRowStride = ohw;
-  if (g.images > 1) {
-    spec.outSplit = ohw;
-    spec.outSplitStride = outChannels * ohw;
-  }
-  if (n.hasInput(2)) {
-    std::vector<int64_t> shape(static_cast<size_t>(out->shape().rank() - 1), 1);
-    shape[0] = outChannels;
-    spec.addends.push_back({n.input(2), 1.0, shape});
-  }
   KernelContext ctx(group, spec, TileConfig{});
   ctx.name = group.name;
   ctx.storage = cudaStorageType(dt);

@@ -18,8 +18,6 @@
 namespace dlc::codegen::gemm {
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 int threadsOf(const TileConfig &c) {
   return c.simt ? 256 : c.wgmma ? 128 * (c.warpsM + 1) : 32 * c.warpsM * c.warpsN;
 }

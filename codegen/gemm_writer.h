@@ -12,6 +12,8 @@
 
 namespace dlc::codegen::gemm {
 
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 struct KernelContext {
   KernelContext(const FusedGroup &g, const GemmSpec &s, TileConfig c) : group(g), spec(s), cfg(c) {}
   const FusedGroup &group;
@@ -125,8 +127,10 @@ void writeNhwcTap(CodeWriter &w, const ConvGather &g, const std::string &k);
 /// `numSms` SMs), and its kernel.
 bool stemConvFits(const ConvGather &g, int64_t outChannels, int64_t group, DType in, DType out,
                   int numSms, std::string *why);
-Expected<KernelSet> writeStemConv(const FusedGroup &group, const ConvGather &g, int64_t outChannels,
-                                  const EmitOptions &opts);
+/// `spec` is the NCHW implicit GEMM's description of the conv (conv.cc): its epilogue (output
+/// rows the channels, columns images x pixels, the bias) is the stem kernel's too.
+Expected<KernelSet> writeStemConv(const FusedGroup &group, const GemmSpec &spec,
+                                  const ConvGather &g, const EmitOptions &opts);
 
 /// Main kernels.
 Status writeTcKernel(CodeWriter &w, const KernelContext &ctx);
