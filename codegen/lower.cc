@@ -155,8 +155,12 @@ public:
     auto it = root_.find(v);
     return it == root_.end() ? v : it->second;
   }
-  /// Notes that step `step` refers to `v` (the first such step is kept, by root value).
-  void noteUse(const Value *v, size_t step) { firstStep_.try_emplace(rootOf(v), step); }
+  /// `v`'s buffer for step `step`, which refers to it (the first such step is kept, by root
+  /// value: an output's producer).
+  Expected<rt::BufferRef> use(const Value *v, size_t step) {
+    firstStep_.try_emplace(rootOf(v), step);
+    return of(v);
+  }
   /// The first step that refers to `v`'s memory, or -1 when none does.
   int32_t firstStepOf(const Value *v) const {
     auto it = firstStep_.find(rootOf(v));
@@ -258,14 +262,12 @@ private:
       h.graphText = hostStepGraph(*n);
       for (const Value *v : n->inputs())
         if (v && !v->isConstant()) { // constants are part of the step's graph text
-          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
-          buffers_.noteUse(v, p_.steps.size());
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.use(v, p_.steps.size()));
           h.inputs.push_back(ref);
         }
       for (const Value *v : n->outputs())
         if (v) {
-          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(v));
-          buffers_.noteUse(v, p_.steps.size());
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.use(v, p_.steps.size()));
           h.outputs.push_back(ref);
         }
       h.origin = n->describe();
@@ -306,16 +308,14 @@ private:
       step.sharedBytes = k.launch.sharedBytes;
       for (const KernelParam &param : k.params) {
         if (param.map) { // a TMA descriptor of the value's buffer, after every pointer
-          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
-          buffers_.noteUse(param.value, p_.steps.size());
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.use(param.value, p_.steps.size()));
           step.tensorMaps.push_back(rt::TensorMapArg{*param.map, ref});
           continue;
         }
         if (!step.tensorMaps.empty())
           return internalError("kernel '{}': a pointer parameter follows a tensor map", k.name);
         if (param.value) {
-          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.of(param.value));
-          buffers_.noteUse(param.value, p_.steps.size());
+          DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.use(param.value, p_.steps.size()));
           step.args.push_back(ref);
           continue;
         }

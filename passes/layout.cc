@@ -44,8 +44,8 @@ namespace {
 using nhwc::kToNchw;
 using nhwc::kToNhwc;
 
-/// Why `n` stays NCHW, or "" when it is rewritten.
-std::string keepsNchw(const Node &n) {
+/// Why conv `n` is rewritten by neither form (channels-last, patches), or "".
+std::string notRewritable(const Node &n) {
   const Value *x = n.input(0), *w = n.input(1);
   const DType t = x->dtype();
   if (t != DType::kF16 && t != DType::kBF16)
@@ -56,20 +56,22 @@ std::string keepsNchw(const Node &n) {
     return "not a 2-D convolution of static shape";
   if (!w->isConstant())
     return "its weight is not a constant";
-  const int64_t c = x->shape()[1].value();
+  return "";
+}
+
+/// Why `n` stays NCHW, or "" when it is rewritten.
+std::string keepsNchw(const Node &n) {
+  if (std::string no = notRewritable(n); !no.empty())
+    return no;
+  const int64_t c = n.input(0)->shape()[1].value();
   if (c % 8 != 0)
     return fmt::format("{} input channels, not a multiple of 8", c);
   return "";
 }
 
-/// Why conv `n` (which stays NCHW) is not a GEMM over its patches, or "" when it is.
+/// Why conv `n` (rewritable, but not channels-last) is not a GEMM over its patches, or "".
 std::string notPatches(const Node &n) {
-  const Value *x = n.input(0), *w = n.input(1);
-  const DType t = x->dtype();
-  if ((t != DType::kF16 && t != DType::kBF16) || n.getInt("group") != 1 || !w->isConstant() ||
-      !x->shape().isStatic() || x->shape().rank() != 4 || !n.output(0)->shape().isStatic())
-    return "not a 2-D f16/bf16 conv of static shape with a constant weight and one group";
-  const std::vector<int64_t> ws = w->shape().sizes(), xs = x->shape().sizes();
+  const std::vector<int64_t> ws = n.input(1)->shape().sizes(), xs = n.input(0)->shape().sizes();
   std::vector<int64_t> window{ws[2], ws[3]};
   auto geo = ops::readWindowGeometry(n, 2, &window, {});
   if (!geo)
@@ -102,15 +104,15 @@ public:
     for (Node *n : g.nodes()) {
       if (n->op() == Op::kConv && n->getInt("channels_last") == 0) {
         const std::string what = n->describe(), why = keepsNchw(*n);
-        if (!why.empty() && patchGemm) {
-          if (const std::string no = notPatches(*n); no.empty()) {
+        if (!why.empty() && patchGemm && notRewritable(*n).empty()) {
+          const std::string no = notPatches(*n);
+          if (no.empty()) {
             DLC_RETURN_IF_ERROR(rewritePatches(g, n));
             options.debugf("{}: a GEMM over its patches ({})", what, why);
             changed = true;
             continue;
-          } else {
-            options.debugf("{}: not a GEMM over its patches: {}", what, no);
           }
+          options.debugf("{}: not a GEMM over its patches: {}", what, no);
         }
         if (!why.empty()) {
           options.debugf("{}: stays NCHW: {}", what, why);

@@ -222,47 +222,40 @@ std::vector<DirectTensor> planDirectTensors(const Program &p) {
     return r.space == t.space && r.offset < t.offset + t.bytes &&
            t.offset < r.offset + std::max<uint64_t>(r.bytes, 1);
   };
-  std::vector<std::pair<bool, size_t>> tensors;
+  std::vector<DirectTensor> tensors;
   for (size_t i = 0; i < p.inputs.size(); ++i)
-    tensors.emplace_back(false, i);
+    tensors.push_back({false, i, {}, {}});
   for (size_t i = 0; i < p.outputs.size(); ++i)
-    tensors.emplace_back(true, i);
-  auto tensor = [&](bool output, size_t i) -> const ProgramTensor & {
-    return output ? p.outputs[i] : p.inputs[i];
-  };
-  for (auto [output, index] : tensors) {
-    const BufferRef &buf = tensor(output, index).buffer;
-    const int64_t from = output ? tensor(output, index).firstStep : 0;
+    tensors.push_back({true, i, {}, {}});
+  for (DirectTensor &d : tensors) {
+    const BufferRef &buf = tensorOf(p, d).buffer;
+    const int64_t from = d.output ? tensorOf(p, d).firstStep : 0;
     if (buf.space != Space::kArena || buf.bytes == 0 || from < 0)
       continue;
     bool ok = true;
-    for (auto [o, j] : tensors)
-      if ((o != output || j != index) && overlaps(tensor(o, j).buffer, buf))
+    for (const DirectTensor &o : tensors)
+      if (&o != &d && overlaps(tensorOf(p, o).buffer, buf))
         ok = false;
-    DirectTensor d{output, index, {}};
+    // A reference that overlaps the tensor is one of its views when it lies inside it: noted.
+    auto note = [&](const BufferRef &r, size_t step, size_t k, std::vector<DirectTensor::Arg> &to) {
+      if (!overlaps(r, buf))
+        return true;
+      to.push_back({step, k, r.offset - buf.offset});
+      return r.offset >= buf.offset && r.offset + r.bytes <= buf.offset + buf.bytes;
+    };
     for (size_t i = static_cast<size_t>(from); i < p.steps.size() && ok; ++i) {
       if (const auto *c = std::get_if<CopyStep>(&p.steps[i])) {
         ok = !overlaps(c->src, buf) && !overlaps(c->dst, buf);
         continue;
       }
       const auto &l = std::get<LaunchStep>(p.steps[i]);
-      for (size_t k = 0; k < l.tensorMaps.size() && ok; ++k) {
-        const BufferRef &m = l.tensorMaps[k].buffer;
-        if (!overlaps(m, buf))
-          continue;
-        ok = m.offset >= buf.offset && m.offset + m.bytes <= buf.offset + buf.bytes;
-        d.maps.push_back({i, k, m.offset - buf.offset});
-      }
-      for (size_t k = 0; k < l.args.size() && ok; ++k) {
-        const BufferRef &a = l.args[k];
-        if (!overlaps(a, buf))
-          continue;
-        ok = a.offset >= buf.offset && a.offset + a.bytes <= buf.offset + buf.bytes;
-        d.args.push_back({i, k, a.offset - buf.offset});
-      }
+      for (size_t k = 0; k < l.tensorMaps.size() && ok; ++k)
+        ok = note(l.tensorMaps[k].buffer, i, k, d.maps);
+      for (size_t k = 0; k < l.args.size() && ok; ++k)
+        ok = note(l.args[k], i, k, d.args);
     }
     if (ok && (!d.args.empty() || !d.maps.empty()))
-      out.push_back(std::move(d));
+      out.push_back(d);
   }
   return out;
 }

@@ -69,6 +69,11 @@ struct DirectTensor {
   std::vector<Arg> maps;
 };
 
+/// The program tensor `d` stands for.
+inline const ProgramTensor &tensorOf(const Program &p, const DirectTensor &d) {
+  return d.output ? p.outputs[d.index] : p.inputs[d.index];
+}
+
 /// The program's inputs and outputs that can be bound in place: in the arena, not empty, not
 /// sharing a buffer with another input or output (a value returned twice), not read or written
 /// by a copy step, every argument and tensor map inside the tensor, an output's first step

@@ -97,7 +97,7 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
   }
   s->direct_ = planDirectTensors(p);
   for (const DirectTensor &d : s->direct_)
-    s->bound_.push_back(s->address((d.output ? p.outputs[d.index] : p.inputs[d.index]).buffer));
+    s->bound_.push_back(s->address(tensorOf(p, d).buffer));
   s->nodes_.assign(p.steps.size(), nullptr);
   s->needsNode_.assign(p.steps.size(), false);
   for (const DirectTensor &d : s->direct_) {
@@ -114,8 +114,7 @@ Status GpuSession::rebind(const std::vector<CUdeviceptr> &to) {
   std::vector<size_t> changed;
   for (size_t i = 0; i < direct_.size(); ++i) {
     const DirectTensor &d = direct_[i];
-    const BufferRef &slot = (d.output ? p.outputs[d.index] : p.inputs[d.index]).buffer;
-    const CUdeviceptr want = to[i] ? to[i] : address(slot);
+    const CUdeviceptr want = to[i] ? to[i] : address(tensorOf(p, d).buffer);
     if (want == bound_[i])
       continue;
     for (const DirectTensor::Arg &a : d.args) {
@@ -127,8 +126,7 @@ Status GpuSession::rebind(const std::vector<CUdeviceptr> &to) {
       auto map = encode(l.tensorMaps[a.arg], want + a.offset);
       if (!map) { // nothing may run on half-moved arguments: bind again from scratch next time
         bound_[i] = 0;
-        graph_ = CudaGraphExec();
-        captured_ = CudaGraph();
+        dropGraph();
         return map.status().withContext(describeStep(p, a.step));
       }
       argMaps_[a.step][a.arg] = *map;
@@ -154,8 +152,7 @@ Status GpuSession::rebind(const std::vector<CUdeviceptr> &to) {
     if (r != CUDA_SUCCESS) { // captured again, with the new arguments, on the next launch
       spdlog::debug("GPU runtime: updating {} in the CUDA graph failed ({}); capturing again",
                     describeStep(p, i), driver_->errorText(r));
-      graph_ = CudaGraphExec();
-      captured_ = CudaGraph();
+      dropGraph();
       return Status::ok();
     }
   }
@@ -326,7 +323,7 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
   for (size_t i = 0; i < direct_.size(); ++i) {
     const DirectTensor &d = direct_[i];
     const CUdeviceptr ptr = d.output ? outputs[d.index] : inputs[d.index];
-    const uint64_t bytes = (d.output ? p.outputs[d.index] : p.inputs[d.index]).buffer.bytes;
+    const uint64_t bytes = tensorOf(p, d).buffer.bytes;
     bool ok = ptr % 256 == 0;
     // A kernel writes an output while others still read the inputs: it may share no memory.
     auto apart = [&](CUdeviceptr q, uint64_t n, bool self) {

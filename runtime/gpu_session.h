@@ -77,10 +77,10 @@ public:
   ///
   /// The kernels read an input and write an output in the caller's memory directly, without
   /// a copy through the arena, when the pointer is 256-byte aligned (as the arena's slots are),
-  /// an output's memory overlaps no other tensor of the call, and no copy step or TMA
-  /// descriptor refers to the tensor (see directTensors()). The CUDA graph is then updated in
-  /// place (cuGraphExecKernelNodeSetParams on the few kernels concerned) when the pointers
-  /// differ from the last run's; runs with the same pointers change nothing.
+  /// an output's memory overlaps no other tensor of the call, and no copy step refers to the
+  /// tensor (planDirectTensors; tensor maps over it are encoded again). The CUDA graph is then
+  /// updated in place (cuGraphExecKernelNodeSetParams on the few kernels concerned) when the
+  /// pointers differ from the last run's; runs with the same pointers change nothing.
   Status runDevice(const std::vector<CUdeviceptr> &inputs, const std::vector<CUdeviceptr> &outputs,
                    CUstream caller = nullptr);
 
@@ -123,6 +123,11 @@ private:
   /// Points each direct_ tensor's kernel arguments at `to[i]`, or at its arena slot where
   /// `to[i]` is 0, updating the CUDA graph's kernel nodes whose arguments change.
   Status rebind(const std::vector<CUdeviceptr> &to);
+  /// Forgets the captured graph: the next launch captures the steps again.
+  void dropGraph() {
+    graph_ = CudaGraphExec();
+    captured_ = CudaGraph();
+  }
   /// Makes `s` the stream of the run that begins: when the last run went to another stream,
   /// `s` waits for that stream's work first (the arena is shared by every run).
   Status enterStream(CUstream s);
