@@ -397,6 +397,26 @@ __device__ __forceinline__ auto dlc_imax(A a, B b) -> decltype(a + b) {
   return a < b ? b : a;
 }
 )cuda"},
+    {"dlc_grid_dependency", "", R"cuda(
+// Programmatic dependent launch (sm_90+; rt::LaunchStep::waitsForGrid): waits until the grids
+// before this one have completed and their writes are visible, then lets the next kernel's
+// launch begin. A kernel calls it before touching global memory. The host emulator runs one
+// kernel at a time: nothing to do there.
+__device__ __forceinline__ void dlc_grid_dependency() {
+#ifndef DLC_HOST_EMULATION
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+)cuda"},
+    {"dlc_grid_wait", "", R"cuda(
+// The same wait, the next kernel launched only once this one's blocks have all exited.
+__device__ __forceinline__ void dlc_grid_wait() {
+#ifndef DLC_HOST_EMULATION
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+)cuda"},
     {"dlc_smem_u32", "", R"cuda(
 
 // --- Tensor-core and tiling helpers (gemm.cc, conv.cc) --------------------------------------

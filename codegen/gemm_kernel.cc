@@ -172,8 +172,9 @@ std::string TileConfig::str() const {
   if (simt)
     return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
   if (wgmma)
-    return fmt::format("{}x{}x{}/{}s{}k{}{}{}", bm, bn, bk, pingpong ? "wp" : "wg", stages, splitK,
-                       clusterSplit ? "c" : "", tma ? "t" : "");
+    return fmt::format("{}x{}x{}/{}s{}k{}{}{}", bm, bn, bk, pingpong ? "wp" : "wg", stages,
+                       streamK ? "s" : std::to_string(splitK), clusterSplit ? "c" : "",
+                       tma ? "t" : "");
   return fmt::format("{}x{}x{}/{}x{}s{}k{}{}", bm, bn, bk, warpsM, warpsN, stages, splitK,
                      minBlocks > 0 ? fmt::format("b{}", minBlocks) : "");
 }
@@ -205,7 +206,14 @@ std::optional<TileConfig> parseTileConfig(const std::string &text) {
       return std::nullopt;
     rest = rest.substr(static_cast<size_t>(m));
   }
-  if (!rest.empty() && rest[0] == 'k') {
+  if (rest.rfind("ks", 0) == 0 && c.wgmma) {
+    c.streamK = true;
+    rest = rest.substr(2);
+    if (!rest.empty() && rest[0] == 't') {
+      c.tma = true;
+      rest = rest.substr(1);
+    }
+  } else if (!rest.empty() && rest[0] == 'k') {
     int m = 0;
     if (std::sscanf(rest.c_str(), "k%d%n", &c.splitK, &m) != 1)
       return std::nullopt;
@@ -326,11 +334,19 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
     const int64_t kTiles = ceilDiv(spec.k, cand.cfg.bk);
     // The Hopper family splits K in clusters of at most 8 CTAs (int8 too) when asked.
     const bool cluster = cand.cfg.wgmma && opts.hopperClusterSplitK;
-    for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32}) {
+    // Splits of K, 0 for stream-K (the Hopper family, when asked), after the unsplit tile.
+    std::vector<int> splitsToTry{1};
+    if (cand.cfg.wgmma && opts.hopperStreamK)
+      splitsToTry.push_back(0);
+    for (int s : {2, 3, 4, 6, 8, 12, 16, 24, 32})
+      splitsToTry.push_back(s);
+    for (int s : splitsToTry) {
       if (s > 1 && (kTiles / s < 4 || (cand.cfg.wgmma && !opts.hopperSplitK) ||
                     (cluster ? s > 8 : spec.dtype == DType::kI8)))
         break;
       TileConfig c = cand.cfg;
+      c.streamK = s == 0;
+      s = std::max(s, 1);
       const int64_t perSplit = ceilDiv(kTiles, s);
       // Stages past the K tiles only hold shared memory (and cost blocks per SM, which the
       // epilogue needs to hide its loads): a 1x1 conv over 64 channels has one K tile.
@@ -351,7 +367,8 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       const int64_t waves = ceilDiv(blocks, slots);
       // Ping-pong where a CTA gets more than one tile: its epilogues but the last run behind
       // the other warpgroup's products.
-      c.pingpong = opts.hopperPingpong && c.wgmma && c.bn <= 128 && !c.clusterSplit && waves > 1;
+      c.pingpong = opts.hopperPingpong && c.wgmma && c.bn <= 128 && !c.clusterSplit && !c.streamK &&
+                   waves > 1;
       // TMA where the operands allow it (the producer's speed is not modelled).
       if (opts.hopperTma && c.wgmma) {
         TileConfig t = c;
@@ -365,9 +382,23 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       // other splits' sums, about a K step's time each. Ping-pong: a guess (a quarter of a
       // step per hidden epilogue) until measured.
       const double stepFlops = double(c.bm) * c.bn * c.bk * 2.0;
-      const double steps = c.pingpong ? double(waves) * perSplit + 1.0 + 0.25 * double(waves - 1)
-                                      : double(waves) * (perSplit + (c.wgmma ? 1 : 2) +
-                                                         (c.clusterSplit ? c.splitK - 1 : 0));
+      double steps = c.pingpong ? double(waves) * perSplit + 1.0 + 0.25 * double(waves - 1)
+                                : double(waves) * (perSplit + (c.wgmma ? 1 : 2) +
+                                                   (c.clusterSplit ? c.splitK - 1 : 0));
+      if (c.streamK) {
+        // Whole waves but the last two, then the rest shared out by K steps (writeGemm's
+        // split). A CTA hands over a tile of 4-byte sums and its tile's owner reads one from
+        // each CTA its K steps reach: bytes priced as operand stages of the tile (a guess
+        // until measured). Pointless where the tiles fill their waves.
+        if (blocks % sms == 0)
+          continue;
+        const int64_t wholeWaves = blocks / sms >= 2 ? blocks / sms - 1 : 0;
+        const int64_t skTiles = blocks - wholeWaves * sms;
+        const int64_t perCta = ceilDiv(skTiles * kTiles, sms);
+        const double peers = double(ceilDiv(kTiles, perCta));
+        const double handover = (1.0 + peers) * c.bm * c.bn * 4.0 / ((c.bm + c.bn) * 128.0);
+        steps = double(wholeWaves) * double(kTiles + 1) + double(perCta) + 1.0 + handover;
+      }
       double compute = steps * stepFlops / (eff * peak / sms);
       // The im2col gather is paid once per row tile, by as many SMs as there are blocks.
       if (gather)
@@ -506,6 +537,26 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
     params.push_back({nullptr, 0, true});
     set.scratchBytes.push_back(static_cast<uint64_t>(splits * ctx.total) * 4u);
   }
+  // Stream-K: a grid of one CTA per SM shares out the K steps of the tiles past the whole
+  // waves but one (those tiles' CTAs would otherwise wait for a partly filled last wave);
+  // each CTA hands over at most one tile of sums (4-byte accumulators) and one flag.
+  int64_t skGrid = 0;
+  if (cfg.streamK) {
+    const int64_t tiles = ctx.tilesM * ctx.tilesN * spec.batch;
+    skGrid = std::max<int64_t>(1, std::min<int64_t>(opts.numSms, tiles * ctx.kTiles));
+    const int64_t wholeWaves = tiles / skGrid >= 2 ? tiles / skGrid - 1 : 0;
+    ctx.skTiles = tiles - wholeWaves * skGrid;
+    ctx.skPerCta = ceilDiv(ctx.skTiles * ctx.kTiles, skGrid);
+    decls.push_back(
+        fmt::format("{}* __restrict__ sk_partials", spec.dtype == DType::kI8 ? "int" : "float"));
+    params.push_back({nullptr, static_cast<int>(set.scratchBytes.size()), true});
+    set.scratchBytes.push_back(static_cast<uint64_t>(skGrid * cfg.bm * cfg.bn) * 4u);
+    decls.push_back("int* __restrict__ sk_flags");
+    KernelParam flags{nullptr, -1, true};
+    flags.zeroed = true;
+    params.push_back(flags);
+    set.zeroedBytes = static_cast<uint64_t>(skGrid) * 4u;
+  }
   ctx.params = fmt::format("{}", fmt::join(decls, ", "));
   ctx.gridZ = static_cast<uint32_t>(std::min<int64_t>(spec.batch, 65535));
   if (ctx.tilesM * ctx.tilesN >= (int64_t{1} << 31))
@@ -530,7 +581,9 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
       return invalidArgument("{} output tiles are too many for one grid", tiles);
     const int64_t ctaSlots = cfg.clusterSplit ? std::max(1, opts.numSms) / splits : opts.numSms;
     main.launch.grid[0] = static_cast<uint32_t>(
-        std::min<int64_t>(tiles, std::max<int64_t>(1, ctaSlots)) * (cfg.clusterSplit ? splits : 1));
+        cfg.streamK ? skGrid
+                    : std::min<int64_t>(tiles, std::max<int64_t>(1, ctaSlots)) *
+                          (cfg.clusterSplit ? splits : 1));
     main.launch.grid[1] = 1;
     main.launch.grid[2] = 1;
   }

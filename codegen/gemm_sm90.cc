@@ -44,6 +44,8 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     return no("a ping-pong warpgroup holds a whole tile's accumulators: 128 x 64 or 128 x 128");
   if (c.clusterSplit && (c.splitK < 2 || c.splitK > 8 || c.pingpong))
     return no("split-K in a cluster takes 2 to 8 splits, with the cooperative schedule");
+  if (c.streamK && (c.splitK != 1 || c.clusterSplit || c.pingpong))
+    return no("stream-K shares K steps out itself: no split-K, the cooperative schedule");
   if (c.splitK != 1 && s8 && !c.clusterSplit)
     return no("int8 GEMMs split K only in a cluster (float partial sums would round the int32 "
               "sums)");
@@ -197,12 +199,19 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
     aRows = fmt::format("dlc_sm90::StridedRows<{}>{{{}LL, M, K}}", ctx.storage, s.a.ld);
   }
   const char *acc = s.dtype == DType::kI8 ? "int" : "float";
-  auto call =
-      w.lambdaArg("dlc_sm90::gemm<{}, BN, STAGES, {}, {}, CLUSTER>({}, {}LL, N, K, {}, dlc_smem, "
-                  "tile_of, "
-                  "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
-                  ctx.storage, s.b.kContig ? "true" : "false", c.pingpong ? "true" : "false", aRows,
-                  s.b.ld, perBatch * s.batch * (split ? c.splitK : 1), acc, ctx.storage, acc);
+  // Stream-K: where the CTAs' units meet (gemm::writeGemm's sk_partials and sk_flags).
+  std::string streamK = fmt::format("static_cast<const dlc_sm90::StreamK<{}> *>(nullptr)", acc);
+  if (ctx.skPerCta > 0) {
+    w.line("const dlc_sm90::StreamK<{}> sk{{sk_partials, sk_flags, {}, {}}};", acc, ctx.skTiles,
+           ctx.skPerCta);
+    streamK = "&sk";
+  }
+  auto call = w.lambdaArg(
+      "dlc_sm90::gemm<{}, BN, STAGES, {}, {}, CLUSTER>({}, {}LL, N, K, {}, {}, dlc_smem, "
+      "tile_of, "
+      "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
+      ctx.storage, s.b.kContig ? "true" : "false", c.pingpong ? "true" : "false", aRows, s.b.ld,
+      perBatch * s.batch * (split ? c.splitK : 1), streamK, acc, ctx.storage, acc);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");
   writeOpaqueOrigin(w);

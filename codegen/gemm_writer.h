@@ -29,6 +29,9 @@ struct KernelContext {
   bool narrow = false;   // every output offset fits in 32 bits: int index arithmetic
   int64_t tilesM = 0, tilesN = 0, kTiles = 0, kTilesPerSplit = 0;
   uint32_t gridZ = 1;
+  // Stream-K (TileConfig::streamK): tiles 0 .. skTiles - 1 are shared out in ranges of
+  // skPerCta K steps over the grid's CTAs; the kernel takes `sk_partials` and `sk_flags`.
+  int64_t skTiles = 0, skPerCta = 0;
   // The epilogue lambdas are compiled as calls, not inlined: set for a main kernel whose
   // epilogue has transcendental math, which the fully unrolled accumulator loop would
   // otherwise copy once per accumulator pair (64 copies of erf for a 64 x 64 warp tile: a

@@ -64,7 +64,10 @@ struct KernelParam {
       : value(v), scratch(scratchIndex), written(writes) {}
   const Value *value = nullptr; // set for value buffers
   int scratch = -1;             // index into KernelSet::scratchBytes otherwise
-  bool written = false;         // the kernel writes it (an output or a scratch buffer)
+  /// Instead: the program's zeroed state (KernelSet::zeroedBytes of it), words that are zero
+  /// when the kernel starts and that it leaves zero (stream-K's flags).
+  bool zeroed = false;
+  bool written = false; // the kernel writes it (an output or a scratch buffer)
   std::optional<rt::TensorMapLayout> map;
 };
 
@@ -100,6 +103,9 @@ inline bool needsSm90a(const std::vector<Kernel> &kernels) {
 struct KernelSet {
   std::vector<Kernel> kernels;
   std::vector<uint64_t> scratchBytes;
+  /// Bytes of the program's zeroed state the kernels' `zeroed` parameters need. Every kernel
+  /// of a program shares one such region (they run one at a time and leave it zeroed).
+  uint64_t zeroedBytes = 0;
 };
 
 struct EmitOptions {
@@ -160,6 +166,12 @@ struct EmitOptions {
   /// 132 SMs against 96 of 128 x 256. On by default (`--no-hopper-tile-192`): BERT-base b8 ran
   /// 0.888 ms with it against 1.007 (H100, session 35).
   bool hopperTile192 = true;
+  /// The cost model may run a Hopper GEMM stream-K (TileConfig::streamK) where its tiles fill
+  /// the last wave only in part: the CTAs share those tiles' K steps out evenly, and the CTA
+  /// that starts a tile adds the others' sums (a workspace in the arena, flags in the
+  /// program's zeroed state) before the epilogue: no reduction kernel, int32 sums exact.
+  /// `--hopper-stream-k`.
+  bool hopperStreamK = false;
   /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
   /// registers before the main loop, so that their latency hides behind the operand loads
   /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Off: on an H100
@@ -191,7 +203,30 @@ struct EmitOptions {
   /// (H100, session 35, tools/kbench/stem.txt), the whole model 1.936 ms against 2.036; at
   /// batch 1 (49 tiles) the implicit GEMM is faster (0.0148 ms against 0.0170).
   bool stemConv = true;
+  /// On sm_90 and newer, every kernel waits for the grids before it itself (rt::LaunchStep::
+  /// waitsForGrid), so that the session may launch it with programmatic stream serialization:
+  /// the next launch is prepared while the previous kernel finishes. On an H100 (session 36,
+  /// harness) MobileNetV2 b1 ran 0.257 ms with it against 0.274, ResNet-50 b1 0.363 against
+  /// 0.378 (fp32 1.048 against 1.068), the MLP, ResNet-50 b32, BERT and ViT within 1 %. Off
+  /// (`--programmatic-launch`) until a crash seen once with it is understood: the GPU test
+  /// CApiGpu.HostDeviceAndStreamRunsMatchTheCpu died of a segfault in the one run of the
+  /// whole suite with this setting (it passed with earlyDependents too).
+  bool programmaticLaunch = false;
+  /// With programmaticLaunch: each kernel also lets the next one's blocks start as soon as all
+  /// of its own have started (`griddepcontrol.launch_dependents`), to wait on the GPU instead
+  /// of being launched. Off (`--early-dependents`): on the same H100 it took MobileNetV2 b1 to
+  /// 0.221 ms and ViT-B/16 b8 to 1.206 (1.231 without), but ResNet-50 b1 fp32 to 1.184 (1.048),
+  /// BERT-base b8 to 0.806 (0.783) and ResNet-50 b32 to 1.937 (1.907).
+  bool earlyDependents = false;
 };
+
+/// `source` with the body of its kernel `name` starting `dlc_grid_dependency();` (the prelude
+/// helper: `griddepcontrol.wait`, so nothing before it touches memory, then
+/// `griddepcontrol.launch_dependents`, so the next kernel may be launched once every block of
+/// this one has started): rt::LaunchStep::waitsForGrid. sm_90 and newer; the kernel's prelude
+/// must then hold the helper.
+Expected<std::string> withGridDependency(const std::string &source, const std::string &name,
+                                         bool early = true);
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).
 /// On false, `why` says what is missing ("Conv: 3-D convolution has no GPU kernel yet").

@@ -208,6 +208,27 @@ std::string hostStepGraph(const Node &n) {
   return printGraph(g, po);
 }
 
+} // namespace
+
+Expected<std::string> withGridDependency(const std::string &source, const std::string &name,
+                                         bool early) {
+  // The kernel's head, `extern "C" __global__ void [attributes] name(params) {`, ends at the
+  // first brace after its name (no parameter holds one).
+  const std::string call = " " + name + "(";
+  for (size_t at = source.find("__global__"); at != std::string::npos;
+       at = source.find("__global__", at + 1)) {
+    const size_t named = source.find(call, at), brace = source.find('{', at);
+    if (named == std::string::npos || brace == std::string::npos || named > brace)
+      continue;
+    return source.substr(0, brace + 1) +
+           (early ? "\n  dlc_grid_dependency();" : "\n  dlc_grid_wait();") +
+           source.substr(brace + 1);
+  }
+  return internalError("kernel '{0}': its source has no `__global__ ... {0}(...) {{` head", name);
+}
+
+namespace {
+
 std::string origin(const FusedGroup &g) {
   std::string s;
   for (const Node *n : g.nodes)
@@ -250,6 +271,7 @@ public:
     DLC_RETURN_IF_ERROR(lowerOutputs());
     if (opts_.exposeIntermediates)
       DLC_RETURN_IF_ERROR(exposeIntermediates(groups));
+    placeZeroedState();
     DLC_RETURN_IF_ERROR(buildModules());
     return std::move(p_);
   }
@@ -303,6 +325,12 @@ private:
     for (Kernel &k : set.kernels) {
       rt::LaunchStep step;
       step.kernel = k.name;
+      if (opts_.emit.programmaticLaunch && opts_.emit.smVersion >= 90) {
+        const bool early = opts_.emit.earlyDependents;
+        DLC_ASSIGN_OR_RETURN(k.source, withGridDependency(k.source, k.name, early));
+        k.prelude.add(early ? "dlc_grid_dependency" : "dlc_grid_wait");
+        step.waitsForGrid = true;
+      }
       std::copy(std::begin(k.launch.grid), std::end(k.launch.grid), step.grid);
       std::copy(std::begin(k.launch.block), std::end(k.launch.block), step.block);
       step.sharedBytes = k.launch.sharedBytes;
@@ -317,6 +345,12 @@ private:
         if (param.value) {
           DLC_ASSIGN_OR_RETURN(rt::BufferRef ref, buffers_.use(param.value, p_.steps.size()));
           step.args.push_back(ref);
+          continue;
+        }
+        if (param.zeroed) { // placed by placeZeroedState once the arena's size is known
+          zeroedArgs_.emplace_back(p_.steps.size(), step.args.size());
+          zeroedBytes_ = std::max(zeroedBytes_, set.zeroedBytes);
+          step.args.push_back({rt::Space::kArena, 0, set.zeroedBytes});
           continue;
         }
         if (param.scratch < 0 || static_cast<size_t>(param.scratch) >= scratch.size())
@@ -447,10 +481,24 @@ private:
     return Status::ok();
   }
 
+  /// The zeroed state (rt::Program::zeroedBytes) at the end of the arena, past every buffer
+  /// and scratch region; the kernels that use it all get the same one.
+  void placeZeroedState() {
+    if (zeroedArgs_.empty())
+      return;
+    const uint64_t offset = alignUp(p_.arenaBytes);
+    p_.zeroedBytes = alignUp(zeroedBytes_);
+    p_.arenaBytes = offset + p_.zeroedBytes;
+    for (const auto &[step, arg] : zeroedArgs_)
+      std::get<rt::LaunchStep>(p_.steps[step]).args[arg].offset = offset;
+  }
+
   const Graph &g_;
   const LowerOptions &opts_;
   rt::Program p_;
   Buffers buffers_;
+  std::vector<std::pair<size_t, size_t>> zeroedArgs_; // (step, argument) in the zeroed state
+  uint64_t zeroedBytes_ = 0;
   std::vector<Kernel> kernels_;
   std::vector<size_t> kernelStep_; // the steps index of each kernel
   std::set<const Value *> returned_;

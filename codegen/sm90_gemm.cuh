@@ -67,8 +67,8 @@ __device__ __forceinline__ void mbar_arrive(unsigned long long *bar) {
 
 /// Waits until the phase with parity `parity` of `bar` has completed; with ACQUIRE_CLUSTER it
 /// also acquires what the arriving threads of other CTAs of the cluster released.
-#define DLC_SM90_TRY_WAIT(SEM) \
-  "{\n.reg .pred p;\nmbarrier.try_wait.parity" SEM ".shared::cta.b64 p, [%1], %2;\n" \
+#define DLC_SM90_TRY_WAIT(SEM)                                                                     \
+  "{\n.reg .pred p;\nmbarrier.try_wait.parity" SEM ".shared::cta.b64 p, [%1], %2;\n"               \
   "selp.u32 %0, 1, 0, p;\n}\n"
 template <bool ACQUIRE_CLUSTER = false>
 __device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity) {
@@ -80,7 +80,10 @@ __device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned pari
                    : "r"(smem_addr(bar)), "r"(parity)
                    : "memory");
     else
-      asm volatile(DLC_SM90_TRY_WAIT("") : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+      asm volatile(DLC_SM90_TRY_WAIT("")
+                   : "=r"(done)
+                   : "r"(smem_addr(bar)), "r"(parity)
+                   : "memory");
   } while (!done);
 }
 
@@ -117,74 +120,74 @@ template <class T> __host__ __device__ constexpr int bk_elems() { return 128 / s
 // the asm operands (DLC_SM90_ACC_N*(C), C the constraint: "+f" for float, "+r" for int32);
 // each width extends the one before.
 
-#define DLC_SM90_DREGS_N64 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15" \
+#define DLC_SM90_DREGS_N64                                                                         \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"                           \
   ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define DLC_SM90_ACC_N64(C) \
-      C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), \
-      C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15]), \
-      C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), C(d[22]), C(d[23]), \
-      C(d[24]), C(d[25]), C(d[26]), C(d[27]), C(d[28]), C(d[29]), C(d[30]), C(d[31])
-#define DLC_SM90_DREGS_N128 \
-  DLC_SM90_DREGS_N64 \
-  ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47" \
+#define DLC_SM90_ACC_N64(C)                                                                        \
+  C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), C(d[8]), C(d[9]),        \
+      C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15]), C(d[16]), C(d[17]), C(d[18]),    \
+      C(d[19]), C(d[20]), C(d[21]), C(d[22]), C(d[23]), C(d[24]), C(d[25]), C(d[26]), C(d[27]),    \
+      C(d[28]), C(d[29]), C(d[30]), C(d[31])
+#define DLC_SM90_DREGS_N128                                                                        \
+  DLC_SM90_DREGS_N64                                                                               \
+  ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"               \
   ", %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define DLC_SM90_ACC_N128(C) \
-      DLC_SM90_ACC_N64(C), \
-      C(d[32]), C(d[33]), C(d[34]), C(d[35]), C(d[36]), C(d[37]), C(d[38]), C(d[39]), \
-      C(d[40]), C(d[41]), C(d[42]), C(d[43]), C(d[44]), C(d[45]), C(d[46]), C(d[47]), \
-      C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), C(d[54]), C(d[55]), \
-      C(d[56]), C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63])
-#define DLC_SM90_DREGS_N192 \
-  DLC_SM90_DREGS_N128 \
-  ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79" \
+#define DLC_SM90_ACC_N128(C)                                                                       \
+  DLC_SM90_ACC_N64(C), C(d[32]), C(d[33]), C(d[34]), C(d[35]), C(d[36]), C(d[37]), C(d[38]),       \
+      C(d[39]), C(d[40]), C(d[41]), C(d[42]), C(d[43]), C(d[44]), C(d[45]), C(d[46]), C(d[47]),    \
+      C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), C(d[54]), C(d[55]), C(d[56]),    \
+      C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63])
+#define DLC_SM90_DREGS_N192                                                                        \
+  DLC_SM90_DREGS_N128                                                                              \
+  ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79"               \
   ", %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define DLC_SM90_ACC_N192(C) \
-      DLC_SM90_ACC_N128(C), \
-      C(d[64]), C(d[65]), C(d[66]), C(d[67]), C(d[68]), C(d[69]), C(d[70]), C(d[71]), \
-      C(d[72]), C(d[73]), C(d[74]), C(d[75]), C(d[76]), C(d[77]), C(d[78]), C(d[79]), \
-      C(d[80]), C(d[81]), C(d[82]), C(d[83]), C(d[84]), C(d[85]), C(d[86]), C(d[87]), \
-      C(d[88]), C(d[89]), C(d[90]), C(d[91]), C(d[92]), C(d[93]), C(d[94]), C(d[95])
-#define DLC_SM90_DREGS_N256 \
-  DLC_SM90_DREGS_N192 \
-  ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111" \
-  ", %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-#define DLC_SM90_ACC_N256(C) \
-      DLC_SM90_ACC_N192(C), \
-      C(d[96]), C(d[97]), C(d[98]), C(d[99]), C(d[100]), C(d[101]), C(d[102]), C(d[103]), \
-      C(d[104]), C(d[105]), C(d[106]), C(d[107]), C(d[108]), C(d[109]), C(d[110]), C(d[111]), \
-      C(d[112]), C(d[113]), C(d[114]), C(d[115]), C(d[116]), C(d[117]), C(d[118]), C(d[119]), \
-      C(d[120]), C(d[121]), C(d[122]), C(d[123]), C(d[124]), C(d[125]), C(d[126]), C(d[127])
+#define DLC_SM90_ACC_N192(C)                                                                       \
+  DLC_SM90_ACC_N128(C), C(d[64]), C(d[65]), C(d[66]), C(d[67]), C(d[68]), C(d[69]), C(d[70]),      \
+      C(d[71]), C(d[72]), C(d[73]), C(d[74]), C(d[75]), C(d[76]), C(d[77]), C(d[78]), C(d[79]),    \
+      C(d[80]), C(d[81]), C(d[82]), C(d[83]), C(d[84]), C(d[85]), C(d[86]), C(d[87]), C(d[88]),    \
+      C(d[89]), C(d[90]), C(d[91]), C(d[92]), C(d[93]), C(d[94]), C(d[95])
+#define DLC_SM90_DREGS_N256                                                                        \
+  DLC_SM90_DREGS_N192                                                                              \
+  ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111"   \
+  ", %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "   \
+  "%127"
+#define DLC_SM90_ACC_N256(C)                                                                       \
+  DLC_SM90_ACC_N192(C), C(d[96]), C(d[97]), C(d[98]), C(d[99]), C(d[100]), C(d[101]), C(d[102]),   \
+      C(d[103]), C(d[104]), C(d[105]), C(d[106]), C(d[107]), C(d[108]), C(d[109]), C(d[110]),      \
+      C(d[111]), C(d[112]), C(d[113]), C(d[114]), C(d[115]), C(d[116]), C(d[117]), C(d[118]),      \
+      C(d[119]), C(d[120]), C(d[121]), C(d[122]), C(d[123]), C(d[124]), C(d[125]), C(d[126]),      \
+      C(d[127])
 
 // The instructions: accumulators, then desc A, desc B, scale-d (and for f16/bf16 trans-b).
-#define DLC_SM90_WGMMA_N64(TY) \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" DLC_SM90_DREGS_N64 \
+#define DLC_SM90_WGMMA_N64(TY)                                                                     \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                     \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" DLC_SM90_DREGS_N64                  \
   "}, %32, %33, p, 1, 1, 0, %35;\n}\n"
-#define DLC_SM90_WGMMA_S8_N64 \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+#define DLC_SM90_WGMMA_S8_N64                                                                      \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                     \
   "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {" DLC_SM90_DREGS_N64 "}, %32, %33, p;\n}\n"
-#define DLC_SM90_WGMMA_N128(TY) \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
-  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" DLC_SM90_DREGS_N128 \
+#define DLC_SM90_WGMMA_N128(TY)                                                                    \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                     \
+  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" DLC_SM90_DREGS_N128                \
   "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
-#define DLC_SM90_WGMMA_S8_N128 \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+#define DLC_SM90_WGMMA_S8_N128                                                                     \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                     \
   "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {" DLC_SM90_DREGS_N128 "}, %64, %65, p;\n}\n"
-#define DLC_SM90_WGMMA_N192(TY) \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" \
-  "wgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY " {" DLC_SM90_DREGS_N192 \
+#define DLC_SM90_WGMMA_N192(TY)                                                                    \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                                                     \
+  "wgmma.mma_async.sync.aligned.m64n192k16.f32." TY "." TY " {" DLC_SM90_DREGS_N192                \
   "}, %96, %97, p, 1, 1, 0, %99;\n}\n"
-#define DLC_SM90_WGMMA_S8_N192 \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" \
+#define DLC_SM90_WGMMA_S8_N192                                                                     \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                                                     \
   "wgmma.mma_async.sync.aligned.m64n192k32.s32.s8.s8 {" DLC_SM90_DREGS_N192 "}, %96, %97, p;\n}\n"
-#define DLC_SM90_WGMMA_N256(TY) \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-  "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {" DLC_SM90_DREGS_N256 \
+#define DLC_SM90_WGMMA_N256(TY)                                                                    \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                                    \
+  "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " {" DLC_SM90_DREGS_N256                \
   "}, %128, %129, p, 1, 1, 0, %131;\n}\n"
-#define DLC_SM90_WGMMA_S8_N256 \
-  "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-  "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {" DLC_SM90_DREGS_N256 "}, %128, %129, p;\n}\n"
+#define DLC_SM90_WGMMA_S8_N256                                                                     \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                                    \
+  "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 {" DLC_SM90_DREGS_N256                        \
+  "}, %128, %129, p;\n}\n"
 
 /// d += A (64 x 32 bytes of K, descriptor da) * B (32 bytes of K x N, descriptor db),
 /// asynchronously: k16 for f16/bf16 (TRANS_B: B N-major), k32 for s8 (K-major only).
@@ -195,18 +198,18 @@ __device__ __forceinline__ void wgmma(Acc<T> (&d)[N / 2], unsigned long long da,
                 "wgmma tile widths: 64, 128, 192, 256");
   constexpr bool bf16 = Kind<T>::value == 1;
 // One width's instruction on d: s8 (int32 accumulators), or f16/bf16 (float ones, TRANS_B).
-#define DLC_SM90_WGMMA_S8(NN) \
+#define DLC_SM90_WGMMA_S8(NN)                                                                      \
   asm volatile(DLC_SM90_WGMMA_S8_N##NN : DLC_SM90_ACC_N##NN("+r") : "l"(da), "l"(db), "r"(1))
-#define DLC_SM90_WGMMA_16(NN, TY) \
-  asm volatile(DLC_SM90_WGMMA_N##NN(TY) \
-               : DLC_SM90_ACC_N##NN("+f") \
+#define DLC_SM90_WGMMA_16(NN, TY)                                                                  \
+  asm volatile(DLC_SM90_WGMMA_N##NN(TY)                                                            \
+               : DLC_SM90_ACC_N##NN("+f")                                                          \
                : "l"(da), "l"(db), "r"(1), "n"(TRANS_B))
-#define DLC_SM90_WGMMA_WIDTH(NN) \
-  if constexpr (Kind<T>::value == 2) \
-    DLC_SM90_WGMMA_S8(NN); \
-  else if constexpr (bf16) \
-    DLC_SM90_WGMMA_16(NN, "bf16"); \
-  else \
+#define DLC_SM90_WGMMA_WIDTH(NN)                                                                   \
+  if constexpr (Kind<T>::value == 2)                                                               \
+    DLC_SM90_WGMMA_S8(NN);                                                                         \
+  else if constexpr (bf16)                                                                         \
+    DLC_SM90_WGMMA_16(NN, "bf16");                                                                 \
+  else                                                                                             \
     DLC_SM90_WGMMA_16(NN, "f16")
   static_assert(Kind<T>::value != 2 || TRANS_B == 0, "s8 wgmma reads both operands K-major");
   if constexpr (N == 64) {
@@ -233,8 +236,7 @@ __device__ __forceinline__ void wgmma_commit() {
 /// asm after it, so the compiler neither reads them before the wait nor keeps copies across.
 __device__ __forceinline__ void keep_register(float &r) { asm volatile("" : "+f"(r)::"memory"); }
 __device__ __forceinline__ void keep_register(int &r) { asm volatile("" : "+r"(r)::"memory"); }
-template <int N, class A, int MB, int R>
-__device__ __forceinline__ void wgmma_wait(A (&d)[MB][R]) {
+template <int N, class A, int MB, int R> __device__ __forceinline__ void wgmma_wait(A (&d)[MB][R]) {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 #pragma unroll
   for (int b = 0; b < MB; ++b)
@@ -291,7 +293,8 @@ __device__ __forceinline__ unsigned cluster_count() {
 /// Every thread of every CTA of the cluster: what each wrote before is visible after.
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n"
-               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+               "barrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
 }
 /// The address of the same shared-memory location in CTA `rank` of the cluster.
 __device__ __forceinline__ unsigned cluster_map(unsigned addr, unsigned rank) {
@@ -302,8 +305,7 @@ __device__ __forceinline__ unsigned cluster_map(unsigned addr, unsigned rank) {
 /// Arrives on an mbarrier of another CTA of the cluster (its address from cluster_map),
 /// releasing this thread's writes to the cluster.
 __device__ __forceinline__ void mbar_arrive_remote(unsigned cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
-                   cluster_addr)
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr)
                : "memory");
 }
 /// An accumulator's 32 bits, and back (the handover moves them as b32).
@@ -329,6 +331,98 @@ template <class A> __device__ __forceinline__ void add_remote4(unsigned cluster_
     acc_add_bits(v[e], r[e]);
 }
 
+// Stream-K: a CTA's units of work are contiguous ranges of K steps, so the tiles of a last,
+// partly filled wave are shared out by K steps instead of leaving SMs idle.
+
+/// Where stream-K's units meet: `partials` holds one BM x BN tile of accumulators per CTA (a
+/// CTA hands over at most one: its first unit, when that starts inside a tile), `flags` one
+/// word per CTA, zero between launches (the session zeroes them once; the CTA that reads a
+/// tile's partial sums zeroes their flags again).
+template <class A> struct StreamK {
+  A *partials;
+  int *flags;
+  int sk_tiles; // tiles 0 .. sk_tiles - 1 are shared out by K steps, the rest run whole
+  int per_cta;  // K steps of those tiles per CTA (the last CTA's range may be shorter)
+};
+/// How a unit finishes: a whole tile runs the epilogue; a unit that starts inside a tile hands
+/// its sums over (kPeer); the unit that starts a tile someone else finishes (kOwner) adds the
+/// peers' sums, CTAs blockIdx.x + 1 .. last_peer, then runs the epilogue.
+enum : int { kWhole = 0, kPeer = 1, kOwner = 2 };
+
+/// The walk over this CTA's units: tiles t0, t0 + stride, ... < tiles; with stream-K
+/// (sk.per_cta > 0) first its range of the stream-K tiles' K steps (tile-major), then its
+/// whole tiles sk_tiles + blockIdx.x, + gridDim.x, ... The producer and the consumers each
+/// walk their own copy.
+struct Walk {
+  int t, stride, tiles; // the next whole tile, the step, the end
+  int pos, end;         // stream-K: the K steps still to do, [pos, end)
+  int k_tiles, per_cta;
+  template <class A>
+  __device__ __forceinline__ Walk(int t0, int step, int count, int kt, const StreamK<A> *sk)
+      : t(t0), stride(step), tiles(count), pos(0), end(0), k_tiles(kt), per_cta(0) {
+    if (sk) {
+      per_cta = sk->per_cta;
+      pos = static_cast<int>(blockIdx.x) * per_cta;
+      const int total = sk->sk_tiles * kt;
+      end = pos + per_cta < total ? pos + per_cta : total;
+      t = sk->sk_tiles + static_cast<int>(blockIdx.x);
+    }
+  }
+  /// The next unit: its tile (for tile_of), K steps [kt0, kt1) and role; false when done.
+  __device__ __forceinline__ bool next(int &tile, int &kt0, int &kt1, int &role, int &last_peer) {
+    if (pos < end) {
+      tile = pos / k_tiles;
+      kt0 = pos % k_tiles;
+      kt1 = kt0 + (end - pos) < k_tiles ? kt0 + (end - pos) : k_tiles;
+      pos += kt1 - kt0;
+      role = kt0 > 0 ? kPeer : kt1 < k_tiles ? kOwner : kWhole;
+      last_peer = ((tile + 1) * k_tiles - 1) / per_cta; // the CTA holding the tile's last step
+      return true;
+    }
+    if (t >= tiles)
+      return false;
+    tile = t;
+    t += stride;
+    kt0 = 0;
+    kt1 = 1 << 30;
+    role = kWhole;
+    last_peer = 0;
+    return true;
+  }
+  /// Whether a whole tile follows (ping-pong's hand-over; not used with stream-K).
+  __device__ __forceinline__ bool more() const { return t < tiles; }
+};
+
+/// The consumers' named barrier (the 256 threads of both consumer warpgroups).
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 3, 256;" ::: "memory"); }
+/// Publishes this CTA's hand-over (the consumers' stores before consumers_sync) to the GPU.
+__device__ __forceinline__ void flag_release(int *flag) {
+  asm volatile("fence.acq_rel.gpu;\nst.relaxed.gpu.global.b32 [%0], 1;" ::"l"(flag) : "memory");
+}
+/// Waits until `flag` is set, acquiring what its CTA published.
+__device__ __forceinline__ void flag_acquire(const int *flag) {
+  int v = 0;
+  do
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  while (v == 0);
+}
+/// 4 accumulators to global memory (kept in L2 for the CTA that adds them), and added back.
+template <class A> __device__ __forceinline__ void store_partial4(A *p, const A *v) {
+  asm volatile("st.global.cg.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(acc_bits(v[0])),
+               "r"(acc_bits(v[1])), "r"(acc_bits(v[2])), "r"(acc_bits(v[3]))
+               : "memory");
+}
+template <class A> __device__ __forceinline__ void add_partial4(const A *p, A *v) {
+  unsigned r[4];
+  asm volatile("ld.global.cg.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "l"(p)
+               : "memory");
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+    acc_add_bits(v[e], r[e]);
+}
+
 /// A TMA descriptor (the driver's CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded on
 /// the host and passed by value as a __grid_constant__ kernel parameter.
 struct alignas(64) TensorMap {
@@ -342,12 +436,8 @@ struct alignas(64) TensorMap {
 struct TmaOperands {
   const TensorMap *a, *b;
 };
-template <class R> struct IsTma {
-  static constexpr bool value = false;
-};
-template <> struct IsTma<TmaOperands> {
-  static constexpr bool value = true;
-};
+template <class R> struct IsTma { static constexpr bool value = false; };
+template <> struct IsTma<TmaOperands> { static constexpr bool value = true; };
 
 /// Arrives on `bar` and adds `bytes` to the transactions its phase waits for.
 __device__ __forceinline__ void mbar_expect_tx(unsigned long long *bar, unsigned bytes) {
@@ -363,8 +453,7 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap *map, int
                                          unsigned long long *bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
                "[%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-               "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y),
-               "r"(smem_addr(bar))
+               "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(smem_addr(bar))
                : "memory");
 }
 
@@ -488,7 +577,8 @@ __device__ __forceinline__ void order_wait(int id) {
 template <class T, int BN, int STAGES, bool B_KMAJOR, bool PINGPONG, int CLUSTER, class ARows,
           class TileOf, class Epilogue>
 __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, int K, int tiles,
-                                     unsigned char *smem, TileOf &&tile_of, Epilogue &&epilogue) {
+                                     const StreamK<Acc<T>> *sk, unsigned char *smem,
+                                     TileOf &&tile_of, Epilogue &&epilogue) {
   // The producer signals K step `it` once it has issued it + LAG: LAG + 1 steps' copies in
   // flight per thread. A consumer frees step it - 1's stage when it starts `it`, so the
   // producer waiting for a free stage has signalled enough steps only while LAG <= STAGES - 2.
@@ -496,6 +586,7 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   static_assert(!PINGPONG || BN <= 128, "a ping-pong warpgroup holds 128 x BN accumulators");
   static_assert(CLUSTER >= 1 && CLUSTER <= 8 && !(PINGPONG && CLUSTER > 1),
                 "split-K clusters of 2 to 8 CTAs, with the cooperative schedule");
+  // Stream-K (sk) is for the cooperative schedule without clusters (the caller's promise).
 #ifdef DLC_SM90_LAG // tuning knob (kbench --define)
   constexpr int LAG = DLC_SM90_LAG;
 #else
@@ -533,17 +624,21 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
     cluster_sync(); // the barriers initialized before another CTA arrives on them
   // This CTA's tiles: t0, t0 + stride, ... (a cluster's CTAs walk the same ones).
   const int t0 = CLUSTER > 1 ? static_cast<int>(cluster_id()) : static_cast<int>(blockIdx.x);
-  const int stride =
-      CLUSTER > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
+  const int stride = CLUSTER > 1 ? static_cast<int>(cluster_count()) : static_cast<int>(gridDim.x);
   const unsigned base = smem_addr(smem);
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 " DLC_SM90_STR(DLC_SM90_PRODUCER_REGS) ";");
     if (TMA && tid != 0)
-      return; // one thread moves each stage
+      return;   // one thread moves each stage
     int it = 0; // K steps issued, over all tiles
-    for (int t = t0; t < tiles; t += stride) {
+    Walk walk(t0, stride, tiles, kTiles, sk);
+    for (int t, kt0, kt1, role, lastPeer; walk.next(t, kt0, kt1, role, lastPeer);) {
       Tile<T> x;
       tile_of(t, x);
+      if (sk) {
+        x.kt0 = kt0;
+        x.kt1 = kt1;
+      }
       const int kEnd = x.kt1 < kTiles ? x.kt1 : kTiles;
       for (int kt = x.kt0; kt < kEnd; ++kt, ++it) {
         const int s = it % STAGES;
@@ -575,18 +670,23 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 " DLC_SM90_STR(DLC_SM90_CONSUMER_REGS) ";");
     const int lane = tid % 32, cw = (tid - 128) / 32; // consumer warp 0..7: its slab
-    const int c = wg - 1;                              // consumer warpgroup 0, 1
+    const int c = wg - 1;                             // consumer warpgroup 0, 1
     // Where this warpgroup's rows of A start in a stage, and the tile rows its warps hold.
     const unsigned aOff = PINGPONG ? 0u : c * 64 * 128;
     const int w0 = PINGPONG ? cw % 4 : cw;
     Acc<T> acc[MB][BN / 2];
-    int it = 0; // K steps consumed (by either warpgroup in ping-pong), over all tiles
+    int it = 0;   // K steps consumed (by either warpgroup in ping-pong), over all tiles
     int turn = 0; // tiles of this CTA so far
-    for (int t = t0; t < tiles; t += stride, ++turn) {
+    Walk walk(t0, stride, tiles, kTiles, sk);
+    for (int t, kt0, kt1, role, lastPeer; walk.next(t, kt0, kt1, role, lastPeer); ++turn) {
       Tile<T> x;
       tile_of(t, x);
+      if (sk) {
+        x.kt0 = kt0;
+        x.kt1 = kt1;
+      }
       const int kEnd = x.kt1 < kTiles ? x.kt1 : kTiles; // at least one step (kt0 < kEnd)
-      if (PINGPONG && turn % 2 != c) { // the other warpgroup's tile
+      if (PINGPONG && turn % 2 != c) {                  // the other warpgroup's tile
         it += kEnd - x.kt0;
         continue;
       }
@@ -608,8 +708,7 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
                                                  : descriptor(sb + kk * 2048, 8192, 1024);
 #pragma unroll
           for (int mb = 0; mb < MB; ++mb) {
-            const unsigned long long da =
-                descriptor(sa + aOff + mb * 64 * 128 + kk * 32, 16, 1024);
+            const unsigned long long da = descriptor(sa + aOff + mb * 64 * 128 + kk * 32, 16, 1024);
 #ifndef DLC_SM90_NO_MMA // diagnostic knob: the pipeline without the math
             wgmma<BN, T, B_KMAJOR ? 0 : 1>(acc[mb], da, db);
 #endif
@@ -621,7 +720,7 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
           mbar_arrive(&empty[(it - 1) % STAGES]);
       }
       // Every stage of this tile has been waited on: the other warpgroup may start its next.
-      if (PINGPONG && t + stride < tiles)
+      if (PINGPONG && walk.more())
         order_signal(2 - c);
       wgmma_wait<0>(acc);
       if (lane == 0)
@@ -650,6 +749,37 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
         }
         for (int r = 1; r < CLUSTER; ++r)
           mbar_arrive_remote(cluster_map(smem_addr(freed), r));
+      }
+      if (sk && role != kWhole) {
+        // Consumer thread ct's accumulators 4q .. 4q + 3 at (q * 256 + ct) * 4 of a CTA's
+        // partials: a warp's 16-byte accesses are contiguous.
+        const int ct = tid - 128;
+        if (role == kPeer) { // hand the sums over; the tile's owner finishes it
+          Acc<T> *mine = sk->partials + static_cast<long long>(blockIdx.x) * (BM * BN) + ct * 4;
+#pragma unroll
+          for (int q = 0; q < BN / 8; ++q)
+            store_partial4(mine + q * 256 * 4, &acc[0][4 * q]);
+          consumers_sync();
+          if (ct == 0)
+            flag_release(&sk->flags[blockIdx.x]);
+          continue;
+        }
+        // The owner: the peers' sums in CTA order (the same sums every run), then the epilogue.
+        if (ct == 0)
+          for (int p = blockIdx.x + 1; p <= lastPeer; ++p)
+            flag_acquire(&sk->flags[p]);
+        consumers_sync();
+#pragma unroll 1
+        for (int p = blockIdx.x + 1; p <= lastPeer; ++p) {
+          const Acc<T> *theirs = sk->partials + static_cast<long long>(p) * (BM * BN) + ct * 4;
+#pragma unroll
+          for (int q = 0; q < BN / 8; ++q)
+            add_partial4(theirs + q * 256 * 4, &acc[0][4 * q]);
+        }
+        // Zero for the next launch (no CTA of this one sets them again).
+        if (ct == 0)
+          for (int p = blockIdx.x + 1; p <= lastPeer; ++p)
+            sk->flags[p] = 0;
       }
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb)

@@ -64,6 +64,7 @@ namespace dlc::rt {
   X(streamGetCaptureInfo, cuStreamGetCaptureInfo_v3)                                               \
   X(graphDestroy, cuGraphDestroy)                                                                  \
   X(launchKernel, cuLaunchKernel)                                                                  \
+  X(launchKernelEx, cuLaunchKernelEx)                                                              \
   X(eventCreate, cuEventCreate)                                                                    \
   X(eventDestroy, cuEventDestroy_v2)                                                               \
   X(eventRecord, cuEventRecord)                                                                    \

@@ -60,6 +60,14 @@ Expected<std::unique_ptr<GpuSession>> GpuSession::create(std::shared_ptr<const G
   DLC_RETURN_IF_ERROR(driver.makeCurrent());
   DLC_ASSIGN_OR_RETURN(s->stream_, createStream(driver));
   DLC_ASSIGN_OR_RETURN(s->arena_, allocateDevice(driver, p.arenaBytes, "the session's arena"));
+  if (p.zeroedBytes > 0) { // the kernels' state starts zeroed and they leave it so
+    const DriverApi &api = driver.api();
+    const CUdeviceptr state = s->arena_.get() + (p.arenaBytes - p.zeroedBytes);
+    DLC_RETURN_IF_ERROR(driver.check(api.memsetD8Async(state, 0, p.zeroedBytes, s->stream_.get()),
+                                     "zeroing the program's state"));
+    DLC_RETURN_IF_ERROR(
+        driver.check(api.streamSynchronize(s->stream_.get()), "zeroing the program's state"));
+  }
 
   size_t staging = 0;
   for (const ProgramTensor &t : p.inputs) {
@@ -442,7 +450,8 @@ Status GpuSession::begin() {
   pendingFirst_ = pendingLast_ = 0;
   if (!opts_.poison || !arena_)
     return Status::ok();
-  const uint64_t bytes = program_->program().arenaBytes;
+  // The zeroed state at the arena's end is not the run's to poison (Program::zeroedBytes).
+  const uint64_t bytes = program_->program().arenaBytes - program_->program().zeroedBytes;
   return driver_->check(driver_->api().memsetD8Async(arena_.get(), 0xFF, bytes, cur_),
                         fmt::format("poisoning the arena ({} bytes)", bytes));
 }
@@ -517,9 +526,27 @@ Status GpuSession::enqueueStep(size_t index) {
   pendingLast_ = index + 1;
   if (const auto *l = std::get_if<LaunchStep>(&p.steps[index])) {
     void **params = argPointers_[index].empty() ? nullptr : argPointers_[index].data();
-    CUresult r =
-        api.launchKernel(program_->function(index), l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                         l->block[1], l->block[2], l->sharedBytes, cur_, params, nullptr);
+    CUresult r;
+    if (l->waitsForGrid && driver_->device().smVersion() >= 90) {
+      // The kernel waits for the grids before it itself (griddepcontrol.wait): it may be
+      // launched while the previous one runs (programmatic dependent launch).
+      CUlaunchAttribute attr{};
+      attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attr.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = l->grid[0], config.gridDimY = l->grid[1], config.gridDimZ = l->grid[2];
+      config.blockDimX = l->block[0], config.blockDimY = l->block[1],
+      config.blockDimZ = l->block[2];
+      config.sharedMemBytes = l->sharedBytes;
+      config.hStream = cur_;
+      config.attrs = &attr;
+      config.numAttrs = 1;
+      r = api.launchKernelEx(&config, program_->function(index), params, nullptr);
+    } else {
+      r = api.launchKernel(program_->function(index), l->grid[0], l->grid[1], l->grid[2],
+                           l->block[0], l->block[1], l->block[2], l->sharedBytes, cur_, params,
+                           nullptr);
+    }
     if (r != CUDA_SUCCESS)
       return failed(r, fmt::format("launching {} with grid {}x{}x{}, block {}x{}x{} and "
                                    "{} bytes of dynamic shared memory",

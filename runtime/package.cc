@@ -320,6 +320,7 @@ Expected<Step> readStep(const fbs::Program *p, size_t i) {
     out.sharedBytes = s->shared_bytes();
     out.args = readRefs(s->args());
     out.origin = str(s->origin());
+    out.waitsForGrid = s->waits_for_grid();
     DLC_ASSIGN_OR_RETURN(out.tensorMaps,
                          readTensorMaps(s->tensor_maps(), fmt::format("step {}", i)));
     return Step(std::move(out));
@@ -369,6 +370,10 @@ Expected<std::shared_ptr<Program>> readProgram(const fbs::Program *p) {
     out->steps.push_back(std::move(s));
   }
   out->arenaBytes = p->arena_bytes();
+  out->zeroedBytes = p->zeroed_bytes();
+  if (out->zeroedBytes > out->arenaBytes)
+    return invalidArgument("the zeroed state ({} bytes) is larger than the arena ({} bytes)",
+                           out->zeroedBytes, out->arenaBytes);
   if (p->constants())
     out->constants.assign(p->constants()->begin(), p->constants()->end());
   DLC_ASSIGN_OR_RETURN(out->inputs, readProgramTensors(p->inputs(), "input"));

@@ -28,7 +28,7 @@ namespace dlc::rt {
 
 /// The format this dlc writes (3: a program's constant pool shares the graph's weights; 4: the
 /// checksum is XXH3-64; 5: launch steps may pass tensor maps).
-inline constexpr uint32_t kPackageFormatVersion = 5;
+inline constexpr uint32_t kPackageFormatVersion = 6;
 /// The oldest format this dlc still reads (format 1: the checksum's FNV-1a started from a
 /// mistyped offset basis; PACKAGE_FORMAT.md, Compatibility).
 inline constexpr uint32_t kOldestReadablePackageFormat = 1;

@@ -122,7 +122,7 @@ struct StepWriter {
     auto tensorMaps = maps.empty() ? 0 : fbb.CreateVector(maps);
     fbs::Dim3 grid(s.grid[0], s.grid[1], s.grid[2]), block(s.block[0], s.block[1], s.block[2]);
     auto off = fbs::CreateLaunchStep(fbb, s.module, kernel, &grid, &block, s.sharedBytes, args,
-                                     origin, tensorMaps);
+                                     origin, tensorMaps, s.waitsForGrid);
     return {fbs::Step::LaunchStep, off.Union()};
   }
   std::pair<fbs::Step, Offset<void>> operator()(const CopyStep &s) const {
@@ -248,7 +248,7 @@ Offset<fbs::Program> writeProgram(FlatBufferBuilder &fbb, const Program &p, int 
   auto sourcesOff = fbb.CreateVector(sources);
   return fbs::CreateProgram(fbb, modulesOff, stepTypesOff, stepsOff, p.arenaBytes, constants,
                             inputs, outputs, sourcesOff, constantsFrom, segmentsOff,
-                            constantsFrom >= 0 ? 0 : p.constants.size());
+                            constantsFrom >= 0 ? 0 : p.constants.size(), p.zeroedBytes);
 }
 
 /// An upper bound of the bytes the big parts take, to size the builder and refuse early.

@@ -79,6 +79,11 @@ struct LaunchStep {
   std::vector<TensorMapArg> tensorMaps;
   /// The source nodes, for error messages ("conv_1 + relu_2").
   std::string origin;
+  /// The kernel begins with `griddepcontrol.wait` (waits until the grids before it have
+  /// completed and their writes are visible) and then `griddepcontrol.launch_dependents`: a
+  /// session on an sm_90+ GPU launches it with programmatic stream serialization, so its
+  /// launch overlaps the previous kernel instead of following it (codegen::withGridDependency).
+  bool waitsForGrid = false;
 };
 
 /// Device-to-device copy (used where a value must move to another buffer, e.g. an output that
@@ -109,6 +114,9 @@ struct Program {
   std::vector<Module> modules;
   std::vector<Step> steps;
   uint64_t arenaBytes = 0;
+  /// The arena's last zeroedBytes: state that a session zeroes when it allocates the arena and
+  /// that every kernel leaves zeroed (stream-K GEMMs' flags); never poisoned.
+  uint64_t zeroedBytes = 0;
   /// The constant pool's initial contents (uploaded once per model).
   std::vector<uint8_t> constants;
   std::vector<ProgramTensor> inputs, outputs;

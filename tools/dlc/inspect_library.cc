@@ -98,6 +98,7 @@ Status inspectModelLibrary(const std::string &path, bool json) {
            {"cubin_bytes", f.cubin},
            {"ptx_bytes", f.ptx},
            {"arena_bytes", cp.program->arenaBytes},
+           {"zeroed_state_bytes", cp.program->zeroedBytes},
            {"constant_bytes", cp.program->constants.size()},
            {"constant_bytes_shared_with_graph", cp.program->constantBytesFromGraph}});
     }
@@ -120,17 +121,21 @@ Status inspectModelLibrary(const std::string &path, bool json) {
   std::cout << fmt::format("GPU programs: {}\n", p.programs.size());
   for (const rt::CompiledProgram &cp : p.programs) {
     ProgramFacts f = factsOf(*cp.program);
-    std::cout << fmt::format("  {} {}: {} kernels (cubin {}, PTX {}), {} launches{}, {} copies, "
-                             "{} host steps; arena {}, constants {}{}\n",
-                             rt::dimBindingText(cp.dims), f.arch.empty() ? "(no kernels)" : f.arch,
-                             f.kernels, humanBytes(f.cubin), humanBytes(f.ptx), f.launches,
-                             f.tensorMaps ? fmt::format(" ({} TMA descriptors)", f.tensorMaps) : "",
-                             f.copies, f.hostSteps, humanBytes(cp.program->arenaBytes),
-                             humanBytes(cp.program->constants.size()),
-                             cp.program->constantBytesFromGraph == 0
-                                 ? ""
-                                 : fmt::format(" ({} stored once with the graph's)",
-                                               humanBytes(cp.program->constantBytesFromGraph)));
+    std::cout << fmt::format(
+        "  {} {}: {} kernels (cubin {}, PTX {}), {} launches{}, {} copies, "
+        "{} host steps; arena {}{}, constants {}{}\n",
+        rt::dimBindingText(cp.dims), f.arch.empty() ? "(no kernels)" : f.arch, f.kernels,
+        humanBytes(f.cubin), humanBytes(f.ptx), f.launches,
+        f.tensorMaps ? fmt::format(" ({} TMA descriptors)", f.tensorMaps) : "", f.copies,
+        f.hostSteps, humanBytes(cp.program->arenaBytes),
+        cp.program->zeroedBytes == 0
+            ? ""
+            : fmt::format(" (of which {} zeroed state)", humanBytes(cp.program->zeroedBytes)),
+        humanBytes(cp.program->constants.size()),
+        cp.program->constantBytesFromGraph == 0
+            ? ""
+            : fmt::format(" ({} stored once with the graph's)",
+                          humanBytes(cp.program->constantBytesFromGraph)));
   }
   return Status::ok();
 }

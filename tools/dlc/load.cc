@@ -73,6 +73,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90: the Hopper GEMM kernels load plain strided operands with TMA (one "
                 "thread issues each stage from tensor maps the session encodes) instead of "
                 "cp.async from 128 threads (on by default)");
+  cmd->add_flag("--hopper-stream-k,!--no-hopper-stream-k", kernels.hopperStreamK,
+                "GPU, sm_90, experimental: where a Hopper GEMM's tiles fill the last wave only "
+                "in part, the SMs share those tiles' K steps out evenly (stream-K; the CTA that "
+                "starts a tile adds the others' sums: no reduction kernel, exact int8 sums)");
   cmd->add_flag("--hopper-tile-192,!--no-hopper-tile-192", kernels.hopperTile192,
                 "GPU, sm_90: let the cost model choose 128 x 192 Hopper GEMM tiles, which fill a "
                 "wave where 128 x 256 ones leave SMs idle (on by default)");
@@ -84,6 +88,14 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, experimental: fold each int8 product's rescale and bias into its output "
                 "quantization at compile time (no division per element, as TensorRT does); a "
                 "level may then differ from the exact requantization by one step");
+  cmd->add_flag("--programmatic-launch,!--no-programmatic-launch", kernels.programmaticLaunch,
+                "GPU, sm_90+, experimental: each kernel waits for the one before it itself "
+                "(griddepcontrol), so the session may launch it before the previous one ends "
+                "(programmatic dependent launch)");
+  cmd->add_flag("--early-dependents,!--no-early-dependents", kernels.earlyDependents,
+                "GPU, sm_90+, experimental, with --programmatic-launch: a kernel lets the next "
+                "one's blocks start (and wait on the GPU) once all of its own have started, not "
+                "once they have exited");
   cmd->add_flag("--stem-conv,!--no-stem-conv", kernels.stemConv,
                 "GPU: an NCHW f16/bf16 convolution with at most 4 input channels (ResNet's 7x7 "
                 "stem) runs on a direct tensor-core kernel that stages its input window in shared "

@@ -383,6 +383,69 @@ TEST(GemmEmit, HopperFamilyCompilesForSm90a) {
   EXPECT_FALSE(compileCuda(source, "hopper_on_sm90"));
 }
 
+// Stream-K: the K steps of 8 x 4 tiles of 128 x 192 (K = 1536: 24 steps each) shared out
+// over 132 CTAs, 6 steps each; a CTA hands over one tile of float sums (int32 for int8) and
+// one flag in the program's zeroed state. The cost model chooses it only when asked, for a
+// shape whose tiles leave most SMs idle (ViT's FFN down-projection: 52 tiles of 128 x 192).
+TEST(GemmEmit, HopperStreamK) {
+  auto c = gemm::parseTileConfig("128x192x64/wgs5kst");
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->streamK && c->tma && c->wgmma);
+  EXPECT_EQ(c->splitK, 1);
+  EXPECT_EQ(c->str(), "128x192x64/wgs5kst");
+  EXPECT_FALSE(gemm::parseTileConfig("128x192x64/2x4s5ks")); // the Hopper family's alone
+
+  Built b = build(matmulGraph("f16[1000,1536]", "f16[1536,768]"));
+  auto set = gemm::emitGemmGroup(b.group, {}, c);
+  ASSERT_TRUE(set) << set.status().message();
+  ASSERT_EQ(set->kernels.size(), 1u); // no reduction kernel
+  const Kernel &k = set->kernels[0];
+  EXPECT_EQ(k.launch.grid[0], 132u);
+  ASSERT_EQ(set->scratchBytes.size(), 1u);
+  EXPECT_EQ(set->scratchBytes[0], 132u * 128 * 192 * 4);
+  EXPECT_EQ(set->zeroedBytes, 132u * 4);
+  int zeroed = 0;
+  for (const KernelParam &p : k.params)
+    zeroed += p.zeroed;
+  EXPECT_EQ(zeroed, 1);
+  EXPECT_NE(k.source.find("dlc_sm90::StreamK<float> sk{sk_partials, sk_flags, 32, 6}"),
+            std::string::npos)
+      << k.source;
+
+  // int8: int32 partial sums (exact), where split-K through a workspace is refused.
+  Built i8 = build("graph @g(%a: i8[1000,1536], %b: i8[768,1536]) -> (y: ?) {\n"
+                   "  %y = matmul_integer(%a, %b) {transB = 1} : ?\n  return %y\n}",
+                   "int8");
+  auto set8 = gemm::emitGemmGroup(i8.group, {}, gemm::parseTileConfig("128x128x128/wgs4ks"));
+  ASSERT_TRUE(set8) << set8.status().message();
+  EXPECT_NE(set8->kernels[0].source.find("dlc_sm90::StreamK<int> sk{"), std::string::npos);
+  std::string source = std::string(cudaPrelude()) + k.source + set8->kernels[0].source;
+  NvrtcOptions sm90a;
+  sm90a.archSpecific = true;
+  auto mod = compileCuda(source, "stream_k", sm90a);
+  ASSERT_TRUE(mod) << mod.status().message();
+  for (const char *want : {"ld.acquire.gpu.global.b32", "fence.acq_rel.gpu", "bar.sync 3, 256",
+                           "st.global.cg.v4.b32", "ld.global.cg.v4.b32"})
+    EXPECT_NE(mod->ptx.find(want), std::string::npos) << want;
+  EXPECT_EQ(mod->ptx.find(".local"), std::string::npos);
+
+  // Not with ping-pong or a split.
+  auto pp = gemm::emitGemmGroup(b.group, {}, gemm::parseTileConfig("128x128x64/wps4ks"));
+  ASSERT_FALSE(pp);
+  EXPECT_NE(pp.status().message().find("stream-K shares K steps out itself"), std::string::npos)
+      << pp.status().message();
+
+  // The cost model: ViT's FFN down-projection (1576 x 768 x 3072) runs stream-K when asked.
+  Built vit = build(matmulGraph("f16[1576,3072]", "f16[3072,768]"), "vit");
+  for (bool asked : {false, true}) {
+    EmitOptions o;
+    o.hopperStreamK = asked;
+    auto chosen = gemm::emitGemmGroup(vit.group, o, std::nullopt);
+    ASSERT_TRUE(chosen) << chosen.status().message();
+    EXPECT_EQ(chosen->kernels[0].source.find("sk_flags") != std::string::npos, asked);
+  }
+}
+
 TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   auto refusal = [](const std::string &graph, const std::string &tile, EmitOptions opts = {}) {
     Built b = build(graph);

@@ -372,6 +372,7 @@ Expected<std::vector<NamedTensor>> runProgramOnHost(const rt::Program &p,
     DLC_ASSIGN_OR_RETURN(module, HostModule::build(source));
   }
   std::vector<unsigned char> arena(static_cast<size_t>(std::max<uint64_t>(p.arenaBytes, 1)), 0xA5);
+  std::fill(arena.end() - static_cast<std::ptrdiff_t>(p.zeroedBytes), arena.end(), 0); // state
   std::vector<unsigned char> constants(p.constants.begin(), p.constants.end());
   auto at = [&](const rt::BufferRef &r) -> unsigned char * {
     return (r.space == rt::Space::kArena ? arena.data() : constants.data()) + r.offset;

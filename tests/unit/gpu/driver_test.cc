@@ -27,7 +27,7 @@ TEST(CudaDriver, LibraryWithoutTheEntryPointsIsRefused) {
   EXPECT_EQ(d.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(d.status().message(),
             "no usable CUDA driver: libc.so.6 lacks cuInit, cuDriverGetVersion, cuGetErrorName, "
-            "cuGetErrorString, cuDeviceGetCount, ... (41 more); the GPU backend needs an NVIDIA "
+            "cuGetErrorString, cuDeviceGetCount, ... (42 more); the GPU backend needs an NVIDIA "
             "driver for CUDA 12.8 or newer");
 }
 

@@ -354,3 +354,59 @@ TEST(LowerPlan, MissingOrBrokenPlansAreRefused) {
 
 } // namespace
 } // namespace dlc
+
+namespace dlc {
+namespace {
+
+// With EmitOptions::programmaticLaunch on sm_90 every kernel starts by waiting for the grids
+// before it (dlc_grid_wait, or dlc_grid_dependency with earlyDependents: the wait, then
+// launch_dependents) and its step says so, so that the session may launch it while the
+// previous kernel runs; not for sm_80, not with the option off (the default).
+TEST(LowerPlan, KernelsWaitForTheGridsBeforeThem) {
+  const std::string text = plannedText();
+  for (int sm : {90, 80}) {
+    for (int mode : {0, 1, 2}) { // off, on, on with early dependents
+      SCOPED_TRACE(fmt::format("sm_{}, mode {}", sm, mode));
+      auto g = parseGraph(text, "planned.dlc");
+      ASSERT_TRUE(g) << g.status().message();
+      codegen::LowerOptions lo;
+      lo.compile = false;
+      lo.emit.smVersion = lo.nvrtc.smVersion = sm;
+      if (mode > 0)
+        lo.emit.programmaticLaunch = true;
+      lo.emit.earlyDependents = mode == 2;
+      auto p = codegen::lowerToProgram(**g, lo);
+      ASSERT_TRUE(p) << p.status().message();
+      const bool want = mode > 0 && sm >= 90;
+      const std::string call = mode == 2 ? "dlc_grid_dependency();" : "dlc_grid_wait();";
+      int launches = 0;
+      for (const rt::Step &s : p->steps) {
+        const auto *l = std::get_if<rt::LaunchStep>(&s);
+        if (!l)
+          continue;
+        ++launches;
+        EXPECT_EQ(l->waitsForGrid, want) << l->kernel;
+        std::string source;
+        for (const auto &[name, src] : p->sources)
+          if (name == l->kernel)
+            source = src;
+        // The wait is the body's first statement.
+        const size_t body = source.find("{", source.find(" " + l->kernel + "("));
+        ASSERT_NE(body, std::string::npos) << source;
+        EXPECT_EQ(source.find("griddepcontrol") != std::string::npos ||
+                      source.find("dlc_grid_") != std::string::npos,
+                  want)
+            << source;
+        if (want)
+          EXPECT_EQ(source.find_first_not_of(" \n", body + 1), source.find(call)) << source;
+      }
+      EXPECT_GT(launches, 0);
+    }
+  }
+  auto bad = codegen::withGridDependency("extern \"C\" __global__ void other(int n) {}", "k");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("kernel 'k'"), std::string::npos) << bad.status().message();
+}
+
+} // namespace
+} // namespace dlc

@@ -10,6 +10,7 @@
 
 #include "gpu_test_util.h"
 #include "runtime/jit/compile.h"
+#include "runtime/tensor_compare.h"
 
 namespace dlc {
 namespace {
@@ -20,7 +21,7 @@ using rt::testing::randomTensor;
 
 /// The program `text` lowers to for an H200 (sm_90, 132 SMs), without NVRTC.
 Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
-                              bool clusterSplit = false, bool tma = false) {
+                              bool clusterSplit = false, bool tma = false, bool streamK = false) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(text));
   jit::JitOptions jo;
   jo.lower.compile = false;
@@ -30,6 +31,7 @@ Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
   jo.lower.emit.hopperPingpong = pingpong;
   jo.lower.emit.hopperClusterSplitK = clusterSplit;
   jo.lower.emit.hopperTma = tma;
+  jo.lower.emit.hopperStreamK = streamK;
   jo.strictPlacement = true;
   return jit::compileForGpu(*g, {}, jo);
 }
@@ -123,6 +125,24 @@ std::vector<Case> cases() {
                              denseText(256 * 2304, 16), denseText(2304, 17)),
                  DType::kF16,
                  {1900, 256}});
+  // Few tiles over a longer K (ViT's FFN down-projection, 52 tiles of 128 x 192 over 48 K
+  // steps, in small): 8 x 4 tiles of 128 x 192 over 24 K steps leave most of 132 SMs idle, so
+  // without stream-K the cost model splits K; with EmitOptions::hopperStreamK the CTAs share
+  // the K steps out instead.
+  out.push_back({"f16 few tiles, long K, bias",
+                 fmt::format(R"(graph @g(%x: f16[1000,1536]) -> (y: f16[1000,768]) {{
+  %w = constant f16[1536,768] {0}
+  %ws = constant f16[] dense<[0.0625]>
+  %wsc = mul(%w, %ws) : f16[1536,768]
+  %b = constant f16[768] {1}
+  %m = matmul(%x, %wsc) : f16[1000,768]
+  %y = add(%m, %b) : f16[1000,768]
+  return %y
+}})",
+                             denseText(1536 * 768, 18), denseText(768, 19)),
+                 DType::kF16,
+                 {1000, 1536},
+                 true});
   // Attention's score product: a batch of x times its own transpose (both activations).
   out.push_back({"f16 batched, B an activation",
                  R"(graph @g(%x: f16[12,384,200]) -> (y: f16[12,384,384]) {
@@ -192,6 +212,45 @@ TEST(Sm90Gemm, TmaProducerGetsTensorMaps) {
   }
 }
 
+// With EmitOptions::hopperStreamK, the GEMM whose few tiles leave SMs idle runs stream-K: one
+// kernel (no reduction kernel), a workspace, and its flags in the program's zeroed state at
+// the arena's end, which programs without stream-K do not have.
+TEST(Sm90Gemm, StreamKFlagsLiveInTheZeroedState) {
+  int streamK = 0;
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.what);
+    auto p = lowered(c.text, false, false, true, true);
+    ASSERT_TRUE(p) << p.status().message();
+    bool sk = false;
+    for (const auto &[name, source] : p->sources)
+      sk |= source.find("sk_flags") != std::string::npos;
+    streamK += sk;
+    if (c.what == "f16 few tiles, long K, bias")
+      EXPECT_TRUE(sk) << "the cost model did not choose stream-K";
+    if (!sk) {
+      EXPECT_EQ(p->zeroedBytes, 0u);
+      continue;
+    }
+    ASSERT_GE(p->zeroedBytes, 132u * 4);
+    for (const rt::Step &step : p->steps) {
+      const auto *l = std::get_if<rt::LaunchStep>(&step);
+      ASSERT_TRUE(l);
+      EXPECT_EQ(l->kernel.find("_splitk"), std::string::npos);
+      // Every other buffer ends before the zeroed state; the flags are its start.
+      const uint64_t state = p->arenaBytes - p->zeroedBytes;
+      for (const rt::BufferRef &ref : l->args)
+        if (ref.space == rt::Space::kArena)
+          EXPECT_TRUE(ref.offset + ref.bytes <= state || ref.offset == state)
+              << ref.offset << " + " << ref.bytes << " against " << state;
+    }
+    // Without stream-K the same graph has no zeroed state.
+    auto plain = lowered(c.text, false, false, true, false);
+    ASSERT_TRUE(plain) << plain.status().message();
+    EXPECT_EQ(plain->zeroedBytes, 0u);
+  }
+  EXPECT_GT(streamK, 0);
+}
+
 // With EmitOptions::hopperClusterSplitK, the GEMM whose K the cost model splits sums its
 // splits in a thread-block cluster: one kernel, no reduction kernel or workspace.
 TEST(Sm90Gemm, ClusterSplitKIsOneKernel) {
@@ -218,23 +277,67 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
     // The schedules: cooperative, ping-pong, split-K in a cluster (where the case splits),
-    // the TMA producer (ping-pong and cluster split too), 128 x 192 tiles with all of them.
-    for (int schedule : {0, 1, 2, 3, 4}) {
+    // the TMA producer (ping-pong and cluster split too), 128 x 192 tiles with all of them,
+    // stream-K (with TMA and 128 x 192 tiles).
+    for (int schedule : {0, 1, 2, 3, 4, 5}) {
       if (schedule == 2 && !c.split)
         continue;
       SCOPED_TRACE(schedule == 0   ? "cooperative"
                    : schedule == 1 ? "ping-pong"
                    : schedule == 2 ? "cluster split"
                    : schedule == 3 ? "TMA"
-                                   : "128 x 192 tiles");
+                   : schedule == 4 ? "128 x 192 tiles"
+                                   : "stream-K");
       SessionOptions so;
       so.kernels.hopperSplitK = c.split; // each case with the split its case names
-      so.kernels.hopperPingpong = schedule == 1 || schedule >= 3;
-      so.kernels.hopperClusterSplitK = schedule == 2 || schedule >= 3;
+      so.kernels.hopperPingpong = schedule == 1 || schedule == 3 || schedule == 4;
+      so.kernels.hopperClusterSplitK = schedule == 2 || schedule == 3 || schedule == 4;
       so.kernels.hopperTma = schedule >= 3;
-      so.kernels.hopperTile192 = schedule == 4;
+      so.kernels.hopperTile192 = schedule >= 4;
+      so.kernels.hopperStreamK = schedule == 5;
       rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
     }
+  }
+}
+
+// Stream-K's flags are zero again after each run: one session runs three inputs, each
+// against the reference backend (a flag left set would let a tile's owner add stale sums
+// before its peers have written them).
+TEST(Sm90Gemm, StreamKRunsAgainAndAgain) {
+  DLC_REQUIRE_GPU(driver);
+  if (driver->device().smVersion() != 90)
+    GTEST_SKIP() << "the Hopper kernels need an sm_90 GPU, this one is " << driver->device().arch();
+  const std::vector<Case> all = cases();
+  auto it = std::find_if(all.begin(), all.end(),
+                         [](const Case &c) { return c.what == "f16 few tiles, long K, bias"; });
+  ASSERT_NE(it, all.end());
+  auto g = parseGraph(it->text);
+  ASSERT_TRUE(g) << g.status().message();
+  auto model = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(model) << model.status().message();
+  SessionOptions so;
+  so.backend = Backend::kGpu;
+  so.cpuFallback = false;
+  so.kernels.hopperStreamK = true;
+  auto gpu = model->createSession(so);
+  ASSERT_TRUE(gpu) << gpu.status().message();
+  SessionOptions cpuOpts;
+  cpuOpts.backend = Backend::kCpu;
+  auto cpu = model->createSession(cpuOpts);
+  ASSERT_TRUE(cpu) << cpu.status().message();
+  for (uint32_t seed : {21u, 22u, 23u}) {
+    SCOPED_TRACE(seed);
+    const Tensor x = randomTensor(it->dtype, it->x, seed);
+    auto out = gpu->run({{"x", x}});
+    ASSERT_TRUE(out) << out.status().message();
+    auto ref = cpu->run({{"x", x}});
+    ASSERT_TRUE(ref) << ref.status().message();
+    const Tensor &got = out->at("y"), &want = ref->at("y");
+    double maxAbs = 0;
+    for (int64_t i = 0; i < want.numElements(); ++i)
+      maxAbs = std::max(maxAbs, std::abs(want.elementAsDouble(i)));
+    const Comparison cmp = compareTensors(got, want, verifyTolerance(x.dtype(), maxAbs));
+    EXPECT_TRUE(cmp.match) << cmp.str(got, want);
   }
 }
 

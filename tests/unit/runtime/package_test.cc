@@ -89,6 +89,18 @@ TEST(Package, ProgramsRoundTripExactly) {
   EXPECT_EQ(p.arches(), back->arches());
 }
 
+TEST(Package, ZeroedStateLargerThanTheArenaIsRefused) {
+  Package p = modelPackage();
+  auto bad = std::make_shared<Program>(*p.programs[0].program);
+  bad->zeroedBytes = bad->arenaBytes + 256;
+  p.programs[0].program = bad;
+  EXPECT_NE(errorOf(serialized(p))
+                .find("the zeroed state (4352 bytes) is larger than the arena "
+                      "(4096 bytes)"),
+            std::string::npos)
+      << errorOf(serialized(p));
+}
+
 TEST(Package, ProgramsWithTheSameWeightsStoreThemOnce) {
   Package p = modelPackage();
   auto shared = std::make_shared<Program>(*p.programs[0].program);
@@ -194,26 +206,26 @@ TEST(Package, RefusesBadMagic) {
 
 TEST(Package, RefusesOtherFormatVersionsNamingTheWriter) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
-  ASSERT_EQ(bytes[8], 5); // format 5 is written
-  bytes[8] = 6;           // as a later dlc would write it, its checksum over its header
+  ASSERT_EQ(bytes[8], 6); // format 6 is written
+  bytes[8] = 7;           // as a later dlc would write it, its checksum over its header
   fixChecksum(bytes);
-  EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 6 (dlc 0.1.0); this dlc "
-                            "reads formats 1 to 5");
+  EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 7 (dlc 0.1.0); this dlc "
+                            "reads formats 1 to 6");
   bytes[8] = 0;
   fixChecksum(bytes);
   EXPECT_EQ(errorOf(bytes), "m.so: was written by a dlc package format 0 (dlc 0.1.0); this dlc "
-                            "reads formats 1 to 5");
+                            "reads formats 1 to 6");
   // Without a readable stamp the writer goes unnamed.
   std::vector<uint8_t> junk(64, 0xee);
   std::vector<uint8_t> other = withHeader(junk.data(), junk.size());
   other[8] = 0, other[11] = 1; // format 2^24
   EXPECT_EQ(errorOf(other),
-            "m.so: was written by a dlc package format 16777216; this dlc reads formats 1 to 5");
+            "m.so: was written by a dlc package format 16777216; this dlc reads formats 1 to 6");
 }
 
 TEST(Package, ChecksumIsXxh3SeededWithTheHeaderFromFormat4) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
-  ASSERT_EQ(bytes[8], 5);
+  ASSERT_EQ(bytes[8], 6);
   uint64_t stored = 0;
   for (int i = 0; i < 8; ++i)
     stored |= uint64_t{bytes[24 + static_cast<size_t>(i)]} << (8 * i);
@@ -225,8 +237,8 @@ TEST(Package, ChecksumIsXxh3SeededWithTheHeaderFromFormat4) {
   auto p = read(bytes);
   ASSERT_TRUE(p.hasValue()) << p.status().message();
   EXPECT_EQ(p->formatVersion, 3u);
-  // Format 5 with format 3's checksum is corrupt: the version picks the hash.
-  bytes[8] = 5;
+  // Format 6 with format 3's checksum is corrupt: the version picks the hash.
+  bytes[8] = 6;
   EXPECT_NE(errorOf(bytes).find("corrupted: checksum"), std::string::npos) << errorOf(bytes);
 }
 
@@ -251,7 +263,7 @@ TEST(Package, ReadsFormat1WithItsChecksumBasis) {
 TEST(Package, RefusesUnknownFlags) {
   std::vector<uint8_t> bytes = serialized(modelPackage());
   bytes[12] = 4;
-  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 5 has none");
+  EXPECT_EQ(errorOf(bytes), "m.so: unknown header flags 0x4; format 6 has none");
 }
 
 TEST(Package, RefusesTruncatedPayload) {

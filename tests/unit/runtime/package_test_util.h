@@ -95,6 +95,7 @@ inline std::shared_ptr<Program> handProgram() {
   m2.kernels = {"k3"};
   p->modules = {m0, m1, m2};
   p->arenaBytes = 4096;
+  p->zeroedBytes = 512; // stream-K's flags: the arena's last 512 bytes
   for (int i = 0; i < 512; ++i)
     p->constants.push_back(static_cast<uint8_t>(255 - i % 251));
   p->inputs = {{"x", DType::kF32, {4, 8}, {Space::kArena, 0, 128}}};
@@ -107,6 +108,7 @@ inline std::shared_ptr<Program> handProgram() {
   l.sharedBytes = 1024;
   l.args = {{Space::kArena, 0, 128}, {Space::kConstants, 256, 256}, {Space::kArena, 256, 128}};
   l.origin = "add_1 + relu_2";
+  l.waitsForGrid = true;
   // Two TMA descriptors after the pointers (format 5): a constant [64, 2] in boxes of 64 x 2
   // rows, and an activation read N-major.
   TensorMapArg w;
@@ -237,6 +239,7 @@ inline void expectSamePrograms(const Program &a, const Program &b) {
       EXPECT_EQ(l->sharedBytes, m.sharedBytes);
       expectSameBuffers(l->args, m.args, what);
       EXPECT_EQ(l->origin, m.origin);
+      EXPECT_EQ(l->waitsForGrid, m.waitsForGrid) << what;
       ASSERT_EQ(l->tensorMaps.size(), m.tensorMaps.size()) << what;
       for (size_t j = 0; j < l->tensorMaps.size(); ++j) {
         const TensorMapArg &u = l->tensorMaps[j], &v = m.tensorMaps[j];
@@ -263,6 +266,7 @@ inline void expectSamePrograms(const Program &a, const Program &b) {
     }
   }
   EXPECT_EQ(a.arenaBytes, b.arenaBytes);
+  EXPECT_EQ(a.zeroedBytes, b.zeroedBytes);
   EXPECT_EQ(a.constants, b.constants);
   expectSameTensors(a.inputs, b.inputs);
   expectSameTensors(a.outputs, b.outputs);
