@@ -98,11 +98,7 @@ void expectFusedMatches(const std::string &text, const Tensor &x) {
   // The whole model against the unfused model on the reference backend.
   Tensor got, ref;
   ASSERT_NO_FATAL_FAILURE(runBoth(*model, x, &got, &ref));
-  double maxAbs = 0;
-  for (int64_t i = 0; i < ref.numElements(); ++i)
-    maxAbs = std::max(maxAbs, std::abs(ref.elementAsDouble(i)));
-  const Comparison cmp = compareTensors(got, ref, verifyTolerance(x.dtype(), maxAbs));
-  EXPECT_TRUE(cmp.match) << cmp.str(got, ref);
+  rt::testing::expectMatches(got, ref);
 }
 
 // Without a GPU too: the GPU pipeline fuses every case below into one Attention node.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -15,6 +17,7 @@
 #include "runtime/jit/model.h"
 #include "runtime/jit/verify.h"
 #include "runtime/program.h"
+#include "runtime/tensor_compare.h"
 
 namespace dlc::rt::testing {
 
@@ -116,6 +119,16 @@ inline uint32_t bitsOf(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
+}
+
+/// Expects `got` to match the reference result `want` at their dtype's tolerance (scaled by
+/// want's largest magnitude, as verifyGpuAgainstReference compares).
+inline void expectMatches(const Tensor &got, const Tensor &want) {
+  double maxAbs = 0;
+  for (int64_t i = 0; i < want.numElements(); ++i)
+    maxAbs = std::max(maxAbs, std::abs(want.elementAsDouble(i)));
+  const Comparison cmp = compareTensors(got, want, verifyTolerance(want.dtype(), maxAbs));
+  EXPECT_TRUE(cmp.match) << cmp.str(got, want);
 }
 
 /// Compiles graph `text` (one input, %x), runs it on the GPU alone (no CPU fallback) and on
