@@ -82,6 +82,21 @@ std::optional<ByteTable> tableThatFits(const FusedGroup &group, const GemmSpec &
   return table;
 }
 
+/// How stream-K shares `tiles` output tiles of `kTiles` K steps out over a grid of at most
+/// `sms` CTAs: the whole waves but the last two stay whole tiles (wholeWaves x grid of them, at
+/// the end), and the K steps of the first skTiles are shared out perCta to a CTA.
+struct StreamKSplit {
+  int64_t grid, wholeWaves, skTiles, perCta;
+};
+StreamKSplit streamKSplit(int64_t tiles, int64_t kTiles, int sms) {
+  StreamKSplit s;
+  s.grid = std::max<int64_t>(1, std::min<int64_t>(sms, tiles * kTiles));
+  s.wholeWaves = tiles / s.grid >= 2 ? tiles / s.grid - 1 : 0;
+  s.skTiles = tiles - s.wholeWaves * s.grid;
+  s.perCta = ceilDiv(s.skTiles * kTiles, s.grid);
+  return s;
+}
+
 struct Candidate {
   TileConfig cfg;
   double eff;       // share of the family's peak a full tile sustains on a strided GEMM
@@ -382,9 +397,7 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       // other splits' sums, about a K step's time each. Ping-pong: a guess (a quarter of a
       // step per hidden epilogue) until measured.
       const double stepFlops = double(c.bm) * c.bn * c.bk * 2.0;
-      double steps = c.pingpong ? double(waves) * perSplit + 1.0 + 0.25 * double(waves - 1)
-                                : double(waves) * (perSplit + (c.wgmma ? 1 : 2) +
-                                                   (c.clusterSplit ? c.splitK - 1 : 0));
+      double steps;
       if (c.streamK) {
         // Whole waves but the last two, then the rest shared out by K steps (writeGemm's
         // split). A CTA hands over a tile of 4-byte sums and its tile's owner reads one from
@@ -392,12 +405,14 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
         // until measured). Pointless where the tiles fill their waves.
         if (blocks % sms == 0)
           continue;
-        const int64_t wholeWaves = blocks / sms >= 2 ? blocks / sms - 1 : 0;
-        const int64_t skTiles = blocks - wholeWaves * sms;
-        const int64_t perCta = ceilDiv(skTiles * kTiles, sms);
-        const double peers = double(ceilDiv(kTiles, perCta));
+        const StreamKSplit sk = streamKSplit(blocks, kTiles, sms);
+        const double peers = double(ceilDiv(kTiles, sk.perCta));
         const double handover = (1.0 + peers) * c.bm * c.bn * 4.0 / ((c.bm + c.bn) * 128.0);
-        steps = double(wholeWaves) * double(kTiles + 1) + double(perCta) + 1.0 + handover;
+        steps = double(sk.wholeWaves) * double(kTiles + 1) + double(sk.perCta) + 1.0 + handover;
+      } else {
+        steps = c.pingpong ? double(waves) * perSplit + 1.0 + 0.25 * double(waves - 1)
+                           : double(waves) * (perSplit + (c.wgmma ? 1 : 2) +
+                                              (c.clusterSplit ? c.splitK - 1 : 0));
       }
       double compute = steps * stepFlops / (eff * peak / sms);
       // The im2col gather is paid once per row tile, by as many SMs as there are blocks.
@@ -542,11 +557,11 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   // each CTA hands over at most one tile of sums (4-byte accumulators) and one flag.
   int64_t skGrid = 0;
   if (cfg.streamK) {
-    const int64_t tiles = ctx.tilesM * ctx.tilesN * spec.batch;
-    skGrid = std::max<int64_t>(1, std::min<int64_t>(opts.numSms, tiles * ctx.kTiles));
-    const int64_t wholeWaves = tiles / skGrid >= 2 ? tiles / skGrid - 1 : 0;
-    ctx.skTiles = tiles - wholeWaves * skGrid;
-    ctx.skPerCta = ceilDiv(ctx.skTiles * ctx.kTiles, skGrid);
+    const StreamKSplit sk =
+        streamKSplit(ctx.tilesM * ctx.tilesN * spec.batch, ctx.kTiles, opts.numSms);
+    skGrid = sk.grid;
+    ctx.skTiles = sk.skTiles;
+    ctx.skPerCta = sk.perCta;
     decls.push_back(
         fmt::format("{}* __restrict__ sk_partials", spec.dtype == DType::kI8 ? "int" : "float"));
     params.push_back({nullptr, static_cast<int>(set.scratchBytes.size()), true});

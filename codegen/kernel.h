@@ -220,13 +220,12 @@ struct EmitOptions {
   bool earlyDependents = false;
 };
 
-/// `source` with the body of its kernel `name` starting `dlc_grid_dependency();` (the prelude
-/// helper: `griddepcontrol.wait`, so nothing before it touches memory, then
-/// `griddepcontrol.launch_dependents`, so the next kernel may be launched once every block of
-/// this one has started): rt::LaunchStep::waitsForGrid. sm_90 and newer; the kernel's prelude
-/// must then hold the helper.
-Expected<std::string> withGridDependency(const std::string &source, const std::string &name,
-                                         bool early = true);
+/// Starts kernel `k`'s body with the prelude helper `dlc_grid_wait();` (`griddepcontrol.wait`:
+/// nothing before it touches memory), or with `early` `dlc_grid_dependency();` (the wait, then
+/// `griddepcontrol.launch_dependents`: the next kernel's blocks may start once every block of
+/// this one has), and adds the helper to its prelude: rt::LaunchStep::waitsForGrid. sm_90 and
+/// newer. An internal error when the source has no head for k.name.
+Status waitForGrid(Kernel &k, bool early);
 
 /// Whether the GPU backend can run `node` (static shapes, supported dtypes and attributes).
 /// On false, `why` says what is missing ("Conv: 3-D convolution has no GPU kernel yet").

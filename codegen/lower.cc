@@ -210,21 +210,21 @@ std::string hostStepGraph(const Node &n) {
 
 } // namespace
 
-Expected<std::string> withGridDependency(const std::string &source, const std::string &name,
-                                         bool early) {
+Status waitForGrid(Kernel &k, bool early) {
+  const char *helper = early ? "dlc_grid_dependency" : "dlc_grid_wait";
   // The kernel's head, `extern "C" __global__ void [attributes] name(params) {`, ends at the
   // first brace after its name (no parameter holds one).
-  const std::string call = " " + name + "(";
-  for (size_t at = source.find("__global__"); at != std::string::npos;
-       at = source.find("__global__", at + 1)) {
-    const size_t named = source.find(call, at), brace = source.find('{', at);
+  const std::string call = " " + k.name + "(";
+  for (size_t at = k.source.find("__global__"); at != std::string::npos;
+       at = k.source.find("__global__", at + 1)) {
+    const size_t named = k.source.find(call, at), brace = k.source.find('{', at);
     if (named == std::string::npos || brace == std::string::npos || named > brace)
       continue;
-    return source.substr(0, brace + 1) +
-           (early ? "\n  dlc_grid_dependency();" : "\n  dlc_grid_wait();") +
-           source.substr(brace + 1);
+    k.source.insert(brace + 1, fmt::format("\n  {}();", helper));
+    k.prelude.add(helper);
+    return Status::ok();
   }
-  return internalError("kernel '{0}': its source has no `__global__ ... {0}(...) {{` head", name);
+  return internalError("kernel '{0}': its source has no `__global__ ... {0}(...) {{` head", k.name);
 }
 
 namespace {
@@ -326,9 +326,7 @@ private:
       rt::LaunchStep step;
       step.kernel = k.name;
       if (opts_.emit.programmaticLaunch && opts_.emit.smVersion >= 90) {
-        const bool early = opts_.emit.earlyDependents;
-        DLC_ASSIGN_OR_RETURN(k.source, withGridDependency(k.source, k.name, early));
-        k.prelude.add(early ? "dlc_grid_dependency" : "dlc_grid_wait");
+        DLC_RETURN_IF_ERROR(waitForGrid(k, opts_.emit.earlyDependents));
         step.waitsForGrid = true;
       }
       std::copy(std::begin(k.launch.grid), std::end(k.launch.grid), step.grid);

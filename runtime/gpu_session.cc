@@ -527,7 +527,7 @@ Status GpuSession::enqueueStep(size_t index) {
   if (const auto *l = std::get_if<LaunchStep>(&p.steps[index])) {
     void **params = argPointers_[index].empty() ? nullptr : argPointers_[index].data();
     CUresult r;
-    if (l->waitsForGrid && driver_->device().smVersion() >= 90) {
+    if (l->waitsForGrid) { // an sm_90+ module: griddepcontrol loads nowhere older
       // The kernel waits for the grids before it itself (griddepcontrol.wait): it may be
       // launched while the previous one runs (programmatic dependent launch).
       CUlaunchAttribute attr{};

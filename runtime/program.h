@@ -80,9 +80,9 @@ struct LaunchStep {
   /// The source nodes, for error messages ("conv_1 + relu_2").
   std::string origin;
   /// The kernel begins with `griddepcontrol.wait` (waits until the grids before it have
-  /// completed and their writes are visible) and then `griddepcontrol.launch_dependents`: a
-  /// session on an sm_90+ GPU launches it with programmatic stream serialization, so its
-  /// launch overlaps the previous kernel instead of following it (codegen::withGridDependency).
+  /// completed and their writes are visible; codegen::waitForGrid): the session launches it
+  /// with programmatic stream serialization, so its launch overlaps the previous kernel
+  /// instead of following it. Only in programs for sm_90 and newer.
   bool waitsForGrid = false;
 };
 

@@ -19,6 +19,7 @@
 namespace dlc {
 namespace {
 
+using rt::testing::modelOf;
 using rt::testing::randomTensor;
 
 /// attentionText with an additive mask [B, 1, 1, S] (a constant: every 7th key of batch 0 at
@@ -53,13 +54,6 @@ int fusedAttentions(const Model &model) {
   for (const Node *n : compiled ? (*compiled)->nodes() : std::vector<Node *>{})
     fused += n->op() == Op::kAttention;
   return fused;
-}
-
-Expected<Model> modelOf(const std::string &text) {
-  auto g = parseGraph(text);
-  if (!g)
-    return g.status();
-  return Model::fromGraph(std::move(*g));
 }
 
 /// The model's output y on the GPU alone (fused attention) and on the reference backend.

@@ -121,6 +121,24 @@ inline uint32_t bitsOf(float f) {
   return u;
 }
 
+/// The model of graph `text`.
+inline Expected<Model> modelOf(const std::string &text) {
+  auto g = parseGraph(text);
+  if (!g)
+    return g.status();
+  return Model::fromGraph(std::move(*g));
+}
+
+/// Options for a session on the GPU alone (no CPU fallback), its arena poisoned before each
+/// run when asked.
+inline SessionOptions gpuAlone(bool poison = false) {
+  SessionOptions so;
+  so.backend = Backend::kGpu;
+  so.cpuFallback = false;
+  so.poison = poison;
+  return so;
+}
+
 /// Expects `got` to match the reference result `want` at their dtype's tolerance (scaled by
 /// want's largest magnitude, as verifyGpuAgainstReference compares).
 inline void expectMatches(const Tensor &got, const Tensor &want) {
@@ -136,10 +154,8 @@ inline void expectMatches(const Tensor &got, const Tensor &want) {
 /// exactly) and at least `values` of them compared (a fused graph has fewer).
 inline void expectGpuMatchesReference(const std::string &text, const Tensor &x, int values = 2,
                                       SessionOptions so = {}) {
-  auto g = parseGraph(text);
-  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
-  auto model = Model::fromGraph(std::move(*g));
-  ASSERT_TRUE(model) << model.status().message();
+  auto model = modelOf(text);
+  ASSERT_TRUE(model) << model.status().message() << "\n" << text;
   so.backend = Backend::kGpu;
   so.cpuFallback = false;
   auto report = verifyGpuAgainstReference(*model, {{"x", x}}, so);

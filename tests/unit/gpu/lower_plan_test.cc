@@ -403,9 +403,12 @@ TEST(LowerPlan, KernelsWaitForTheGridsBeforeThem) {
       EXPECT_GT(launches, 0);
     }
   }
-  auto bad = codegen::withGridDependency("extern \"C\" __global__ void other(int n) {}", "k");
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.status().message().find("kernel 'k'"), std::string::npos) << bad.status().message();
+  codegen::Kernel other;
+  other.name = "k";
+  other.source = "extern \"C\" __global__ void other(int n) {}";
+  const Status bad = codegen::waitForGrid(other, false);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.message().find("kernel 'k'"), std::string::npos) << bad.message();
 }
 
 } // namespace

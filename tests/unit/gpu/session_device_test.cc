@@ -58,11 +58,7 @@ private:
 TEST(SessionDevice, DeviceTensorsMatchHostTensors) {
   DLC_REQUIRE_GPU(driver);
   Model model = loadModel();
-  SessionOptions so;
-  so.backend = Backend::kGpu;
-  so.cpuFallback = false;
-  so.poison = true;
-  auto session = model.createSession(so);
+  auto session = model.createSession(rt::testing::gpuAlone(true));
   ASSERT_TRUE(session) << session.status().message();
   for (int64_t n : {4, 7}) { // two programs, one per batch size
     std::vector<float> x = randomFloats(static_cast<size_t>(n * 64), 7 + n);
@@ -92,18 +88,13 @@ TEST(SessionDevice, DeviceTensorsMatchHostTensors) {
 // left on the arena slot would read memory no copy filled).
 TEST(SessionDevice, TensorMapOperandsFollowTheCallersBuffers) {
   DLC_REQUIRE_GPU(driver);
-  auto g = parseGraph(R"(graph @mm(%x: f16[2048,512], %w: f16[512,1024]) -> (y: f16[2048,1024]) {
+  auto model = rt::testing::modelOf(
+      R"(graph @mm(%x: f16[2048,512], %w: f16[512,1024]) -> (y: f16[2048,1024]) {
   %y = matmul(%x, %w) : f16[2048,1024]
   return %y
 })");
-  ASSERT_TRUE(g) << g.status().message();
-  auto model = Model::fromGraph(std::move(*g));
   ASSERT_TRUE(model) << model.status().message();
-  SessionOptions so;
-  so.backend = Backend::kGpu;
-  so.cpuFallback = false;
-  so.poison = true;
-  auto session = model->createSession(so);
+  auto session = model->createSession(rt::testing::gpuAlone(true));
   ASSERT_TRUE(session) << session.status().message();
   struct Set {
     Tensor x, w, want;

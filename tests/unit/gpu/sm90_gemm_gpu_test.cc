@@ -310,13 +310,9 @@ TEST(Sm90Gemm, StreamKRunsAgainAndAgain) {
   auto it = std::find_if(all.begin(), all.end(),
                          [](const Case &c) { return c.what == "f16 few tiles, long K, bias"; });
   ASSERT_NE(it, all.end());
-  auto g = parseGraph(it->text);
-  ASSERT_TRUE(g) << g.status().message();
-  auto model = Model::fromGraph(std::move(*g));
+  auto model = rt::testing::modelOf(it->text);
   ASSERT_TRUE(model) << model.status().message();
-  SessionOptions so;
-  so.backend = Backend::kGpu;
-  so.cpuFallback = false;
+  SessionOptions so = rt::testing::gpuAlone();
   so.kernels.hopperStreamK = true;
   auto gpu = model->createSession(so);
   ASSERT_TRUE(gpu) << gpu.status().message();
