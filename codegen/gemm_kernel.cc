@@ -650,23 +650,46 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   set.kernels.push_back(std::move(main));
 
   if (workspace) {
+    // The reduction kernel: each thread sums the splits of `v` adjacent outputs (16 bytes of
+    // the output where the output's size allows, float4 loads of the sums) in split order, the
+    // same sums every run, and runs the staged epilogue's vector form on them.
     Kernel red;
     red.name = ctx.name + "_splitk";
     red.params = params;
-    red.launch = gridStrideLaunch(ctx.total, opts);
-    CodeWriter r; // ctx.outlineEpilogue is false here (split-K): one call site, inlined
+    KernelContext rctx = ctx; // ctx.outlineEpilogue is false here (split-K): one call site
+    rctx.prefetchPasses = 0;
+    int v = opts.stagedEpilogue ? 16 / static_cast<int>(dtypeSize(out->dtype())) : 1;
+    while (v > 1 && ctx.total % v != 0)
+      v /= 2;
+    rctx.stagedV = v >= 2 ? v : 0;
+    red.launch = gridStrideLaunch(ctx.total / std::max(v, 1), opts);
+    CodeWriter r;
     {
       auto fn = r.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", red.name,
                         ctx.params);
-      DLC_RETURN_IF_ERROR(writeEpilogueLambdas(r, ctx));
-      auto loop = r.block("for (long long i = blockIdx.x * 256LL + threadIdx.x; i < {0}LL; i += "
+      DLC_RETURN_IF_ERROR(writeEpilogueLambdas(r, rctx));
+      auto loop = r.block("for (long long c = blockIdx.x * 256LL + threadIdx.x; c < {0}LL; c += "
                           "(long long)gridDim.x * 256)",
-                          ctx.total);
-      r.line("float v = 0.f;");
-      r.line("#pragma unroll 4");
-      r.line("for (int s = 0; s < {}; ++s)", splits);
-      r.line("  v += ws[s * {}LL + i];", ctx.total);
-      r.line("dlc_ep(v, ({})i);", indexType(ctx));
+                          ctx.total / std::max(v, 1));
+      if (rctx.stagedV > 0) {
+        r.line("const long long i = c * {};", v);
+        r.line("dlc_vec<float, {}> v, t;", v);
+        r.line("dlc_vload(v, ws + i, true);");
+        r.line("#pragma unroll");
+        auto sum = r.block("for (int s = 1; s < {}; ++s)", splits);
+        r.line("dlc_vload(t, ws + s * {}LL + i, true);", ctx.total);
+        r.line("#pragma unroll");
+        r.line("for (int j = 0; j < {}; ++j)", v);
+        r.line("  v.v[j] += t.v[j];");
+        sum.close();
+        r.line("dlc_epv(v.v, ({})i);", indexType(ctx));
+      } else {
+        r.line("float v = 0.f;");
+        r.line("#pragma unroll 4");
+        r.line("for (int s = 0; s < {}; ++s)", splits);
+        r.line("  v += ws[s * {}LL + c];", ctx.total);
+        r.line("dlc_ep(v, ({})c);", indexType(ctx));
+      }
     }
     red.source = r.str();
     red.prelude = r.requirements();

@@ -74,8 +74,6 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
   if (c.tma &&
       (spec.batch != 1 || spec.a.nhwc || spec.a.batchOffset != "0" || spec.b.batchOffset != "0"))
     return no("the TMA producer reads one plain matrix per operand (no batch, no im2col rows)");
-  if (c.tma && c.splitK > 1 && !c.clusterSplit)
-    return no("the TMA producer's tensor maps are the main kernel's alone: split K in a cluster");
   if (!opts.stagedEpilogue ||
       ((c.splitK == 1 || c.clusterSplit) && stagedWidth(spec, c, 1, out) == 0))
     return no("the wgmma kernels finish through the staged epilogue, which this output's "

@@ -207,11 +207,12 @@ struct EmitOptions {
   /// waitsForGrid), so that the session may launch it with programmatic stream serialization:
   /// the next launch is prepared while the previous kernel finishes. On an H100 (session 36,
   /// harness) MobileNetV2 b1 ran 0.257 ms with it against 0.274, ResNet-50 b1 0.363 against
-  /// 0.378 (fp32 1.048 against 1.068), the MLP, ResNet-50 b32, BERT and ViT within 1 %. Off
-  /// (`--programmatic-launch`) until a crash seen once with it is understood: the GPU test
-  /// CApiGpu.HostDeviceAndStreamRunsMatchTheCpu died of a segfault in the one run of the
-  /// whole suite with this setting (it passed with earlyDependents too).
-  bool programmaticLaunch = false;
+  /// 0.378 (fp32 1.048 against 1.068), the MLP, ResNet-50 b32, BERT and ViT within 1 %. On by
+  /// default (`--no-programmatic-launch`) since session 37: the crash that kept it off
+  /// (CApiGpu.HostDeviceAndStreamRunsMatchTheCpu) came without it too, from the session
+  /// recording an event on a caller's stream the test had destroyed (GpuSession::
+  /// leaveCallerStream).
+  bool programmaticLaunch = true;
   /// With programmaticLaunch: each kernel also lets the next one's blocks start as soon as all
   /// of its own have started (`griddepcontrol.launch_dependents`), to wait on the GPU instead
   /// of being launched. Off (`--early-dependents`): on the same H100 it took MobileNetV2 b1 to

@@ -181,27 +181,47 @@ GpuSession::~GpuSession() {
   // Nothing may still use the arena or the staging buffers when they are freed.
   if (stream_ && driver_ && driver_->makeCurrent().isOk()) {
     (void)driver_->api().streamSynchronize(stream_.get());
-    if (cur_ && cur_ != stream_.get()) // the last runDevice's caller stream
-      (void)driver_->api().streamSynchronize(cur_);
+    if (orderPending_) // the last run on a caller's stream, which may be gone
+      (void)driver_->api().eventSynchronize(order_.get());
   }
 }
 
 Status GpuSession::enterStream(CUstream s) {
-  if (cur_ == s)
+  if (cur_ == s) // the session's own stream again (a caller's stream is forgotten after its run)
     return Status::ok();
-  if (cur_) { // the arena is the previous run's until it ends on its stream
+  const DriverApi &api = driver_->api();
+  if (cur_ || orderPending_) { // the arena is the previous run's until it ends on its stream
     if (!order_) {
       CUevent raw = nullptr;
-      DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
+      DLC_RETURN_IF_ERROR(driver_->check(api.eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
                                          "creating a stream-ordering event"));
       order_ = CudaEvent(driver_, raw);
     }
-    DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventRecord(order_.get(), cur_),
-                                       "recording an event after the previous run"));
-    DLC_RETURN_IF_ERROR(driver_->check(driver_->api().streamWaitEvent(s, order_.get(), 0),
+    if (cur_) // the session's stream (valid as long as the session)
+      DLC_RETURN_IF_ERROR(driver_->check(api.eventRecord(order_.get(), cur_),
+                                         "recording an event after the previous run"));
+    DLC_RETURN_IF_ERROR(driver_->check(api.streamWaitEvent(s, order_.get(), 0),
                                        "ordering this run after the previous one"));
+    orderPending_ = false;
   }
   cur_ = s;
+  return Status::ok();
+}
+
+Status GpuSession::leaveCallerStream() {
+  // The caller may destroy its stream once the run returns (its work still completes): the
+  // next run waits for this event, never for the stream itself.
+  if (!order_) {
+    CUevent raw = nullptr;
+    DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
+                                       "creating a stream-ordering event"));
+    order_ = CudaEvent(driver_, raw);
+  }
+  const CUstream caller = cur_;
+  cur_ = nullptr;
+  DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventRecord(order_.get(), caller),
+                                     "recording an event after the run on the caller's stream"));
+  orderPending_ = true;
   return Status::ok();
 }
 
@@ -347,7 +367,11 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
     (d.output ? outDirect : inDirect)[d.index] = true;
     ++directLast_;
   }
-  DLC_RETURN_IF_ERROR(rebind(to));
+  if (Status bound = rebind(to); !bound.isOk()) {
+    if (caller) // only a wait was enqueued on it
+      cur_ = nullptr;
+    return bound;
+  }
   Status st = begin();
   for (size_t i = 0; i < p.outputs.size() && st.isOk() && opts_.poison; ++i)
     if (outDirect[i])
@@ -372,11 +396,13 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
       st = failed(r, fmt::format("copying output '{}' out of the arena", t.name));
   }
   if (st.isOk() && caller)
-    return st;
+    return leaveCallerStream();
   if (st.isOk())
     st = synchronize();
   if (!st.isOk())
     (void)api.streamSynchronize(cur_);
+  if (caller) // waited for: nothing of the run is left on it
+    cur_ = nullptr;
   return st;
 }
 
@@ -555,8 +581,11 @@ Status GpuSession::enqueueStep(size_t index) {
     if (capturing_ && needsNode_[index]) { // the node just captured: the stream's last
       CUstreamCaptureStatus status{};
       const CUgraphNode *last = nullptr;
+      // The edge data too: without it the query of a programmatic launch's node (its edge is
+      // not a plain one) fails as lossy, and every rebind would capture again.
+      const CUgraphEdgeData *edges = nullptr;
       size_t count = 0;
-      if (api.streamGetCaptureInfo(cur_, &status, nullptr, nullptr, &last, nullptr, &count) ==
+      if (api.streamGetCaptureInfo(cur_, &status, nullptr, nullptr, &last, &edges, &count) ==
               CUDA_SUCCESS &&
           count == 1)
         nodes_[index] = last[0];

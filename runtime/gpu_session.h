@@ -129,7 +129,7 @@ private:
     captured_ = CudaGraph();
   }
   /// Makes `s` the stream of the run that begins: when the last run went to another stream,
-  /// `s` waits for that stream's work first (the arena is shared by every run).
+  /// `s` waits for its work first (the arena is shared by every run), through order_.
   Status enterStream(CUstream s);
   /// Waits for the stream; on failure names the steps enqueued since the last wait.
   Status synchronize();
@@ -163,11 +163,19 @@ private:
   std::vector<bool> needsNode_; // steps with a direct_ tensor's argument
   bool capturing_ = false;
   CudaGraphExec graph_;
-  /// The stream runs are enqueued on: stream_, or the last runDevice's caller stream (runs
-  /// and the graph launch go there directly). null before the first run.
+  /// The stream the steps are enqueued on: stream_, or during runDevice the caller's stream
+  /// (runs and the graph launch go there directly). A caller's stream is the caller's again
+  /// once runDevice returns (it may be destroyed then): null after such a run, as before the
+  /// first one.
   CUstream cur_ = nullptr;
-  /// Orders a run on another stream than the last one after it (enterStream).
+  /// Recorded after the last run where the next one may be enqueued on another stream (the end
+  /// of a run on the caller's stream, or the session's stream when a caller's run follows);
+  /// the next run's stream waits for it (enterStream). `orderPending_`: recorded and not yet
+  /// waited for.
   CudaEvent order_;
+  bool orderPending_ = false;
+  /// After a run on the caller's stream: order_ recorded there, the stream forgotten.
+  Status leaveCallerStream();
   /// Steps [pendingFirst_, pendingLast_) were enqueued since the stream was last waited for.
   size_t pendingFirst_ = 0, pendingLast_ = 0;
   std::mutex mutex_;

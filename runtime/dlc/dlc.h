@@ -131,7 +131,9 @@ DLC_API dlc_status dlc_session_set_output(dlc_session *session, const char *name
 DLC_API dlc_status dlc_session_run(dlc_session *session);
 /* GPU sessions with device tensors: enqueues the run on the caller's CUstream (NULL: the
  * legacy default stream) and returns; the outputs are ready when the stream reaches that
- * point. A session's runs must be ordered on one stream. */
+ * point. The session keeps no hold on the stream once this returns: the caller may destroy
+ * it (the enqueued work still completes), and a later run on another stream, or on the
+ * session's own, waits for this one through an event of the session's. */
 DLC_API dlc_status dlc_session_run_async(dlc_session *session, void *cuda_stream);
 /* An output of the last run: a bound output's tensor, or memory the session owns (valid until
  * the next run or dlc_session_free): host memory, or, after a run on GPU tensors (inputs in

@@ -89,9 +89,9 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "quantization at compile time (no division per element, as TensorRT does); a "
                 "level may then differ from the exact requantization by one step");
   cmd->add_flag("--programmatic-launch,!--no-programmatic-launch", kernels.programmaticLaunch,
-                "GPU, sm_90+, experimental: each kernel waits for the one before it itself "
-                "(griddepcontrol), so the session may launch it before the previous one ends "
-                "(programmatic dependent launch)");
+                "GPU, sm_90+: each kernel waits for the one before it itself (griddepcontrol), "
+                "so the session may launch it before the previous one ends (programmatic "
+                "dependent launch; on by default)");
   cmd->add_flag("--early-dependents,!--no-early-dependents", kernels.earlyDependents,
                 "GPU, sm_90+, experimental, with --programmatic-launch: a kernel lets the next "
                 "one's blocks start (and wait on the GPU) once all of its own have started, not "

@@ -504,7 +504,15 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EXPECT_EQ(cluster->kernels[0].launch.grid[0] % 2, 0u); // whole clusters
   EXPECT_NE(cluster->kernels[0].source.find("__cluster_dims__(2, 1, 1)"), std::string::npos);
   // TMA: plain matrices only, its maps the main kernel's last two parameters.
-  EXPECT_TRUE(has(refusal(f16, "128x128x64/wgs4k2t"), "split K in a cluster"));
+  // Split-K through the workspace loads with TMA too: the maps are the main kernel's, the
+  // reduction kernel takes the other parameters only.
+  auto tmaSplit =
+      gemm::emitGemmGroup(build(f16).group, {}, gemm::parseTileConfig("128x128x64/wgs4k2t"));
+  ASSERT_TRUE(tmaSplit) << tmaSplit.status().message();
+  ASSERT_EQ(tmaSplit->kernels.size(), 2u);
+  EXPECT_TRUE(tmaSplit->kernels[0].params.back().map.has_value());
+  for (const KernelParam &p : tmaSplit->kernels[1].params)
+    EXPECT_FALSE(p.map.has_value());
   EXPECT_TRUE(has(refusal("graph @g(%a: f16[4,256,256], %b: f16[4,256,256]) -> (y: ?) {\n"
                           "  %y = matmul(%a, %b) : ?\n  return %y\n}",
                           "128x128x64/wgs4k1t"),

@@ -210,6 +210,58 @@ TEST(CApiGpu, UnboundOutputsOfADeviceRunAreTakenWithoutACopy) {
   }
 }
 
+/// A caller's stream is the caller's again once dlc_session_run_async returns: it may be
+/// destroyed then, and the session's next run (on another stream, on the legacy default
+/// stream, on its own) and its destruction must not touch it. (The session used to order the
+/// next run after the last caller stream by recording an event on it at that point: a
+/// destroyed stream's handle, which crashed the GPU suite now and then.)
+TEST(CApiGpu, CallerStreamsMayBeDestroyedAfterTheirRuns) {
+  DLC_REQUIRE_GPU(driver);
+  dlc_model *m = loadGpuModel(*driver);
+  ASSERT_TRUE(m) << dlc_last_error();
+  const rt::DriverApi &api = driver->api();
+  std::vector<float> x = randomFloats(4 * 32, 77);
+  const std::vector<float> want = cpuResult(m, x, 4);
+  std::vector<int64_t> xs = {4, 32}, ys = {4, 16};
+  auto dx = rt::allocateDevice(*driver, x.size() * 4, "x");
+  auto dy = rt::allocateDevice(*driver, 4 * 16 * 4, "y");
+  ASSERT_TRUE(dx && dy);
+  ASSERT_EQ(api.memcpyHtoD(dx->get(), x.data(), x.size() * 4), CUDA_SUCCESS);
+  DLTensor dxv = view(reinterpret_cast<void *>(dx->get()), xs, kDLCUDA);
+  DLTensor dyv = view(reinterpret_cast<void *>(dy->get()), ys, kDLCUDA);
+  dlc_session *d = nullptr;
+  ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_GPU, &d), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_session_set_input(d, "x", &dxv), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_session_set_output(d, "y", &dyv), DLC_OK) << dlc_last_error();
+  for (int round = 0; round < 24; ++round) {
+    SCOPED_TRACE(round);
+    ASSERT_EQ(api.memsetD8Async(dy->get(), 0xFF, 4 * 16 * 4, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(api.streamSynchronize(nullptr), CUDA_SUCCESS);
+    if (round % 3 == 2) { // synchronously, on the session's stream
+      ASSERT_EQ(dlc_session_run(d), DLC_OK) << dlc_last_error();
+    } else if (round % 4 == 1) { // the legacy default stream
+      ASSERT_EQ(dlc_session_run_async(d, nullptr), DLC_OK) << dlc_last_error();
+      ASSERT_EQ(api.streamSynchronize(nullptr), CUDA_SUCCESS);
+    } else { // a stream of the caller's, destroyed as soon as the run is done
+      auto stream = rt::createStream(*driver);
+      ASSERT_TRUE(stream);
+      ASSERT_EQ(dlc_session_run_async(d, stream->get()), DLC_OK) << dlc_last_error();
+      ASSERT_EQ(api.streamSynchronize(stream->get()), CUDA_SUCCESS);
+    }
+    std::vector<float> got(4 * 16);
+    ASSERT_EQ(api.memcpyDtoH(got.data(), dy->get(), got.size() * 4), CUDA_SUCCESS);
+    expectClose(got, want, "device tensors");
+  }
+  // The last run went to a stream that is gone by now: the session's end waits for its event.
+  {
+    auto stream = rt::createStream(*driver);
+    ASSERT_TRUE(stream);
+    ASSERT_EQ(dlc_session_run_async(d, stream->get()), DLC_OK) << dlc_last_error();
+  }
+  dlc_session_free(d);
+  dlc_model_free(m);
+}
+
 /// One session per GPU (dlc_session_create_on_gpu): each loads the package's programs on its
 /// own GPU and gives the CPU's results; device tensors must be on the session's GPU; a GPU that
 /// does not exist is refused by number. The second GPU's half skips on a one-GPU machine.

@@ -361,7 +361,7 @@ namespace {
 // With EmitOptions::programmaticLaunch on sm_90 every kernel starts by waiting for the grids
 // before it (dlc_grid_wait, or dlc_grid_dependency with earlyDependents: the wait, then
 // launch_dependents) and its step says so, so that the session may launch it while the
-// previous kernel runs; not for sm_80, not with the option off (the default).
+// previous kernel runs (the default); not for sm_80, not with the option off.
 TEST(LowerPlan, KernelsWaitForTheGridsBeforeThem) {
   const std::string text = plannedText();
   for (int sm : {90, 80}) {
@@ -372,8 +372,8 @@ TEST(LowerPlan, KernelsWaitForTheGridsBeforeThem) {
       codegen::LowerOptions lo;
       lo.compile = false;
       lo.emit.smVersion = lo.nvrtc.smVersion = sm;
-      if (mode > 0)
-        lo.emit.programmaticLaunch = true;
+      EXPECT_TRUE(lo.emit.programmaticLaunch) << "on by default";
+      lo.emit.programmaticLaunch = mode > 0;
       lo.emit.earlyDependents = mode == 2;
       auto p = codegen::lowerToProgram(**g, lo);
       ASSERT_TRUE(p) << p.status().message();
