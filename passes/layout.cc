@@ -18,7 +18,7 @@
 // NCHW (said under --debug-only=layout). The reference backend evaluates the
 // channels-last form exactly as the NCHW one. Run dce after it: the transposes nothing reads.
 //
-// With option `patch-gemm` (`--patch-gemm`, experimental: off until measured), a conv that
+// With option `patch-gemm` (the GPU pipeline sets it unless `--no-patch-gemm`), a conv that
 // stays NCHW and whose window tiles its input exactly (strides equal to the window, no padding
 // or dilation: ViT's 16x16 patch embedding of a 3-channel image) becomes a GEMM over the
 // image's patches, where the NCHW kernel would gather its im2col operand element by element:

@@ -45,8 +45,8 @@ struct GpuPipelineOptions {
   bool fuseAttention = true;
   /// realize-int8{fast-requantize=true} (`--fast-requantize`).
   bool fastRequantize = false;
-  /// layout{patch-gemm=true} (`--patch-gemm`).
-  bool patchGemm = false;
+  /// layout{patch-gemm=true} (on by default; `--no-patch-gemm` turns it off).
+  bool patchGemm = true;
 };
 
 /// The GPU pipeline (see above).

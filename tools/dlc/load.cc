@@ -101,10 +101,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "stem) runs on a direct tensor-core kernel that stages its input window in shared "
                 "memory, instead of the implicit GEMM's element-by-element gather, where its "
                 "tiles fill the GPU (on by default)");
-  cmd->add_flag("--patch-gemm", kernels.patchGemm,
-                "GPU, experimental: a float16/bfloat16 convolution whose window tiles its input "
-                "(ViT's patch embedding: strides equal to the window, no padding) runs as a "
-                "reshape/transpose of the image and a GEMM instead of the NCHW implicit GEMM");
+  cmd->add_flag("--patch-gemm,!--no-patch-gemm", kernels.patchGemm,
+                "GPU: a float16/bfloat16 convolution whose window tiles its input (ViT's patch "
+                "embedding: strides equal to the window, no padding) runs as a reshape/transpose "
+                "of the image and a GEMM instead of the NCHW implicit GEMM (on by default)");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

@@ -3,6 +3,9 @@
 // session of the same model. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
+
 #include "dlc/dlc.h"
 #include "gpu_test_util.h"
 #include "ir/parser.h"
@@ -91,6 +94,32 @@ void expectClose(const std::vector<float> &got, const std::vector<float> &want,
     ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-4f * std::abs(want[i])) << what << " element " << i;
 }
 
+/// x (batch n) copied to the GPU, room for y there, and a GPU session of the model bound to
+/// both (freed with this).
+struct DeviceBound {
+  std::vector<int64_t> xs, ys;
+  std::optional<rt::DeviceMemory> x, y;
+  dlc_session *session = nullptr;
+  ~DeviceBound() { dlc_session_free(session); }
+};
+
+void bindDevice(dlc_model *m, const rt::CudaDriver &driver, const std::vector<float> &x, int64_t n,
+                DeviceBound &out) {
+  out.xs = {n, 32};
+  out.ys = {n, 16};
+  auto dx = rt::allocateDevice(driver, x.size() * 4, "x");
+  auto dy = rt::allocateDevice(driver, static_cast<size_t>(n * 16) * 4, "y");
+  ASSERT_TRUE(dx && dy);
+  out.x.emplace(std::move(*dx));
+  out.y.emplace(std::move(*dy));
+  ASSERT_EQ(driver.api().memcpyHtoD(out.x->get(), x.data(), x.size() * 4), CUDA_SUCCESS);
+  DLTensor xv = view(reinterpret_cast<void *>(out.x->get()), out.xs, kDLCUDA);
+  DLTensor yv = view(reinterpret_cast<void *>(out.y->get()), out.ys, kDLCUDA);
+  ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_GPU, &out.session), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_session_set_input(out.session, "x", &xv), DLC_OK) << dlc_last_error();
+  ASSERT_EQ(dlc_session_set_output(out.session, "y", &yv), DLC_OK) << dlc_last_error();
+}
+
 TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
   DLC_REQUIRE_GPU(driver);
   dlc_model *m = loadGpuModel(*driver);
@@ -120,16 +149,10 @@ TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
                 want, "host tensors");
 
     // Device tensors, synchronously and on a stream.
-    auto dx = rt::allocateDevice(*driver, x.size() * 4, "x");
-    auto dy = rt::allocateDevice(*driver, static_cast<size_t>(n * 16) * 4, "y");
-    ASSERT_TRUE(dx && dy);
-    ASSERT_EQ(api.memcpyHtoD(dx->get(), x.data(), x.size() * 4), CUDA_SUCCESS);
-    DLTensor dxv = view(reinterpret_cast<void *>(dx->get()), xs, kDLCUDA);
-    DLTensor dyv = view(reinterpret_cast<void *>(dy->get()), ys, kDLCUDA);
-    dlc_session *d = nullptr;
-    ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_GPU, &d), DLC_OK) << dlc_last_error();
-    ASSERT_EQ(dlc_session_set_input(d, "x", &dxv), DLC_OK) << dlc_last_error();
-    ASSERT_EQ(dlc_session_set_output(d, "y", &dyv), DLC_OK) << dlc_last_error();
+    DeviceBound bound;
+    ASSERT_NO_FATAL_FAILURE(bindDevice(m, *driver, x, n, bound));
+    dlc_session *d = bound.session;
+    const auto &dy = bound.y;
     // Synchronously, on a stream of the caller's, and on the legacy default stream (NULL).
     for (const char *mode : {"sync", "stream", "default stream"}) {
       ASSERT_EQ(api.memsetD8Async(dy->get(), 0xFF, static_cast<size_t>(n * 16) * 4, nullptr),
@@ -157,7 +180,6 @@ TEST(CApiGpu, HostDeviceAndStreamRunsMatchTheCpu) {
     EXPECT_EQ(dlc_session_run(d), DLC_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(dlc_last_error()).find("mix host and GPU memory"), std::string::npos)
         << dlc_last_error();
-    dlc_session_free(d);
   }
   // N=3 has no program of its own: the GPU session runs it on the CPU (with a warning).
   std::vector<float> x3 = randomFloats(3 * 32, 9);
@@ -222,17 +244,10 @@ TEST(CApiGpu, CallerStreamsMayBeDestroyedAfterTheirRuns) {
   const rt::DriverApi &api = driver->api();
   std::vector<float> x = randomFloats(4 * 32, 77);
   const std::vector<float> want = cpuResult(m, x, 4);
-  std::vector<int64_t> xs = {4, 32}, ys = {4, 16};
-  auto dx = rt::allocateDevice(*driver, x.size() * 4, "x");
-  auto dy = rt::allocateDevice(*driver, 4 * 16 * 4, "y");
-  ASSERT_TRUE(dx && dy);
-  ASSERT_EQ(api.memcpyHtoD(dx->get(), x.data(), x.size() * 4), CUDA_SUCCESS);
-  DLTensor dxv = view(reinterpret_cast<void *>(dx->get()), xs, kDLCUDA);
-  DLTensor dyv = view(reinterpret_cast<void *>(dy->get()), ys, kDLCUDA);
-  dlc_session *d = nullptr;
-  ASSERT_EQ(dlc_session_create(m, DLC_DEVICE_GPU, &d), DLC_OK) << dlc_last_error();
-  ASSERT_EQ(dlc_session_set_input(d, "x", &dxv), DLC_OK) << dlc_last_error();
-  ASSERT_EQ(dlc_session_set_output(d, "y", &dyv), DLC_OK) << dlc_last_error();
+  auto bound = std::make_unique<DeviceBound>();
+  ASSERT_NO_FATAL_FAILURE(bindDevice(m, *driver, x, 4, *bound));
+  dlc_session *d = bound->session;
+  const auto &dy = bound->y;
   for (int round = 0; round < 24; ++round) {
     SCOPED_TRACE(round);
     ASSERT_EQ(api.memsetD8Async(dy->get(), 0xFF, 4 * 16 * 4, nullptr), CUDA_SUCCESS);
@@ -258,7 +273,7 @@ TEST(CApiGpu, CallerStreamsMayBeDestroyedAfterTheirRuns) {
     ASSERT_TRUE(stream);
     ASSERT_EQ(dlc_session_run_async(d, stream->get()), DLC_OK) << dlc_last_error();
   }
-  dlc_session_free(d);
+  bound.reset();
   dlc_model_free(m);
 }
 
