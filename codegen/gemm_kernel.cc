@@ -97,6 +97,14 @@ StreamKSplit streamKSplit(int64_t tiles, int64_t kTiles, int sms) {
   return s;
 }
 
+/// EmitOptions::prefetchShortEpilogues: a 16-bit product on the mma.sync kernels whose main loop
+/// is at most 64 deep and whose epilogue reads a full-size operand, which the epilogue's loads
+/// bound.
+bool shortEpilogueBound(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts) {
+  return opts.prefetchShortEpilogues && spec.fullEpilogueOperand && !c.simt && !c.wgmma &&
+         (spec.dtype == DType::kF16 || spec.dtype == DType::kBF16) && spec.k <= 64;
+}
+
 struct Candidate {
   TileConfig cfg;
   double eff;       // share of the family's peak a full tile sustains on a strided GEMM
@@ -445,11 +453,17 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       // Only the SMs that hold a tile share it: the Hopper family's 128 x 256 tiles leave a
       // third of the SMs idle on BERT's 1024 x 3072 (96 tiles), and its FFN up-projection
       // with GELU took 0.0287 ms there against 0.0240 at 128 x 128 (kbench, H100, session 32).
-      if (spec.dtype == DType::kI8) {
+      // A 16-bit product bound by its epilogue's loads likewise (shortEpilogueBound), fitted
+      // on ResNet-50 b32's 64 -> 256 1x1 conv with a residual (kbench, H100, session 37): 0.0919
+      // ms at 8 warps per SM (128 x 256), 0.0663 at 16 (128 x 64, the loads prefetched).
+      const double perElement = spec.dtype == DType::kI8            ? 2.6e-11
+                                : shortEpilogueBound(spec, c, opts) ? 1.6e-11
+                                                                    : 0.0;
+      if (perElement > 0) {
         const double warps =
             std::min(16.0, double(blocksPerSm(spec, c)) * double(threadsOf(c)) / 32.0);
         const double busy = double(std::min<int64_t>(blocks, sms));
-        extra += double(spec.batch) * spec.m * spec.n * 2.6e-11 * 132.0 / (busy * warps);
+        extra += double(spec.batch) * spec.m * spec.n * perElement * 132.0 / (busy * warps);
       }
       const double t = std::max(compute, memory) + 0.2 * compute + extra;
       if (t < bestTime * 0.97) {
@@ -518,6 +532,12 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
     return invalidArgument("the group has no anchor");
   GemmSpec spec = specIn;
   spec.out = group.outputs[0]->dtype();
+  // An epilogue operand as large as the output (not A or B): a residual.
+  const std::optional<int64_t> outElements = group.outputs[0]->shape().numElements();
+  for (const Value *in : group.inputs)
+    if (in != spec.a.value && in != spec.b.value && outElements &&
+        in->shape().numElements() == outElements)
+      spec.fullEpilogueOperand = true;
   const TileConfig cfg = cfgIn ? *cfgIn : chooseTile(spec, opts);
   std::string why;
   if (!tileFits(spec, cfg, opts, &why))
@@ -625,8 +645,8 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
     // a main loop of at most 8 K tiles (a 1x1 conv's; longer loops hide the epilogue anyway).
     const int passes = wm / ctx.stagedRows,
               chunks = ctx.stagedRows * (cfg.bn / cfg.warpsN) / ctx.stagedV;
-    if (opts.prefetchEpilogue && !heavyEpilogue(group) && chunks % 32 == 0 &&
-        ctx.kTilesPerSplit <= 8) {
+    if ((opts.prefetchEpilogue || shortEpilogueBound(spec, cfg, opts)) && !heavyEpilogue(group) &&
+        chunks % 32 == 0 && ctx.kTilesPerSplit <= 8) {
       DLC_ASSIGN_OR_RETURN(int bytes, stagedFullOperandBytes(ctx));
       if (bytes > 0 && passes * (chunks / 32) * bytes <= 64) {
         ctx.prefetchPasses = passes;

@@ -82,6 +82,9 @@ struct GemmSpec {
   int64_t outSplit = 0, outSplitStride = 0;
   double alpha = 1.0;
   std::vector<Addend> addends;
+  /// The epilogue reads an operand as large as the output (a residual): writeGemm sets it from
+  /// the group, for the cost model (EmitOptions::prefetchShortEpilogues).
+  bool fullEpilogueOperand = false;
 };
 
 /// Tile shape and pipeline of one kernel.

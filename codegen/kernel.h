@@ -179,6 +179,17 @@ struct EmitOptions {
   /// int8 2.091 ms against 1.933); an fp16 128x64 tile gained (0.0659 ms against 0.0792,
   /// tools/kbench/prefetch.txt), which the cost model does not choose today.
   bool prefetchEpilogue = false;
+  /// A 16-bit mma.sync GEMM/conv whose main loop is at most 64 deep (K <= 64) and whose
+  /// epilogue reads an operand as large as the output (ResNet-50's layer1 1x1 convolutions
+  /// with the residual) is bound by its epilogue's loads: the cost model prices them by the
+  /// warps resident to hide them, and the kernel loads them before the main loop (as
+  /// prefetchEpilogue does everywhere). kbench on an H100 (session 37, tools/kbench/
+  /// conv1x1.txt): ResNet-50 b32's 64 -> 256 1x1 conv with bias, residual and ReLU took 0.0919
+  /// ms at 128 x 256 (the choice before) and 0.0663 ms at 128 x 64 with the prefetch; the
+  /// deeper layers' (K 128, 256) kept their tiles, which were faster there. Off
+  /// (`--prefetch-short-epilogues`) until the model as a whole is measured with it: the device
+  /// time ran out the session it was written (its 3-stage tile is not the one kbench timed).
+  bool prefetchShortEpilogues = false;
   /// A GEMM/conv epilogue whose tail is a function of one 8-bit integer value (an int8 residual
   /// block's DQ -> Relu -> Q) computes that tail once per block for all 256 inputs into shared
   /// memory, and each element loads its result (codegen/byte_table.h): exact, since the table

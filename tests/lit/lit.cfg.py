@@ -23,3 +23,8 @@ if shutil.which("dot") and shutil.which("rsvg-convert"):
 import sys
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%{dlc}", os.path.join(config.dlc_bin_dir, "dlc")))
+# kbench (tools/kbench, a development tool built beside dlc): its case files are parsed here.
+kbench = os.path.join(config.dlc_bin_dir, os.pardir, "kbench", "kbench")
+if os.path.exists(kbench):
+    config.available_features.add("kbench")
+    config.substitutions.append(("%kbench", kbench))

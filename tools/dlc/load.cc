@@ -105,6 +105,11 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU: a float16/bfloat16 convolution whose window tiles its input (ViT's patch "
                 "embedding: strides equal to the window, no padding) runs as a reshape/transpose "
                 "of the image and a GEMM instead of the NCHW implicit GEMM (on by default)");
+  cmd->add_flag("--prefetch-short-epilogues,!--no-prefetch-short-epilogues",
+                kernels.prefetchShortEpilogues,
+                "GPU, experimental: a 16-bit GEMM/conv at most 64 deep whose epilogue reads an "
+                "operand as large as its output (a residual) is priced by the warps that hide "
+                "those loads, and loads them before its main loop");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

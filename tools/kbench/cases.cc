@@ -1,6 +1,9 @@
 // kbench's cases (cases.h): the graphs each kind of line builds, and their kernel groups.
 #include "tools/kbench/cases.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -154,13 +157,38 @@ bool parseCase(Case &c, const std::vector<std::string> &words) {
   std::vector<std::string> pos;
   static const std::vector<std::string> valued = {"tile", "group", "dil",   "alpha", "beta",
                                                   "c",    "runs",  "check", "save",  "define"};
+  static const std::vector<std::string> switches = {"addbias",
+                                                    "bias",
+                                                    "cluster-split",
+                                                    "fragment-epilogue",
+                                                    "gelu",
+                                                    "inline-epilogue",
+                                                    "nhwc",
+                                                    "no-hopper-int8",
+                                                    "no-stem",
+                                                    "no-tile-192",
+                                                    "no-tma",
+                                                    "no-wgmma",
+                                                    "pingpong",
+                                                    "prefetch",
+                                                    "quant",
+                                                    "relu",
+                                                    "residual",
+                                                    "stream-k",
+                                                    "ta",
+                                                    "tb",
+                                                    "tf32"};
   for (size_t i = 0; i < words.size(); ++i) {
     if (words[i].rfind("--", 0) == 0) {
       std::string f = words[i].substr(2);
-      if (std::find(valued.begin(), valued.end(), f) != valued.end() && i + 1 < words.size())
+      if (std::find(valued.begin(), valued.end(), f) != valued.end() && i + 1 < words.size()) {
         c.flags[f] = words[++i];
-      else
+      } else if (std::find(switches.begin(), switches.end(), f) != switches.end()) {
         c.flags[f] = "1";
+      } else {
+        c.error = fmt::format("unknown flag '{}'", words[i]);
+        return false;
+      }
     } else {
       pos.push_back(words[i]);
     }

@@ -1,6 +1,7 @@
 // The GEMM epilogue's variants run on the host emulator against the reference: the staged
 // epilogue with its full-size operand (a residual) prefetched before the main loop
-// (EmitOptions::prefetchEpilogue), on tiles that divide the output and tiles that do not.
+// (EmitOptions::prefetchEpilogue, and by default for short products:
+// EmitOptions::prefetchShortEpilogues), on tiles that divide the output and tiles that do not.
 #include "host_check.h"
 
 namespace dlc::codegen::testing {
@@ -44,15 +45,62 @@ TEST(GemmEpilogueHost, PrefetchedResidualMatchesTheReference) {
                                 {residualGemm(1000, 32, 64), {}, 1e-2, prefetching(), true}});
 }
 
-TEST(GemmEpilogueHost, PrefetchIsOffByDefault) {
-  auto g = parseInfer(residualGemm(1024, 32, 64));
-  ASSERT_TRUE(g);
-  EmitOptions o = prefetching();
-  o.prefetchEpilogue = false;
+/// The first kernel's source for `text` on the mma.sync kernels with `o`.
+std::string mmaSyncSource(const std::string &text, EmitOptions o) {
+  auto g = parseInfer(text);
+  EXPECT_TRUE(g);
+  if (!g)
+    return {};
+  o.sm90a = false;
   KernelSet set;
-  emitSource(wholeGraph(*g, "plain"), &set, o);
-  ASSERT_FALSE(set.kernels.empty());
-  EXPECT_EQ(set.kernels[0].source.find("dlc_epl"), std::string::npos);
+  emitSource(wholeGraph(*g, "k"), &set, o);
+  EXPECT_FALSE(set.kernels.empty());
+  return set.kernels.empty() ? std::string() : set.kernels[0].source;
+}
+
+/// Whether that kernel loads its residual before the main loop.
+bool prefetches(const std::string &text, const EmitOptions &o) {
+  return mmaSyncSource(text, o).find("dlc_epl") != std::string::npos;
+}
+
+// Off by default; with EmitOptions::prefetchShortEpilogues only a product at most 64 deep
+// whose epilogue reads a full-size operand prefetches it: not a deeper one, not without the
+// operand.
+TEST(GemmEpilogueHost, PrefetchIsForShortProductsWhenAsked) {
+  EmitOptions o;
+  EXPECT_FALSE(prefetches(residualGemm(1024, 32, 64), o));
+  o.prefetchShortEpilogues = true;
+  EXPECT_TRUE(prefetches(residualGemm(1024, 32, 64), o));
+  EXPECT_TRUE(prefetches(residualGemm(4096, 64, 256), o));
+  EXPECT_FALSE(prefetches(residualGemm(4096, 128, 256), o));
+  EXPECT_FALSE(prefetches(R"(graph @g(%a: f16[1024,64], %b: f16[64,256], %c: f16[256]) -> (y: ?) {
+  %m = matmul(%a, %b) : ?
+  %y = add(%m, %c) : ?
+  return %y
+})",
+                          o));
+}
+
+// With the option, the cost model prices such an epilogue's loads by the warps resident to hide
+// them: ResNet-50 b32's layer1 1x1 conv (100352 x 256 x 64 with a residual) takes 128 x 64
+// tiles, 16 warps per SM, where it takes 128 x 256 (8) without; 128 channels deep it keeps
+// 128 x 256.
+TEST(GemmEpilogueHost, ShortResidualProductsTakeTilesOfMoreWarps) {
+  EmitOptions o;
+  o.smVersion = 90;
+  o.numSms = 132;
+  o.prefetchShortEpilogues = true;
+  auto tileOf = [&](const std::string &text, const EmitOptions &opts) {
+    const std::string src = mmaSyncSource(text, opts);
+    const size_t at = src.find(", tile ");
+    return at == std::string::npos ? std::string()
+                                   : src.substr(at + 7, src.find('\n', at) - at - 7);
+  };
+  EXPECT_EQ(tileOf(residualGemm(100352, 64, 256), o), "128x64x32/4x2s3k1");
+  EXPECT_EQ(tileOf(residualGemm(25088, 128, 512), o), "128x256x32/2x4s4k1");
+  EmitOptions off = o;
+  off.prefetchShortEpilogues = false;
+  EXPECT_EQ(tileOf(residualGemm(100352, 64, 256), off), "128x256x32/2x4s3k1");
 }
 
 } // namespace
