@@ -1,7 +1,8 @@
 // The GEMM epilogue's variants run on the host emulator against the reference: the staged
 // epilogue with its full-size operand (a residual) prefetched before the main loop
-// (EmitOptions::prefetchEpilogue, and by default for short products:
-// EmitOptions::prefetchShortEpilogues), on tiles that divide the output and tiles that do not.
+// (EmitOptions::prefetchEpilogue, or for short products EmitOptions::prefetchShortEpilogues),
+// on tiles that divide the output and tiles that do not; split-K's reduction kernel with the
+// epilogue, 16 bytes of outputs per thread or one output where the size allows no more.
 #include "host_check.h"
 
 namespace dlc::codegen::testing {
@@ -101,6 +102,28 @@ TEST(GemmEpilogueHost, ShortResidualProductsTakeTilesOfMoreWarps) {
   EmitOptions off = o;
   off.prefetchShortEpilogues = false;
   EXPECT_EQ(tileOf(residualGemm(100352, 64, 256), off), "128x256x32/2x4s3k1");
+}
+
+// Split-K (few tiles, a long K): the reduction kernel sums the partial sums of 8 adjacent f16
+// outputs per thread and runs the vector epilogue (bias along N, the residual), or sums one
+// output per thread where the output's size is odd.
+TEST(GemmEpilogueHost, SplitKReductionMatchesTheReference) {
+  EmitOptions o;
+  o.sm90a = false;
+  o.numSms = 132;
+  const std::string even = residualGemm(16, 2048, 64), odd = residualGemm(15, 2048, 63);
+  for (const auto &[text, vector] : {std::pair{even, true}, std::pair{odd, false}}) {
+    SCOPED_TRACE(text);
+    auto g = parseInfer(text);
+    ASSERT_TRUE(g);
+    KernelSet set;
+    emitSource(wholeGraph(*g, "sk"), &set, o);
+    ASSERT_EQ(set.kernels.size(), 2u) << "not split";
+    const std::string &red = set.kernels[1].source;
+    EXPECT_EQ(red.find("dlc_epv(v.v, (int)i);") != std::string::npos, vector) << red;
+    EXPECT_EQ(red.find("dlc_ep(v, (int)c);") != std::string::npos, !vector) << red;
+  }
+  expectHostRunsMatchReference({{even, {}, 1e-2, o, true}, {odd, {}, 1e-2, o, true}});
 }
 
 } // namespace
