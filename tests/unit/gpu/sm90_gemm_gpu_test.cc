@@ -42,6 +42,21 @@ struct Case {
   bool split = false; // the cost model splits K (partial sums, then a reduction kernel)
 };
 
+/// x [m, k] times a constant f16 weight [k, n] (scaled by 1/16) plus a constant bias: weight
+/// and bias from denseText seeds `seed` and seed + 1.
+std::string biasMatmul(int m, int k, int n, uint32_t seed) {
+  return fmt::format(R"(graph @g(%x: f16[{0},{1}]) -> (y: f16[{0},{2}]) {{
+  %w = constant f16[{1},{2}] {3}
+  %ws = constant f16[] dense<[0.0625]>
+  %wsc = mul(%w, %ws) : f16[{1},{2}]
+  %b = constant f16[{2}] {4}
+  %m = matmul(%x, %wsc) : f16[{0},{2}]
+  %y = add(%m, %b) : f16[{0},{2}]
+  return %y
+}})",
+                     m, k, n, denseText(static_cast<size_t>(k) * n, seed), denseText(n, seed + 1));
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (DType t : {DType::kF16, DType::kBF16}) {
@@ -79,66 +94,23 @@ std::vector<Case> cases() {
   }
   // Few columns over a long K (BERT's FFN down-projection has N = 768, K = 3072), tails in M,
   // N and K.
-  out.push_back({"f16 few columns, bias",
-                 fmt::format(R"(graph @g(%x: f16[1000,1000]) -> (y: f16[1000,520]) {{
-  %w = constant f16[1000,520] {0}
-  %ws = constant f16[] dense<[0.0625]>
-  %wsc = mul(%w, %ws) : f16[1000,520]
-  %b = constant f16[520] {1}
-  %m = matmul(%x, %wsc) : f16[1000,520]
-  %y = add(%m, %b) : f16[1000,520]
-  return %y
-}})",
-                             denseText(1000 * 520, 12), denseText(520, 13)),
-                 DType::kF16,
-                 {1000, 1000}});
+  out.push_back(
+      {"f16 few columns, bias", biasMatmul(1000, 1000, 520, 12), DType::kF16, {1000, 1000}});
   // Few output tiles over a long K (an MLP's down-projection at a small batch): K is split
   // across the SMs, each split's partial sums reduced by a second kernel with the bias; tails
   // in M and N.
-  out.push_back({"f16 split-K, bias",
-                 fmt::format(R"(graph @g(%x: f16[250,3072]) -> (y: f16[250,520]) {{
-  %w = constant f16[3072,520] {0}
-  %ws = constant f16[] dense<[0.0625]>
-  %wsc = mul(%w, %ws) : f16[3072,520]
-  %b = constant f16[520] {1}
-  %m = matmul(%x, %wsc) : f16[250,520]
-  %y = add(%m, %b) : f16[250,520]
-  return %y
-}})",
-                             denseText(3072 * 520, 14), denseText(520, 15)),
-                 DType::kF16,
-                 {250, 3072},
-                 true});
+  out.push_back(
+      {"f16 split-K, bias", biasMatmul(250, 3072, 520, 14), DType::kF16, {250, 3072}, true});
   // More tiles than SMs (ViT's FFN up-projection has 1576 x 3072): the ping-pong schedule
   // when asked for, both warpgroups' turns, tails in M.
-  out.push_back({"f16 more tiles than SMs, bias",
-                 fmt::format(R"(graph @g(%x: f16[1900,256]) -> (y: f16[1900,2304]) {{
-  %w = constant f16[256,2304] {0}
-  %ws = constant f16[] dense<[0.0625]>
-  %wsc = mul(%w, %ws) : f16[256,2304]
-  %b = constant f16[2304] {1}
-  %m = matmul(%x, %wsc) : f16[1900,2304]
-  %y = add(%m, %b) : f16[1900,2304]
-  return %y
-}})",
-                             denseText(256 * 2304, 16), denseText(2304, 17)),
-                 DType::kF16,
-                 {1900, 256}});
+  out.push_back(
+      {"f16 more tiles than SMs, bias", biasMatmul(1900, 256, 2304, 16), DType::kF16, {1900, 256}});
   // Few tiles over a longer K (ViT's FFN down-projection, 52 tiles of 128 x 192 over 48 K
   // steps, in small): 8 x 4 tiles of 128 x 192 over 24 K steps leave most of 132 SMs idle, so
   // without stream-K the cost model splits K; with EmitOptions::hopperStreamK the CTAs share
   // the K steps out instead.
   out.push_back({"f16 few tiles, long K, bias",
-                 fmt::format(R"(graph @g(%x: f16[1000,1536]) -> (y: f16[1000,768]) {{
-  %w = constant f16[1536,768] {0}
-  %ws = constant f16[] dense<[0.0625]>
-  %wsc = mul(%w, %ws) : f16[1536,768]
-  %b = constant f16[768] {1}
-  %m = matmul(%x, %wsc) : f16[1000,768]
-  %y = add(%m, %b) : f16[1000,768]
-  return %y
-}})",
-                             denseText(1536 * 768, 18), denseText(768, 19)),
+                 biasMatmul(1000, 1536, 768, 18),
                  DType::kF16,
                  {1000, 1536},
                  true});
