@@ -191,12 +191,7 @@ Status GpuSession::enterStream(CUstream s) {
     return Status::ok();
   const DriverApi &api = driver_->api();
   if (cur_ || orderPending_) { // the arena is the previous run's until it ends on its stream
-    if (!order_) {
-      CUevent raw = nullptr;
-      DLC_RETURN_IF_ERROR(driver_->check(api.eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
-                                         "creating a stream-ordering event"));
-      order_ = CudaEvent(driver_, raw);
-    }
+    DLC_RETURN_IF_ERROR(makeOrderEvent());
     if (cur_) // the session's stream (valid as long as the session)
       DLC_RETURN_IF_ERROR(driver_->check(api.eventRecord(order_.get(), cur_),
                                          "recording an event after the previous run"));
@@ -208,19 +203,29 @@ Status GpuSession::enterStream(CUstream s) {
   return Status::ok();
 }
 
+Status GpuSession::makeOrderEvent() {
+  if (order_)
+    return Status::ok();
+  CUevent raw = nullptr;
+  DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
+                                     "creating a stream-ordering event"));
+  order_ = CudaEvent(driver_, raw);
+  return Status::ok();
+}
+
 Status GpuSession::leaveCallerStream() {
   // The caller may destroy its stream once the run returns (its work still completes): the
   // next run waits for this event, never for the stream itself.
-  if (!order_) {
-    CUevent raw = nullptr;
-    DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventCreate(&raw, CU_EVENT_DISABLE_TIMING),
-                                       "creating a stream-ordering event"));
-    order_ = CudaEvent(driver_, raw);
-  }
   const CUstream caller = cur_;
   cur_ = nullptr;
-  DLC_RETURN_IF_ERROR(driver_->check(driver_->api().eventRecord(order_.get(), caller),
-                                     "recording an event after the run on the caller's stream"));
+  Status st = makeOrderEvent();
+  if (st.isOk())
+    st = driver_->check(driver_->api().eventRecord(order_.get(), caller),
+                        "recording an event after the run on the caller's stream");
+  if (!st.isOk()) { // nothing to wait for later: wait for the run now
+    (void)driver_->api().streamSynchronize(caller);
+    return st;
+  }
   orderPending_ = true;
   return Status::ok();
 }

@@ -176,6 +176,8 @@ private:
   bool orderPending_ = false;
   /// After a run on the caller's stream: order_ recorded there, the stream forgotten.
   Status leaveCallerStream();
+  /// Creates order_ once.
+  Status makeOrderEvent();
   /// Steps [pendingFirst_, pendingLast_) were enqueued since the stream was last waited for.
   size_t pendingFirst_ = 0, pendingLast_ = 0;
   std::mutex mutex_;
