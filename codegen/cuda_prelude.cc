@@ -538,11 +538,13 @@ __device__ __forceinline__ void dlc_store2_exact<unsigned char>(unsigned char *p
   *reinterpret_cast<uchar2 *>(p) = make_uchar2(a, b);
 }
 )cuda"},
-    // The Hopper GEMM main loop (codegen/sm90_gemm.cuh; sm_90a only, so a program that uses
-    // it is compiled for sm_90a).
+    // The Hopper GEMM main loop (codegen/sm90_gemm.cuh, after the PTX wrappers of
+    // codegen/sm90_ptx.cuh; sm_90a only, so a program that uses it is compiled for sm_90a).
     {
         "dlc_sm90",
         "",
+#include "codegen/sm90_ptx.cuh.inc"
+// then the main loop (adjacent literals: one text)
 #include "codegen/sm90_gemm.cuh.inc"
     },
     // Fused attention (codegen/attention.cuh; any sm_80+ target).

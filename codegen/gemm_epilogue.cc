@@ -325,7 +325,8 @@ std::string writeChunkOffset(CodeWriter &w, const KernelContext &ctx,
                              std::optional<CodeWriter::Scope> &inside) {
   const GemmSpec &s = ctx.spec;
   std::vector<std::string> tests;
-  if (s.m % ctx.cfg.bm != 0)
+  // B multicast pairs row tiles: with an odd count the last pair's second lies past M.
+  if (s.m % ctx.cfg.bm != 0 || (ctx.cfg.multicast && ctx.tilesM % 2 != 0))
     tests.push_back(fmt::format("row < {}", s.m));
   if (s.n % ctx.cfg.bn != 0)
     tests.push_back(fmt::format("col < {}", s.n)); // n % stagedV == 0: whole chunks

@@ -163,9 +163,14 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
     // tools/kbench/sm90.txt): 1024x768x3072 +bias +residual 0.0277 ms against 0.0368 at
     // 128 x 128, 1024x768x768 +bias 0.0116 against 0.0152, 1000^3 0.0183 against 0.0190. Per
     // tile that is 0.95 of 128 x 128's efficiency scaled to its area on the one-wave 768-column
-    // shapes and 0.75 on 1000^3, where more tiles share the memory system; 0.8 picks it on the
-    // first two and keeps the larger tiles wherever several waves run.
-    wg(64, 8, 0.8);
+    // shapes and 0.75 on 1000^3, where more tiles share the memory system. 0.8 until session
+    // 38; with split-K's partial sums priced for both passes, 1.0 takes it where it beats a
+    // split (H100, tools/kbench/split_cost.txt): BERT's FFN down-projection (1024x768x3072,
+    // 96 tiles) 0.0189 ms against 0.0200 in 4 splits of 128 x 192, the MLP's (256x1024x4096,
+    // 4 splits) 0.0140 against 0.0151 in 8 of 128 x 128. Per step it still costs more than
+    // 128 x 128 (1.45 for twice the area), which keeps the larger tile wherever several
+    // waves run.
+    wg(64, 8, 1.0);
   }
   tc(128, 256, 32, 2, 4, 4, 1.0, 0);
   tc(256, 128, 32, 4, 2, 4, 1.0, 0.9);
@@ -195,9 +200,9 @@ std::string TileConfig::str() const {
   if (simt)
     return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
   if (wgmma)
-    return fmt::format("{}x{}x{}/{}s{}k{}{}{}", bm, bn, bk, pingpong ? "wp" : "wg", stages,
+    return fmt::format("{}x{}x{}/{}s{}k{}{}{}{}", bm, bn, bk, pingpong ? "wp" : "wg", stages,
                        streamK ? "s" : std::to_string(splitK), clusterSplit ? "c" : "",
-                       tma ? "t" : "");
+                       tma ? "t" : "", multicast ? "m" : "");
   return fmt::format("{}x{}x{}/{}x{}s{}k{}{}", bm, bn, bk, warpsM, warpsN, stages, splitK,
                      minBlocks > 0 ? fmt::format("b{}", minBlocks) : "");
 }
@@ -248,6 +253,10 @@ std::optional<TileConfig> parseTileConfig(const std::string &text) {
     if (!rest.empty() && rest[0] == 't' && c.wgmma) {
       c.tma = true;
       rest = rest.substr(1);
+      if (!rest.empty() && rest[0] == 'm') {
+        c.multicast = true;
+        rest = rest.substr(1);
+      }
     }
   }
   if (!rest.empty() && rest[0] == 'b' && !c.simt && !c.wgmma) {
@@ -398,6 +407,14 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
         t.tma = true;
         c.tma = tileFits(spec, t, opts, &why);
       }
+      // B multicast in pairs of row tiles where the pairs fill no more waves than the tiles.
+      if (opts.hopperMulticast && c.tma && !c.streamK && !c.clusterSplit && tilesM >= 2 &&
+          ceilDiv(ceilDiv(tilesM, 2) * tilesN * spec.batch * c.splitK, std::max(1, sms / 2)) <=
+              waves) {
+        TileConfig t = c;
+        t.multicast = true;
+        c.multicast = tileFits(spec, t, opts, &why);
+      }
       // A tile costs its K steps plus about two more (the pipeline's fill, the epilogue); the
       // persistent Hopper kernel fills the next tile's stages during the epilogue, about one.
       // (kbench on the H200: 1024x768x768 with a bias, 0.0152 ms for 128x128 wgmma against
@@ -436,9 +453,16 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       double extra = 0;
       if (c.splitK > 1 && !c.clusterSplit) {
         // Partial sums: written inside the main kernel, read back by the reduction kernel.
+        // The Hopper family's pay both passes after the products: priced once, the model put
+        // ViT's FFN down-projection (1576x768x3072, bias, residual) at 25.8 us in 3 splits of
+        // 128 x 256 and 28.1 whole at 128 x 128, where kbench measured 0.0264 and 0.0249 ms
+        // (H100, session 38); the split's overhead over its products was about 11.5 us there
+        // and on BERT's (1024x768x3072, 4 splits of 128 x 192). The mma.sync family's splits
+        // (small-M heads, partial sums of a few hundred KB) keep the one pass they were tuned
+        // with.
         const double partials = double(spec.batch) * spec.m * spec.n * c.splitK * 4.0;
         bytes += partials;
-        extra = 4e-6 + partials / bandwidth;
+        extra = 4e-6 + (c.wgmma ? 2.0 : 1.0) * partials / bandwidth;
       }
       // DRAM bandwidth needs most SMs pulling; memory-bound shapes still prefer the tile
       // that wastes less math.
@@ -610,15 +634,17 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   main.launch.block[0] = static_cast<uint32_t>(threadsOf(cfg));
   if (cfg.wgmma) {
     // Persistent: one CTA per SM at most, each walking the tiles of every batch (and split);
-    // with the splits in a cluster, clusters of `splits` CTAs walk the tiles.
-    const int64_t tiles = ctx.tilesM * ctx.tilesN * spec.batch * (cfg.clusterSplit ? 1 : splits);
-    if (tiles >= (int64_t{1} << 31))
-      return invalidArgument("{} output tiles are too many for one grid", tiles);
-    const int64_t ctaSlots = cfg.clusterSplit ? std::max(1, opts.numSms) / splits : opts.numSms;
+    // with the splits in a cluster, clusters of `splits` CTAs walk the tiles; with B
+    // multicast, clusters of two walk pairs of row tiles.
+    const int64_t rowUnits = cfg.multicast ? ceilDiv(ctx.tilesM, 2) : ctx.tilesM;
+    const int64_t units = rowUnits * ctx.tilesN * spec.batch * (cfg.clusterSplit ? 1 : splits);
+    if (units >= (int64_t{1} << 31))
+      return invalidArgument("{} output tiles are too many for one grid", units);
+    const int64_t cluster = cfg.clusterSplit ? splits : cfg.multicast ? 2 : 1;
+    const int64_t clusterSlots = std::max(1, opts.numSms) / cluster;
     main.launch.grid[0] = static_cast<uint32_t>(
         cfg.streamK ? skGrid
-                    : std::min<int64_t>(tiles, std::max<int64_t>(1, ctaSlots)) *
-                          (cfg.clusterSplit ? splits : 1));
+                    : std::min<int64_t>(units, std::max<int64_t>(1, clusterSlots)) * cluster);
     main.launch.grid[1] = 1;
     main.launch.grid[2] = 1;
   }

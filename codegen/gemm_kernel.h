@@ -112,16 +112,21 @@ struct TileConfig {
   /// by K steps; a CTA whose range starts inside a tile hands its sums over through a
   /// workspace, and the CTA holding the tile's first steps adds them and runs the epilogue.
   bool streamK = false;
+  /// The Hopper family's B multicast (TMA, no split-K cluster, no stream-K): clusters of two
+  /// CTAs take row tiles 2i and 2i + 1 of one column of tiles, and each CTA's producer loads
+  /// half of their common B tile into both CTAs' shared memory, so B leaves L2 once per pair
+  /// (where the tiles' operand traffic from L2, not the tensor cores, bounds a GEMM).
+  bool multicast = false;
   /// Tensor cores (mma.sync): blocks per SM the kernel is compiled for (launch bounds, which
   /// cap its registers: 65536 / (threads x minBlocks)); 0 leaves registers to the compiler.
   int minBlocks = 0;
   std::string str() const;
 };
 
-/// Parses "BMxBNxBK[/WMxWN|/wg|/wp][sS][kSPLIT[c][t]|ks[t]][bBLOCKS]" ("128x256x32/2x4s4k1",
+/// Parses "BMxBNxBK[/WMxWN|/wg|/wp][sS][kSPLIT[c][t[m]]|ks[t]][bBLOCKS]" ("128x256x32/2x4s4k1",
 /// "128x256x64/wgs4", "128x128x64/wps4" (ping-pong), "128x128x64/wgs4k3c" (split-K in a
-/// cluster), "128x128x64/wgs6k1t" (TMA producer), "128x192x64/wgs5kst" (stream-K, TMA),
-/// "128x64x64/4x2s4b3"); for kbench.
+/// cluster), "128x128x64/wgs6k1t" (TMA producer), "128x192x64/wgs5k1tm" (TMA, B multicast
+/// in CTA pairs), "128x192x64/wgs5kst" (stream-K, TMA), "128x64x64/4x2s4b3"); for kbench.
 std::optional<TileConfig> parseTileConfig(const std::string &text);
 
 /// The tile configuration the writer picks for `spec`.

@@ -46,6 +46,8 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     return no("split-K in a cluster takes 2 to 8 splits, with the cooperative schedule");
   if (c.streamK && (c.splitK != 1 || c.clusterSplit || c.pingpong))
     return no("stream-K shares K steps out itself: no split-K, the cooperative schedule");
+  if (c.multicast && (!c.tma || c.clusterSplit || c.streamK))
+    return no("B multicast is for the TMA producer, without split-K clusters or stream-K");
   if (c.splitK != 1 && s8 && !c.clusterSplit)
     return no("int8 GEMMs split K only in a cluster (float partial sums would round the int32 "
               "sums)");
@@ -99,10 +101,12 @@ std::vector<KernelParam> tensorMapParams(const GemmSpec &spec, const TileConfig 
   };
   const auto k = static_cast<uint64_t>(spec.k), m = static_cast<uint64_t>(spec.m),
              n = static_cast<uint64_t>(spec.n);
-  const auto bn = static_cast<uint32_t>(cfg.bn);
+  // B multicast: each CTA of a pair loads half of B's box (dlc_sm90::tma_stage): half the
+  // rows of a K-major one, 32 of the 64 K rows of each N-major atom.
+  const auto bn = static_cast<uint32_t>(cfg.multicast ? cfg.bn / 2 : cfg.bn);
   return {map(spec.a, k, m, static_cast<uint32_t>(bk), static_cast<uint32_t>(cfg.bm)),
           spec.b.kContig ? map(spec.b, k, n, static_cast<uint32_t>(bk), bn)
-                         : map(spec.b, n, k, 64, 64)};
+                         : map(spec.b, n, k, 64, cfg.multicast ? 32 : 64)};
 }
 
 namespace {
@@ -129,15 +133,18 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   const GemmSpec &s = ctx.spec;
   const TileConfig &c = ctx.cfg;
   // Split-K in a cluster: the kernel's clusters are its splits (ctx.cfg.splitK, as many as
-  // the K steps make).
+  // the K steps make). B multicast: clusters of two CTAs, which the template's CLUSTER (the
+  // split-K handover) does not count.
   const int cluster = c.clusterSplit ? c.splitK : 1;
+  const int launchCluster = c.multicast ? 2 : cluster;
   // The TMA producer's tensor maps come last (gemm::tensorMapParams).
   const std::string maps = c.tma ? ", const __grid_constant__ dlc_sm90::TensorMap tmA, "
                                    "const __grid_constant__ dlc_sm90::TensorMap tmB"
                                  : "";
-  auto fn = w.block("extern \"C\" __global__ void __launch_bounds__(384, 1){} {}({}{})",
-                    cluster > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", cluster) : "",
-                    ctx.name, ctx.params, maps);
+  auto fn =
+      w.block("extern \"C\" __global__ void __launch_bounds__(384, 1){} {}({}{})",
+              launchCluster > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", launchCluster) : "",
+              ctx.name, ctx.params, maps);
   w.line("constexpr int BN = {}, STAGES = {}, CLUSTER = {};", c.bn, c.stages, cluster);
   w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
   // The launch's shared memory (sm90SharedBytes) is the layout the template uses.
@@ -151,7 +158,12 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("extern __shared__ __align__(1024) unsigned char dlc_smem_raw[];");
   w.line("unsigned char *dlc_smem = dlc_sm90::align1024(dlc_smem_raw);");
   DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
-  const int64_t perBatch = ctx.tilesM * ctx.tilesN;
+  // B multicast: a unit is a pair of row tiles (2 tm, 2 tm + 1; the second past M where the
+  // row tiles are odd, its rows then masked), the cluster's rank picks one.
+  KernelContext units = ctx;
+  if (c.multicast)
+    units.tilesM = (ctx.tilesM + 1) / 2;
+  const int64_t perBatch = units.tilesM * ctx.tilesN;
   {
     // Unit t: split t / (tiles of every batch), then batch, then the raster within the batch.
     auto tileOf = w.blockSemi("auto tile_of = [&](int t, dlc_sm90::Tile<{}> &x)", ctx.storage);
@@ -166,8 +178,11 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
       w.line("x.kt1 = x.kt0 + {};", ctx.kTilesPerSplit);
     }
     w.line("const long long b = t / {};", perBatch);
-    writeRaster(w, ctx, fmt::format("(t % {})", perBatch));
-    w.line("x.m0 = tm * 128;");
+    writeRaster(w, units, fmt::format("(t % {})", perBatch));
+    if (c.multicast)
+      w.line("x.m0 = (2 * tm + (int)dlc_sm90::cluster_rank()) * 128;");
+    else
+      w.line("x.m0 = tm * 128;");
     w.line("x.n0 = tn * BN;");
     w.line("x.b = b;");
     auto pointer = [&](const Operand &op) {
@@ -205,11 +220,12 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
     streamK = "&sk";
   }
   auto call = w.lambdaArg(
-      "dlc_sm90::gemm<{}, BN, STAGES, {}, {}, CLUSTER>({}, {}LL, N, K, {}, {}, dlc_smem, "
+      "dlc_sm90::gemm<{}, BN, STAGES, {}, {}, CLUSTER, {}>({}, {}LL, N, K, {}, {}, dlc_smem, "
       "tile_of, "
       "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
-      ctx.storage, s.b.kContig ? "true" : "false", c.pingpong ? "true" : "false", aRows, s.b.ld,
-      perBatch * s.batch * (split ? c.splitK : 1), streamK, acc, ctx.storage, acc);
+      ctx.storage, s.b.kContig ? "true" : "false", c.pingpong ? "true" : "false",
+      c.multicast ? "true" : "false", aRows, s.b.ld, perBatch * s.batch * (split ? c.splitK : 1),
+      streamK, acc, ctx.storage, acc);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");
   writeOpaqueOrigin(w);

@@ -172,6 +172,10 @@ struct EmitOptions {
   /// program's zeroed state) before the epilogue: no reduction kernel, int32 sums exact.
   /// `--hopper-stream-k`.
   bool hopperStreamK = false;
+  /// The Hopper family's TMA kernels run in clusters of two CTAs on pairs of row tiles that
+  /// share their B tile, each CTA loading half of it into both (TileConfig::multicast), where
+  /// pairing adds no wave of tiles. `--hopper-multicast`.
+  bool hopperMulticast = false;
   /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
   /// registers before the main loop, so that their latency hides behind the operand loads
   /// instead of following the last MMA (gemm::KernelContext::prefetchPasses). Off: on an H100

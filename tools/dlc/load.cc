@@ -77,6 +77,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90, experimental: where a Hopper GEMM's tiles fill the last wave only "
                 "in part, the SMs share those tiles' K steps out evenly (stream-K; the CTA that "
                 "starts a tile adds the others' sums: no reduction kernel, exact int8 sums)");
+  cmd->add_flag("--hopper-multicast,!--no-hopper-multicast", kernels.hopperMulticast,
+                "GPU, sm_90, experimental: the Hopper GEMM kernels with TMA run in clusters of two "
+                "CTAs on neighbouring row tiles, each loading half of their common B tile into "
+                "both (B read from L2 once per pair), where pairing adds no wave of tiles");
   cmd->add_flag("--hopper-tile-192,!--no-hopper-tile-192", kernels.hopperTile192,
                 "GPU, sm_90: let the cost model choose 128 x 192 Hopper GEMM tiles, which fill a "
                 "wave where 128 x 256 ones leave SMs idle (on by default)");

@@ -15,7 +15,8 @@
 //   makes them; --pingpong: the Hopper family's 128 x 64 and 128 x 128 tiles run ping-pong
 //   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --cluster-split: the
 //   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --stream-k: it may
-//   run stream-K, as `dlc --hopper-stream-k`; --no-tma: its
+//   run stream-K, as `dlc --hopper-stream-k`; --multicast: its TMA kernels may pair row tiles
+//   that share B, as `dlc --hopper-multicast`; --no-tma: its
 //   producer loads with cp.async, as `dlc --no-hopper-tma`; --no-tile-192: no 128 x 192 tiles,
 //   as `dlc --no-hopper-tile-192`; --no-stem: a conv with at most 4 input channels keeps the
 //   implicit GEMM, as `dlc --no-stem-conv`; --inline-epilogue:
@@ -433,6 +434,7 @@ int main(int argc, char **argv) {
     o.hopperPingpong = cases[i].has("pingpong");
     o.hopperClusterSplitK = cases[i].has("cluster-split");
     o.hopperStreamK = cases[i].has("stream-k");
+    o.hopperMulticast = cases[i].has("multicast");
     // dlc's defaults unless a case turns them off (--tma, --tile-192, --stem: on anyway).
     o.hopperTma = !cases[i].has("no-tma");
     o.hopperTile192 = !cases[i].has("no-tile-192");

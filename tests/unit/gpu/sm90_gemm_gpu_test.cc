@@ -20,7 +20,8 @@ using rt::testing::randomTensor;
 
 /// The program `text` lowers to for an H200 (sm_90, 132 SMs), without NVRTC.
 Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
-                              bool clusterSplit = false, bool tma = false, bool streamK = false) {
+                              bool clusterSplit = false, bool tma = false, bool streamK = false,
+                              bool multicast = false) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(text));
   jit::JitOptions jo;
   jo.lower.compile = false;
@@ -31,6 +32,7 @@ Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
   jo.lower.emit.hopperClusterSplitK = clusterSplit;
   jo.lower.emit.hopperTma = tma;
   jo.lower.emit.hopperStreamK = streamK;
+  jo.lower.emit.hopperMulticast = multicast;
   jo.strictPlacement = true;
   return jit::compileForGpu(*g, {}, jo);
 }
@@ -106,14 +108,19 @@ std::vector<Case> cases() {
   out.push_back(
       {"f16 more tiles than SMs, bias", biasMatmul(1900, 256, 2304, 16), DType::kF16, {1900, 256}});
   // Few tiles over a longer K (ViT's FFN down-projection, 52 tiles of 128 x 192 over 48 K
-  // steps, in small): 8 x 4 tiles of 128 x 192 over 24 K steps leave most of 132 SMs idle, so
-  // without stream-K the cost model splits K; with EmitOptions::hopperStreamK the CTAs share
-  // the K steps out instead.
+  // steps, in small): 8 x 4 tiles of 128 x 192 over 24 K steps leave most of 132 SMs idle;
+  // without stream-K the cost model runs 96 whole tiles of 128 x 64 (it split K before
+  // session 38 priced both passes over the partial sums); with EmitOptions::hopperStreamK
+  // the CTAs share the K steps out instead.
   out.push_back({"f16 few tiles, long K, bias",
                  biasMatmul(1000, 1536, 768, 18),
                  DType::kF16,
                  {1000, 1536},
-                 true});
+                 false});
+  // 13 row tiles, M a multiple of 128: B multicast pairs them, the last pair's second tile
+  // lies wholly past M (its rows masked though M needs no tail test otherwise).
+  out.push_back(
+      {"f16 odd row tiles, bias", biasMatmul(1664, 256, 384, 20), DType::kF16, {1664, 256}});
   // Attention's score product: a batch of x times its own transpose (both activations).
   out.push_back({"f16 batched, B an activation",
                  R"(graph @g(%x: f16[12,384,200]) -> (y: f16[12,384,384]) {
@@ -221,6 +228,36 @@ TEST(Sm90Gemm, StreamKFlagsLiveInTheZeroedState) {
   EXPECT_GT(streamK, 0);
 }
 
+// With EmitOptions::hopperMulticast, the TMA kernels whose row tiles pair without adding a
+// wave run in clusters of two (B's maps then hold half a tile); the batched case (cp.async)
+// and every case without the option do not.
+TEST(Sm90Gemm, MulticastPairsRowTiles) {
+  int paired = 0;
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.what);
+    for (bool on : {false, true}) {
+      auto p = lowered(c.text, false, false, true, false, on);
+      ASSERT_TRUE(p) << p.status().message();
+      for (const auto &[name, source] : p->sources) {
+        const bool cluster = source.find("__cluster_dims__(2, 1, 1)") != std::string::npos;
+        EXPECT_TRUE(on || !cluster) << name << " pairs tiles without being asked";
+        EXPECT_TRUE(c.x.size() == 2 || !cluster) << name << " pairs a cp.async kernel";
+        paired += cluster;
+      }
+    }
+    if (c.what == "f16 odd row tiles, bias") {
+      auto p = lowered(c.text, false, false, true, false, true);
+      ASSERT_TRUE(p) << p.status().message();
+      for (const auto &[name, source] : p->sources) {
+        EXPECT_NE(source.find("__cluster_dims__(2, 1, 1)"), std::string::npos) << name;
+        // The phantom tile's rows are tested against M although 1664 = 13 x 128.
+        EXPECT_NE(source.find("row < 1664"), std::string::npos) << name;
+      }
+    }
+  }
+  EXPECT_GT(paired, 1) << "too few cases paired their tiles";
+}
+
 // With EmitOptions::hopperClusterSplitK, the GEMM whose K the cost model splits sums its
 // splits in a thread-block cluster: one kernel, no reduction kernel or workspace.
 TEST(Sm90Gemm, ClusterSplitKIsOneKernel) {
@@ -248,8 +285,9 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
     SCOPED_TRACE(c.what);
     // The schedules: cooperative, ping-pong, split-K in a cluster (where the case splits),
     // the TMA producer (ping-pong and cluster split too), 128 x 192 tiles with all of them,
-    // stream-K (with TMA and 128 x 192 tiles).
-    for (int schedule : {0, 1, 2, 3, 4, 5}) {
+    // stream-K (with TMA and 128 x 192 tiles), B multicast (TMA, 128 x 192 tiles, split-K
+    // through the workspace), B multicast with ping-pong.
+    for (int schedule : {0, 1, 2, 3, 4, 5, 6, 7}) {
       if (schedule == 2 && !c.split)
         continue;
       SCOPED_TRACE(schedule == 0   ? "cooperative"
@@ -257,14 +295,17 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
                    : schedule == 2 ? "cluster split"
                    : schedule == 3 ? "TMA"
                    : schedule == 4 ? "128 x 192 tiles"
-                                   : "stream-K");
+                   : schedule == 5 ? "stream-K"
+                   : schedule == 6 ? "B multicast"
+                                   : "B multicast, ping-pong");
       SessionOptions so;
       so.kernels.hopperSplitK = c.split; // each case with the split its case names
-      so.kernels.hopperPingpong = schedule == 1 || schedule == 3 || schedule == 4;
+      so.kernels.hopperPingpong = schedule == 1 || schedule == 3 || schedule == 4 || schedule == 7;
       so.kernels.hopperClusterSplitK = schedule == 2 || schedule == 3 || schedule == 4;
       so.kernels.hopperTma = schedule >= 3;
       so.kernels.hopperTile192 = schedule >= 4;
       so.kernels.hopperStreamK = schedule == 5;
+      so.kernels.hopperMulticast = schedule >= 6;
       rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
     }
   }
