@@ -174,7 +174,10 @@ struct EmitOptions {
   bool hopperStreamK = false;
   /// The Hopper family's TMA kernels run in clusters of two CTAs on pairs of row tiles that
   /// share their B tile, each CTA loading half of it into both (TileConfig::multicast), where
-  /// pairing adds no wave of tiles. `--hopper-multicast`.
+  /// pairing adds no wave of tiles. Off (`--hopper-multicast`): on an H100 (session 38, kbench)
+  /// 5-10 % slower on the transformer GEMMs (the pairs' lock step) and no faster at 8192^3;
+  /// with each CTA loading all of B in the same clusters the times were the same, so L2's
+  /// bandwidth does not bound these products.
   bool hopperMulticast = false;
   /// The mma.sync kernels' staged epilogue loads its full-size operands (a residual) into
   /// registers before the main loop, so that their latency hides behind the operand loads
