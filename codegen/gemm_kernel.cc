@@ -196,6 +196,10 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
 
 } // namespace
 
+int64_t rowUnits(const TileConfig &cfg, int64_t tilesM) {
+  return cfg.multicast ? ceilDiv(tilesM, 2) : tilesM;
+}
+
 std::string TileConfig::str() const {
   if (simt)
     return fmt::format("{}x{}x{}simt{}", bm, bn, bk, splitK > 1 ? fmt::format("k{}", splitK) : "");
@@ -408,12 +412,12 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
         c.tma = tileFits(spec, t, opts, &why);
       }
       // B multicast in pairs of row tiles where the pairs fill no more waves than the tiles.
-      if (opts.hopperMulticast && c.tma && !c.streamK && !c.clusterSplit && tilesM >= 2 &&
-          ceilDiv(ceilDiv(tilesM, 2) * tilesN * spec.batch * c.splitK, std::max(1, sms / 2)) <=
-              waves) {
+      if (opts.hopperMulticast && c.tma && !c.streamK && !c.clusterSplit && tilesM >= 2) {
         TileConfig t = c;
         t.multicast = true;
-        c.multicast = tileFits(spec, t, opts, &why);
+        c.multicast = ceilDiv(rowUnits(t, tilesM) * tilesN * spec.batch * c.splitK,
+                              std::max(1, sms / 2)) <= waves &&
+                      tileFits(spec, t, opts, &why);
       }
       // A tile costs its K steps plus about two more (the pipeline's fill, the epilogue); the
       // persistent Hopper kernel fills the next tile's stages during the epilogue, about one.
@@ -519,17 +523,17 @@ void writeOpaqueOrigin(CodeWriter &w) {
   w.line("asm volatile(\"\" : \"+r\"(m0e), \"+r\"(n0e));");
 }
 
-void writeRaster(CodeWriter &w, const KernelContext &ctx, const std::string &index) {
+void writeRaster(CodeWriter &w, int64_t tilesM, int64_t tilesN, const std::string &index) {
   w.line("int tm, tn;");
   auto raster = w.block("");
-  if (ctx.tilesM <= 8 || ctx.tilesN == 1) {
-    w.line("tm = {} % {};", index, ctx.tilesM);
-    w.line("tn = {} / {};", index, ctx.tilesM);
+  if (tilesM <= 8 || tilesN == 1) {
+    w.line("tm = {} % {};", index, tilesM);
+    w.line("tn = {} / {};", index, tilesM);
   } else {
     // Groups of 8 row tiles walk the columns together, so their A rows stay in L2.
-    w.line("const int pid = {}, width = {};", index, 8 * ctx.tilesN);
+    w.line("const int pid = {}, width = {};", index, 8 * tilesN);
     w.line("const int first = (pid / width) * 8;");
-    w.line("const int gs = min({} - first, 8);", ctx.tilesM);
+    w.line("const int gs = min({} - first, 8);", tilesM);
     w.line("tm = first + (pid % width) % gs;");
     w.line("tn = (pid % width) / gs;");
   }
@@ -636,8 +640,8 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
     // Persistent: one CTA per SM at most, each walking the tiles of every batch (and split);
     // with the splits in a cluster, clusters of `splits` CTAs walk the tiles; with B
     // multicast, clusters of two walk pairs of row tiles.
-    const int64_t rowUnits = cfg.multicast ? ceilDiv(ctx.tilesM, 2) : ctx.tilesM;
-    const int64_t units = rowUnits * ctx.tilesN * spec.batch * (cfg.clusterSplit ? 1 : splits);
+    const int64_t units =
+        rowUnits(cfg, ctx.tilesM) * ctx.tilesN * spec.batch * (cfg.clusterSplit ? 1 : splits);
     if (units >= (int64_t{1} << 31))
       return invalidArgument("{} output tiles are too many for one grid", units);
     const int64_t cluster = cfg.clusterSplit ? splits : cfg.multicast ? 2 : 1;

@@ -129,6 +129,10 @@ struct TileConfig {
 /// in CTA pairs), "128x192x64/wgs5kst" (stream-K, TMA), "128x64x64/4x2s4b3"); for kbench.
 std::optional<TileConfig> parseTileConfig(const std::string &text);
 
+/// Rows of tiles a unit of the Hopper kernel's walk spans: pairs of row tiles with B
+/// multicast (the last pair's second past M where `tilesM` is odd), else the row tiles.
+int64_t rowUnits(const TileConfig &cfg, int64_t tilesM);
+
 /// The tile configuration the writer picks for `spec`.
 TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts);
 

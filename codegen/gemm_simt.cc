@@ -134,7 +134,7 @@ Status writeSimtKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("__shared__ __align__(16) float sA[2][BK][BM + 4];");
   w.line("__shared__ __align__(16) float sB[2][BK][BN + 4];");
   w.line("const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;");
-  writeRaster(w, ctx);
+  writeRaster(w, ctx.tilesM, ctx.tilesN);
   w.line("const int m0 = tm * BM, n0 = tn * BN;");
   w.line("const int kt0 = blockIdx.y * {};", ctx.kTilesPerSplit);
   w.line("const int ktn = min({} - kt0, {});", ctx.kTiles, ctx.kTilesPerSplit);

@@ -160,10 +160,7 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
   // B multicast: a unit is a pair of row tiles (2 tm, 2 tm + 1; the second past M where the
   // row tiles are odd, its rows then masked), the cluster's rank picks one.
-  KernelContext units = ctx;
-  if (c.multicast)
-    units.tilesM = (ctx.tilesM + 1) / 2;
-  const int64_t perBatch = units.tilesM * ctx.tilesN;
+  const int64_t unitRows = rowUnits(c, ctx.tilesM), perBatch = unitRows * ctx.tilesN;
   {
     // Unit t: split t / (tiles of every batch), then batch, then the raster within the batch.
     auto tileOf = w.blockSemi("auto tile_of = [&](int t, dlc_sm90::Tile<{}> &x)", ctx.storage);
@@ -178,7 +175,7 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
       w.line("x.kt1 = x.kt0 + {};", ctx.kTilesPerSplit);
     }
     w.line("const long long b = t / {};", perBatch);
-    writeRaster(w, units, fmt::format("(t % {})", perBatch));
+    writeRaster(w, unitRows, ctx.tilesN, fmt::format("(t % {})", perBatch));
     if (c.multicast)
       w.line("x.m0 = (2 * tm + (int)dlc_sm90::cluster_rank()) * 128;");
     else

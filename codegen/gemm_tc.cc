@@ -514,7 +514,7 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;");
   w.line("const int wm = warp % WARPS_M, wn = warp / WARPS_M;");
   w.line("(void)lane;");
-  writeRaster(w, ctx);
+  writeRaster(w, ctx.tilesM, ctx.tilesN);
   w.line("const int m0 = tm * BM, n0 = tn * BN;");
   w.line("const int kt0 = blockIdx.y * {};", ctx.kTilesPerSplit);
   w.line("const int ktn = min({} - kt0, {});", ctx.kTiles, ctx.kTilesPerSplit);

@@ -111,9 +111,10 @@ void writeEpiloguePrefetch(CodeWriter &w, const KernelContext &ctx);
 /// pipeline's).
 uint32_t stagedEpilogueBytes(const TileConfig &cfg, int rows);
 
-/// Tile raster: writes `tm`, `tn` from the tile index `index` (a C expression; groups of 8 row
-/// tiles for L2 reuse).
-void writeRaster(CodeWriter &w, const KernelContext &ctx, const std::string &index = "blockIdx.x");
+/// Tile raster: writes `tm`, `tn` from the tile index `index` (a C expression) over
+/// `tilesM` x `tilesN` tiles (groups of 8 row tiles for L2 reuse).
+void writeRaster(CodeWriter &w, int64_t tilesM, int64_t tilesN,
+                 const std::string &index = "blockIdx.x");
 
 /// Writes `m0e`, `n0e`: copies of the tile origin the compiler cannot see through, for the
 /// epilogue's index math. Otherwise it hoists every output and epilogue-operand address
