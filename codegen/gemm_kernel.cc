@@ -157,7 +157,17 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
     wg(256, 4, 1.6);
     if (opts.hopperTile192)
       wg(192, 5, 1.55); // a guess between its neighbours until measured
+    // 160, 96 and 80 columns read B K-major (sm90Fits; kmajor-weights stores constant
+    // weights so): narrower tiles that fill the SMs where ViT's 13 row tiles leave them idle.
+    // Fitted to kbench on an H100 (session 39, tools/kbench/narrow_tiles.txt) against the
+    // whole-atom tiles' values: 1576x3072x768 +bias 0.0221 ms at 128 x 160 (260 tiles) against
+    // 0.0253 at 128 x 192 (208), two waves each; 1576x768x3072 +bias +residual 0.0225 at
+    // 128 x 96 (104 tiles) and 0.0261 at 128 x 80 (130) against 0.0240 at 128 x 128 (78),
+    // one wave each; 1576x768x768 the same way 0.0116 and 0.0120 against 0.0128.
+    wg(160, 5, 1.45);
     wg(128, 6, 1.45);
+    wg(96, 7, 1.18);
+    wg(80, 7, 0.85);
     // 128 x 64 (m64n64 wgmma): twice the tiles of 128 x 128 where N is small (BERT's 768
     // columns make 48 tiles of 128 x 128 on 132 SMs). kbench on an H100 (session 29,
     // tools/kbench/sm90.txt): 1024x768x3072 +bias +residual 0.0277 ms against 0.0368 at

@@ -35,11 +35,16 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     return no("the wgmma kernels are f16, bf16 and int8");
   // A stage row is 128 bytes of K: 64 16-bit elements, 128 int8 ones.
   const int bk = s8 ? 128 : 64, chunk = s8 ? 16 : 8;
-  if (c.bm != 128 || (c.bn != 64 && c.bn != 128 && c.bn != 192 && c.bn != 256) || c.bk != bk ||
-      c.warpsM != 2 || c.warpsN != 1)
-    return no(fmt::format("wgmma tiles are 128 x 64, 128 x 128, 128 x 192 or 128 x 256, BK {}, "
-                          "two consumer warpgroups",
+  const bool wholeAtoms = c.bn % 64 == 0; // an N-major B's stage is atoms of 64 columns
+  if (c.bm != 128 || !(wholeAtoms || c.bn == 80 || c.bn == 96 || c.bn == 160) || c.bn > 256 ||
+      c.bk != bk || c.warpsM != 2 || c.warpsN != 1)
+    return no(fmt::format("wgmma tiles are 128 x 64, 80, 96, 128, 160, 192 or 256, BK {}, two "
+                          "consumer warpgroups",
                           bk));
+  if (!wholeAtoms && !spec.b.kContig)
+    return no(fmt::format("a {}-column wgmma tile reads B K-major (an N-major B is loaded in "
+                          "atoms of 64 columns)",
+                          c.bn));
   if (c.pingpong && c.bn > 128)
     return no("a ping-pong warpgroup holds a whole tile's accumulators: 128 x 64 or 128 x 128");
   if (c.clusterSplit && (c.splitK < 2 || c.splitK > 8 || c.pingpong))
@@ -232,20 +237,33 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   // saves the live accumulators to local memory.
   w.line("#pragma unroll");
   auto half = w.block("for (int h = 0; h < 2; ++h)");
-  w.line("#pragma unroll");
-  auto quarter = w.block("for (int cq = 0; cq < BN / dlc_sm90::EP_COLS; ++cq)");
-  // The lane's accumulators of fragment row h, columns cq * 64 .. cq * 64 + 63.
-  w.line("#pragma unroll");
-  w.line("for (int j = 0; j < dlc_sm90::EP_COLS / 8; ++j)");
-  w.line("  *reinterpret_cast<{0}2 *>(ep + (lane >> 2) * EP_PITCH + j * 8 + (lane & 3) * 2) = "
-         "make_{0}2(acc[4 * (cq * 8 + j) + 2 * h], acc[4 * (cq * 8 + j) + 2 * h + 1]);",
-         acc);
-  w.line("__syncwarp();");
-  if (split)
-    writeSplitPartials(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
-  else
-    writeStagedChunks(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
-  w.line("__syncwarp();");
+  // One pass: the lane's accumulators of fragment row h, columns cq * 64 .. + cols - 1, through
+  // the warp's slab.
+  auto pass = [&](int cols) {
+    w.line("#pragma unroll");
+    w.line("for (int j = 0; j < {}; ++j)", cols / 8);
+    w.line("  *reinterpret_cast<{0}2 *>(ep + (lane >> 2) * EP_PITCH + j * 8 + (lane & 3) * 2) = "
+           "make_{0}2(acc[4 * (cq * 8 + j) + 2 * h], acc[4 * (cq * 8 + j) + 2 * h + 1]);",
+           acc);
+    w.line("__syncwarp();");
+    if (split)
+      writeSplitPartials(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
+    else
+      writeStagedChunks(w, ctx, "w * 16 + h * 8", "cq * dlc_sm90::EP_COLS");
+    w.line("__syncwarp();");
+  };
+  {
+    w.line("#pragma unroll");
+    auto quarter = w.block("for (int cq = 0; cq < BN / dlc_sm90::EP_COLS; ++cq)");
+    pass(64);
+  }
+  // A tile of 80, 96 or 160 columns ends in a narrower pass, its chunks counted anew.
+  if (const int rest = c.bn % 64) {
+    auto last = w.block("");
+    w.line("constexpr int cq = BN / dlc_sm90::EP_COLS, EP_CHUNKS = {} / {};", rest,
+           split ? 4 : ctx.stagedV);
+    pass(rest);
+  }
   return Status::ok();
 }
 

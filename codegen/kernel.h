@@ -215,6 +215,14 @@ struct EmitOptions {
   /// session 37, harness; session 36: 1.162 against 1.187). (A graph option, like
   /// fastRequantize.)
   bool patchGemm = true;
+  /// For an sm_90a target the GPU pipeline stores constant 16-bit MatMul/Gemm weights K-major
+  /// ([N, K], passes/kmajor_weights.cc), which lets the cost model choose the Hopper family's
+  /// 80-, 96- and 160-column tiles (an N-major B tile is whole atoms of 64 columns). On by
+  /// default (`--no-kmajor-weights`): on an H100 (session 39, tools/kbench/narrow_tiles.txt)
+  /// ViT's FFN up-projection (1576x3072x768, GELU) took 0.0276 ms at 128 x 160 against 0.0314
+  /// N-major at 128 x 192, its down-projection 0.0225 at 128 x 96 against 0.0255 at 128 x 128,
+  /// its attention output projection 0.0116 against 0.0129. (A graph option, like patchGemm.)
+  bool kMajorWeights = true;
   /// An NCHW f16/bf16 conv with at most 4 input channels (ResNet's 7x7 stem on the image) runs
   /// on the stem kernel (codegen/conv_stem.cc: its input window staged in shared memory, the
   /// A fragments read from it directly) instead of the implicit GEMM's element-by-element

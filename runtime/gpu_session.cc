@@ -372,12 +372,9 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
     (d.output ? outDirect : inDirect)[d.index] = true;
     ++directLast_;
   }
-  if (Status bound = rebind(to); !bound.isOk()) {
-    if (caller) // only a wait was enqueued on it
-      cur_ = nullptr;
-    return bound;
-  }
-  Status st = begin();
+  Status st = rebind(to);
+  if (st.isOk())
+    st = begin();
   for (size_t i = 0; i < p.outputs.size() && st.isOk() && opts_.poison; ++i)
     if (outDirect[i])
       st = driver_->check(api.memsetD8Async(outputs[i], 0xFF, p.outputs[i].buffer.bytes, cur_),
@@ -404,9 +401,11 @@ Status GpuSession::runDevice(const std::vector<CUdeviceptr> &inputs,
     return leaveCallerStream();
   if (st.isOk())
     st = synchronize();
+  // A failure leaves nothing behind: the stream (which already waits for the previous run, so
+  // the previous run's ordering is not lost either) is drained before a caller's is forgotten.
   if (!st.isOk())
     (void)api.streamSynchronize(cur_);
-  if (caller) // waited for: nothing of the run is left on it
+  if (caller)
     cur_ = nullptr;
   return st;
 }

@@ -47,6 +47,9 @@ struct GpuPipelineOptions {
   bool fastRequantize = false;
   /// layout{patch-gemm=true} (on by default; `--no-patch-gemm` turns it off).
   bool patchGemm = true;
+  /// kmajor-weights after fuse-attention: the compile for an sm_90a target adds it unless
+  /// `--no-kmajor-weights` (codegen::EmitOptions::kMajorWeights).
+  bool kMajorWeights = false;
 };
 
 /// The GPU pipeline (see above).

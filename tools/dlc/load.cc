@@ -109,6 +109,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU: a float16/bfloat16 convolution whose window tiles its input (ViT's patch "
                 "embedding: strides equal to the window, no padding) runs as a reshape/transpose "
                 "of the image and a GEMM instead of the NCHW implicit GEMM (on by default)");
+  cmd->add_flag("--kmajor-weights,!--no-kmajor-weights", kernels.kMajorWeights,
+                "GPU, sm_90a: store constant float16/bfloat16 MatMul/Gemm weights K-major ([N, K]) "
+                "at compile time, so that the Hopper GEMM may use 80-, 96- and 160-column tiles "
+                "(on by default)");
   cmd->add_flag("--prefetch-short-epilogues,!--no-prefetch-short-epilogues",
                 kernels.prefetchShortEpilogues,
                 "GPU, experimental: a 16-bit GEMM/conv at most 64 deep whose epilogue reads an "

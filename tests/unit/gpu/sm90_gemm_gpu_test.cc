@@ -18,13 +18,16 @@ using rt::testing::denseText;
 
 using rt::testing::randomTensor;
 
-/// The program `text` lowers to for an H200 (sm_90, 132 SMs), without NVRTC.
+/// The program `text` lowers to for an H200 (sm_90, 132 SMs), without NVRTC. The weights keep
+/// the layout the graph gives them unless `kMajor` (the schedules are tested on both layouts
+/// of B as the cases write them; kmajor-weights is tested on its own below).
 Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
                               bool clusterSplit = false, bool tma = false, bool streamK = false,
-                              bool multicast = false) {
+                              bool multicast = false, bool kMajor = false) {
   DLC_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, parseGraph(text));
   jit::JitOptions jo;
   jo.lower.compile = false;
+  jo.lower.emit.kMajorWeights = kMajor;
   jo.lower.emit.smVersion = jo.lower.nvrtc.smVersion = 90;
   jo.lower.emit.numSms = 132;
   jo.lower.emit.hopperSplitK = true;
@@ -121,6 +124,16 @@ std::vector<Case> cases() {
   // lies wholly past M (its rows masked though M needs no tail test otherwise).
   out.push_back(
       {"f16 odd row tiles, bias", biasMatmul(1664, 256, 384, 20), DType::kF16, {1664, 256}});
+  // ViT's 13 row tiles with constant weights, which kmajor-weights stores K-major: the
+  // attention output projection's 768 columns at 128 x 96 (104 tiles, where 128 x 128 makes
+  // 78) and 1576 columns at 128 x 160 (130 tiles; the last column of tiles 136 wide, so its
+  // 32-column pass holds 8).
+  out.push_back(
+      {"f16 K-major weight, 96 columns", biasMatmul(1576, 256, 768, 22), DType::kF16, {1576, 256}});
+  out.push_back({"f16 K-major weight, 160 columns",
+                 biasMatmul(1576, 256, 1576, 24),
+                 DType::kF16,
+                 {1576, 256}});
   // Attention's score product: a batch of x times its own transpose (both activations).
   out.push_back({"f16 batched, B an activation",
                  R"(graph @g(%x: f16[12,384,200]) -> (y: f16[12,384,384]) {
@@ -277,6 +290,35 @@ TEST(Sm90Gemm, ClusterSplitKIsOneKernel) {
   }
 }
 
+// kmajor-weights (on for sm_90a unless turned off) stores each case's constant weight [N, K],
+// read through perm_b: the cost model then takes the 96- and 160-column tiles for ViT's row
+// count, which an N-major weight cannot have.
+TEST(Sm90Gemm, KMajorWeightsTakeNarrowTiles) {
+  for (const Case &c : cases()) {
+    const bool narrow = c.what.find("K-major weight") != std::string::npos;
+    SCOPED_TRACE(c.what);
+    for (bool on : {false, true}) {
+      auto p = lowered(c.text, false, false, true, false, false, on);
+      ASSERT_TRUE(p) << p.status().message();
+      std::string tiles;
+      for (const auto &[name, source] : p->sources)
+        for (const char *tile : {"128x80x64", "128x96x64", "128x160x64"})
+          if (source.find(tile) != std::string::npos)
+            tiles += tile;
+      if (!on || !narrow)
+        continue;
+      EXPECT_EQ(tiles, c.what.find("96") != std::string::npos ? "128x96x64" : "128x160x64");
+    }
+    if (c.what.find("K-major B") != std::string::npos)
+      continue; // a Gemm with transB reads B K-major as it is
+    auto off = lowered(c.text, false, false, true, false, false, false);
+    ASSERT_TRUE(off) << off.status().message();
+    for (const auto &[name, source] : off->sources)
+      for (const char *tile : {"128x80x64", "128x96x64", "128x160x64"})
+        EXPECT_EQ(source.find(tile), std::string::npos) << name << " without kmajor-weights";
+  }
+}
+
 TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
   DLC_REQUIRE_GPU(driver);
   if (driver->device().smVersion() != 90)
@@ -286,8 +328,10 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
     // The schedules: cooperative, ping-pong, split-K in a cluster (where the case splits),
     // the TMA producer (ping-pong and cluster split too), 128 x 192 tiles with all of them,
     // stream-K (with TMA and 128 x 192 tiles), B multicast (TMA, 128 x 192 tiles, split-K
-    // through the workspace), B multicast with ping-pong.
-    for (int schedule : {0, 1, 2, 3, 4, 5, 6, 7}) {
+    // through the workspace), B multicast with ping-pong; each with the weights as the case
+    // writes them. Then dlc's defaults (constant weights K-major, narrow tiles where the cost
+    // model takes them), and those with the cp.async producer.
+    for (int schedule : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
       if (schedule == 2 && !c.split)
         continue;
       SCOPED_TRACE(schedule == 0   ? "cooperative"
@@ -297,8 +341,16 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
                    : schedule == 4 ? "128 x 192 tiles"
                    : schedule == 5 ? "stream-K"
                    : schedule == 6 ? "B multicast"
-                                   : "B multicast, ping-pong");
+                   : schedule == 7 ? "B multicast, ping-pong"
+                   : schedule == 8 ? "defaults"
+                                   : "defaults, cp.async");
       SessionOptions so;
+      if (schedule >= 8) {
+        so.kernels.hopperTma = schedule == 8;
+        rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
+        continue;
+      }
+      so.kernels.kMajorWeights = false;
       so.kernels.hopperSplitK = c.split; // each case with the split its case names
       so.kernels.hopperPingpong = schedule == 1 || schedule == 3 || schedule == 4 || schedule == 7;
       so.kernels.hopperClusterSplitK = schedule == 2 || schedule == 3 || schedule == 4;

@@ -70,7 +70,7 @@ TEST(RunPipeline, UnknownNamesInFlags) {
   const std::string known =
       "known passes: infer-shapes, fold-constants, simplify, cse, dce, "
       "expand-ops, fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, "
-      "mixed-precision, layout, fold-transpose-matmul, fuse-attention, "
+      "mixed-precision, layout, fold-transpose-matmul, fuse-attention, kmajor-weights, "
       "place-devices, insert-copies, "
       "fuse, "
       "plan-memory";

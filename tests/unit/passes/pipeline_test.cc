@@ -56,7 +56,7 @@ TEST(PipelineParse, UnknownPass) {
             "unknown pass 'foo'; known passes: infer-shapes, fold-constants, simplify, cse, dce, "
             "expand-ops, fold-batchnorm, canonicalize-quant, insert-fake-quant, realize-int8, "
             "mixed-precision, "
-            "layout, fold-transpose-matmul, fuse-attention, place-devices, "
+            "layout, fold-transpose-matmul, fuse-attention, kmajor-weights, place-devices, "
             "insert-copies, fuse, plan-memory");
 }
 
@@ -161,7 +161,7 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
   const std::vector<PassInfo> &passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 18u);
+  ASSERT_EQ(passes.size(), 19u);
   for (const PassInfo &p : passes) {
     EXPECT_EQ(findPass(p.name), &p);
     EXPECT_NE(p.create(), nullptr);
