@@ -147,6 +147,33 @@ template <class T> __device__ __forceinline__ T dlc_gelu(T x) {
   return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
 }
 )cuda"},
+    // GELU with a 16-bit result, in float: x * Phi(x), Phi(-|x|) = exp2(|x| * P(|x|) - 1) with
+    // P of degree 5 fitted to log2(erfc(|x| / sqrt 2)) on |x| <= 4 sqrt 2 (P held at its end
+    // beyond: the tail keeps decaying). Phi's error stays under 4e-7, and rounded to f16 the
+    // results differ from the correctly rounded GELU in 102 of the 42,752 f16 inputs below 60
+    // in magnitude, by one unit, against 331 (two units at most) for erff's 0.5x(1 + erf):
+    // 1 + erf cancels where x is negative, exp2 of the tail does not. 12 instructions and one
+    // MUFU against erff's ~26: ViT's FFN up-projection runs its epilogue while the tensor cores
+    // idle (H100, session 37: 29.9 us with GELU, 24.5 with ReLU).
+    {"dlc_gelu16", "", R"cuda(
+__device__ __forceinline__ float dlc_gelu16(float x) {
+  const float s = fabsf(x), c = fminf(s, 5.65685425f);
+  float p = 2.967076944e-05f;
+  p = fmaf(p, c, -7.161399117e-04f);
+  p = fmaf(p, c, 7.814069279e-03f);
+  p = fmaf(p, c, -5.286079645e-02f);
+  p = fmaf(p, c, -4.592258632e-01f);
+  p = fmaf(p, c, -1.151083827e+00f);
+  const float z = fmaf(p, s, -1.0f);
+  float e;
+#ifdef __CUDA_ARCH__
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(z));
+#else // tests' host emulation
+  e = exp2f(z);
+#endif
+  return x * (x < 0.0f ? e : 1.0f - e);
+}
+)cuda"},
     {"dlc_gelu_tanh", "", R"cuda(
 template <class T> __device__ __forceinline__ T dlc_gelu_tanh(T x) {
   return T(0.5) * x *

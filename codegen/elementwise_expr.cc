@@ -246,6 +246,11 @@ Expected<std::string> shrinkExpr(const Node &n, const Args &a) {
 }
 Expected<std::string> geluExpr(const Node &n, const Args &a) {
   const std::string &approx = n.getString("approximate");
+  // A 16-bit result rounds away far more than dlc_gelu16's approximation errs (it rounds to
+  // the correctly rounded f16 more often than erf's form does); float keeps erf.
+  const DType t = outType(n);
+  if (approx == "none" && (t == DType::kF16 || t == DType::kBF16))
+    return fmt::format("dlc_gelu16({})", a[0]);
   if (approx == "none")
     return fmt::format("dlc_gelu({})", a[0]);
   if (approx == "tanh")

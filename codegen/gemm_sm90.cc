@@ -45,8 +45,8 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     return no(fmt::format("a {}-column wgmma tile reads B K-major (an N-major B is loaded in "
                           "atoms of 64 columns)",
                           c.bn));
-  if (c.pingpong && c.bn > 128)
-    return no("a ping-pong warpgroup holds a whole tile's accumulators: 128 x 64 or 128 x 128");
+  if (c.pingpong && c.bn > 160)
+    return no("a ping-pong warpgroup holds a whole tile's accumulators: at most 160 columns");
   if (c.clusterSplit && (c.splitK < 2 || c.splitK > 8 || c.pingpong))
     return no("split-K in a cluster takes 2 to 8 splits, with the cooperative schedule");
   if (c.streamK && (c.splitK != 1 || c.clusterSplit || c.pingpong))

@@ -348,7 +348,7 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   // flight per thread. A consumer frees step it - 1's stage when it starts `it`, so the
   // producer waiting for a free stage has signalled enough steps only while LAG <= STAGES - 2.
   static_assert(STAGES >= 3, "at least three stages");
-  static_assert(!PINGPONG || BN <= 128, "a ping-pong warpgroup holds 128 x BN accumulators");
+  static_assert(!PINGPONG || BN <= 160, "a ping-pong warpgroup holds 128 x BN accumulators");
   static_assert(CLUSTER >= 1 && CLUSTER <= 8 && !(PINGPONG && CLUSTER > 1),
                 "split-K clusters of 2 to 8 CTAs, with the cooperative schedule");
   static_assert(!MULTICAST || (IsTma<ARows>::value && CLUSTER == 1),
