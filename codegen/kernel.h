@@ -193,10 +193,12 @@ struct EmitOptions {
   /// prefetchEpilogue does everywhere). kbench on an H100 (session 37, tools/kbench/
   /// conv1x1.txt): ResNet-50 b32's 64 -> 256 1x1 conv with bias, residual and ReLU took 0.0919
   /// ms at 128 x 256 (the choice before) and 0.0663 ms at 128 x 64 with the prefetch; the
-  /// deeper layers' (K 128, 256) kept their tiles, which were faster there. Off
-  /// (`--prefetch-short-epilogues`): the model as a whole did not gain (ResNet-50 b32 1.884 ->
-  /// 1.901 ms, H100, session 38; its 3-stage tile is not the one kbench timed).
-  bool prefetchShortEpilogues = false;
+  /// deeper layers' (K 128, 256) kept their tiles, which were faster there. Session 38 took a
+  /// 3-stage 128 x 64 tile, which holds 150 registers (one block per SM): 0.0965 ms, and the
+  /// model did not gain (ResNet-50 b32 1.884 -> 1.901 ms); such a product now keeps no stage
+  /// past its K tiles (2 stages, 128 registers, 2 blocks: 0.0678 ms, H100, session 39). On by
+  /// default (`--no-prefetch-short-epilogues`).
+  bool prefetchShortEpilogues = true;
   /// A GEMM/conv epilogue whose tail is a function of one 8-bit integer value (an int8 residual
   /// block's DQ -> Relu -> Q) computes that tail once per block for all 256 inputs into shared
   /// memory, and each element loads its result (codegen/byte_table.h): exact, since the table

@@ -178,6 +178,7 @@ bool parseCase(Case &c, const std::vector<std::string> &words) {
                                                     "no-wgmma",
                                                     "pingpong",
                                                     "prefetch",
+                                                    "prefetch-short",
                                                     "quant",
                                                     "relu",
                                                     "residual",

@@ -430,6 +430,7 @@ int main(int argc, char **argv) {
     o.stagedEpilogue = !cases[i].has("fragment-epilogue");
     o.sm90a = !cases[i].has("no-wgmma");
     o.prefetchEpilogue = cases[i].has("prefetch");
+    o.prefetchShortEpilogues = cases[i].has("prefetch-short");
     o.hopperInt8 = !cases[i].has("no-hopper-int8");
     o.hopperPingpong = cases[i].has("pingpong");
     o.hopperClusterSplitK = cases[i].has("cluster-split");

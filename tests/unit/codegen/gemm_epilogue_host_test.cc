@@ -64,11 +64,12 @@ bool prefetches(const std::string &text, const EmitOptions &o) {
   return mmaSyncSource(text, o).find("dlc_epl") != std::string::npos;
 }
 
-// Off by default; with EmitOptions::prefetchShortEpilogues only a product at most 64 deep
+// With EmitOptions::prefetchShortEpilogues (on by default) only a product at most 64 deep
 // whose epilogue reads a full-size operand prefetches it: not a deeper one, not without the
 // operand.
 TEST(GemmEpilogueHost, PrefetchIsForShortProductsWhenAsked) {
   EmitOptions o;
+  o.prefetchShortEpilogues = false;
   EXPECT_FALSE(prefetches(residualGemm(1024, 32, 64), o));
   o.prefetchShortEpilogues = true;
   EXPECT_TRUE(prefetches(residualGemm(1024, 32, 64), o));
@@ -84,8 +85,8 @@ TEST(GemmEpilogueHost, PrefetchIsForShortProductsWhenAsked) {
 
 // With the option, the cost model prices such an epilogue's loads by the warps resident to hide
 // them: ResNet-50 b32's layer1 1x1 conv (100352 x 256 x 64 with a residual) takes 128 x 64
-// tiles, 16 warps per SM, where it takes 128 x 256 (8) without; 128 channels deep it keeps
-// 128 x 256.
+// tiles in 2 stages (no stage past its K tiles: 2 blocks, 16 warps per SM), where it takes
+// 128 x 256 (8 warps) without; 128 channels deep it keeps 128 x 256.
 TEST(GemmEpilogueHost, ShortResidualProductsTakeTilesOfMoreWarps) {
   EmitOptions o;
   o.smVersion = 90;
@@ -97,7 +98,7 @@ TEST(GemmEpilogueHost, ShortResidualProductsTakeTilesOfMoreWarps) {
     return at == std::string::npos ? std::string()
                                    : src.substr(at + 7, src.find('\n', at) - at - 7);
   };
-  EXPECT_EQ(tileOf(residualGemm(100352, 64, 256), o), "128x64x32/4x2s3k1");
+  EXPECT_EQ(tileOf(residualGemm(100352, 64, 256), o), "128x64x32/4x2s2k1");
   EXPECT_EQ(tileOf(residualGemm(25088, 128, 512), o), "128x256x32/2x4s4k1");
   EmitOptions off = o;
   off.prefetchShortEpilogues = false;
