@@ -196,9 +196,10 @@ struct EmitOptions {
   /// deeper layers' (K 128, 256) kept their tiles, which were faster there. Session 38 took a
   /// 3-stage 128 x 64 tile, which holds 150 registers (one block per SM): 0.0965 ms, and the
   /// model did not gain (ResNet-50 b32 1.884 -> 1.901 ms); such a product now keeps no stage
-  /// past its K tiles (2 stages, 128 registers, 2 blocks: 0.0678 ms, H100, session 39). On by
-  /// default (`--no-prefetch-short-epilogues`).
-  bool prefetchShortEpilogues = true;
+  /// past its K tiles (2 stages, 128 registers, 2 blocks: 0.0678 ms, H100, session 39). Off
+  /// (`--prefetch-short-epilogues`) until the model is timed with the 2-stage tile (session
+  /// 39's device time ran out first).
+  bool prefetchShortEpilogues = false;
   /// A GEMM/conv epilogue whose tail is a function of one 8-bit integer value (an int8 residual
   /// block's DQ -> Relu -> Q) computes that tail once per block for all 256 inputs into shared
   /// memory, and each element loads its result (codegen/byte_table.h): exact, since the table

@@ -115,9 +115,9 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "(on by default)");
   cmd->add_flag("--prefetch-short-epilogues,!--no-prefetch-short-epilogues",
                 kernels.prefetchShortEpilogues,
-                "GPU: a 16-bit GEMM/conv at most 64 deep whose epilogue reads an operand as "
-                "large as its output (a residual) is priced by the warps that hide those loads, "
-                "and loads them before its main loop (on by default)");
+                "GPU, experimental: a 16-bit GEMM/conv at most 64 deep whose epilogue reads an "
+                "operand as large as its output (a residual) is priced by the warps that hide "
+                "those loads, and loads them before its main loop");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

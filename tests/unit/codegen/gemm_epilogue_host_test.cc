@@ -64,7 +64,7 @@ bool prefetches(const std::string &text, const EmitOptions &o) {
   return mmaSyncSource(text, o).find("dlc_epl") != std::string::npos;
 }
 
-// With EmitOptions::prefetchShortEpilogues (on by default) only a product at most 64 deep
+// Off by default; with EmitOptions::prefetchShortEpilogues only a product at most 64 deep
 // whose epilogue reads a full-size operand prefetches it: not a deeper one, not without the
 // operand.
 TEST(GemmEpilogueHost, PrefetchIsForShortProductsWhenAsked) {
