@@ -141,7 +141,7 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
   // Convolutions (channels-last A) reach the Hopper family only when asked
   // (EmitOptions::hopperConv) or through a tile override (kbench --tile); int8 products unless
   // EmitOptions::hopperInt8 is off.
-  if (opts.smVersion == 90 && opts.sm90a && (!spec.a.nhwc || opts.hopperConv) &&
+  if (opts.hopperGemms() && (!spec.a.nhwc || opts.hopperConv) &&
       (spec.dtype == DType::kF16 || spec.dtype == DType::kBF16 || (s8 && opts.hopperInt8))) {
     auto wg = [&](int bn, int stages, double eff) {
       TileConfig c;

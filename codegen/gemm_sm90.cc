@@ -27,7 +27,7 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     *why = std::move(msg);
     return false;
   };
-  if (opts.smVersion != 90 || !opts.sm90a)
+  if (!opts.hopperGemms())
     return no(fmt::format("the wgmma kernels are for sm_90a, the target is sm_{}{}", opts.smVersion,
                           opts.sm90a ? "" : " without arch-specific features"));
   const bool s8 = spec.dtype == DType::kI8;

@@ -125,6 +125,9 @@ struct EmitOptions {
   /// On sm_90: GEMMs may use the Hopper family, whose modules are compiled for sm_90a (a cubin
   /// and PTX for the sm_90 GPUs only). false keeps every kernel portable sm_90 code.
   bool sm90a = true;
+  /// Whether the target gets the Hopper family (wgmma, TMA): sm_90 with sm90a. The GEMM cost
+  /// model's candidates, sm90Fits and the pipeline's kmajor-weights ask this one question.
+  bool hopperGemms() const { return smVersion == 90 && sm90a; }
   /// The cost model may split K in the Hopper family (partial sums and a reduction kernel) for
   /// shapes whose tiles leave SMs idle. Measured on an H100 (kbench tools/kbench/splitk.txt):
   /// 256x1024x4096 0.0176 ms split 8 against 0.0340 unsplit, ViT's 1576x768x3072 0.0352 split 3

@@ -31,14 +31,14 @@ public:
     for (Node *n : g.nodes()) {
       if (n->op() != Op::kMatMul && n->op() != Op::kGemm)
         continue;
-      const std::string why = keeps(*n);
+      Value *w = n->input(1);
+      if (!w || !w->isConstant() || w->shape().rank() != 2)
+        continue; // not a product of a weight: nothing to say
       const std::string what = fmt::format("{} -> {}", n->describe(), n->output(0)->name());
-      if (!why.empty()) {
-        if (why != "-")
-          options.debugf("{}: B stays as it is: {}", what, why);
+      if (const std::string why = keeps(*n); !why.empty()) {
+        options.debugf("{}: B stays as it is: {}", what, why);
         continue;
       }
-      Value *w = n->input(1);
       DLC_ASSIGN_OR_RETURN(Tensor nk, permuted(w->constant(), {1, 0}));
       Value *wt = g.addConstant(g.uniqueName(w->name() + "_nk"), std::move(nk));
       n->setInput(1, wt);
@@ -56,12 +56,9 @@ public:
   }
 
 private:
-  /// Why B of MatMul/Gemm `n` is not re-laid: a reason, "-" for a B that is not a weight at
-  /// all (nothing worth saying), "" when it is re-laid.
+  /// Why the constant 2-D B of MatMul/Gemm `n` is not re-laid, or "" when it is.
   static std::string keeps(const Node &n) {
     const Value *w = n.input(1);
-    if (!w || !w->isConstant() || w->shape().rank() != 2)
-      return "-";
     const DType t = w->dtype();
     if (t != DType::kF16 && t != DType::kBF16)
       return fmt::format("its dtype is {} (the re-layout is for 16-bit products)", dtypeName(t));

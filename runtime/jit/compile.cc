@@ -194,8 +194,7 @@ Status runGpuPipeline(Graph &g, const JitOptions &opts) {
   gpo.fuseAttention = opts.fuseAttention;
   gpo.fastRequantize = opts.lower.emit.fastRequantize;
   gpo.patchGemm = opts.lower.emit.patchGemm;
-  const codegen::EmitOptions &emit = opts.lower.emit;
-  gpo.kMajorWeights = emit.kMajorWeights && emit.smVersion == 90 && emit.sm90a;
+  gpo.kMajorWeights = opts.lower.emit.kMajorWeights && opts.lower.emit.hopperGemms();
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(gpo)));
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)
