@@ -14,9 +14,11 @@
 // uses the online (max, scaled sum) form so that it needs one pass before the write).
 // Statistics are computed in float (double for f64): layer norms by two passes (mean, then the
 // mean squared deviation), like the reference. With aligned buffers and rows a multiple of the
-// vector width, loads and stores are 16 bytes.
+// vector width, loads and stores are 16 bytes; a layer norm's scale and bias are then loaded
+// with the row, so that their latency overlaps its loads instead of following its statistics.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -88,6 +90,11 @@ private:
   void structs(CodeWriter &w) const;
   /// `y = gamma * x + beta` operands of the normalisations at column `col` of row `row`.
   Expected<std::pair<std::string, std::string>> affine(const std::string &col) const;
+  /// LayerNormalization's scale and bias, when each spans the normalised axes exactly: on the
+  /// vector path of a cached row they are loaded into registers with the row (`ga`, `be`), not
+  /// after its statistics, whose reductions their loads' latency would follow.
+  std::vector<const Value *> affineOperands(const RowShape &s, bool cached) const;
+  Status prefetchAffine(CodeWriter &w, const RowShape &s) const;
   Status rowSetup(CodeWriter &w) const;
   Status rowBody(CodeWriter &w, const RowShape &s, bool cached) const;
   Status writeStatistics(CodeWriter &w, const RowShape &s) const;
@@ -105,6 +112,8 @@ private:
   std::string k_, c_;
   bool wide_;
   std::string idx_;
+  /// Set while the row body reads the affine operands from `ga`/`be` (prefetchAffine).
+  mutable bool affineInRegs_ = false;
 };
 
 void RowEmitter::structs(CodeWriter &w) const {
@@ -174,6 +183,9 @@ Expected<std::pair<std::string, std::string>> RowEmitter::affine(const std::stri
     const std::vector<int64_t> &shape = parts_.inShape();
     const int64_t axis = *normalizeAxis(n_.getInt("axis"), static_cast<int64_t>(shape.size()));
     const std::vector<int64_t> norm(shape.begin() + axis, shape.end());
+    if (affineInRegs_)
+      return std::pair<std::string, std::string>("dlc_load(ga[k].v[j])",
+                                                 bias ? "dlc_load(be[k].v[j])" : "0");
     DLC_ASSIGN_OR_RETURN(std::string s, parts_.param(scale));
     gamma = loadExpr(s, broadcastOffset(staticSizes(scale), norm, col));
     if (bias) {
@@ -191,6 +203,50 @@ Expected<std::pair<std::string, std::string>> RowEmitter::affine(const std::stri
   DLC_ASSIGN_OR_RETURN(std::string s, parts_.param(scale));
   DLC_ASSIGN_OR_RETURN(std::string b, parts_.param(bias));
   return std::pair(loadExpr(s, channel), loadExpr(b, channel));
+}
+
+std::vector<const Value *> RowEmitter::affineOperands(const RowShape &s, bool cached) const {
+  if (op_ != Op::kLayerNormalization || !cached || s.vec == 1 || s.threads == 1)
+    return {};
+  const std::vector<int64_t> &shape = parts_.inShape();
+  const int64_t axis = *normalizeAxis(n_.getInt("axis"), static_cast<int64_t>(shape.size()));
+  auto trimmed = [](std::vector<int64_t> v) {
+    v.erase(v.begin(), std::find_if(v.begin(), v.end(), [](int64_t d) { return d != 1; }));
+    return v;
+  };
+  const std::vector<int64_t> norm = trimmed({shape.begin() + axis, shape.end()});
+  std::vector<const Value *> out;
+  for (int i : {1, 2}) {
+    const Value *v = n_.numInputs() > i ? n_.input(i) : nullptr;
+    if (!v)
+      continue;
+    if (trimmed(staticSizes(v)) != norm)
+      return {};
+    out.push_back(v);
+  }
+  return out;
+}
+
+Status RowEmitter::prefetchAffine(CodeWriter &w, const RowShape &s) const {
+  std::vector<std::string> loads;
+  for (const auto &[i, regs] : {std::pair<int, const char *>{1, "ga"}, {2, "be"}}) {
+    const Value *v = n_.numInputs() > i ? n_.input(i) : nullptr;
+    if (!v)
+      continue;
+    DLC_ASSIGN_OR_RETURN(std::string ptr, parts_.param(v));
+    const std::string type = fmt::format("{}_vec<{}, {}>", k_, cudaStorageType(v->dtype()), s.vec);
+    w.line("{} {}[{}];", type, regs, s.slots());
+    loads.push_back(fmt::format("{}[k] = *reinterpret_cast<const {} *>({} + c);", regs, type, ptr));
+  }
+  w.line("#pragma unroll");
+  auto loop = w.block("for (int k = 0; k < {}; ++k)", s.slots());
+  w.line("const int c = (lane + k * {}) * {};", s.threads, s.vec);
+  std::optional<CodeWriter::Scope> inRow;
+  if (s.slots() * s.threads * s.vec != s.len)
+    inRow.emplace(w.block("if (c < {})", s.len));
+  for (const std::string &load : loads)
+    w.line("{}", load);
+  return Status::ok();
 }
 
 Status RowEmitter::rowSetup(CodeWriter &w) const {
@@ -324,6 +380,8 @@ Status RowEmitter::rowBody(CodeWriter &w, const RowShape &s, bool cached) const 
     w.line("const {} norm = {};", c_, n_.getInt("p") == 1 ? "total.v" : "sqrt(total.v)");
     break;
   default: {
+    if (affineInRegs_)
+      DLC_RETURN_IF_ERROR(prefetchAffine(w, s));
     w.line("{0}_sum total = {0}_sum::init();", k_);
     DLC_RETURN_IF_ERROR(pass(add("total.add({x});")));
     reduceAll("total");
@@ -428,10 +486,20 @@ Expected<KernelSet> RowEmitter::emit() {
     w.line("const {} base = row * {}{};", idx_, l_.len, wide_ ? "LL" : "");
     DLC_RETURN_IF_ERROR(rowSetup(w));
     if (vec > 1) {
-      auto aligned = w.block("if ({})", parts_.alignedCondition(vec, true));
       RowShape sv = s;
       sv.vec = vec;
-      DLC_RETURN_IF_ERROR(rowBody(w, sv, cached));
+      std::string condition = parts_.alignedCondition(vec, true);
+      const std::vector<const Value *> affine = affineOperands(sv, cached);
+      for (const Value *v : affine) {
+        DLC_ASSIGN_OR_RETURN(std::string ptr, parts_.param(v));
+        condition += fmt::format(" && reinterpret_cast<unsigned long long>({}) % {} == 0", ptr,
+                                 vec * dtypeSize(v->dtype()));
+      }
+      auto aligned = w.block("if ({})", condition);
+      affineInRegs_ = !affine.empty();
+      const Status body = rowBody(w, sv, cached);
+      affineInRegs_ = false;
+      DLC_RETURN_IF_ERROR(body);
       aligned.chain("else");
       DLC_RETURN_IF_ERROR(rowBody(w, s, cached));
     } else {

@@ -353,7 +353,23 @@ TEST(ReductionEmit, LayerNormCachesTheRowAndUsesTwoPassStatistics) {
   EXPECT_NE(src.find("const float invStd = 1.0f / sqrt(dev.v / 768.0f + 9.99999975e-06f);"),
             std::string::npos)
       << src;
-  EXPECT_NE(src.find("const float y = (xc[k * 4 + j] - mean) * invStd * dlc_load(in1[(c + j)]) + "
+  // The vector path loads the scale and bias with the row, before the statistics; the scalar
+  // path (unaligned buffers) reads them after.
+  EXPECT_NE(src.find("% 16 == 0 && reinterpret_cast<unsigned long long>(in1) % 16 == 0 && "
+                     "reinterpret_cast<unsigned long long>(in2) % 16 == 0) {"),
+            std::string::npos)
+      << src;
+  const size_t prefetch = src.find("ga[k] = *reinterpret_cast<const r_vec<float, 4> *>(in1 + c);");
+  EXPECT_NE(prefetch, std::string::npos) << src;
+  EXPECT_LT(prefetch, src.find("const float mean")) << src;
+  EXPECT_NE(src.find("be[k] = *reinterpret_cast<const r_vec<float, 4> *>(in2 + c);"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("const float y = (xc[k * 4 + j] - mean) * invStd * dlc_load(ga[k].v[j]) + "
+                     "dlc_load(be[k].v[j]);"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("const float y = (xc[k * 1 + j] - mean) * invStd * dlc_load(in1[(c + j)]) + "
                      "dlc_load(in2[(c + j)]);"),
             std::string::npos)
       << src;
