@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   protobuf-compiler libprotobuf-dev libonnx-dev
   libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libdlpack-dev
   libflatbuffers-dev flatbuffers-compiler libxxhash-dev
