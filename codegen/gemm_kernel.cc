@@ -417,7 +417,7 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       const int64_t waves = ceilDiv(blocks, slots);
       // Ping-pong where a CTA gets more than one tile: its epilogues but the last run behind
       // the other warpgroup's products.
-      c.pingpong = opts.hopperPingpong && c.wgmma && c.bn <= 128 && !c.clusterSplit && !c.streamK &&
+      c.pingpong = opts.hopperPingpong && c.wgmma && c.bn <= 160 && !c.clusterSplit && !c.streamK &&
                    waves > 1;
       // TMA where the operands allow it (the producer's speed is not modelled).
       if (opts.hopperTma && c.wgmma) {

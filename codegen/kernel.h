@@ -148,11 +148,14 @@ struct EmitOptions {
   /// (convolutions) unchanged. With hopperConv, ResNet-50 b32 int8 ran 2.167 ms against 1.943
   /// (session 31): the requantizing epilogue, not the MMA, bounds those layers.
   bool hopperInt8 = true;
-  /// The Hopper family runs its tiles of 128 x 64 and 128 x 128 ping-pong (TileConfig::
-  /// pingpong: the consumer warpgroups take whole tiles in turn) where the GEMM has more tiles
-  /// than the GPU has SMs. Off (`--hopper-pingpong`): on an H100 (session 35) ViT-B/16 b8 ran
-  /// 1.403 ms with it against 1.381, BERT and the MLP unchanged.
-  bool hopperPingpong = false;
+  /// The Hopper family runs its tiles of up to 160 columns ping-pong (TileConfig::pingpong: the
+  /// consumer warpgroups take whole tiles in turn) where the GEMM has more tiles than the GPU
+  /// has SMs. Up to 128 columns it lost on an H100 (session 35: ViT-B/16 b8 1.403 ms against
+  /// 1.381); with the 160-column tiles of K-major weights it gains (session 40: ViT 1.015 ->
+  /// 0.997 ms, ResNet-50 b32 1.908 -> 1.891, BERT and the CNNs at b1 unchanged; kbench, ViT's
+  /// up-projection with GELU at 128 x 160: 0.0245 ms against 0.0255 cooperative). On by default
+  /// (`--no-hopper-pingpong`).
+  bool hopperPingpong = true;
   /// The Hopper family splits K through thread-block clusters (TileConfig::clusterSplit: the
   /// splits' sums added in distributed shared memory, no reduction kernel; int8 products may
   /// split too). Off (`--hopper-cluster-split-k`): on an H100 (session 35) the MLP b256 ran
@@ -199,10 +202,10 @@ struct EmitOptions {
   /// deeper layers' (K 128, 256) kept their tiles, which were faster there. Session 38 took a
   /// 3-stage 128 x 64 tile, which holds 150 registers (one block per SM): 0.0965 ms, and the
   /// model did not gain (ResNet-50 b32 1.884 -> 1.901 ms); such a product now keeps no stage
-  /// past its K tiles (2 stages, 128 registers, 2 blocks: 0.0678 ms, H100, session 39). Off
-  /// (`--prefetch-short-epilogues`) until the model is timed with the 2-stage tile (session
-  /// 39's device time ran out first).
-  bool prefetchShortEpilogues = false;
+  /// past its K tiles (2 stages, 128 registers, 2 blocks: 0.0678 ms, H100, session 39). On by
+  /// default (`--no-prefetch-short-epilogues`): ResNet-50 b32 1.908 -> 1.811 ms, the other
+  /// models unchanged (H100, session 40, one harness run).
+  bool prefetchShortEpilogues = true;
   /// A GEMM/conv epilogue whose tail is a function of one 8-bit integer value (an int8 residual
   /// block's DQ -> Relu -> Q) computes that tail once per block for all 256 inputs into shared
   /// memory, and each element loads its result (codegen/byte_table.h): exact, since the table

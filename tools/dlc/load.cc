@@ -60,10 +60,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "(s8 wgmma; channels-last convolutions only with --hopper-conv too; on by "
                 "default)");
   cmd->add_flag("--hopper-pingpong,!--no-hopper-pingpong", kernels.hopperPingpong,
-                "GPU, sm_90, experimental: run the Hopper GEMM kernels' 128 x 64 and 128 x 128 "
-                "tiles ping-pong (the two consumer warpgroups take whole tiles in turn, one's "
-                "epilogue hidden behind the other's products) where a GEMM has more tiles than "
-                "the GPU has SMs");
+                "GPU, sm_90: run the Hopper GEMM kernels' tiles of up to 160 columns ping-pong "
+                "(the two consumer warpgroups take whole tiles in turn, one's epilogue hidden "
+                "behind the other's products) where a GEMM has more tiles than the GPU has SMs "
+                "(on by default)");
   cmd->add_flag("--hopper-cluster-split-k,!--no-hopper-cluster-split-k",
                 kernels.hopperClusterSplitK,
                 "GPU, sm_90, experimental: split K in the Hopper GEMM kernels through thread-block "
@@ -115,9 +115,9 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "(on by default)");
   cmd->add_flag("--prefetch-short-epilogues,!--no-prefetch-short-epilogues",
                 kernels.prefetchShortEpilogues,
-                "GPU, experimental: a 16-bit GEMM/conv at most 64 deep whose epilogue reads an "
-                "operand as large as its output (a residual) is priced by the warps that hide "
-                "those loads, and loads them before its main loop");
+                "GPU: a 16-bit GEMM/conv at most 64 deep whose epilogue reads an operand as "
+                "large as its output (a residual) is priced by the warps that hide those loads, "
+                "and loads them before its main loop (on by default)");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

@@ -12,8 +12,11 @@
 //   (--no-wgmma: no Hopper kernels on sm_90, the mma.sync family instead; --define A=1,B=2:
 //   macros for NVRTC, e.g. the DLC_SM90_* knobs of codegen/sm90_gemm.cuh;
 //   --no-hopper-int8: int8 products keep to the mma.sync family, as `dlc --no-hopper-int8`
-//   makes them; --pingpong: the Hopper family's 128 x 64 and 128 x 128 tiles run ping-pong
-//   where the GEMM has more tiles than SMs, as `dlc --hopper-pingpong`; --cluster-split: the
+//   makes them; --no-pingpong: the Hopper family's tiles of up to 160 columns keep the
+//   cooperative schedule where the GEMM has more tiles than SMs, as `dlc --no-hopper-pingpong`
+//   makes them (--pingpong, dlc's default, is accepted); --no-prefetch-short: a short product
+//   with a residual keeps its loads after the main loop, as `dlc --no-prefetch-short-epilogues`
+//   (--prefetch-short, the default, is accepted); --cluster-split: the
 //   Hopper family splits K in clusters, as `dlc --hopper-cluster-split-k`; --stream-k: it may
 //   run stream-K, as `dlc --hopper-stream-k`; --multicast: its TMA kernels may pair row tiles
 //   that share B, as `dlc --hopper-multicast`; --no-tma: its
@@ -430,9 +433,9 @@ int main(int argc, char **argv) {
     o.stagedEpilogue = !cases[i].has("fragment-epilogue");
     o.sm90a = !cases[i].has("no-wgmma");
     o.prefetchEpilogue = cases[i].has("prefetch");
-    o.prefetchShortEpilogues = cases[i].has("prefetch-short");
+    o.prefetchShortEpilogues = !cases[i].has("no-prefetch-short");
     o.hopperInt8 = !cases[i].has("no-hopper-int8");
-    o.hopperPingpong = cases[i].has("pingpong");
+    o.hopperPingpong = !cases[i].has("no-pingpong");
     o.hopperClusterSplitK = cases[i].has("cluster-split");
     o.hopperStreamK = cases[i].has("stream-k");
     o.hopperMulticast = cases[i].has("multicast");
