@@ -16,9 +16,6 @@
 //   * P = exp2(S - m) goes straight from the S accumulators into A fragments (the m16n8 C
 //     layout of two adjacent n-tiles is the m16k16 A layout), rounded to T, and O += P V
 //     reads V with ldmatrix.trans. The scores never leave registers.
-//   * Work past the sequences is skipped: a warp whose rows all lie past Sq only loads and
-//     meets the barriers, and the last key tile's 16-key steps past Sk are not multiplied
-//     (ViT's 197 queries and keys: 13 of 16 warps and 13 of 16 key steps do work).
 //   * At the end each row is divided by its sum (0 / 0 = NaN for a row whose keys are all
 //     masked, as the unfused softmax gives) and stored through Y's strides, or handed to the
 //     group's epilogue (Y's elementwise consumers fused: its quantization in int8 models).
@@ -144,9 +141,6 @@ __device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *
   float mx[2] = {neg_inf(), neg_inf()}, l[2] = {0.0f, 0.0f};
   // This lane's two rows of the warp's 16 (fragment rows lane / 4 and lane / 4 + 8).
   const int row0 = m0 + warp * 16 + lane / 4;
-  // A warp whose 16 rows all lie past Sq (ViT's 197 queries leave 3 of the last tile's 4 warps
-  // idle) only helps load the tiles and meets the barriers.
-  const bool active = m0 + warp * 16 < p.sq;
 
   for (int t = 0; t < tiles; ++t) {
     const unsigned stage = sk + (t & 1) * 2 * TILE;
@@ -161,13 +155,6 @@ __device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *
       dlc_cp_async_wait<0>();
     }
     __syncthreads();
-    if (!active) {
-      __syncthreads();
-      continue;
-    }
-    // Keys of this tile that exist: the last tile's past-Sk keys are zero-filled and masked,
-    // so the 16-key steps wholly past them are skipped (ViT's 197 keys end in a tile of 5).
-    const int n0 = t * BN, valid = p.sk - n0;
     if (t == 0) {
 #pragma unroll
       for (int kk = 0; kk < KSTEPS; ++kk)
@@ -182,8 +169,6 @@ __device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *
     for (int kk = 0; kk < KSTEPS; ++kk)
 #pragma unroll
       for (int j = 0; j < NT; j += 2) {
-        if (j * 8 >= valid)
-          break;
         // Keys 8j .. 8j + 15, head-size chunks 2kk and 2kk + 1: b0/b1 of n-tiles j and j + 1.
         unsigned kb[4];
         const int key = j * 8 + lane % 8 + (lane / 16) * 8;
@@ -192,6 +177,7 @@ __device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *
         Math<T>::mma(s[j + 1], qa[kk], kb[2], kb[3]);
       }
     // Scale, mask, and the online softmax over this tile.
+    const int n0 = t * BN;
     float tmax[2] = {neg_inf(), neg_inf()};
 #pragma unroll
     for (int j = 0; j < NT; ++j)
@@ -224,10 +210,6 @@ __device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *
       }
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
-        if (j * 8 >= valid) { // masked keys: exp2(-inf) = 0
-          s[j][2 * r] = s[j][2 * r + 1] = 0.0f;
-          continue;
-        }
         s[j][2 * r] = exp2f(s[j][2 * r] - ref);
         s[j][2 * r + 1] = exp2f(s[j][2 * r + 1] - ref);
         l[r] += s[j][2 * r] + s[j][2 * r + 1];
@@ -236,8 +218,6 @@ __device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *
     // O += P V: keys in k16 steps; P's A fragment is two adjacent n-tiles of S.
 #pragma unroll
     for (int kt = 0; kt < BN / 16; ++kt) {
-      if (kt * 16 >= valid)
-        break;
       const unsigned pa[4] = {Math<T>::pack(s[2 * kt][0], s[2 * kt][1]),
                               Math<T>::pack(s[2 * kt][2], s[2 * kt][3]),
                               Math<T>::pack(s[2 * kt + 1][0], s[2 * kt + 1][1]),
