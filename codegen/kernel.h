@@ -151,10 +151,11 @@ struct EmitOptions {
   /// The Hopper family runs its tiles of up to 160 columns ping-pong (TileConfig::pingpong: the
   /// consumer warpgroups take whole tiles in turn) where the GEMM has more tiles than the GPU
   /// has SMs. Up to 128 columns it lost on an H100 (session 35: ViT-B/16 b8 1.403 ms against
-  /// 1.381); with the 160-column tiles of K-major weights it gains (session 40: ViT 1.015 ->
-  /// 0.997 ms, ResNet-50 b32 1.908 -> 1.891, BERT and the CNNs at b1 unchanged; kbench, ViT's
-  /// up-projection with GELU at 128 x 160: 0.0245 ms against 0.0255 cooperative). On by default
-  /// (`--no-hopper-pingpong`).
+  /// 1.381); with the 160-column tiles of K-major weights it gained a little in one run
+  /// (session 40: ViT 1.015 -> 0.997 ms, ResNet-50 b32 1.908 -> 1.891) and was even in the
+  /// next (ViT 1.008 -> 1.005 with prefetchShortEpilogues also off), no model slower; kbench,
+  /// ViT's up-projection with GELU at 128 x 160: 0.0245 ms against 0.0255 cooperative. On by
+  /// default (`--no-hopper-pingpong`).
   bool hopperPingpong = true;
   /// The Hopper family splits K through thread-block clusters (TileConfig::clusterSplit: the
   /// splits' sums added in distributed shared memory, no reduction kernel; int8 products may
@@ -204,7 +205,7 @@ struct EmitOptions {
   /// model did not gain (ResNet-50 b32 1.884 -> 1.901 ms); such a product now keeps no stage
   /// past its K tiles (2 stages, 128 registers, 2 blocks: 0.0678 ms, H100, session 39). On by
   /// default (`--no-prefetch-short-epilogues`): ResNet-50 b32 1.908 -> 1.811 ms, the other
-  /// models unchanged (H100, session 40, one harness run).
+  /// models unchanged (H100, session 40; in a second run 1.889 -> 1.838 with ping-pong too).
   bool prefetchShortEpilogues = true;
   /// A GEMM/conv epilogue whose tail is a function of one 8-bit integer value (an int8 residual
   /// block's DQ -> Relu -> Q) computes that tail once per block for all 256 inputs into shared
