@@ -109,6 +109,20 @@ TEST(AttentionEmit, HostRunsMatchTheReference) {
         {"k", randomData(DType::kBF16, {1, 2, 130, 128}, 6, 1.0f)},
         {"v", randomData(DType::kBF16, {1, 2, 130, 128}, 7, 1.0f)}},
        3e-2});
+  // Key tails of each length in 16-key steps: 90 keys end in a tile of 26 (two steps), 100 in
+  // one of 36 (three), 80 in one of 16 (one, whole); 20 queries leave three warps without rows.
+  for (int64_t sk : {90, 100, 80})
+    cases.push_back(
+        {fmt::format(
+             R"(graph @tail(%q: f16[1,2,20,64], %k: f16[1,2,{0},64], %v: f16[1,2,{0},64]) -> (y: f16[1,2,20,64]) {{
+  %y = attention(%q, %k, %v) : ?
+  return %y
+}})",
+             sk),
+         {{"q", randomData(DType::kF16, {1, 2, 20, 64}, 13, 1.0f)},
+          {"k", randomData(DType::kF16, {1, 2, sk, 64}, 14, 1.0f)},
+          {"v", randomData(DType::kF16, {1, 2, sk, 64}, 15, 1.0f)}},
+         1e-2});
   {
     // ONNX's 3-D form with grouped-query heads (4 query heads over 2 key/value heads) and a
     // bool mask [Sq, Sk] that broadcasts over batch and heads; query 3 sees no key at all,
