@@ -45,11 +45,11 @@ TEST(Dot, AGroupIsOneClusterOfItsMembers) {
 }
 
 TEST(Dot, AScopeDrawsItsBorderAsStubs) {
-  const std::string d = dot(kGraph, {.scope = "tail/"});
+  const std::string d = dot(kGraph, {.scope = "tail/", .title = ""});
   EXPECT_EQ(d.find("blk/b"), std::string::npos) << d;
   EXPECT_NE(d.find("stub_0 [label=\"... b\""), std::string::npos) << d;
   EXPECT_NE(d.find("-> out0 [label=\"f32[2,3]\"]"), std::string::npos) << d;
-  EXPECT_EQ(dotNodeCount(*parseGraph(kGraph).value(), {.scope = "blk/"}), 2);
+  EXPECT_EQ(dotNodeCount(*parseGraph(kGraph).value(), {.scope = "blk/", .title = ""}), 2);
 }
 
 } // namespace
