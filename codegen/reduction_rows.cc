@@ -113,7 +113,7 @@ private:
   bool wide_;
   std::string idx_;
   /// Set while the row body reads the affine operands from `ga`/`be` (prefetchAffine).
-  mutable bool affineInRegs_ = false;
+  bool affineInRegs_ = false;
 };
 
 void RowEmitter::structs(CodeWriter &w) const {
