@@ -94,6 +94,8 @@ private:
   /// vector path of a cached row they are loaded into registers with the row (`ga`, `be`), not
   /// after its statistics, whose reductions their loads' latency would follow.
   std::vector<const Value *> affineOperands(const RowShape &s, bool cached) const;
+  /// LayerNormalization's normalised axes: shape[axis:].
+  std::vector<int64_t> normalisedShape() const;
   Status prefetchAffine(CodeWriter &w, const RowShape &s) const;
   Status rowSetup(CodeWriter &w) const;
   Status rowBody(CodeWriter &w, const RowShape &s, bool cached) const;
@@ -180,9 +182,7 @@ Expected<std::pair<std::string, std::string>> RowEmitter::affine(const std::stri
     return std::pair<std::string, std::string>("gamma", "beta"); // per row: rowSetup
   std::string offset;
   if (op_ == Op::kLayerNormalization) {
-    const std::vector<int64_t> &shape = parts_.inShape();
-    const int64_t axis = *normalizeAxis(n_.getInt("axis"), static_cast<int64_t>(shape.size()));
-    const std::vector<int64_t> norm(shape.begin() + axis, shape.end());
+    const std::vector<int64_t> norm = normalisedShape();
     if (affineInRegs_)
       return std::pair<std::string, std::string>("dlc_load(ga[k].v[j])",
                                                  bias ? "dlc_load(be[k].v[j])" : "0");
@@ -205,16 +205,20 @@ Expected<std::pair<std::string, std::string>> RowEmitter::affine(const std::stri
   return std::pair(loadExpr(s, channel), loadExpr(b, channel));
 }
 
+std::vector<int64_t> RowEmitter::normalisedShape() const {
+  const std::vector<int64_t> &shape = parts_.inShape();
+  const int64_t axis = *normalizeAxis(n_.getInt("axis"), static_cast<int64_t>(shape.size()));
+  return {shape.begin() + axis, shape.end()};
+}
+
 std::vector<const Value *> RowEmitter::affineOperands(const RowShape &s, bool cached) const {
   if (op_ != Op::kLayerNormalization || !cached || s.vec == 1 || s.threads == 1)
     return {};
-  const std::vector<int64_t> &shape = parts_.inShape();
-  const int64_t axis = *normalizeAxis(n_.getInt("axis"), static_cast<int64_t>(shape.size()));
   auto trimmed = [](std::vector<int64_t> v) {
     v.erase(v.begin(), std::find_if(v.begin(), v.end(), [](int64_t d) { return d != 1; }));
     return v;
   };
-  const std::vector<int64_t> norm = trimmed({shape.begin() + axis, shape.end()});
+  const std::vector<int64_t> norm = trimmed(normalisedShape());
   std::vector<const Value *> out;
   for (int i : {1, 2}) {
     const Value *v = n_.numInputs() > i ? n_.input(i) : nullptr;
@@ -238,12 +242,7 @@ Status RowEmitter::prefetchAffine(CodeWriter &w, const RowShape &s) const {
     w.line("{} {}[{}];", type, regs, s.slots());
     loads.push_back(fmt::format("{}[k] = *reinterpret_cast<const {} *>({} + c);", regs, type, ptr));
   }
-  w.line("#pragma unroll");
-  auto loop = w.block("for (int k = 0; k < {}; ++k)", s.slots());
-  w.line("const int c = (lane + k * {}) * {};", s.threads, s.vec);
-  std::optional<CodeWriter::Scope> inRow;
-  if (s.slots() * s.threads * s.vec != s.len)
-    inRow.emplace(w.block("if (c < {})", s.len));
+  RowLoop loop = openRowLoop(w, s, "lane", true, "0", "");
   for (const std::string &load : loads)
     w.line("{}", load);
   return Status::ok();

@@ -249,15 +249,6 @@ std::string RowShape::collective(const std::string &kernel) const {
   return kernel + (threads == 32 ? "_warp" : "_block");
 }
 
-namespace {
-
-/// The loop over this thread's vectors of a row, and the bounds check of a cached row whose
-/// last slot is partly past the end; open until destroyed (the check closes first).
-struct RowLoop {
-  CodeWriter::Scope loop;
-  std::optional<CodeWriter::Scope> inRow;
-};
-
 RowLoop openRowLoop(CodeWriter &w, const RowShape &s, const std::string &lane, bool cached,
                     const std::string &begin, const std::string &end) {
   const char *col = indexType(s.len);
@@ -273,8 +264,6 @@ RowLoop openRowLoop(CodeWriter &w, const RowShape &s, const std::string &lane, b
                   end.empty() ? std::to_string(s.len) : end, int64_t{s.threads} * s.vec),
           std::nullopt};
 }
-
-} // namespace
 
 Status emitLoadPass(CodeWriter &w, const GroupParts &parts, const RowShape &s,
                     const std::string &base, const std::string &lane, const std::string &cache,

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,6 +110,17 @@ struct RowShape {
   /// The all-reduction for this shape: "<kernel>_warp", "<kernel>_block", or "" for one thread.
   std::string collective(const std::string &kernel) const;
 };
+
+/// The loop over this thread's vectors of a row, and the bounds check of a cached row whose
+/// last slot is partly past the end; open until destroyed (the check closes first). Inside it
+/// `c` is the vector's first column. Cached: `k` runs over the slots; otherwise `c` steps
+/// through [begin, end) (C expressions; end empty: the row's length).
+struct RowLoop {
+  CodeWriter::Scope loop;
+  std::optional<CodeWriter::Scope> inRow;
+};
+RowLoop openRowLoop(CodeWriter &w, const RowShape &s, const std::string &lane, bool cached,
+                    const std::string &begin, const std::string &end);
 
 /// Callbacks of one pass over a row. `body` receives the element (a C variable in compute
 /// type), its column (a C expression) and its register slot (an lvalue, empty when not
