@@ -79,13 +79,16 @@ def run_config(args, name, batch, dtype, workdir):
     base = ["--no-fused-attention"] if args.no_fused_attention else []
     if args.profile:
         # Where dlc's time goes, kernel by kernel (`dlc run --profile`, step by step), on the
-        # input the harness times.
-        try:
-            text = gb.run_dlc(args.dlc, path, x, workdir, 1, extra=base + ["--profile"])[2]
-        except RuntimeError as e:
-            text = str(e)
-        with open(os.path.join(args.out, f"profile_{stem}.txt"), "w") as f:
-            f.write(text)
+        # input the harness times: the default build and each --variant.
+        for vname, vargs in [("", [])] + args.variant:
+            try:
+                text = gb.run_dlc(args.dlc, path, x, workdir, 1,
+                                  extra=base + vargs + ["--profile"])[2]
+            except RuntimeError as e:
+                text = str(e)
+            suffix = f".{vname}" if vname else ""
+            with open(os.path.join(args.out, f"profile_{stem}{suffix}.txt"), "w") as f:
+                f.write(text)
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     with torch.no_grad():
         ref = model(x)
@@ -150,7 +153,8 @@ def main():
     ap.add_argument("--no-fused-attention", action="store_true",
                     help="compile with dlc compile --no-fused-attention (attention unfused)")
     ap.add_argument("--profile", action="store_true",
-                    help="also write each model's `dlc run --profile` to OUT/profile_<model>.txt")
+                    help="also write each model's `dlc run --profile` to OUT/profile_<model>.txt "
+                         "(OUT/profile_<model>.<variant>.txt for each --variant)")
     ap.add_argument("--gemms", action="store_true",
                     help="single GEMMs against cuBLAS (8192^3, transformer shapes) instead")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",

@@ -75,11 +75,12 @@ inline void expectClose(const Tensor &got, const Tensor &want, double tol, const
   int64_t nonFinite = 0;
   for (int64_t i = 0; i < want.numElements(); ++i)
     nonFinite += std::isfinite(want.elementAsDouble(i)) ? 0 : 1;
-  if (!nonFiniteExpected)
+  if (!nonFiniteExpected) {
     EXPECT_LT(nonFinite * 2, std::max<int64_t>(want.numElements(), 1))
         << what << ": " << nonFinite << " of " << want.numElements()
         << " expected values are inf or NaN: the test data overflows the dtype, so the comparison "
            "says little";
+  }
   for (int64_t i = 0; i < want.numElements(); ++i) {
     const double g = got.elementAsDouble(i), w = want.elementAsDouble(i);
     if (std::isnan(w) || std::isinf(w)) {
