@@ -69,7 +69,7 @@ private:
     /// the product first): they do not care about layout, so the product's operand becomes
     /// them applied to the source instead (exporters scale Q and K between the head split and
     /// the product).
-    std::vector<const Node *> pointwise;
+    std::vector<const Node *> pointwise = {};
   };
 
   /// Whether `t` is elementwise on its first input alone (every other input a one-element

@@ -347,7 +347,7 @@ static std::optional<NewProjection> addProjection(Graph &g, Node &a, Value *x, V
     return std::nullopt;
   r.nodes.push_back((*product)->producer());
   r.nodes.back()->setName(like.product->name());
-  Value *at = *product, *was = like.product->output(0);
+  Value *at = *product;
   for (size_t j = 0; j < like.tail.size(); ++j) {
     const Node &t = *like.tail[j];
     // The chain first: add(product, bias), mul(product, scale).
@@ -364,7 +364,6 @@ static std::optional<NewProjection> addProjection(Graph &g, Node &a, Value *x, V
     r.nodes.push_back((*next)->producer());
     r.nodes.back()->setName(t.name());
     at = *next;
-    was = t.output(0);
   }
   r.out = at;
   return r;

@@ -37,9 +37,9 @@ struct GpuPipelineOptions {
   bool reuseMemory = true;
   /// `--precision`: "fp16" or "bf16" adds mixed-precision (after the folds, before placement);
   /// "" (or "fp32") keeps the model's types.
-  std::string precision;
+  std::string precision = {};
   /// `--keep-fp32`: node or op names ('|'-separated) mixed-precision keeps in float32.
-  std::string keepFp32;
+  std::string keepFp32 = {};
   /// fuse-attention after fold-transpose-matmul (on by default since its kernel was measured
   /// on the H200; `--no-fused-attention` turns it off).
   bool fuseAttention = true;

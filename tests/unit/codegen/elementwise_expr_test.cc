@@ -54,10 +54,12 @@ TEST(ElementwiseExpr, OnlyElementwiseOpsHaveAnExpression) {
   // fuse classifies nodes by fusion kind; codegen by expression: the two must agree. Q/DQ are
   // the exception: opaque in the table, elementwise per node (isElementwiseNode) by the layout
   // of their scale and zero point.
-  for (Op op : allOps())
-    if (elementwiseExpr(op) && op != Op::kQuantizeLinear && op != Op::kDequantizeLinear)
+  for (Op op : allOps()) {
+    if (elementwiseExpr(op) && op != Op::kQuantizeLinear && op != Op::kDequantizeLinear) {
       EXPECT_TRUE(isElementwiseKind(op)) << opName(op) << " has an expression but fusion kind "
                                          << fusionKindName(opDef(op).fusion);
+    }
+  }
   EXPECT_NE(elementwiseExpr(Op::kQuantizeLinear), nullptr);
   EXPECT_NE(elementwiseExpr(Op::kDequantizeLinear), nullptr);
   for (const auto &[op, reason] : kWithoutExpression)

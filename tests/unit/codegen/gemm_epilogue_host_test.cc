@@ -31,7 +31,7 @@ std::string residualGemm(int m, int k, int n) {
 TEST(GemmEpilogueHost, PrefetchedResidualMatchesTheReference) {
   // The residual is loaded before the main loop (dlc_epl) for both slab passes of a 128-row
   // tile, two chunks per lane each, and used after it; 1000 rows end inside a tile.
-  for (const std::string text : {residualGemm(1024, 32, 64), residualGemm(1000, 32, 64)}) {
+  for (const std::string &text : {residualGemm(1024, 32, 64), residualGemm(1000, 32, 64)}) {
     auto g = parseInfer(text);
     ASSERT_TRUE(g);
     KernelSet set;

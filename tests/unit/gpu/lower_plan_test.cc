@@ -397,8 +397,9 @@ TEST(LowerPlan, KernelsWaitForTheGridsBeforeThem) {
                       source.find("dlc_grid_") != std::string::npos,
                   want)
             << source;
-        if (want)
+        if (want) {
           EXPECT_EQ(source.find_first_not_of(" \n", body + 1), source.find(call)) << source;
+        }
       }
       EXPECT_GT(launches, 0);
     }

@@ -215,8 +215,9 @@ TEST(Sm90Gemm, StreamKFlagsLiveInTheZeroedState) {
     for (const auto &[name, source] : p->sources)
       sk |= source.find("sk_flags") != std::string::npos;
     streamK += sk;
-    if (c.what == "f16 few tiles, long K, bias")
+    if (c.what == "f16 few tiles, long K, bias") {
       EXPECT_TRUE(sk) << "the cost model did not choose stream-K";
+    }
     if (!sk) {
       EXPECT_EQ(p->zeroedBytes, 0u);
       continue;
@@ -228,10 +229,12 @@ TEST(Sm90Gemm, StreamKFlagsLiveInTheZeroedState) {
       EXPECT_EQ(l->kernel.find("_splitk"), std::string::npos);
       // Every other buffer ends before the zeroed state; the flags are its start.
       const uint64_t state = p->arenaBytes - p->zeroedBytes;
-      for (const rt::BufferRef &ref : l->args)
-        if (ref.space == rt::Space::kArena)
+      for (const rt::BufferRef &ref : l->args) {
+        if (ref.space == rt::Space::kArena) {
           EXPECT_TRUE(ref.offset + ref.bytes <= state || ref.offset == state)
               << ref.offset << " + " << ref.bytes << " against " << state;
+        }
+      }
     }
     // Without stream-K the same graph has no zeroed state.
     auto plain = lowered(c.text, false, false, true, false);

@@ -280,10 +280,12 @@ TEST(RealizeInt8, FastRequantizeLeavesWhatItCannotFold) {
 })");
   ASSERT_TRUE(g);
   auto fast = after(*g, "realize-int8{fast-requantize=true}");
-  for (const Node *q : fast->nodes())
-    if (q->op() == Op::kQuantizeLinear)
+  for (const Node *q : fast->nodes()) {
+    if (q->op() == Op::kQuantizeLinear) {
       EXPECT_FALSE(q->input(1)->isConstant() && q->input(1)->constant().elementAsDouble(0) == 1.0)
           << q->describe();
+    }
+  }
 }
 
 } // namespace
