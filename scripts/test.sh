@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-release}"
 shift || true
+built=$(date +%s)
 ./scripts/build.sh "$preset"
+echo "-- $preset built in $(( $(date +%s) - built )) s"
 jobs="$(nproc 2>/dev/null || echo 2)"
 ctest --preset "$preset" -j "$jobs" "$@"
