@@ -77,10 +77,12 @@ def run_config(args, name, batch, dtype, workdir):
         gb.export(model, x, path)
     row = {"model": tag}
     base = ["--no-fused-attention"] if args.no_fused_attention else []
+    # The default build first ("dlc"), then each --variant with its extra flags, all alike.
+    builds = [("", [])] + args.variant
     if args.profile:
         # Where dlc's time goes, kernel by kernel (`dlc run --profile`, step by step), on the
         # input the harness times: the default build and each --variant.
-        for vname, vargs in [("", [])] + args.variant:
+        for vname, vargs in builds:
             try:
                 text = gb.run_dlc(args.dlc, path, x, workdir, 1,
                                   extra=base + vargs + ["--profile"])[2]
@@ -92,8 +94,7 @@ def run_config(args, name, batch, dtype, workdir):
     stream = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     with torch.no_grad():
         ref = model(x)
-    # The default build first ("dlc"), then each --variant with its extra flags, all timed alike.
-    for vname, vargs in [("", [])] + args.variant:
+    for vname, vargs in builds:
         key = f"dlc_ms:{vname}" if vname else "dlc_ms"
         lib = os.path.join(workdir, f"{stem}{'.' + vname if vname else ''}.so")
         t0 = time.time()
