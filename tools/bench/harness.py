@@ -149,7 +149,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dlc", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--models", default="", help="comma-separated names to keep (resnet50, ...)")
+    ap.add_argument("--models", default="",
+                    help="comma-separated models to keep: a name (resnet50: every batch and type), "
+                         "NAME:BATCH (resnet50:32) or NAME:BATCH:DTYPE (resnet50:1:float32)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     ap.add_argument("--no-fused-attention", action="store_true",
                     help="compile with dlc compile --no-fused-attention (attention unfused)")
@@ -166,7 +168,9 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    configs = [c for c in CONFIGS if not args.models or c[0] in args.models.split(",")]
+    wanted = args.models.split(",") if args.models else []
+    configs = [c for c in CONFIGS if not wanted or c[0] in wanted or f"{c[0]}:{c[1]}" in wanted
+               or f"{c[0]}:{c[1]}:{str(c[2]).split('.')[-1]}" in wanted]
     if args.gemms:
         configs = [(f"matmul_{n}x{k}", m, torch.float16) for m, n, k in GEMMS]
     rows = []
