@@ -11,6 +11,8 @@
 //                                                                     or allowzero=1)
 //   transpose(transpose(x, p1), p2)              -> transpose(x, p1 o p2), or x if identity
 //   squeeze(unsqueeze(x, a), a), a constant      -> x
+//   gather(layer_norm(x), i, axis a), the layer norm normalising axes after a only and read
+//     by the gather alone                        -> layer_norm(gather(x, i, a))
 //   op(transpose(x, p), y...), op elementwise or broadcast, the transpose used only here
 //                                                -> transpose(op(x, y'...), p)
 //     where each other operand y takes p's inverse for free: y = transpose(y', p), one
@@ -150,6 +152,53 @@ bool simplifySqueeze(Graph &g, Node *n, const PassOptions &options) {
   return forward(g, n, inner->input(0), options, "squeeze undoes unsqueeze");
 }
 
+/// gather(layer_norm(x, scale, bias), i, axis a) -> layer_norm(gather(x, i, a), scale, bias)
+/// when the layer norm normalises only axes after a and the gather alone reads it: the rows
+/// kept are normalised alone (ViT's classifier reads token 0 of its final layer norm's 197).
+bool hoistGatherAboveLayerNorm(Graph &g, Node *n, const PassOptions &options) {
+  if (n->op() != Op::kGather)
+    return false;
+  Node *ln = producerWithOp(n->input(0), Op::kLayerNormalization);
+  if (!ln)
+    return false;
+  const Value *x = ln->input(0), *indices = n->input(1);
+  if (!x || !x->shape().isRanked() || !indices || !indices->shape().isRanked())
+    return false;
+  const int64_t rank = x->shape().rank();
+  int64_t axis = n->getInt("axis"), lnAxis = ln->getInt("axis");
+  axis += axis < 0 ? rank : 0;
+  const int64_t lnFirst = lnAxis < 0 ? lnAxis + rank : lnAxis;
+  if (axis >= lnFirst)
+    return false; // the gather picks within the normalised axes
+  if (ln->output(0)->uses().size() != 1 || g.isOutput(ln->output(0)) ||
+      !isUnused(ln->output(1)) || !isUnused(ln->output(2))) {
+    options.debugf("{}: kept below {}: the layer norm has other readers", n->describe(),
+                   ln->describe());
+    return false;
+  }
+  // The gather replaces axis `axis` by the indices' axes; a non-negative layer-norm axis moves.
+  const int64_t shift = indices->shape().rank() - 1;
+  std::vector<std::pair<std::string, Attribute>> attrs = ownAttributes(*ln);
+  for (auto &[name, a] : attrs)
+    if (name == "axis")
+      a = Attribute(lnAxis < 0 ? lnAxis : lnAxis + shift);
+  Expected<Value *> picked = addTypedNode(g, Op::kGather, {ln->input(0), n->input(1)},
+                                          n->name(), n, *n, ownAttributes(*n));
+  if (!picked)
+    return false;
+  std::vector<Value *> lnInputs = {*picked, ln->input(1)};
+  if (ln->hasInput(2))
+    lnInputs.push_back(ln->input(2));
+  Expected<Value *> y =
+      addTypedNode(g, Op::kLayerNormalization, std::move(lnInputs), ln->name(), n, *ln, attrs);
+  if (!y)
+    return false;
+  options.debugf("{}: moved above {}: normalises only the rows it keeps", n->describe(),
+                 ln->describe());
+  replaceOutputNamed(g, n, *y);
+  return true;
+}
+
 bool simplifyChain(Graph &g, Node *n, const PassOptions &options) {
   switch (n->op()) {
   case Op::kIdentity:
@@ -176,7 +225,8 @@ bool simplifyChain(Graph &g, Node *n, const PassOptions &options) {
 bool simplifyNode(Graph &g, Node *n, const PassOptions &options) {
   if (!n->hasInput(0) || !n->output(0))
     return false;
-  return simplifyChain(g, n, options) || sinkTranspose(g, n, options);
+  return simplifyChain(g, n, options) || hoistGatherAboveLayerNorm(g, n, options) ||
+         sinkTranspose(g, n, options);
 }
 
 class Simplify : public Pass {

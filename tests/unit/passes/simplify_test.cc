@@ -1,6 +1,8 @@
 // simplify on graphs built with the Graph API.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "numerics_util.h"
 #include "pass_test_util.h"
 
 namespace dlc {
@@ -220,6 +222,32 @@ TEST_F(SimplifyTest, SqueezeOfUnsqueezeOnOtherAxesStays) {
   EXPECT_EQ(log.str(), "[simplify] node 's1' (Squeeze): squeeze(unsqueeze) kept: different axes\n"
                        "[simplify] node 's2' (Squeeze): squeeze(unsqueeze) kept: axes are not both "
                        "constant\n");
+}
+
+// A gather of rows that a layer norm normalises one by one moves above it: the results are
+// the reference's, to float rounding, for a scalar index (the axis removed) and for an index
+// vector, with the layer norm's axis given either way.
+TEST(SimplifyNumerics, GatherAboveLayerNormKeepsTheResults) {
+  for (const char *axes : {"2", "-1"}) {
+    for (const char *index : {"i64[] dense<[3]>", "i64[2] dense<[4, 0]>"}) {
+      const std::string text = fmt::format(R"(graph @g(%x: f32[3,5,16], %s: f32[16], %b: f32[16]) -> (y: ?) {{
+  %i = constant {}
+  %ln = layer_normalization(%x, %s, %b) {{axis = {}, epsilon = 1e-05}} : f32[3,5,16]
+  %y = gather(%ln, %i) {{axis = 1}} : ?
+  return %y
+}})",
+                                           index, axes);
+      SCOPED_TRACE(text);
+      std::unique_ptr<Graph> g = testing::parsed(text);
+      ASSERT_TRUE(g);
+      std::unique_ptr<Graph> x = testing::after(*g, "simplify,dce,infer-shapes");
+      ASSERT_TRUE(x);
+      ASSERT_EQ(x->numNodes(), 2u);
+      EXPECT_EQ(x->nodes().front()->op(), Op::kGather);
+      for (uint64_t seed : {1, 2})
+        testing::expectSameResults(*g, *x, 1e-6, seed);
+    }
+  }
 }
 
 } // namespace
