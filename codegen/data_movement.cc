@@ -167,9 +167,12 @@ Expected<KernelSet> emitMove(const FusedGroup &group, const EmitOptions &opts) {
   const Node &node = *group.anchor;
   DLC_ASSIGN_OR_RETURN(MovePlan plan, planMove(node));
   const Value *out = node.output(0);
-  if (node.op() == Op::kTranspose)
+  if (node.op() == Op::kTranspose) {
+    if (auto set = emitVectorTranspose(group, opts))
+      return std::move(*set);
     if (auto set = emitTiledTranspose(group, opts))
       return std::move(*set);
+  }
   ParamList params;
   for (const Value *b : plan.buffers)
     params.read(b);

@@ -30,4 +30,10 @@ std::string gridStrideLoop(std::string_view idxType, int64_t n);
 std::optional<Expected<KernelSet>> emitTiledTranspose(const FusedGroup &group,
                                                       const EmitOptions &opts);
 
+/// A transpose alone in its group that keeps the innermost axis: each thread moves a 16-, 8- or
+/// 4-byte chunk of the innermost run instead of one element (ViT's patch extraction moves runs
+/// of 16 halves); nullopt when the run does not split into such chunks or an epilogue follows.
+std::optional<Expected<KernelSet>> emitVectorTranspose(const FusedGroup &group,
+                                                       const EmitOptions &opts);
+
 } // namespace dlc::codegen

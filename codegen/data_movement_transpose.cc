@@ -12,6 +12,7 @@
 #include "codegen/data_movement_internal.h"
 #include "codegen/data_movement_plan.h"
 #include "codegen/elementwise_chain.h"
+#include "codegen/emitters.h"
 #include "ir/ops/tensor_internal.h"
 
 namespace dlc::codegen {
@@ -101,6 +102,66 @@ std::optional<Expected<KernelSet>> emitTiledTranspose(const FusedGroup &group,
   k.launch.grid[0] = static_cast<uint32_t>(blocks);
   k.launch.block[0] = static_cast<uint32_t>(kTile);
   k.launch.block[1] = static_cast<uint32_t>(kRows);
+  KernelSet set;
+  set.kernels.push_back(std::move(k));
+  return Expected<KernelSet>(std::move(set));
+}
+
+std::optional<Expected<KernelSet>> emitVectorTranspose(const FusedGroup &group,
+                                                       const EmitOptions &opts) {
+  const Node &node = *group.anchor;
+  const Value *x = node.input(0), *out = node.output(0);
+  // The transpose alone: an epilogue works element by element.
+  if (group.nodes.size() != 1 || group.outputs.size() != 1 || group.outputs[0] != out)
+    return std::nullopt;
+  const std::vector<int64_t> in = staticSizes(x);
+  auto perm = ops::tensor::transposePerm(node, static_cast<int64_t>(in.size()));
+  if (!perm)
+    return std::nullopt;
+  auto [dims, cperm] = canonicalTranspose(in, *perm);
+  const size_t r = dims.size();
+  if (r < 2 || cperm.back() != static_cast<int64_t>(r) - 1)
+    return std::nullopt;
+  // The widest chunk of the innermost run, which both sides hold contiguously: 16, 8 or 4
+  // bytes (the arena and the constant pool align every buffer to 256 bytes).
+  const int64_t bytes = dtypeSize(x->dtype());
+  int64_t chunk = 16; // at least two elements a chunk
+  while (chunk >= 4 && chunk >= 2 * bytes && (dims.back() * bytes) % chunk != 0)
+    chunk /= 2;
+  if (chunk < 4 || chunk < 2 * bytes)
+    return std::nullopt;
+  const int64_t per = chunk / bytes;
+  dims.back() /= per; // in chunks from here on
+  const std::vector<int64_t> is = ops::tensor::stridesOf(dims);
+  std::vector<int64_t> outDims;
+  for (int64_t a : cperm)
+    outDims.push_back(dims[static_cast<size_t>(a)]);
+  const int64_t n = out->shape().numElements().value_or(0) / per;
+  ParamList params;
+  params.read(x);
+  params.write(out);
+  const std::string idx = n * per < (int64_t{1} << 31) ? "int" : "long long";
+  const char *vec = chunk == 16 ? "uint4" : chunk == 8 ? "uint2" : "unsigned";
+  CodeWriter body;
+  body.line("const {0} *src = reinterpret_cast<const {0} *>(in0);", vec);
+  body.line("{0} *dst = reinterpret_cast<{0} *>(out0);", vec);
+  auto loop = body.block("{}", gridStrideLoop(idx, n));
+  // i walks the output's chunks: decode it over the output's axes, then read the input's.
+  body.line("{} q = i;", idx);
+  std::string offset = "0";
+  for (size_t j = r; j-- > 0;) {
+    const auto a = static_cast<size_t>(cperm[j]);
+    body.line("const {} c{} = q % {};", idx, a, outDims[j]);
+    if (j > 0)
+      body.line("q /= {};", outDims[j]);
+    offset += fmt::format(" + c{} * {}", a, is[a]);
+  }
+  body.line("dst[i] = src[{}];", offset);
+  loop.close();
+  Kernel k;
+  k.name = group.name;
+  finishKernel(k, params, 256, body);
+  k.launch = gridStrideLaunch(n, opts);
   KernelSet set;
   set.kernels.push_back(std::move(k));
   return Expected<KernelSet>(std::move(set));

@@ -170,8 +170,8 @@ bool hoistGatherAboveLayerNorm(Graph &g, Node *n, const PassOptions &options) {
   const int64_t lnFirst = lnAxis < 0 ? lnAxis + rank : lnAxis;
   if (axis >= lnFirst)
     return false; // the gather picks within the normalised axes
-  if (ln->output(0)->uses().size() != 1 || g.isOutput(ln->output(0)) ||
-      !isUnused(ln->output(1)) || !isUnused(ln->output(2))) {
+  if (ln->output(0)->uses().size() != 1 || g.isOutput(ln->output(0)) || !isUnused(ln->output(1)) ||
+      !isUnused(ln->output(2))) {
     options.debugf("{}: kept below {}: the layer norm has other readers", n->describe(),
                    ln->describe());
     return false;
@@ -182,8 +182,8 @@ bool hoistGatherAboveLayerNorm(Graph &g, Node *n, const PassOptions &options) {
   for (auto &[name, a] : attrs)
     if (name == "axis")
       a = Attribute(lnAxis < 0 ? lnAxis : lnAxis + shift);
-  Expected<Value *> picked = addTypedNode(g, Op::kGather, {ln->input(0), n->input(1)},
-                                          n->name(), n, *n, ownAttributes(*n));
+  Expected<Value *> picked = addTypedNode(g, Op::kGather, {ln->input(0), n->input(1)}, n->name(), n,
+                                          *n, ownAttributes(*n));
   if (!picked)
     return false;
   std::vector<Value *> lnInputs = {*picked, ln->input(1)};

@@ -372,6 +372,40 @@ TEST(DataMovementEmit, TransposeMovingTheInnerAxisUsesTiles) {
   expectCompiles(src, "kt");
 }
 
+TEST(DataMovementEmit, TransposeKeepingTheInnerAxisMovesChunks) {
+  // ViT's patch extraction: [8, 3, 14, 16, 14, 16] -> [8, 14, 14, 3, 16, 16]; each row of 16
+  // halves is two 16-byte chunks.
+  auto g = parseInfer(R"(graph @g(%x: f16[8,3,14,16,14,16]) -> (y: ?) {
+  %y = transpose(%x) {perm = [0, 2, 4, 1, 3, 5]} : ?
+  return %y
+})");
+  ASSERT_TRUE(g);
+  KernelSet set;
+  const std::string src = emitSource(wholeGraph(*g, "patches"), &set);
+  ASSERT_EQ(set.kernels.size(), 1u);
+  EXPECT_NE(src.find("const uint4 *src = reinterpret_cast<const uint4 *>(in0);"), std::string::npos)
+      << src;
+  EXPECT_NE(src.find("i < 150528;"), std::string::npos) << src; // 8 * 3 * 224 * 224 / 8
+  EXPECT_NE(src.find("dst[i] = src[0 + c5 * 1 + c3 * 28 + c1 * 6272 + c4 * 2 + c2 * 448 + "
+                     "c0 * 18816];"),
+            std::string::npos)
+      << src;
+  expectCompiles(src, "patches");
+  // An odd run of 4-byte elements, or an epilogue, keeps the element-wise kernel.
+  for (const std::string &text :
+       {graph("%x: f32[3,4,5]", "  %y = transpose(%x) {perm = [1, 0, 2]} : ?"),
+        std::string(R"(graph @g(%x: f16[4,6,8]) -> (y: ?) {
+  %t = transpose(%x) {perm = [1, 0, 2]} : ?
+  %y = relu(%t) : ?
+  return %y
+})")}) {
+    SCOPED_TRACE(text);
+    auto h = parseInfer(text);
+    ASSERT_TRUE(h);
+    EXPECT_EQ(emitSource(wholeGraph(*h, "plain")).find("reinterpret_cast"), std::string::npos);
+  }
+}
+
 TEST(DataMovementEmit, EpilogueRunsOnTheMovedElement) {
   auto g = parseInfer(R"(graph @g(%x: f32[4,6], %b: f32[4]) -> (y: ?) {
   %t = transpose(%x) : ?
@@ -475,6 +509,13 @@ TEST(DataMovementHostRun, KernelsMatchTheReference) {
       {graph("%x: f16[2,40,3,24]", "  %y = transpose(%x) {perm = [0, 2, 3, 1]} : ?")},
       {graph("%x: f32[2,33,3,50]", "  %y = transpose(%x) {perm = [3, 1, 2, 0]} : ?")},
       {graph("%x: i64[2,3,4,5]", "  %y = transpose(%x) {perm = [0, 2, 1, 3]} : ?")},
+      // The innermost run moved in 16-, 8- and 4-byte chunks (emitVectorTranspose).
+      {graph("%x: f16[2,3,4,16,4,16]", "  %y = transpose(%x) {perm = [0, 2, 4, 1, 3, 5]} : ?")},
+      {graph("%x: f32[3,5,6]", "  %y = transpose(%x) {perm = [1, 0, 2]} : ?")},
+      {graph("%x: i8[2,3,8]", "  %y = transpose(%x) {perm = [1, 0, 2]} : ?")},
+      {graph("%x: u8[4,5,12]", "  %y = transpose(%x) {perm = [1, 0, 2]} : ?")},
+      {graph("%x: f16[3,4,5]", "  %y = transpose(%x) {perm = [1, 2, 0]} : ?")},
+      {graph("%x: f16[3,4,5,2]", "  %y = transpose(%x) {perm = [2, 0, 1, 3]} : ?")},
       {graph("%x: f32[5,6,7]", "  %s = constant i64[2] dense<[-1, 1]>\n  %e = constant i64[2] "
                                "dense<[-100, 6]>\n  %a = constant i64[2] dense<[1, 2]>\n  %t = "
                                "constant i64[2] dense<[-2, 2]>\n  %y = slice(%x, %s, %e, %a, %t) : "

@@ -230,13 +230,14 @@ TEST_F(SimplifyTest, SqueezeOfUnsqueezeOnOtherAxesStays) {
 TEST(SimplifyNumerics, GatherAboveLayerNormKeepsTheResults) {
   for (const char *axes : {"2", "-1"}) {
     for (const char *index : {"i64[] dense<[3]>", "i64[2] dense<[4, 0]>"}) {
-      const std::string text = fmt::format(R"(graph @g(%x: f32[3,5,16], %s: f32[16], %b: f32[16]) -> (y: ?) {{
+      const std::string text =
+          fmt::format(R"(graph @g(%x: f32[3,5,16], %s: f32[16], %b: f32[16]) -> (y: ?) {{
   %i = constant {}
   %ln = layer_normalization(%x, %s, %b) {{axis = {}, epsilon = 1e-05}} : f32[3,5,16]
   %y = gather(%ln, %i) {{axis = 1}} : ?
   return %y
 }})",
-                                           index, axes);
+                      index, axes);
       SCOPED_TRACE(text);
       std::unique_ptr<Graph> g = testing::parsed(text);
       ASSERT_TRUE(g);
