@@ -125,6 +125,8 @@ std::optional<Expected<KernelSet>> emitVectorTranspose(const FusedGroup &group,
   // The widest chunk of the innermost run, which both sides hold contiguously: 16, 8 or 4
   // bytes (the arena and the constant pool align every buffer to 256 bytes).
   const int64_t bytes = dtypeSize(x->dtype());
+  if (bytes < 1 || bytes > 8)
+    return std::nullopt;
   int64_t chunk = 16; // at least two elements a chunk
   while (chunk >= 4 && chunk >= 2 * bytes && (dims.back() * bytes) % chunk != 0)
     chunk /= 2;
