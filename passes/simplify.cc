@@ -159,7 +159,7 @@ bool hoistGatherAboveLayerNorm(Graph &g, Node *n, const PassOptions &options) {
   if (n->op() != Op::kGather)
     return false;
   Node *ln = producerWithOp(n->input(0), Op::kLayerNormalization);
-  if (!ln)
+  if (!ln || n->input(0) != ln->output(0)) // not its Mean or InvStdDev
     return false;
   const Value *x = ln->input(0), *indices = n->input(1);
   if (!x || !x->shape().isRanked() || !indices || !indices->shape().isRanked())
@@ -191,8 +191,10 @@ bool hoistGatherAboveLayerNorm(Graph &g, Node *n, const PassOptions &options) {
     lnInputs.push_back(ln->input(2));
   Expected<Value *> y =
       addTypedNode(g, Op::kLayerNormalization, std::move(lnInputs), ln->name(), n, *ln, attrs);
-  if (!y)
+  if (!y) {
+    g.eraseNode((*picked)->producer());
     return false;
+  }
   options.debugf("{}: moved above {}: normalises only the rows it keeps", n->describe(),
                  ln->describe());
   replaceOutputNamed(g, n, *y);
