@@ -77,6 +77,15 @@ std::string gridStrideLoop(std::string_view idxType, int64_t n) {
                      idxType, n);
 }
 
+Expected<KernelSet> finishGridStride(Kernel k, CodeWriter &body, const ParamList &params, int64_t n,
+                                     const EmitOptions &opts) {
+  finishKernel(k, params, 256, body);
+  k.launch = gridStrideLaunch(n, opts);
+  KernelSet set;
+  set.kernels.push_back(std::move(k));
+  return set;
+}
+
 namespace {
 
 int64_t count(const Value *v) { return v->shape().numElements().value_or(0); }
@@ -144,15 +153,6 @@ bool supports(const Node &node, std::string *why) {
   if (!s.isOk())
     *why = s.message();
   return s.isOk();
-}
-
-Expected<KernelSet> finish(Kernel k, CodeWriter &body, const ParamList &params, int64_t n,
-                           const EmitOptions &opts) {
-  finishKernel(k, params, 256, body);
-  k.launch = gridStrideLaunch(n, opts);
-  KernelSet set;
-  set.kernels.push_back(std::move(k));
-  return set;
 }
 
 /// Whether every value has fewer than 2^31 elements.
@@ -225,7 +225,7 @@ Expected<KernelSet> emitMove(const FusedGroup &group, const EmitOptions &opts) {
   loop.close();
   Kernel k;
   k.name = group.name;
-  return finish(std::move(k), body, params, n, opts);
+  return finishGridStride(std::move(k), body, params, n, opts);
 }
 
 Expected<KernelSet> emitSplit(const FusedGroup &group, const EmitOptions &opts) {
@@ -270,7 +270,7 @@ Expected<KernelSet> emitSplit(const FusedGroup &group, const EmitOptions &opts) 
   loop.close();
   Kernel k;
   k.name = group.name;
-  return finish(std::move(k), body, params, n, opts);
+  return finishGridStride(std::move(k), body, params, n, opts);
 }
 
 /// `static __device__ const T name[] = {...};`
@@ -394,7 +394,7 @@ Expected<KernelSet> emitResize(const FusedGroup &group, const EmitOptions &opts)
   loop.close();
   Kernel k;
   k.name = name;
-  auto set = finish(std::move(k), body, params, n, opts);
+  auto set = finishGridStride(std::move(k), body, params, n, opts);
   if (set) {
     set->kernels[0].source = tables.str() + set->kernels[0].source;
     set->kernels[0].prelude.merge(tables.requirements());
@@ -423,7 +423,7 @@ Expected<KernelSet> emitRange(const FusedGroup &group, const EmitOptions &opts) 
   loop.close();
   Kernel k;
   k.name = group.name;
-  return finish(std::move(k), body, params, n, opts);
+  return finishGridStride(std::move(k), body, params, n, opts);
 }
 
 Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/anchor_epilogue.h"
 #include "codegen/code_writer.h"
 #include "codegen/kernel.h"
 
@@ -23,6 +24,11 @@ void emitDecode(CodeWriter &w, const std::vector<int64_t> &iter, const std::set<
 /// `for (T i = ...; i < n; i += ...)`: the head of a grid-stride loop over n elements (for
 /// CodeWriter::block).
 std::string gridStrideLoop(std::string_view idxType, int64_t n);
+
+/// The one-kernel set of a grid-stride kernel: `body` finished as `k` with `params`, 256 threads
+/// a block, launched over `n` iterations.
+Expected<KernelSet> finishGridStride(Kernel k, CodeWriter &body, const ParamList &params, int64_t n,
+                                     const EmitOptions &opts);
 
 /// A transpose that moves the innermost axis, through 32x32 shared-memory tiles so that both
 /// reads and writes are coalesced; nullopt when the innermost axis stays (the plain kernel is

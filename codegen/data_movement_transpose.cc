@@ -12,7 +12,6 @@
 #include "codegen/data_movement_internal.h"
 #include "codegen/data_movement_plan.h"
 #include "codegen/elementwise_chain.h"
-#include "codegen/emitters.h"
 #include "ir/ops/tensor_internal.h"
 
 namespace dlc::codegen {
@@ -162,11 +161,7 @@ std::optional<Expected<KernelSet>> emitVectorTranspose(const FusedGroup &group,
   loop.close();
   Kernel k;
   k.name = group.name;
-  finishKernel(k, params, 256, body);
-  k.launch = gridStrideLaunch(n, opts);
-  KernelSet set;
-  set.kernels.push_back(std::move(k));
-  return Expected<KernelSet>(std::move(set));
+  return finishGridStride(std::move(k), body, params, n, opts);
 }
 
 } // namespace dlc::codegen

@@ -168,9 +168,12 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    wanted = args.models.split(",") if args.models else []
-    configs = [c for c in CONFIGS if not wanted or c[0] in wanted or f"{c[0]}:{c[1]}" in wanted
-               or f"{c[0]}:{c[1]}:{str(c[2]).split('.')[-1]}" in wanted]
+    wanted = set(args.models.split(",")) if args.models else set()
+
+    def names(name, batch, dtype):  # what --models may call a configuration
+        return {name, f"{name}:{batch}", f"{name}:{batch}:{str(dtype).split('.')[-1]}"}
+
+    configs = [c for c in CONFIGS if not wanted or names(*c) & wanted]
     if args.gemms:
         configs = [(f"matmul_{n}x{k}", m, torch.float16) for m, n, k in GEMMS]
     rows = []
