@@ -5,6 +5,7 @@
 // entry point, which binds the operands' strides, the sizes and the scale as constants.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "codegen/anchor_epilogue.h"
@@ -66,10 +67,24 @@ bool supports(const Node &node, std::string *why) {
   return why->empty();
 }
 
-/// Dynamic shared memory of the kernel for head size `d`: dlc_attn::shared_bytes<D>().
-uint32_t sharedBytes(int64_t d) { return static_cast<uint32_t>((kRows + 4 * kKeys) * d * 2); }
+/// Dynamic shared memory of the kernel for head size `d` and `kvTiles` resident key/value
+/// tiles (0: two streamed stages): dlc_attn::shared_bytes<D, KV_TILES>().
+uint32_t sharedBytes(int64_t d, int64_t kvTiles) {
+  return static_cast<uint32_t>((kRows + 2 * std::max<int64_t>(kvTiles, 2) * kKeys) * d * 2);
+}
 
-Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
+/// The key/value tiles the kernel keeps resident (0: it streams them): with
+/// EmitOptions::attentionResidentKv, every tile of a sequence of at most 256 keys at head size
+/// 64 (72 KiB of shared memory: three blocks per SM), or of at most 128 at 128 (as much as the
+/// two stages).
+int64_t residentKvTiles(const ops::AttentionLayout &l, const EmitOptions &opts) {
+  const int64_t tiles = (l.kvSeq + kKeys - 1) / kKeys;
+  if (!opts.attentionResidentKv || tiles > (l.headSize == 64 ? 4 : 2))
+    return 0;
+  return tiles;
+}
+
+Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   const Node &n = *group.anchor;
   if (std::string no = refusal(n); !no.empty())
     return invalidArgument("{}: {}", n.describe(), no);
@@ -98,8 +113,10 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
     }
     DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
   }
-  body.line("static_assert(dlc_attn::shared_bytes<{}>() == {}, \"shared memory layout\");",
-            l.headSize, sharedBytes(l.headSize));
+  const int64_t kvTiles = residentKvTiles(l, opts);
+  body.line(
+      "static_assert(dlc_attn::shared_bytes<{}, {}>() == {}, \"shared memory layout\");",
+      l.headSize, kvTiles, sharedBytes(l.headSize, kvTiles));
   body.line("dlc_attn::Params<{}, {}> p;", t, m);
   // A strided operand starts at its offset into the buffer.
   auto at = [](const std::string &base, const ops::AttentionOperand &op) {
@@ -128,8 +145,10 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   body.line("p.sq = {};", l.qSeq);
   body.line("p.sk = {};", l.kvSeq);
   body.line("p.scale_log2 = {:.9g}f;", static_cast<double>(l.scale) / std::log(2.0));
-  body.line("dlc_attn::attention<{}, {}, {}, {}>(p, dlc_smem{});", t, l.headSize, m,
-            l.causal ? "true" : "false",
+  const std::string end =
+      epilogue ? "dlc_attn::Epilogue<decltype(epilogue)>" : "dlc_attn::StoreY";
+  body.line("dlc_attn::attention<{}, {}, {}, {}, {}, {}>(p, dlc_smem{});", t, l.headSize, m,
+            l.causal ? "true" : "false", end, kvTiles,
             epilogue ? ", dlc_attn::Epilogue<decltype(epilogue)>{epilogue}" : "");
 
   Kernel kernel;
@@ -139,7 +158,7 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &) {
   kernel.launch.grid[0] = static_cast<uint32_t>((l.qSeq + kRows - 1) / kRows);
   kernel.launch.grid[1] = static_cast<uint32_t>(l.qHeads);
   kernel.launch.grid[2] = static_cast<uint32_t>(l.batch);
-  kernel.launch.sharedBytes = sharedBytes(l.headSize);
+  kernel.launch.sharedBytes = sharedBytes(l.headSize, kvTiles);
   KernelSet set;
   set.kernels.push_back(std::move(kernel));
   return set;

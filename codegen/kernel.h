@@ -257,6 +257,15 @@ struct EmitOptions {
   /// 0.221 ms and ViT-B/16 b8 to 1.206 (1.231 without), but ResNet-50 b1 fp32 to 1.184 (1.048),
   /// BERT-base b8 to 0.806 (0.783) and ResNet-50 b32 to 1.937 (1.907).
   bool earlyDependents = false;
+  /// Fused attention keeps every key/value tile of a sequence in shared memory when they fit
+  /// (head size 64 and at most 256 keys: ViT's 197, BERT's 128), all loaded at the start,
+  /// instead of streaming them through two stages (dlc_attn::attention's KV_TILES). On by
+  /// default (`--no-attention-resident-kv`): on an H100 (session 43, harness, `--profile`)
+  /// ViT-B/16 b8's 12 attentions took 0.156 ms against 0.161 streamed (0.171 before the last
+  /// key tile's partial steps), the model 0.917 ms against 0.919 without torch.compile in the
+  /// process and 0.954 against 0.959 with it; BERT-base b8 0.679 against 0.675 (its 128 keys
+  /// are the two stages either way).
+  bool attentionResidentKv = true;
 };
 
 /// Starts kernel `k`'s body with the prelude helper `dlc_grid_wait();` (`griddepcontrol.wait`:

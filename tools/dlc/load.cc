@@ -100,6 +100,11 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90+, experimental, with --programmatic-launch: a kernel lets the next "
                 "one's blocks start (and wait on the GPU) once all of its own have started, not "
                 "once they have exited");
+  cmd->add_flag("--attention-resident-kv,!--no-attention-resident-kv",
+                kernels.attentionResidentKv,
+                "GPU: fused attention loads every key/value tile of a sequence into shared "
+                "memory at the start (head size 64, at most 256 keys) instead of streaming them "
+                "through two stages (on by default)");
   cmd->add_flag("--stem-conv,!--no-stem-conv", kernels.stemConv,
                 "GPU: an NCHW f16/bf16 convolution with at most 4 input channels (ResNet's 7x7 "
                 "stem) runs on a direct tensor-core kernel that stages its input window in shared "

@@ -81,6 +81,14 @@ TEST(AttentionEmit, KernelsCompileForSm90) {
     ASSERT_TRUE(g);
     sources += emitSource(wholeGraph(*g, fmt::format("attn{}", i++)));
   }
+  // ViT's 197 keys both ways: every key/value tile resident (EmitOptions::attentionResidentKv,
+  // the default) and streamed through two stages.
+  auto vit = parseInfer(bertText("f16", 1, 197, 2, 64));
+  ASSERT_TRUE(vit);
+  EmitOptions streamed;
+  streamed.attentionResidentKv = false;
+  sources += emitSource(wholeGraph(*vit, "attn_resident"));
+  sources += emitSource(wholeGraph(*vit, "attn_streamed"), nullptr, streamed);
   expectCompiles(sources, "attention");
 }
 
@@ -150,7 +158,69 @@ TEST(AttentionEmit, HostRunsMatchTheReference) {
 })",
                    {{"qkv", randomData(DType::kF16, {70, 2, 384}, 12, 1.0f)}},
                    1e-2});
+  // With every key/value tile resident (EmitOptions::attentionResidentKv): BERT's layout (two
+  // tiles), the key tails (two tiles) and ViT's 197 keys (four tiles, the last of 5 keys) at head
+  // size 64, and the causal case at 128 (three tiles: streamed, since only two fit).
+  // The cases above stream (attentionResidentKv off); their copies keep the tiles resident.
+  const size_t streamed = cases.size();
+  for (size_t c = 0; c < streamed; ++c) {
+    cases[c].options.attentionResidentKv = false;
+    HostCase resident = cases[c];
+    resident.options.attentionResidentKv = true;
+    cases.push_back(std::move(resident));
+  }
+  {
+    HostCase vit = {
+        R"(graph @vit(%q: f16[1,2,197,64], %k: f16[1,2,197,64], %v: f16[1,2,197,64]) -> (y: f16[1,2,197,64]) {
+  %y = attention(%q, %k, %v) {scale = 0.125} : ?
+  return %y
+})",
+        {{"q", randomData(DType::kF16, {1, 2, 197, 64}, 16, 1.0f)},
+         {"k", randomData(DType::kF16, {1, 2, 197, 64}, 17, 1.0f)},
+         {"v", randomData(DType::kF16, {1, 2, 197, 64}, 18, 1.0f)}},
+        1e-2};
+    vit.options.attentionResidentKv = false;
+    cases.push_back(vit);
+    vit.options.attentionResidentKv = true;
+    cases.push_back(vit);
+  }
   expectHostRunsMatchReference(cases);
+}
+
+TEST(AttentionEmit, ResidentKeysAndValuesWhereTheyFit) {
+  // 197 keys at head size 64: four tiles resident (Q 8 KiB + 4 x 16 KiB of K and V); 300 keys
+  // (five tiles) and head size 128 over 197 keys (four tiles of 32 KiB) stream through two stages.
+  struct Case {
+    int64_t keys, head;
+    int kvTiles;
+    uint32_t shared;
+  };
+  for (const Case &c : {Case{197, 64, 4, 73728}, Case{128, 64, 2, 40960}, Case{300, 64, 0, 40960},
+                        Case{197, 128, 0, 81920}, Case{100, 128, 2, 81920}}) {
+    SCOPED_TRACE(fmt::format("{} keys, head size {}", c.keys, c.head));
+    auto g = parseInfer(fmt::format(
+        R"(graph @g(%q: f16[1,2,20,{1}], %k: f16[1,2,{0},{1}], %v: f16[1,2,{0},{1}]) -> (y: f16[1,2,20,{1}]) {{
+  %y = attention(%q, %k, %v) : ?
+  return %y
+}})",
+        c.keys, c.head));
+    ASSERT_TRUE(g);
+    EmitOptions opts;
+    opts.attentionResidentKv = true;
+    KernelSet set;
+    const std::string src = emitSource(wholeGraph(*g, "attn"), &set, opts);
+    ASSERT_EQ(set.kernels.size(), 1u);
+    EXPECT_EQ(set.kernels[0].launch.sharedBytes, c.shared);
+    EXPECT_NE(src.find(fmt::format("dlc_attn::StoreY, {}>(p, dlc_smem)", c.kvTiles)),
+              std::string::npos)
+        << src;
+    // Off, every sequence streams.
+    EmitOptions off;
+    off.attentionResidentKv = false;
+    KernelSet plain;
+    emitSource(wholeGraph(*g, "attn"), &plain, off);
+    EXPECT_EQ(plain.kernels[0].launch.sharedBytes, (64 + 4 * 64) * c.head * 2);
+  }
 }
 
 } // namespace
