@@ -114,9 +114,8 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
     DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
   }
   const int64_t kvTiles = residentKvTiles(l, opts);
-  body.line(
-      "static_assert(dlc_attn::shared_bytes<{}, {}>() == {}, \"shared memory layout\");",
-      l.headSize, kvTiles, sharedBytes(l.headSize, kvTiles));
+  body.line("static_assert(dlc_attn::shared_bytes<{}, {}>() == {}, \"shared memory layout\");",
+            l.headSize, kvTiles, sharedBytes(l.headSize, kvTiles));
   body.line("dlc_attn::Params<{}, {}> p;", t, m);
   // A strided operand starts at its offset into the buffer.
   auto at = [](const std::string &base, const ops::AttentionOperand &op) {
@@ -145,8 +144,7 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   body.line("p.sq = {};", l.qSeq);
   body.line("p.sk = {};", l.kvSeq);
   body.line("p.scale_log2 = {:.9g}f;", static_cast<double>(l.scale) / std::log(2.0));
-  const std::string end =
-      epilogue ? "dlc_attn::Epilogue<decltype(epilogue)>" : "dlc_attn::StoreY";
+  const std::string end = epilogue ? "dlc_attn::Epilogue<decltype(epilogue)>" : "dlc_attn::StoreY";
   body.line("dlc_attn::attention<{}, {}, {}, {}, {}, {}>(p, dlc_smem{});", t, l.headSize, m,
             l.causal ? "true" : "false", end, kvTiles,
             epilogue ? ", dlc_attn::Epilogue<decltype(epilogue)>{epilogue}" : "");

@@ -22,7 +22,8 @@
 // Scopes:
 //  * block(head): `head {`, the body one level deeper, `}` when the Scope is destroyed.
 //  * blockSemi(head): the same closed by `};` (lambdas, structs: `auto f = [&](int i)`).
-//  * lambdaArg(head): closed by `});` (a lambda as a call's last argument).
+//  * lambdaArg(head): closed by `});` (a lambda as a call's last argument); lambdaArgThen(rest,
+//    head) by `}, rest);`.
 //  * Scope::chain(head): closes the body and opens the next one on the same line, for
 //    `} else {` and `} else if (c) {`.
 //  * Scope::close(): closes early (a Scope closes once).
@@ -112,6 +113,11 @@ public:
   /// that `head` opens (`f(x, [&](int i)`).
   template <typename... Args> Scope lambdaArg(fmt::format_string<Args...> head, Args &&...args) {
     return open(fmt::format(head, std::forward<Args>(args)...), "});");
+  }
+  /// The same, closed by `}, rest);`: a lambda followed by the call's last argument `rest`.
+  template <typename... Args>
+  Scope lambdaArgThen(std::string_view rest, fmt::format_string<Args...> head, Args &&...args) {
+    return open(fmt::format(head, std::forward<Args>(args)...), fmt::format("}}, {});", rest));
   }
   /// One level deeper, no braces (the body of a brace-less for or if).
   Scope indented() { return Scope(this, ""); }

@@ -359,7 +359,7 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
   return true;
 }
 
-TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
+TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *seconds) {
   const bool simt = spec.dtype == DType::kF32 && !opts.allowTf32;
   const bool gather = spec.b.gather.has_value();
   // Sustained rates of an H200 seen with kbench: math (FLOP/s) of the best tile, DRAM
@@ -377,15 +377,20 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
     const double eff = gather ? cand.gatherEff : cand.eff;
     if (eff <= 0)
       continue;
+    // Rows normalized in the kernel: a cluster per row tile, the cooperative schedule, whole.
+    const bool rows = spec.maxTilesN > 0;
+    if (rows && (!cand.cfg.wgmma || ceilDiv(spec.n, cand.cfg.bn) > spec.maxTilesN))
+      continue;
     const int64_t kTiles = ceilDiv(spec.k, cand.cfg.bk);
     // The Hopper family splits K in clusters of at most 8 CTAs (int8 too) when asked.
     const bool cluster = cand.cfg.wgmma && opts.hopperClusterSplitK;
     // Splits of K, 0 for stream-K (the Hopper family, when asked), after the unsplit tile.
     std::vector<int> splitsToTry{1};
-    if (cand.cfg.wgmma && opts.hopperStreamK)
+    if (cand.cfg.wgmma && opts.hopperStreamK && !rows)
       splitsToTry.push_back(0);
     for (int s : {2, 3, 4, 6, 8, 12, 16, 24, 32})
-      splitsToTry.push_back(s);
+      if (!rows)
+        splitsToTry.push_back(s);
     for (int s : splitsToTry) {
       if (s > 1 && (kTiles / s < 4 || (cand.cfg.wgmma && !opts.hopperSplitK) ||
                     (cluster ? s > 8 : spec.dtype == DType::kI8)))
@@ -404,8 +409,11 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
           std::max<int64_t>(c.wgmma ? 3 : 2, std::min<int64_t>(c.stages, perSplit + spare)));
       c.splitK = static_cast<int>(ceilDiv(kTiles, perSplit));
       c.clusterSplit = cluster && c.splitK > 1;
+      if (rows)
+        c.rowCluster = static_cast<int>(ceilDiv(spec.n, c.bn));
       // The cluster's handover buffer takes the shared memory of a stage or two.
-      while (c.clusterSplit && c.stages > 3 && sm90SharedBytes(c) > 227u * 1024u)
+      while ((c.clusterSplit || c.rowCluster > 0) && c.stages > 3 &&
+             sm90SharedBytes(c) > 227u * 1024u)
         --c.stages;
       std::string why;
       if (!tileFits(spec, c, opts, &why) || blocksPerSm(spec, c) < 1)
@@ -413,12 +421,13 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       const int64_t tilesM = ceilDiv(spec.m, c.bm), tilesN = ceilDiv(spec.n, c.bn);
       const int64_t blocks = tilesM * tilesN * spec.batch * c.splitK;
       // A cluster's CTAs are whole clusters of SMs.
-      const int slots = c.clusterSplit ? std::max(c.splitK, sms / c.splitK * c.splitK) : sms;
+      const int cl = c.clusterSplit ? c.splitK : std::max(c.rowCluster, 1);
+      const int slots = std::max(cl, sms / cl * cl);
       const int64_t waves = ceilDiv(blocks, slots);
       // Ping-pong where a CTA gets more than one tile: its epilogues but the last run behind
       // the other warpgroup's products.
       c.pingpong = opts.hopperPingpong && c.wgmma && c.bn <= 160 && !c.clusterSplit && !c.streamK &&
-                   waves > 1;
+                   !rows && waves > 1;
       // TMA where the operands allow it (the producer's speed is not modelled).
       if (opts.hopperTma && c.wgmma) {
         TileConfig t = c;
@@ -426,7 +435,7 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
         c.tma = tileFits(spec, t, opts, &why);
       }
       // B multicast in pairs of row tiles where the pairs fill no more waves than the tiles.
-      if (opts.hopperMulticast && c.tma && !c.streamK && !c.clusterSplit && tilesM >= 2) {
+      if (opts.hopperMulticast && c.tma && !c.streamK && !c.clusterSplit && !rows && tilesM >= 2) {
         TileConfig t = c;
         t.multicast = true;
         c.multicast = ceilDiv(rowUnits(t, tilesM) * tilesN * spec.batch * c.splitK,
@@ -514,6 +523,8 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts) {
       }
     }
   }
+  if (seconds)
+    *seconds = bestTime;
   return best;
 }
 
@@ -566,8 +577,16 @@ std::vector<std::string> groupParams(KernelContext &ctx, std::vector<KernelParam
   return decls;
 }
 
-Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
-                              const EmitOptions &opts, const std::optional<TileConfig> &cfgIn) {
+Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
+                              const EmitOptions &opts, const std::optional<TileConfig> &cfg) {
+  if (group.norm)
+    return writeNormGemm(group, spec, opts, cfg);
+  return writeGemmKernels(group, spec, opts, cfg, nullptr);
+}
+
+Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &specIn,
+                                     const EmitOptions &opts,
+                                     const std::optional<TileConfig> &cfgIn, const Node *norm) {
   if (group.outputs.size() != 1)
     return invalidArgument("a GEMM group has one output, got {}", group.outputs.size());
   if (!group.anchor)
@@ -584,8 +603,11 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   std::string why;
   if (!tileFits(spec, cfg, opts, &why))
     return invalidArgument("tile {} does not fit: {}", cfg.str(), why);
+  if ((norm != nullptr) != (cfg.rowCluster > 0))
+    return internalError("a tile that normalizes rows needs the layer norm, and back");
   const Value *out = group.outputs[0];
   KernelContext ctx(group, spec, cfg);
+  ctx.norm = norm;
   ctx.name = group.name;
   ctx.storage = cudaStorageType(spec.dtype);
   ctx.outStorage = cudaStorageType(out->dtype());
@@ -609,6 +631,8 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
   KernelSet set;
   std::vector<KernelParam> params;
   std::vector<std::string> decls = groupParams(ctx, params);
+  if (norm)
+    normParams(ctx, decls, params);
   if (workspace) {
     decls.push_back("float* __restrict__ ws");
     params.push_back({nullptr, 0, true});
@@ -654,11 +678,15 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &specIn,
     // Persistent: one CTA per SM at most, each walking the tiles of every batch (and split);
     // with the splits in a cluster, clusters of `splits` CTAs walk the tiles; with B
     // multicast, clusters of two walk pairs of row tiles.
-    const int64_t units =
-        rowUnits(cfg, ctx.tilesM) * ctx.tilesN * spec.batch * (cfg.clusterSplit ? 1 : splits);
+    // Rows normalized in the kernel: clusters of the row tiles' column tiles walk row tiles.
+    const int64_t units = cfg.rowCluster > 0 ? ctx.tilesM
+                                             : rowUnits(cfg, ctx.tilesM) * ctx.tilesN * spec.batch *
+                                                   (cfg.clusterSplit ? 1 : splits);
     if (units >= (int64_t{1} << 31))
       return invalidArgument("{} output tiles are too many for one grid", units);
-    const int64_t cluster = cfg.clusterSplit ? splits : cfg.multicast ? 2 : 1;
+    const int64_t cluster = cfg.clusterSplit ? splits
+                            : cfg.multicast  ? 2
+                                             : std::max(cfg.rowCluster, 1);
     const int64_t clusterSlots = std::max(1, opts.numSms) / cluster;
     main.launch.grid[0] = static_cast<uint32_t>(
         cfg.streamK ? skGrid

@@ -85,6 +85,9 @@ struct GemmSpec {
   /// The epilogue reads an operand as large as the output (a residual): writeGemm sets it from
   /// the group, for the cost model (EmitOptions::prefetchShortEpilogues).
   bool fullEpilogueOperand = false;
+  /// At most this many column tiles (0: any): a GEMM that normalizes its rows
+  /// (FusedGroup::norm) holds each row tile's column tiles in one cluster of at most 8 CTAs.
+  int64_t maxTilesN = 0;
 };
 
 /// Tile shape and pipeline of one kernel.
@@ -117,6 +120,11 @@ struct TileConfig {
   /// half of their common B tile into both CTAs' shared memory, so B leaves L2 once per pair
   /// (where the tiles' operand traffic from L2, not the tensor cores, bounds a GEMM).
   bool multicast = false;
+  /// The Hopper family normalizes the GEMM's rows after its epilogue (FusedGroup::norm; the
+  /// cooperative schedule, splitK 1): clusters of rowCluster CTAs, one per column tile, walk
+  /// the row tiles, and after each tile every CTA normalizes its share of the tile's rows
+  /// (rowCluster 1: a tile spans the columns). 0: no normalization.
+  int rowCluster = 0;
   /// Tensor cores (mma.sync): blocks per SM the kernel is compiled for (launch bounds, which
   /// cap its registers: 65536 / (threads x minBlocks)); 0 leaves registers to the compiler.
   int minBlocks = 0;
@@ -127,14 +135,16 @@ struct TileConfig {
 /// "128x256x64/wgs4", "128x128x64/wps4" (ping-pong), "128x128x64/wgs4k3c" (split-K in a
 /// cluster), "128x128x64/wgs6k1t" (TMA producer), "128x192x64/wgs5k1tm" (TMA, B multicast
 /// in CTA pairs), "128x192x64/wgs5kst" (stream-K, TMA), "128x64x64/4x2s4b3"); for kbench.
+/// TileConfig::rowCluster is not part of the text: a group that normalizes its rows sets it.
 std::optional<TileConfig> parseTileConfig(const std::string &text);
 
 /// Rows of tiles a unit of the Hopper kernel's walk spans: pairs of row tiles with B
 /// multicast (the last pair's second past M where `tilesM` is odd), else the row tiles.
 int64_t rowUnits(const TileConfig &cfg, int64_t tilesM);
 
-/// The tile configuration the writer picks for `spec`.
-TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts);
+/// The tile configuration the writer picks for `spec`; `seconds`, when given, gets the cost
+/// model's time for it (infinity where no tile fits).
+TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *seconds = nullptr);
 
 /// Whether `cfg` can run `spec`; else why not.
 bool tileFits(const GemmSpec &spec, const TileConfig &cfg, const EmitOptions &opts,

@@ -16,7 +16,8 @@ uint32_t sm90SharedBytes(const TileConfig &cfg) {
   // checks against this with a static_assert.
   // Split-K in a cluster adds the buffer that hands a tile's sums over (4 bytes per
   // accumulator) and two mbarriers.
-  const int handover = cfg.clusterSplit ? cfg.bm * cfg.bn * 4 + 16 : 0;
+  // Rows normalized in the kernel (rowCluster) take two mbarriers in the same place.
+  const int handover = cfg.clusterSplit ? cfg.bm * cfg.bn * 4 + 16 : cfg.rowCluster > 0 ? 16 : 0;
   return static_cast<uint32_t>(cfg.stages * (cfg.bm + cfg.bn) * 128 + 8 * 8 * 72 * 4 +
                                cfg.stages * 16 + handover + 1024);
 }
@@ -53,6 +54,13 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     return no("stream-K shares K steps out itself: no split-K, the cooperative schedule");
   if (c.multicast && (!c.tma || c.clusterSplit || c.streamK))
     return no("B multicast is for the TMA producer, without split-K clusters or stream-K");
+  if (c.rowCluster > 0 &&
+      (c.splitK != 1 || c.clusterSplit || c.streamK || c.pingpong || c.multicast ||
+       c.rowCluster > 8 || c.rowCluster != ceilDiv(spec.n, c.bn) || spec.batch != 1 ||
+       spec.n % 8 != 0 || spec.outRowStride != spec.n || spec.outSplit != 0 || s8))
+    return no("rows normalized in the kernel take the cooperative schedule, one GEMM of N a "
+              "multiple of 8 stored densely, whole, in clusters of one CTA per column tile "
+              "(at most 8)");
   if (c.splitK != 1 && s8 && !c.clusterSplit)
     return no("int8 GEMMs split K only in a cluster (float partial sums would round the int32 "
               "sums)");
@@ -141,7 +149,12 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   // the K steps make). B multicast: clusters of two CTAs, which the template's CLUSTER (the
   // split-K handover) does not count.
   const int cluster = c.clusterSplit ? c.splitK : 1;
-  const int launchCluster = c.multicast ? 2 : cluster;
+  const int launchCluster = c.multicast ? 2 : c.rowCluster > 1 ? c.rowCluster : cluster;
+  // Rows normalized in the kernel: the template's ROWS (only then spelled out, so that other
+  // kernels keep their text).
+  const bool rows = c.rowCluster > 0;
+  if (rows != (ctx.norm != nullptr))
+    return internalError("rows normalized in the kernel without a layer norm, or back");
   // The TMA producer's tensor maps come last (gemm::tensorMapParams).
   const std::string maps = c.tma ? ", const __grid_constant__ dlc_sm90::TensorMap tmA, "
                                    "const __grid_constant__ dlc_sm90::TensorMap tmB"
@@ -151,11 +164,13 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
               launchCluster > 1 ? fmt::format(" __cluster_dims__({}, 1, 1)", launchCluster) : "",
               ctx.name, ctx.params, maps);
   w.line("constexpr int BN = {}, STAGES = {}, CLUSTER = {};", c.bn, c.stages, cluster);
+  if (rows)
+    w.line("constexpr int ROWS = {};", c.rowCluster);
   w.line("constexpr int M = {}, N = {}, K = {};", s.m, s.n, s.k);
   // The launch's shared memory (sm90SharedBytes) is the layout the template uses.
-  w.line("static_assert(dlc_sm90::shared_bytes<BN, STAGES, CLUSTER>() == {}u, \"shared memory "
+  w.line("static_assert(dlc_sm90::shared_bytes<BN, STAGES, CLUSTER{}>() == {}u, \"shared memory "
          "layout\");",
-         sm90SharedBytes(c));
+         rows ? ", ROWS" : "", sm90SharedBytes(c));
   // The epilogue passes over the accumulators in slabs of 8 rows x 64 columns per warp.
   w.line("constexpr int EP_ROWS = dlc_sm90::EP_ROWS, EP_PITCH = dlc_sm90::EP_PITCH;");
   const bool split = c.splitK > 1 && !c.clusterSplit; // partial sums to the workspace
@@ -169,7 +184,13 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   {
     // Unit t: split t / (tiles of every batch), then batch, then the raster within the batch.
     auto tileOf = w.blockSemi("auto tile_of = [&](int t, dlc_sm90::Tile<{}> &x)", ctx.storage);
-    if (split) {
+    if (rows) { // row tile t, the cluster's rank its column tile
+      w.line("x.m0 = t * 128;");
+      w.line("x.n0 = {} * BN;", c.rowCluster > 1 ? "(int)dlc_sm90::cluster_rank()" : "0");
+      w.line("x.b = 0;");
+      w.line("x.A = {};", ctx.names.at(s.a.value));
+      w.line("x.B = {};", ctx.names.at(s.b.value));
+    } else if (split) {
       w.line("x.split = t / {};", perBatch * s.batch);
       w.line("x.kt0 = x.split * {};", ctx.kTilesPerSplit);
       w.line("x.kt1 = x.kt0 + {};", ctx.kTilesPerSplit);
@@ -179,21 +200,25 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
       w.line("x.kt0 = x.split * {};", ctx.kTilesPerSplit);
       w.line("x.kt1 = x.kt0 + {};", ctx.kTilesPerSplit);
     }
-    w.line("const long long b = t / {};", perBatch);
-    writeRaster(w, unitRows, ctx.tilesN, fmt::format("(t % {})", perBatch));
-    if (c.multicast)
-      w.line("x.m0 = (2 * tm + (int)dlc_sm90::cluster_rank()) * 128;");
-    else
-      w.line("x.m0 = tm * 128;");
-    w.line("x.n0 = tn * BN;");
-    w.line("x.b = b;");
-    auto pointer = [&](const Operand &op) {
-      const std::string base = ctx.names.at(op.value);
-      return op.batchOffset == "0" ? base : fmt::format("{} + ({})", base, op.batchOffset);
-    };
-    w.line("x.A = {};", pointer(s.a));
-    w.line("x.B = {};", pointer(s.b));
+    if (!rows) {
+      w.line("const long long b = t / {};", perBatch);
+      writeRaster(w, unitRows, ctx.tilesN, fmt::format("(t % {})", perBatch));
+      if (c.multicast)
+        w.line("x.m0 = (2 * tm + (int)dlc_sm90::cluster_rank()) * 128;");
+      else
+        w.line("x.m0 = tm * 128;");
+      w.line("x.n0 = tn * BN;");
+      w.line("x.b = b;");
+      auto pointer = [&](const Operand &op) {
+        const std::string base = ctx.names.at(op.value);
+        return op.batchOffset == "0" ? base : fmt::format("{} + ({})", base, op.batchOffset);
+      };
+      w.line("x.A = {};", pointer(s.a));
+      w.line("x.B = {};", pointer(s.b));
+    }
   }
+  if (rows)
+    writeNormTail(w, ctx);
   // Where A's chunks lie: a strided matrix, or a channels-last conv's im2col rows.
   std::string aRows = "a_rows";
   if (const auto &g = s.a.nhwc) {
@@ -221,13 +246,15 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
            ctx.skPerCta);
     streamK = "&sk";
   }
-  auto call = w.lambdaArg(
-      "dlc_sm90::gemm<{}, BN, STAGES, {}, {}, CLUSTER, {}>({}, {}LL, N, K, {}, {}, dlc_smem, "
+  const std::string head = fmt::format(
+      "dlc_sm90::gemm<{}, BN, STAGES, {}, {}, CLUSTER, {}{}>({}, {}LL, N, K, {}, {}, dlc_smem, "
       "tile_of, "
       "[&]({} (&acc)[BN / 2], int w, int lane, const dlc_sm90::Tile<{}> &x, {} *ep)",
       ctx.storage, s.b.kContig ? "true" : "false", c.pingpong ? "true" : "false",
-      c.multicast ? "true" : "false", aRows, s.b.ld, perBatch * s.batch * (split ? c.splitK : 1),
-      streamK, acc, ctx.storage, acc);
+      c.multicast ? "true" : "false", rows ? ", ROWS" : "", aRows, s.b.ld,
+      rows ? ctx.tilesM : perBatch * s.batch * (split ? c.splitK : 1), streamK, acc, ctx.storage,
+      acc);
+  auto call = rows ? w.lambdaArgThen("norm_tail", "{}", head) : w.lambdaArg("{}", head);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");
   writeOpaqueOrigin(w);

@@ -48,6 +48,9 @@ struct KernelContext {
   // shared-memory table (codegen/byte_table.h; EmitOptions::epilogueTables); every element
   // then loads its result.
   std::optional<ByteTable> table;
+  // The layer norm the kernel runs on its rows after the epilogue (FusedGroup::norm, with
+  // cfg.rowCluster): its scale, bias and result are the parameters ln_scale, ln_bias, ln_out.
+  const Node *norm = nullptr;
 };
 
 /// The parameters of a group's kernel: every group input (`in0`, `in1`, ... recorded in
@@ -135,6 +138,24 @@ bool stemConvFits(const ConvGather &g, int64_t outChannels, int64_t group, DType
 /// rows the channels, columns images x pixels, the bias) is the stem kernel's too.
 Expected<KernelSet> writeStemConv(const FusedGroup &group, const GemmSpec &spec,
                                   const ConvGather &g, const EmitOptions &opts);
+
+/// writeGemm's body for a group without FusedGroup::norm, or for the GEMM part of one with
+/// `norm` given (then cfg, given or chosen, normalizes rows: TileConfig::rowCluster).
+Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &spec,
+                                     const EmitOptions &opts, const std::optional<TileConfig> &cfg,
+                                     const Node *norm);
+
+/// A group with a layer norm after its GEMM (FusedGroup::norm; gemm_norm.cc): the Hopper
+/// kernel that normalizes its own rows where a cluster spans a row tile's columns, else the
+/// GEMM kernel then the reduction family's layer-norm kernel. The layer norm's input, when no
+/// other group reads it, lives in a scratch buffer.
+Expected<KernelSet> writeNormGemm(const FusedGroup &group, const GemmSpec &spec,
+                                  const EmitOptions &opts, const std::optional<TileConfig> &cfg);
+/// The layer norm's parameters (ln_scale, ln_bias, ln_out), after groupParams'.
+void normParams(const KernelContext &ctx, std::vector<std::string> &decls,
+                std::vector<KernelParam> &params);
+/// The Hopper kernel's `norm_tail` lambda: each consumer warp normalizes rows of the tile.
+void writeNormTail(CodeWriter &w, const KernelContext &ctx);
 
 /// Main kernels.
 Status writeTcKernel(CodeWriter &w, const KernelContext &ctx);

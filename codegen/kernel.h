@@ -43,6 +43,10 @@ struct FusedGroup {
   /// The node the group is built around (GEMM, conv, reduction, pooling, data movement), or
   /// nullptr for a group of elementwise/broadcast nodes only.
   const Node *anchor = nullptr;
+  /// A LayerNormalization over the last axis after a MatMul/Gemm anchor (fuse{gemm-layer-norm}):
+  /// its input is the GEMM's epilogue result, which the group also writes when it is used
+  /// elsewhere. nullptr otherwise.
+  const Node *norm = nullptr;
   /// Values read from outside the group (graph inputs, constants, other groups' outputs), in
   /// order of first use; no duplicates.
   std::vector<const Value *> inputs;
@@ -233,6 +237,17 @@ struct EmitOptions {
   /// N-major at 128 x 192, its down-projection 0.0225 at 128 x 96 against 0.0255 at 128 x 128,
   /// its attention output projection 0.0116 against 0.0129. (A graph option, like patchGemm.)
   bool kMajorWeights = true;
+  /// For an sm_90a target the GPU pipeline's fuse puts a LayerNormalization over the last axis
+  /// into the GEMM group that produces its input (`fuse{gemm-layer-norm=true}`,
+  /// `--gemm-layer-norm`): the Hopper GEMM normalizes its rows after its epilogue, in clusters
+  /// of one CTA per column tile (codegen/gemm_norm.cc), instead of a layer-norm kernel after
+  /// it. Correct on an H100 (session 43: tests/unit/gpu/gemm_norm_gpu_test.cc, compute-
+  /// sanitizer memcheck clean) but slower there, so off: ViT-B/16 b8 0.930 -> 1.011 ms, BERT-base
+  /// b8 0.644 -> 0.695 (harness, no torch.compile); ViT's fused down-projection took 0.029 ms
+  /// (--profile) where the plain one took 0.023 and the layer norm about 0.0056: the cluster's
+  /// barrier and the tail's round trip through L2 cost more than the kernel they replace.
+  /// (A graph option, like patchGemm.)
+  bool gemmLayerNorm = false;
   /// An NCHW f16/bf16 conv with at most 4 input channels (ResNet's 7x7 stem on the image) runs
   /// on the stem kernel (codegen/conv_stem.cc: its input window staged in shared memory, the
   /// A fragments read from it directly) instead of the implicit GEMM's element-by-element

@@ -69,10 +69,16 @@ Expected<std::vector<FusedGroup>> collectGroups(const Graph &g) {
         return invalidArgument("fused group of {} mixes devices: {} is on {}",
                                grp.nodes.front()->describe(), n->describe(), n->device().str());
       if (!isElementwiseNode(*n)) {
-        if (grp.anchor)
+        // fuse{gemm-layer-norm}: a layer norm after the GEMM's epilogue.
+        const bool gemm =
+            grp.anchor && (grp.anchor->op() == Op::kMatMul || grp.anchor->op() == Op::kGemm);
+        if (gemm && !grp.norm && n->op() == Op::kLayerNormalization)
+          grp.norm = n;
+        else if (grp.anchor)
           return invalidArgument("fused group has two non-elementwise nodes: {} and {}",
                                  grp.anchor->describe(), n->describe());
-        grp.anchor = n;
+        else
+          grp.anchor = n;
       }
       for (const Value *v : n->inputs()) {
         if (!v || seen.count(v))

@@ -53,11 +53,28 @@ __host__ __device__ constexpr unsigned slab_bytes() { return 8u * EP_ROWS * EP_P
 template <int BN, int CLUSTER> __host__ __device__ constexpr unsigned handover_bytes() {
   return CLUSTER > 1 ? BM * BN * 4u : 0u;
 }
-template <int BN, int STAGES, int CLUSTER = 1>
+/// ROWS > 0 (the kernel normalizes its rows, gemm()'s tail): two more mbarriers, in the
+/// place of split-K's ready and freed.
+template <int BN, int STAGES, int CLUSTER = 1, int ROWS = 0>
 __host__ __device__ constexpr unsigned shared_bytes() {
   return STAGES * stage_bytes<BN>() + slab_bytes() + handover_bytes<BN, CLUSTER>() +
-         2 * STAGES * 8 + (CLUSTER > 1 ? 16 : 0) + 1024;
+         2 * STAGES * 8 + (CLUSTER > 1 || ROWS > 0 ? 16 : 0) + 1024;
 }
+
+/// 16 bytes from global memory through L2 only (ld.global.cg): what another SM stored in this
+/// kernel, which this SM's L1 may not hold (the rows a cluster normalizes).
+__device__ __forceinline__ uint4 load_cg16(const void *p) {
+  uint4 r;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+               : "l"(p));
+  return r;
+}
+
+/// gemm()'s tail when the kernel does not normalize its rows.
+struct NoTail {
+  template <class X> __device__ __forceinline__ void operator()(const X &, int, int) const {}
+};
 
 /// An accumulator's 32 bits, and back (the handover moves them as b32).
 __device__ __forceinline__ unsigned acc_bits(float x) { return __float_as_uint(x); }
@@ -337,14 +354,25 @@ __device__ __forceinline__ void order_wait(int id) {
 /// stage is refilled only when both CTAs' consumers have freed it, so each consumer warp
 /// frees it in both (`empty` counts twice the readers), and a producer waits, before its CTA
 /// leaves, until its stages' last phases are freed: the peer's consumers arrive on them.
+/// Rows normalized in the kernel (ROWS > 0, cooperative only, a layer norm fused after the
+/// GEMM: FusedGroup::norm): the kernel is launched in clusters of ROWS CTAs, which walk row
+/// tiles (t = cluster, cluster + clusters, ...; tile_of gives rank r column tile r, so a
+/// cluster's CTAs hold every column of a row tile). Once a CTA's consumers have stored a
+/// tile's epilogue, one of them releases those stores to the cluster and arrives on every
+/// CTA's `rowdone` barrier of the tile's parity; when all ROWS CTAs have arrived, each
+/// consumer warp runs `tail(tile, warp, lane)`, which normalizes whole rows of the tile,
+/// reading what the cluster's CTAs stored. Two barriers, taken by the tiles in turn, so a CTA
+/// that runs ahead into the next tile cannot arrive on a phase a slower peer still waits for.
+/// A CTA leaves only after its last wait: every arrival on its barriers has happened.
 /// tools/kbench/sm90_protocols.py model-checks both protocols under random interleavings.
 /// K is a multiple of 8, the operands 16-byte aligned, their strides multiples of 8
 /// elements; rows and columns past M and N read zeros. Every thread of the CTA (384) calls it.
 template <class T, int BN, int STAGES, bool B_KMAJOR, bool PINGPONG, int CLUSTER,
-          bool MULTICAST = false, class ARows, class TileOf, class Epilogue>
+          bool MULTICAST = false, int ROWS = 0, class ARows, class TileOf, class Epilogue,
+          class Tail = NoTail>
 __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, int K, int tiles,
                                      const StreamK<Acc<T>> *sk, unsigned char *smem,
-                                     TileOf &&tile_of, Epilogue &&epilogue) {
+                                     TileOf &&tile_of, Epilogue &&epilogue, Tail &&tail = Tail()) {
   // The producer signals K step `it` once it has issued it + LAG: LAG + 1 steps' copies in
   // flight per thread. A consumer frees step it - 1's stage when it starts `it`, so the
   // producer waiting for a free stage has signalled enough steps only while LAG <= STAGES - 2.
@@ -354,6 +382,9 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
                 "split-K clusters of 2 to 8 CTAs, with the cooperative schedule");
   static_assert(!MULTICAST || (IsTma<ARows>::value && CLUSTER == 1),
                 "B multicast is for the TMA producer, without split-K clusters");
+  static_assert(ROWS == 0 || (ROWS <= 8 && !PINGPONG && CLUSTER == 1 && !MULTICAST),
+                "rows normalized in clusters of 1 to 8 CTAs, cooperative, without split-K or "
+                "multicast");
   // Stream-K (sk) is for the cooperative schedule without clusters (the caller's promise).
 #ifdef DLC_SM90_LAG // tuning knob (kbench --define)
   constexpr int LAG = DLC_SM90_LAG;
@@ -371,6 +402,8 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
   // Split-K in a cluster: rank 0's `ready` completes when every other CTA's consumers have
   // handed a tile's sums over; another rank's `freed` when rank 0's have read them.
   unsigned long long *ready = empty + STAGES, *freed = ready + 1;
+  // Rows normalized in the kernel: the tiles' two rowdone barriers (tile parity).
+  unsigned long long *rowdone = empty + STAGES;
   const int tid = threadIdx.x, wg = tid / 128;
   const int kTiles = (K + bk_elems<T>() - 1) / bk_elems<T>();
   // With TMA one producer thread arrives per stage (its expect_tx), else all 128.
@@ -384,12 +417,16 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
       mbar_init(ready, (CLUSTER - 1) * 256);
       mbar_init(freed, 256);
     }
+    if (ROWS > 1) {
+      mbar_init(&rowdone[0], ROWS);
+      mbar_init(&rowdone[1], ROWS);
+    }
     // The initializations ordered before the other CTAs' arrivals (with cluster_sync).
-    if (CLUSTER > 1 || MULTICAST)
+    if (CLUSTER > 1 || MULTICAST || ROWS > 1)
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  constexpr bool CLUSTERED = CLUSTER > 1 || MULTICAST;
+  constexpr bool CLUSTERED = CLUSTER > 1 || MULTICAST || ROWS > 1;
   if (CLUSTERED)
     cluster_sync(); // the barriers initialized before another CTA arrives on them
   // This CTA's tiles: t0, t0 + stride, ... (a cluster's CTAs walk the same ones).
@@ -572,6 +609,23 @@ __device__ __forceinline__ void gemm(const ARows &a_rows, long long ldb, int N, 
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb)
         epilogue(acc[mb], w0 + 4 * mb, lane, x, slabs + cw * (EP_ROWS * EP_PITCH));
+      if constexpr (ROWS > 0) {
+        // Every consumer's stores of this tile, then one release to the cluster: an arrival
+        // on each CTA's barrier of this tile's parity (the stream-K hand-over's pattern).
+        // (A CTA whose tile spans the rows only needs its consumers' barrier.)
+        consumers_sync();
+        if constexpr (ROWS > 1) {
+          unsigned long long *done = &rowdone[turn & 1];
+          if (tid == 128) {
+            asm volatile("fence.acq_rel.cluster;" ::: "memory");
+#pragma unroll 1
+            for (int r = 0; r < ROWS; ++r)
+              mbar_arrive_remote(cluster_map(smem_addr(done), r));
+          }
+          mbar_wait<true>(done, (turn >> 1) & 1);
+        }
+        tail(x, cw, lane);
+      }
     }
     // A CTA past rank 0 leaves once rank 0 has read its last sums (its shared memory must
     // outlive the reads).

@@ -25,6 +25,12 @@
 //     group.
 //  c. Every merge keeps the graph of groups acyclic: it is refused when a path leaves the new
 //     group and comes back to it, through any nodes or groups.
+//  d. With `fuse{gemm-layer-norm=true}`, a LayerNormalization over the last axis whose group
+//     holds it alone joins the GEMM group (MatMul/Gemm anchor) whose one exit is its input:
+//     the GEMM kernel then normalizes its own rows (codegen/gemm_sm90.cc: clusters of the
+//     row tile's column tiles), and the group leaves the layer norm's result and, when used
+//     elsewhere, its input too. Only where the layer norm's Mean/InvStdDev are unused and its
+//     scale and bias are not computed in the GEMM's group.
 // Only nodes on the same GPU fuse; an unplaced node counts as gpu:0 (so `dlc opt -p fuse`
 // works on plain graphs); nodes on cpu never fuse. A node with a used second output (dropout's
 // mask, max_pool's indices) is opaque. Views (reshape, flatten, squeeze, unsqueeze, identity)
@@ -115,13 +121,17 @@ public:
     }
   }
 
-  void run() {
+  void run(bool gemmLayerNorm) {
     for (Node *n : g_.nodes())
       if (kind_[n].role == Role::kAnchor && onGpu(*n) && !groupOf_.count(n))
         growAnchor(n);
     for (Node *n : g_.nodes())
       if (kind_[n].role == Role::kElementwise && onGpu(*n))
         joinProducers(n);
+    if (gemmLayerNorm)
+      for (Node *n : g_.nodes())
+        if (n->op() == Op::kLayerNormalization && onGpu(*n))
+          joinGemm(n);
   }
 
   /// Annotates groups of two or more, reorders nodes so groups are contiguous and numbers them
@@ -492,6 +502,69 @@ private:
     return true;
   }
 
+  // --- d. a layer norm into the GEMM that produces its input ------------------------------
+
+  void joinGemm(Node *ln) {
+    const Value *x = ln->input(0);
+    Node *p = x ? x->producer() : nullptr;
+    if (!p || !groupOf_.count(p) || !groupOf_.count(ln))
+      return;
+    const int from = groupOf_.at(ln), to = groupOf_.at(p);
+    const Node *gemm = nullptr;
+    for (const Node *m : groups_.at(to))
+      if (m->op() == Op::kMatMul || m->op() == Op::kGemm)
+        gemm = m;
+    if (!gemm)
+      return; // not a GEMM's result: nothing to say
+    std::string why = gemmLayerNormRefusal(*ln, from, to);
+    if (!why.empty()) {
+      refuse(*ln, *gemm, why);
+      return;
+    }
+    groups_.erase(from);
+    recompute(from);
+    add(to, ln);
+    options_.debugf("{}: joins the GEMM group of {}", ln->describe(), gemm->describe());
+  }
+
+  std::string gemmLayerNormRefusal(const Node &ln, int from, int to) const {
+    if (groups_.at(from).size() != 1)
+      return "the layer norm's group has a prologue or an epilogue";
+    if (placeOf(ln) != placeOf(*groups_.at(to).front()))
+      return fmt::format("the layer norm is on {}", placeOf(ln).str());
+    const Value *x = ln.input(0);
+    std::vector<const Value *> open = openValues(to);
+    if (open.size() != 1 || open[0] != x)
+      return fmt::format("%{} is not the one value the GEMM group leaves", x->name());
+    const Shape &shape = x->shape();
+    if (!knownShape(x) || shape.rank() < 2)
+      return fmt::format("the input's shape {} is not static with at least two axes", shape.str());
+    const int64_t axis = ln.getInt("axis");
+    if (axis != -1 && axis != static_cast<int64_t>(shape.rank()) - 1)
+      return fmt::format("axis {} normalizes more than the last axis", axis);
+    if (x->dtype() != DType::kF16 && x->dtype() != DType::kBF16)
+      return fmt::format("the input is {} (f16 and bf16 only)", dtypeName(x->dtype()));
+    if (ln.output(0)->dtype() != x->dtype())
+      return "the result's type differs from the input's";
+    for (int i = 1; i < ln.numOutputs(); ++i)
+      if (ln.output(i) && countUses(ln.output(i)) > 0)
+        return fmt::format("its output %{} is used", ln.output(i)->name());
+    for (int i = 1; i < ln.numInputs(); ++i) {
+      const Value *v = ln.hasInput(i) ? ln.input(i) : nullptr;
+      if (!v)
+        continue;
+      if (v->producer() && inGroup(v->producer(), to))
+        return fmt::format("%{} is computed in the GEMM's group", v->name());
+      if (v->shape().rank() != 1 || !knownShape(v) ||
+          v->shape()[0].value() != shape[shape.rank() - 1].value() || v->dtype() != x->dtype())
+        return fmt::format("%{} is not a vector of the normalized axis' {} elements in {}",
+                           v->name(), shape[shape.rank() - 1].value(), dtypeName(x->dtype()));
+    }
+    if (createsCycle(to, from, nullptr))
+      return "fusing would create a cycle between groups";
+    return "";
+  }
+
   // --- b. elementwise groups ---------------------------------------------------------------
 
   void joinProducers(Node *n) {
@@ -573,13 +646,20 @@ std::vector<std::pair<const Node *, int64_t>> snapshot(const Graph &g) {
 
 class Fuse : public Pass {
 public:
+  std::vector<PassOptionSpec> options() const override {
+    return {{"gemm-layer-norm", PassOptionSpec::Kind::kBool,
+             "a LayerNormalization over the last axis joins the GEMM group that produces its "
+             "input, whose kernel then normalizes its rows (default false)"}};
+  }
+
   Expected<bool> run(Graph &g, const PassOptions &options) override {
+    DLC_ASSIGN_OR_RETURN(bool gemmLayerNorm, options.getBool("gemm-layer-norm", false));
     auto before = snapshot(g);
     int rewrites = passes::rewriteNormalizationPatterns(g, options);
     for (Node *n : g.nodes())
       n->removeAttr(kFuseGroupAttr);
     Grouping grouping(g, options);
-    grouping.run();
+    grouping.run(gemmLayerNorm);
     DLC_RETURN_IF_ERROR(grouping.annotate());
     return rewrites > 0 || snapshot(g) != before;
   }

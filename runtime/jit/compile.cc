@@ -195,6 +195,9 @@ Status runGpuPipeline(Graph &g, const JitOptions &opts) {
   gpo.fastRequantize = opts.lower.emit.fastRequantize;
   gpo.patchGemm = opts.lower.emit.patchGemm;
   gpo.kMajorWeights = opts.lower.emit.kMajorWeights && opts.lower.emit.hopperGemms();
+  // Any target: where the Hopper kernel cannot normalize the rows, the group runs as the GEMM's
+  // kernel and the layer norm's (codegen/gemm_norm.cc).
+  gpo.gemmLayerNorm = opts.lower.emit.gemmLayerNorm;
   DLC_ASSIGN_OR_RETURN(Pipeline pipeline, parsePipeline(gpuPipeline(gpo)));
   PipelineOptions po = opts.pipeline;
   if (!po.gpuSupport)

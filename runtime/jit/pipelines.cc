@@ -35,11 +35,12 @@ std::string gpuPipeline(const GpuPipelineOptions &opts) {
   return fmt::format(
       "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,realize-int8{},{}"
       "layout{},fold-transpose-matmul,{}{}dce,place-devices{{gpu=true,gpus=1,strict={}}},"
-      "insert-copies,fuse,"
+      "insert-copies,fuse{},"
       "plan-memory{{reuse={}}}",
       opts.fastRequantize ? "{fast-requantize=true}" : "", precision,
       opts.patchGemm ? "{patch-gemm=true}" : "", opts.fuseAttention ? "dce,fuse-attention," : "",
-      opts.kMajorWeights ? "kmajor-weights," : "", opts.strictPlacement, opts.reuseMemory);
+      opts.kMajorWeights ? "kmajor-weights," : "", opts.strictPlacement,
+      opts.gemmLayerNorm ? "{gemm-layer-norm=true}" : "", opts.reuseMemory);
 }
 
 std::string quantizePipeline(const std::string &insertOptions) {
@@ -55,6 +56,7 @@ std::string describePipelines(int optLevel) {
   out += "cpu: (none: the reference backend runs the loaded graph)\n";
   out += fmt::format("gpu: {}\n", gpuPipeline());
   out += fmt::format("gpu for sm_90a: {}\n", gpuPipeline({.kMajorWeights = true}));
+  out += fmt::format("gpu --gemm-layer-norm: {}\n", gpuPipeline({.gemmLayerNorm = true}));
   out += fmt::format("gpu --verify: {}\n", gpuPipeline({.reuseMemory = false}));
   out += fmt::format("gpu --no-cpu-fallback: {}\n", gpuPipeline({.strictPlacement = true}));
   out += fmt::format("gpu --precision fp16: {}\n", gpuPipeline({.precision = "fp16"}));

@@ -50,6 +50,8 @@ struct GpuPipelineOptions {
   /// kmajor-weights after fuse-attention: the compile for an sm_90a target adds it unless
   /// `--no-kmajor-weights` (codegen::EmitOptions::kMajorWeights).
   bool kMajorWeights = false;
+  /// fuse{gemm-layer-norm=true} (`--gemm-layer-norm`, codegen::EmitOptions::gemmLayerNorm).
+  bool gemmLayerNorm = false;
 };
 
 /// The GPU pipeline (see above).

@@ -100,8 +100,7 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90+, experimental, with --programmatic-launch: a kernel lets the next "
                 "one's blocks start (and wait on the GPU) once all of its own have started, not "
                 "once they have exited");
-  cmd->add_flag("--attention-resident-kv,!--no-attention-resident-kv",
-                kernels.attentionResidentKv,
+  cmd->add_flag("--attention-resident-kv,!--no-attention-resident-kv", kernels.attentionResidentKv,
                 "GPU: fused attention loads every key/value tile of a sequence into shared "
                 "memory at the start (head size 64, at most 256 keys) instead of streaming them "
                 "through two stages (on by default)");
@@ -118,6 +117,11 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90a: store constant float16/bfloat16 MatMul/Gemm weights K-major ([N, K]) "
                 "at compile time, so that the Hopper GEMM may use 80-, 96- and 160-column tiles "
                 "(on by default)");
+  cmd->add_flag("--gemm-layer-norm", kernels.gemmLayerNorm,
+                "GPU, sm_90a, experimental: a LayerNormalization over the last axis after a "
+                "float16/bfloat16 MatMul/Gemm (a transformer's residual projection) is computed "
+                "by the GEMM kernel, which normalizes its rows in clusters of one CTA per column "
+                "tile, instead of by a kernel of its own");
   cmd->add_flag("--prefetch-short-epilogues,!--no-prefetch-short-epilogues",
                 kernels.prefetchShortEpilogues,
                 "GPU: a 16-bit GEMM/conv at most 64 deep whose epilogue reads an operand as "

@@ -11,14 +11,20 @@ kernels (tests/unit/gpu/sm90_gemm_gpu_test.cc runs those against the reference o
 * cluster split-K: rank 0 adds the other ranks' handed-over sums (`ready`, `freed`). Checked:
   rank 0 reads each tile's sums once, before they are overwritten, from a live CTA; no
   deadlock. `--drop-freed` removes the ranks' wait for `freed`, and the check fails.
+* row clusters (a layer norm in the kernel's tail): each CTA of a cluster stores its columns
+  of a row tile, one of its threads arrives on every CTA's `rowdone` barrier of the tile's
+  parity (rank by rank), then it waits on its own and reads the whole rows. Checked: a tail
+  reads a row tile only once every CTA has stored its columns; no arrival reaches an exited
+  CTA; no deadlock. `--drop-rowdone` removes the wait on `rowdone`, and the check fails.
 
-    python3 tools/kbench/sm90_protocols.py [--drop-turns] [--drop-freed]
+    python3 tools/kbench/sm90_protocols.py [--drop-turns] [--drop-freed] [--drop-rowdone]
 """
 import random
 import sys
 
 DROP_TURNS = "--drop-turns" in sys.argv
 DROP_FREED = "--drop-freed" in sys.argv
+DROP_ROWDONE = "--drop-rowdone" in sys.argv
 
 
 class MBar:
@@ -152,15 +158,43 @@ def cluster_split(ranks, tiles, seed):
     return interleave([rank0()] + [other(r) for r in range(1, ranks)], rnd)
 
 
+def row_clusters(ranks, tiles, seed):
+    """A cluster of `ranks` CTAs walking `tiles` row tiles, normalizing rows after each."""
+    rnd = random.Random(seed)
+    rowdone = [[MBar(ranks) for _ in range(2)] for _ in range(ranks)]  # per CTA, per parity
+    stored = [set() for _ in range(ranks)]  # the tiles whose columns a CTA has stored
+    alive = [True] * ranks
+
+    def cta(r):
+        for turn in range(tiles):
+            for _ in range(rnd.randint(0, 8)):  # main loop and epilogue
+                yield
+            stored[r].add(turn)
+            for p in range(ranks):  # one thread's remote arrivals, in rank order
+                assert alive[p], f"rank {r} arrived on exited rank {p}"
+                rowdone[p][turn & 1].arrive()
+                for _ in range(rnd.randint(1, 12)):
+                    yield
+            while not DROP_ROWDONE and not rowdone[r][turn & 1].try_wait((turn >> 1) & 1):
+                yield
+            for p in range(ranks):  # the tail reads every CTA's columns of the tile
+                assert turn in stored[p], f"rank {r}, tile {turn}: rank {p} has not stored it"
+                yield
+        alive[r] = False
+
+    return interleave([cta(r) for r in range(ranks)], rnd)
+
+
 def main():
-    bad = {"ping-pong": 0, "cluster split-K": 0}
+    bad = {"ping-pong": 0, "cluster split-K": 0, "row clusters": 0}
     for seed in range(3000):
         r = random.Random(seed)
         stages = r.choice([3, 4, 5, 6, 8])
         tiles = [r.choice([1, 2, 3, 5, 12]) for _ in range(r.randint(1, 6))]
         ranks, cluster_tiles = r.randint(2, 8), r.randint(1, 7)
         for name, check in (("ping-pong", lambda: pingpong(tiles, stages, seed)),
-                            ("cluster split-K", lambda: cluster_split(ranks, cluster_tiles, seed))):
+                            ("cluster split-K", lambda: cluster_split(ranks, cluster_tiles, seed)),
+                            ("row clusters", lambda: row_clusters(ranks, cluster_tiles, seed))):
             try:
                 result = check()
             except AssertionError as e:

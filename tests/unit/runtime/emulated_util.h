@@ -28,6 +28,16 @@ inline std::string dense(int64_t n, unsigned seed, float range) {
   return "dense<[" + s + "]>";
 }
 
+/// A float16 tensor of `shape` with values uniform in [-1, 1) (drawn in float32 with `seed`).
+inline Tensor halfUniform(std::vector<int64_t> shape, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.mutableData<float>()[i] = u(rng);
+  return t.castTo(DType::kF16);
+}
+
 /// The GPU alone (no CPU fallback), kernels emitted but not compiled by NVRTC, and plain sm_90
 /// code (the emulator has no wgmma).
 inline jit::JitOptions emulatedJitOptions() {
@@ -61,13 +71,12 @@ inline void expectReferenceOutputs(const Model &model, const std::map<std::strin
 /// the reference backend's outputs within `tol`; `launches` gets the program's kernel
 /// launches, `compiled` the kernels its modules hold (identical ones compiled once);
 /// `precision` as `--precision` gives it (fp16, bf16; empty: none).
-inline void expectEmulatedMatches(const Model &model, const std::map<std::string, Tensor> &feed,
-                                  Tolerance tol, int *launches = nullptr, int *compiled = nullptr,
-                                  const std::string &precision = "") {
+/// expectEmulatedMatches with the compile options `jo` (emulatedJitOptions() and more).
+inline void expectEmulatedMatchesWith(const Model &model, const std::map<std::string, Tensor> &feed,
+                                      Tolerance tol, const jit::JitOptions &jo,
+                                      int *launches = nullptr, int *compiled = nullptr) {
   auto dims = bindInputDims(model.graph(), feed);
   ASSERT_TRUE(dims) << dims.status().message();
-  jit::JitOptions jo = emulatedJitOptions();
-  jo.precision = precision;
   auto program = jit::compileForGpu(model.graph(), *dims, jo);
   ASSERT_TRUE(program) << program.status().message();
   if (launches)
@@ -85,6 +94,14 @@ inline void expectEmulatedMatches(const Model &model, const std::map<std::string
   auto got = codegen::testing::runProgramOnHost(*program, feed);
   ASSERT_TRUE(got) << got.status().message();
   expectReferenceOutputs(model, feed, *got, tol);
+}
+
+inline void expectEmulatedMatches(const Model &model, const std::map<std::string, Tensor> &feed,
+                                  Tolerance tol, int *launches = nullptr, int *compiled = nullptr,
+                                  const std::string &precision = "") {
+  jit::JitOptions jo = emulatedJitOptions();
+  jo.precision = precision;
+  expectEmulatedMatchesWith(model, feed, tol, jo, launches, compiled);
 }
 
 } // namespace dlc::testing

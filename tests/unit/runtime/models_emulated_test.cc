@@ -50,9 +50,7 @@ std::string positive(int64_t n, unsigned seed) {
   return "dense<[" + s + "]>";
 }
 
-Tensor halfUniform(std::vector<int64_t> shape, unsigned seed) {
-  return uniform(std::move(shape), seed).castTo(DType::kF16);
-}
+using testing::halfUniform;
 
 // A block repeated (a ResNet's bottlenecks, a transformer's layers) gives kernels that differ
 // only in their names: each is compiled once and launched per layer, on that layer's buffers.
