@@ -176,9 +176,11 @@ Expected<KernelSet> writeNormGemm(const FusedGroup &group, const GemmSpec &specI
   if (!cfg && opts.hopperGemms()) {
     // The cost model's GEMM times with and without the clusters (which take tiles of at least
     // N / 8 columns: BERT's 1024 x 768 products then run 64 CTAs of 128 x 96 where 96 of
-    // 128 x 64 would run), against the layer norm's kernel: a launch's gap (about 2 us, a
-    // guess until measured) and its read and write of the rows; the fused kernel's tail
-    // reads and writes the same rows from L2, about 0.5 us a tile (a guess).
+    // 128 x 64 would run), against the layer norm's kernel: a launch's gap (about 2 us) and
+    // its read and write of the rows; the fused kernel's tail priced at 0.5 us. That price is
+    // the guess that made the option lose on an H100 (session 43): ViT's fused
+    // down-projection took 0.029 ms in --profile against 0.023 for the GEMM alone and about
+    // 0.0056 for the layer norm's kernel, so the barrier and the tail cost about 6 us.
     double plain = 0, fused = 0;
     chooseTile(spec, opts, &plain);
     GemmSpec rows = spec;
