@@ -300,6 +300,8 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
       return no("SIMT tiles are 64 or 128 rows and columns, BK 8");
     return true;
   }
+  if (c.rowCluster > 0 && !c.wgmma)
+    return no("rows are normalized in the kernel only by the Hopper family");
   if (c.wgmma)
     return sm90Fits(spec, c, opts, spec.out, why);
   if (spec.dtype == DType::kF32 && !opts.allowTf32)
@@ -584,13 +586,7 @@ Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
   return writeGemmKernels(group, spec, opts, cfg, nullptr);
 }
 
-Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &specIn,
-                                     const EmitOptions &opts,
-                                     const std::optional<TileConfig> &cfgIn, const Node *norm) {
-  if (group.outputs.size() != 1)
-    return invalidArgument("a GEMM group has one output, got {}", group.outputs.size());
-  if (!group.anchor)
-    return invalidArgument("the group has no anchor");
+GemmSpec groupSpec(const FusedGroup &group, const GemmSpec &specIn) {
   GemmSpec spec = specIn;
   spec.out = group.outputs[0]->dtype();
   // An epilogue operand as large as the output (not A or B): a residual.
@@ -599,6 +595,17 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
     if (in != spec.a.value && in != spec.b.value && outElements &&
         in->shape().numElements() == outElements)
       spec.fullEpilogueOperand = true;
+  return spec;
+}
+
+Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &specIn,
+                                     const EmitOptions &opts,
+                                     const std::optional<TileConfig> &cfgIn, const Node *norm) {
+  if (group.outputs.size() != 1)
+    return invalidArgument("a GEMM group has one output, got {}", group.outputs.size());
+  if (!group.anchor)
+    return invalidArgument("the group has no anchor");
+  const GemmSpec spec = groupSpec(group, specIn);
   const TileConfig cfg = cfgIn ? *cfgIn : chooseTile(spec, opts);
   std::string why;
   if (!tileFits(spec, cfg, opts, &why))

@@ -170,10 +170,11 @@ Expected<KernelSet> writeNormGemm(const FusedGroup &group, const GemmSpec &specI
     return internalError("group '{}': the layer norm {} does not end the group", group.name,
                          ln.describe());
 
-  GemmSpec spec = specIn;
-  spec.out = x->dtype();
+  // The GEMM part's spec as writeGemmKernels completes it, so that the cost model prices
+  // what will run.
+  GemmSpec spec = groupSpec(gemm, specIn);
   std::optional<TileConfig> cfg = cfgIn;
-  if (!cfg && opts.hopperGemms()) {
+  if (!cfg) {
     // The cost model's GEMM times with and without the clusters (which take tiles of at least
     // N / 8 columns: BERT's 1024 x 768 products then run 64 CTAs of 128 x 96 where 96 of
     // 128 x 64 would run), against the layer norm's kernel: a launch's gap (about 2 us) and
@@ -181,26 +182,27 @@ Expected<KernelSet> writeNormGemm(const FusedGroup &group, const GemmSpec &specI
     // the guess that made the option lose on an H100 (session 43): ViT's fused
     // down-projection took 0.029 ms in --profile against 0.023 for the GEMM alone and about
     // 0.0056 for the layer norm's kernel, so the barrier and the tail cost about 6 us.
-    double plain = 0, fused = 0;
-    chooseTile(spec, opts, &plain);
-    GemmSpec rows = spec;
-    rows.maxTilesN = 8;
-    const TileConfig c = chooseTile(rows, opts, &fused);
-    const double norm =
-        2e-6 + 2.0 * double(spec.m) * double(spec.n) * double(dtypeSize(x->dtype())) / 3.5e12;
-    std::string why;
-    if (c.rowCluster > 0 && tileFits(rows, c, opts, &why) && fused + 0.5e-6 < plain + norm) {
-      cfg = c;
-      spec = rows;
+    // The plain tile is kept for the two-kernel form (chosen once).
+    double plain = 0;
+    cfg = chooseTile(spec, opts, &plain);
+    if (opts.hopperGemms()) {
+      double fused = 0;
+      GemmSpec rows = spec;
+      rows.maxTilesN = 8;
+      const TileConfig c = chooseTile(rows, opts, &fused);
+      const double norm =
+          2e-6 + 2.0 * double(spec.m) * double(spec.n) * double(dtypeSize(x->dtype())) / 3.5e12;
+      std::string why;
+      if (c.rowCluster > 0 && tileFits(rows, c, opts, &why) && fused + 0.5e-6 < plain + norm)
+        cfg = c;
     }
   }
   KernelSet set;
-  if (cfg && cfg->rowCluster > 0) {
-    spec.maxTilesN = 8;
+  if (cfg->rowCluster > 0) {
     DLC_ASSIGN_OR_RETURN(set, writeGemmKernels(gemm, spec, opts, cfg, &ln));
   } else {
     // Two kernels: the GEMM, then the layer norm as its own group would run it.
-    DLC_ASSIGN_OR_RETURN(set, writeGemmKernels(gemm, spec, opts, cfgIn, nullptr));
+    DLC_ASSIGN_OR_RETURN(set, writeGemmKernels(gemm, spec, opts, cfg, nullptr));
     FusedGroup norm;
     norm.id = group.id;
     norm.name = group.name + "_norm";

@@ -150,11 +150,9 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   // split-K handover) does not count.
   const int cluster = c.clusterSplit ? c.splitK : 1;
   const int launchCluster = c.multicast ? 2 : c.rowCluster > 1 ? c.rowCluster : cluster;
-  // Rows normalized in the kernel: the template's ROWS (only then spelled out, so that other
-  // kernels keep their text).
+  // Rows normalized in the kernel (writeGemmKernels pairs ctx.norm with it): the template's
+  // ROWS, only then spelled out, so that other kernels keep their text.
   const bool rows = c.rowCluster > 0;
-  if (rows != (ctx.norm != nullptr))
-    return internalError("rows normalized in the kernel without a layer norm, or back");
   // The TMA producer's tensor maps come last (gemm::tensorMapParams).
   const std::string maps = c.tma ? ", const __grid_constant__ dlc_sm90::TensorMap tmA, "
                                    "const __grid_constant__ dlc_sm90::TensorMap tmB"

@@ -139,6 +139,10 @@ bool stemConvFits(const ConvGather &g, int64_t outChannels, int64_t group, DType
 Expected<KernelSet> writeStemConv(const FusedGroup &group, const GemmSpec &spec,
                                   const ConvGather &g, const EmitOptions &opts);
 
+/// `spec` completed from the group it runs for (writeGemmKernels' and the cost model's view):
+/// the output's type, and whether the epilogue reads an operand as large as the output.
+GemmSpec groupSpec(const FusedGroup &group, const GemmSpec &spec);
+
 /// writeGemm's body for a group without FusedGroup::norm, or for the GEMM part of one with
 /// `norm` given (then cfg, given or chosen, normalizes rows: TileConfig::rowCluster).
 Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &spec,
