@@ -16,7 +16,8 @@
 //   and f16/bf16 Conv from the layout pass, 2-D, group 1, input channels a multiple of one
 //   16-byte chunk (16 int8, 8 halves): implicit GEMM with A = the im2col rows of the NHWC
 //   input (one per output pixel, gathered in 16-byte chunks by cp.async: one tap's channels
-//   each) and B = the weight as [M, KH * KW * C]; the output [images, OH, OW, M] is the
+//   each; a 1x1, stride-1, unpadded conv's A is the input itself, a plain matrix that the
+//   Hopper kernels load with TMA) and B = the weight as [M, KH * KW * C]; the output [images, OH, OW, M] is the
 //   row-major M x N result, its rows the channels (the staged epilogue's 16-byte stores).
 #include <fmt/format.h>
 
@@ -237,6 +238,8 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     return invalidArgument("{}", why);
   DLC_ASSIGN_OR_RETURN(ConvShape cs, convShape(*n));
   const ConvGather &g = cs.g;
+  const bool pointwise = cs.group == 1 && g.kh == 1 && g.kw == 1 && g.strideH == 1 &&
+                         g.strideW == 1 && g.padH == 0 && g.padW == 0 && g.oh == g.h && g.ow == g.w;
   if (channelsLast(*n)) {
     GemmSpec s;
     s.dtype = n->op() == Op::kConvInteger ? DType::kI8 : n->input(0)->dtype();
@@ -246,7 +249,10 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     s.a.value = n->input(0);
     s.a.kContig = true;
     s.a.ld = s.k;
-    s.a.nhwc = g;
+    // A pointwise conv's A is its input itself, [images * h * w, channels]: a plain matrix,
+    // which the Hopper kernels load with TMA. Any other window gathers im2col rows.
+    if (!pointwise)
+      s.a.nhwc = g;
     s.b.value = n->input(1);
     s.b.kContig = true;
     s.b.ld = s.k;
@@ -269,8 +275,6 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
   s.a.ld = s.k;
   s.a.batchOffset = cs.group == 1 ? "0" : fmt::format("b * {}LL", mg * s.k);
   s.b.value = n->input(0);
-  const bool pointwise = cs.group == 1 && g.kh == 1 && g.kw == 1 && g.strideH == 1 &&
-                         g.strideW == 1 && g.padH == 0 && g.padW == 0 && g.oh == g.h && g.ow == g.w;
   const int64_t chunk = s.dtype == DType::kF32 ? 4 : 8;
   const bool simt = s.dtype == DType::kF32 && !opts.allowTf32;
   if (pointwise && (simt || hw % chunk == 0)) {

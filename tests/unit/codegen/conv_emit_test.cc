@@ -239,6 +239,46 @@ TEST(ConvEmit, ChannelsLastConvOnTheHopperKernelCompiles) {
       << source.substr(0, 200);
 }
 
+TEST(ConvEmit, PointwiseChannelsLastConvReadsAPlainMatrix) {
+  // A 1x1, stride-1, unpadded channels-last conv's A is its input, [images * h * w, channels]:
+  // the cost model may put it on the Hopper kernels, which load it with TMA (no im2col rows).
+  // These are the GPU tests' pointwise shapes (ConvNhwc.ChannelsLastMatchesTheReference,
+  // Int8Gemm.ConvChannelsLastMatchesTheReference), so those run the TMA path.
+  struct Case {
+    std::string dtype;
+    int64_t c, m;
+  };
+  for (const Case &c : {Case{"f16", 40, 200}, Case{"f16", 64, 256}, Case{"i8", 128, 512},
+                        Case{"i8", 192, 256}, Case{"i8", 64, 256}}) {
+    SCOPED_TRACE(fmt::format("{} 1x1 conv {} -> {}", c.dtype, c.c, c.m));
+    const bool s8 = c.dtype == "i8";
+    const std::string y = fmt::format("[7,28,28,{}]", c.m);
+    const std::string text = fmt::format(
+        R"(graph @g(%x: {0}[7,28,28,{1}], %w: {0}[{2},1,1,{1}]) -> (y: ?) {{
+  %y0 = {3}(%x, %w) {{channels_last = 1}} : {4}{5}
+  return %y0
+}})",
+        c.dtype, c.c, c.m, s8 ? "conv_integer" : "conv", s8 ? "i32" : "f16", y);
+    Built b = build(text, "pw");
+    auto set = emitGroup(b.group, {});
+    ASSERT_TRUE(set) << set.status().message();
+    ASSERT_EQ(set->kernels.size(), 1u);
+    const std::string &src = set->kernels[0].source;
+    EXPECT_TRUE(set->kernels[0].sm90a) << src.substr(0, 300);
+    EXPECT_NE(src.find("dlc_sm90::TensorMap tmA"), std::string::npos) << src.substr(0, 300);
+    EXPECT_EQ(src.find("a_rows"), std::string::npos) << "no im2col rows";
+  }
+  // A strided 1x1 conv (ResNet's downsample) still gathers its rows.
+  Built ds = build(R"(graph @g(%x: f16[8,56,56,256], %w: f16[512,1,1,256]) -> (y: ?) {
+  %y0 = conv(%x, %w) {channels_last = 1, strides = [2, 2]} : f16[8,28,28,512]
+  return %y0
+})",
+                   "ds");
+  auto set = gemm::emitConvGroup(ds.group, {}, gemm::parseTileConfig("128x128x64/wgs4"));
+  ASSERT_TRUE(set) << set.status().message();
+  EXPECT_NE(set->kernels[0].source.find("a_rows"), std::string::npos);
+}
+
 TEST(ConvEmit, RefusalsNameTheOpAndReason) {
   auto g = parseGraph(R"(graph @g(%x: f16[1,2,4,4,4], %w: f16[3,2,1,1,1]) -> (y: ?) {
   %y = conv(%x, %w) : f16[1,3,4,4,4]

@@ -26,6 +26,11 @@ TEST(ConvNhwc, ChannelsLastMatchesTheReference) {
       {1, 23, 23, 8, 64, 7, 2, 3, 1},   // a 7x7 window over 8 channels
       {2, 12, 12, 24, 40, 3, 1, 2, 2},  // dilation 2; 40 output channels: chunks of 8
       {2, 7, 7, 512, 36, 3, 1, 1, 1},   // K = 4608; 36 output channels: chunks of 4
+      // Pointwise: A is the input itself, loaded by TMA on the Hopper kernels (ConvEmit.
+      // PointwiseChannelsLastConvReadsAPlainMatrix checks that these shapes take them), with a
+      // partial row tile, a partial K tile (40 of 64) and 96-column tiles.
+      {7, 28, 28, 40, 200, 1, 1, 0, 1},
+      {7, 28, 28, 64, 256, 1, 1, 0, 1},
   };
   for (DType t : {DType::kF16, DType::kBF16}) {
     for (const ConvCase &c : cases) {
