@@ -249,6 +249,7 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     s.a.value = n->input(0);
     s.a.kContig = true;
     s.a.ld = s.k;
+    s.conv = true;
     // A pointwise conv's A is its input itself, [images * h * w, channels]: a plain matrix,
     // which the Hopper kernels load with TMA. Any other window gathers im2col rows.
     if (!pointwise)
