@@ -17,8 +17,9 @@
 //   16-byte chunk (16 int8, 8 halves): implicit GEMM with A = the im2col rows of the NHWC
 //   input (one per output pixel, gathered in 16-byte chunks by cp.async: one tap's channels
 //   each; a 1x1, stride-1, unpadded conv's A is the input itself, a plain matrix that the
-//   Hopper kernels load with TMA) and B = the weight as [M, KH * KW * C]; the output [images, OH, OW, M] is the
-//   row-major M x N result, its rows the channels (the staged epilogue's 16-byte stores).
+//   Hopper kernels load with TMA) and B = the weight as [M, KH * KW * C]; the output
+//   [images, OH, OW, M] is the row-major M x N result, its rows the channels (the staged
+//   epilogue's 16-byte stores).
 #include <fmt/format.h>
 
 #include "codegen/cuda_prelude.h"
