@@ -139,14 +139,17 @@ struct EmitOptions {
   /// false keeps every Hopper tile whole (`--no-hopper-split-k`); a tile given explicitly
   /// (kbench --tile) splits regardless.
   bool hopperSplitK = true;
-  /// The cost model may choose the Hopper family for channels-last convolutions (implicit
-  /// GEMM with the im2col rows read by the producer). Off: on an H100 (tools/kbench/
+  /// The cost model may choose the Hopper family for every channels-last convolution
+  /// (implicit GEMM with the im2col rows read by the producer). Off: on an H100 (tools/kbench/
   /// conv_sm90.txt) it wins some of ResNet-50 b32's layers and loses others (3x3 over 128
   /// channels at 28x28: 0.0432 ms against 0.0340), and the model as a whole ran slower
-  /// (2.102 ms against 2.020 with hopperInt8 too).
+  /// (2.102 ms against 2.020 with hopperInt8 too, session 31; 1.668 against 1.639, session
+  /// 44). Without it the family still takes 16-bit 1x1 stride-1 convolutions, whose A is the
+  /// input itself, a plain matrix it loads with TMA (GemmSpec::conv; ResNet-50 b32 fp16 1.799
+  /// -> 1.639 ms, H100, session 44), but not int8 ones (there 1.743 -> 1.874 ms).
   bool hopperConv = false;
   /// The cost model may choose the Hopper family (s8 wgmma, int32 accumulators) for int8
-  /// products; channels-last convolutions reach it only with hopperConv too. On by default:
+  /// products; convolutions reach it only with hopperConv too. On by default:
   /// BERT-base b8 int8 ran 0.953 ms with it against 1.106 on mma.sync (H100, session 32;
   /// kbench: the FFN up-projection with GELU 0.0240 ms at 128 x 128 against 0.0268), ResNet-50
   /// (convolutions) unchanged. With hopperConv, ResNet-50 b32 int8 ran 2.167 ms against 1.943

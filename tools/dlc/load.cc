@@ -53,12 +53,12 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90: let the cost model split K in the Hopper GEMM kernels (partial "
                 "sums, then a reduction kernel) for shapes that leave SMs idle (on by default)");
   cmd->add_flag("--hopper-conv", kernels.hopperConv,
-                "GPU, sm_90, experimental: let the cost model run channels-last convolutions on "
-                "the Hopper GEMM kernels");
+                "GPU, sm_90, experimental: let the cost model run every channels-last "
+                "convolution on the Hopper GEMM kernels (without it, only float16/bfloat16 1x1 "
+                "stride-1 ones, whose input is a plain matrix loaded with TMA)");
   cmd->add_flag("--hopper-int8,!--no-hopper-int8", kernels.hopperInt8,
                 "GPU, sm_90: let the cost model run int8 products on the Hopper GEMM kernels "
-                "(s8 wgmma; channels-last convolutions only with --hopper-conv too; on by "
-                "default)");
+                "(s8 wgmma; convolutions only with --hopper-conv too; on by default)");
   cmd->add_flag("--hopper-pingpong,!--no-hopper-pingpong", kernels.hopperPingpong,
                 "GPU, sm_90: run the Hopper GEMM kernels' tiles of up to 160 columns ping-pong "
                 "(the two consumer warpgroups take whole tiles in turn, one's epilogue hidden "
