@@ -1,0 +1,113 @@
+// Channels-last 1x1 convolutions (stride 1, no padding) on the host emulator against the
+// reference backend: their A is the input itself, a plain [pixels, channels] matrix (conv.cc),
+// read by the mma.sync kernels' strided loader (the emulator has no wgmma; the Hopper kernels'
+// TMA path is checked on the GPU by ConvNhwc.* and Int8Gemm.*). float16 with a bias, a
+// residual and ReLU (the residual prefetched before the main loop where K is at most 64), over
+// pixel counts that leave partial row tiles and channels that leave a partial K tile; int8
+// through realize-int8's requantizing epilogue (rescale, bias, an int8 residual, ReLU, the
+// output quantized), compared exactly.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ir/parser.h"
+#include "runtime/jit/model.h"
+#include "runtime/tensor_compare.h"
+#include "unit/codegen/host_emulator.h"
+#include "unit/int8_text_util.h"
+#include "unit/runtime/emulated_util.h"
+
+namespace dlc {
+namespace {
+
+using testing::dense;
+
+Tensor int8Uniform(std::vector<int64_t> shape, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(-128, 127);
+  Tensor t = Tensor::zeros(DType::kI8, std::move(shape));
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.mutableData<int8_t>()[i] = static_cast<int8_t>(u(rng));
+  return t;
+}
+
+struct PointwiseCase {
+  int64_t n, h, w, c, m;
+};
+
+void PrintTo(const PointwiseCase &t, std::ostream *os) {
+  *os << fmt::format("[{},{},{},{}] -> {} channels", t.n, t.h, t.w, t.c, t.m);
+}
+
+class PointwiseConvEmulated : public ::testing::TestWithParam<PointwiseCase> {};
+
+TEST_P(PointwiseConvEmulated, HalfWithResidualMatchesTheReference) {
+  const PointwiseCase &t = GetParam();
+  const std::string y = fmt::format("f16[{},{},{},{}]", t.n, t.h, t.w, t.m);
+  const std::string text = fmt::format(
+      R"(graph @pw(%x: f16[{0},{1},{2},{3}], %r: {5}) -> (y: {5}) {{
+  %w = constant f16[{4},1,1,{3}] {6}
+  %b = constant f16[{4}] {7}
+  %c = conv(%x, %w, %b) {{channels_last = 1}} : {5}
+  %a = add(%c, %r) : {5}
+  %y = relu(%a) : {5}
+  return %y
+}})",
+      t.n, t.h, t.w, t.c, t.m, y, dense(t.m * t.c, 5, 0.25f), dense(t.m, 6, 0.5f));
+  auto g = parseGraph(text, "pw.dlc");
+  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
+  auto model = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(model) << model.status().message();
+  testing::expectEmulatedMatches(*model,
+                                 {{"x", testing::halfUniform({t.n, t.h, t.w, t.c}, 1)},
+                                  {"r", testing::halfUniform({t.n, t.h, t.w, t.m}, 2)}},
+                                 {2e-2, 2e-2});
+}
+
+TEST_P(PointwiseConvEmulated, Int8RequantizedMatchesTheReference) {
+  const PointwiseCase &t = GetParam();
+  if (t.c % 16 != 0)
+    GTEST_SKIP() << "int8 channels-last convolutions take whole 16-byte chunks";
+  const std::string s = fmt::format("[{},{},{},{}]", t.n, t.h, t.w, t.m);
+  const std::string text = fmt::format(
+      R"(graph @pw(%x: i8[{0},{1},{2},{3}], %r: i8{5}) -> (y: i8{5}) {{
+  %w = constant i8[{4},1,1,{3}] {6}
+  %s = constant f32[{4}] {7}
+  %b = constant f32[{4}] {8}
+  %rs = constant f32[] dense<[37.5]>
+  %qs = constant f32[] dense<[97.25]>
+  %qz = constant i8[] dense<[-3]>
+  %acc = conv_integer(%x, %w) {{channels_last = 1}} : i32{5}
+  %f = cast(%acc) {{to = f32}} : f32{5}
+  %m = mul(%f, %s) : f32{5}
+  %a = add(%m, %b) : f32{5}
+  %rd = dequantize_linear(%r, %rs) : f32{5}
+  %sum = add(%a, %rd) : f32{5}
+  %u = relu(%sum) : f32{5}
+  %y = quantize_linear(%u, %qs, %qz) : i8{5}
+  return %y
+}})",
+      t.n, t.h, t.w, t.c, t.m, s, testing::int8Dense(t.m * t.c, 21), dense(t.m, 22, 1.0f),
+      dense(t.m, 23, 50.0f));
+  auto g = parseGraph(text, "pw8.dlc");
+  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
+  auto model = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(model) << model.status().message();
+  testing::expectEmulatedMatches(
+      *model,
+      {{"x", int8Uniform({t.n, t.h, t.w, t.c}, 3)}, {"r", int8Uniform({t.n, t.h, t.w, t.m}, 4)}},
+      {0.0, 1.0});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, PointwiseConvEmulated,
+    ::testing::Values(PointwiseCase{3, 14, 14, 64, 256}, // 588 pixels: a partial row tile
+                      PointwiseCase{2, 9, 7, 40, 72},    // a partial K tile, odd column tiles
+                      PointwiseCase{1, 7, 7, 128, 48}),  // K of two tiles, 49 pixels
+    [](const auto &info) {
+      const PointwiseCase &t = info.param;
+      return fmt::format("n{}_{}x{}_c{}_m{}", t.n, t.h, t.w, t.c, t.m);
+    });
+
+} // namespace
+} // namespace dlc
