@@ -102,6 +102,8 @@ def run_config(args, name, batch, dtype, workdir):
                            capture_output=True, text=True)
         if not vname:
             row["dlc_compile_s"] = time.time() - t0
+            if p.returncode == 0:
+                row["library_MiB"] = os.path.getsize(lib) / 2**20
         if p.returncode != 0:
             row[f"dlc_error{':' + vname if vname else ''}"] = (p.stdout + p.stderr)[-1500:]
             continue
@@ -211,6 +213,10 @@ def main():
         gb.log(f"| {r['model']} | {fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} "
                f"| {fmt(r.get('reduce_overhead_ms'))} | {fmt(r.get('dlc_ms'))} "
                f"| {fmt(r.get('dlc_over_best_torch'))} | {r.get('rel_err_vs_eager', '-')} |")
+    gb.log("\n| model | dlc compile -o s | library MiB |")
+    gb.log("|---|---|---|")
+    for r in rows:
+        gb.log(f"| {r['model']} | {fmt(r.get('dlc_compile_s'))} | {fmt(r.get('library_MiB'))} |")
     for vname, vargs in args.variant:
         gb.log(f"\n| model | dlc ms | dlc {vname} ms ({' '.join(vargs)}) | {vname} / best torch "
                f"| rel err vs eager |")
