@@ -452,9 +452,7 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
           shortEpilogueBound(spec, c, opts) || hopperEpilogueBound(spec, c, opts);
       const double perElement = spec.dtype == DType::kI8 ? 2.6e-11 : epilogueBound ? 1.6e-11 : 0.0;
       if (perElement > 0) {
-        // The Hopper kernels' producer warpgroup hides no epilogue loads (int8's price, fitted
-        // with it counted, keeps it).
-        const int consumers = c.wgmma && epilogueBound ? threadsOf(c) - 128 : threadsOf(c);
+        const int consumers = c.wgmma ? threadsOf(c) - 128 : threadsOf(c); // not the producer
         const double warps =
             std::min(16.0, double(blocksPerSm(spec, c)) * double(consumers) / 32.0);
         const double busy = double(std::min<int64_t>(blocks, sms));
