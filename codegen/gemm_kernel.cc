@@ -105,13 +105,6 @@ bool shortEpilogueBound(const GemmSpec &spec, const TileConfig &c, const EmitOpt
          (spec.dtype == DType::kF16 || spec.dtype == DType::kBF16) && spec.k <= 64;
 }
 
-/// The same product on the Hopper kernels, whose staged epilogue loads the operand after the
-/// main loop, hidden only by the other resident consumer warps: priced alike (chooseTile).
-bool hopperEpilogueBound(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts) {
-  return opts.prefetchShortEpilogues && spec.fullEpilogueOperand && c.wgmma &&
-         (spec.dtype == DType::kF16 || spec.dtype == DType::kBF16) && spec.k <= 64;
-}
-
 struct Candidate {
   TileConfig cfg;
   double eff;       // share of the family's peak a full tile sustains on a strided GEMM
@@ -445,16 +438,13 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
       // with GELU took 0.0287 ms there against 0.0240 at 128 x 128 (kbench, H100, session 32).
       // A 16-bit product bound by its epilogue's loads likewise (shortEpilogueBound), fitted
       // on ResNet-50 b32's 64 -> 256 1x1 conv with a residual (kbench, H100, session 37): 0.0919
-      // ms at 8 warps per SM (128 x 256), 0.0663 at 16 (128 x 64, the loads prefetched). The
-      // Hopper kernels' consumer warps alike: unpriced, they took that conv at 128 x 256,
-      // 0.078-0.083 ms (H100, session 44, --profile of the model).
-      const bool epilogueBound =
-          shortEpilogueBound(spec, c, opts) || hopperEpilogueBound(spec, c, opts);
-      const double perElement = spec.dtype == DType::kI8 ? 2.6e-11 : epilogueBound ? 1.6e-11 : 0.0;
+      // ms at 8 warps per SM (128 x 256), 0.0663 at 16 (128 x 64, the loads prefetched).
+      const double perElement = spec.dtype == DType::kI8            ? 2.6e-11
+                                : shortEpilogueBound(spec, c, opts) ? 1.6e-11
+                                                                    : 0.0;
       if (perElement > 0) {
-        const int consumers = c.wgmma ? threadsOf(c) - 128 : threadsOf(c); // not the producer
         const double warps =
-            std::min(16.0, double(blocksPerSm(spec, c)) * double(consumers) / 32.0);
+            std::min(16.0, double(blocksPerSm(spec, c)) * double(threadsOf(c)) / 32.0);
         const double busy = double(std::min<int64_t>(blocks, sms));
         extra += double(spec.batch) * spec.m * spec.n * perElement * 132.0 / (busy * warps);
       }
