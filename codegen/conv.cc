@@ -250,10 +250,13 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     s.a.value = n->input(0);
     s.a.kContig = true;
     s.a.ld = s.k;
-    s.conv = true;
-    // A pointwise conv's A is its input itself, [images * h * w, channels]: a plain matrix,
-    // which the Hopper kernels load with TMA. Any other window gathers im2col rows.
-    if (!pointwise)
+    // A 16-bit pointwise conv's A is its input itself, [images * h * w, channels]: a plain
+    // matrix, which the Hopper kernels load with TMA (H100, session 44: ResNet-50 b32 fp16
+    // 1.799 -> 1.639 ms). Other windows gather im2col rows, and so do int8 pointwise ones: on
+    // the Hopper kernels they lost (ResNet-50 b32 int8 1.748 -> 1.861 ms, layer2's 1x1
+    // expansions with the int8 residual 0.047 -> 0.056), and only this form of them is measured
+    // on the mma.sync kernels.
+    if (!pointwise || s.dtype == DType::kI8)
       s.a.nhwc = g;
     s.b.value = n->input(1);
     s.b.kContig = true;

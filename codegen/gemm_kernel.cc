@@ -138,14 +138,11 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
     c.stages = stages;
     out.push_back({c, eff, gatherEff});
   };
-  // Channels-last convolutions reach the Hopper family only when asked (EmitOptions::
-  // hopperConv) or through a tile override (kbench --tile), but for 16-bit pointwise ones: A
-  // is then a plain matrix, loaded with TMA (H100, session 44: ResNet-50 b32 fp16 1.799 ->
-  // 1.639 ms). int8 pointwise ones lost there (layer2's 1x1 expansions with the int8 residual
-  // 0.047 -> 0.056 ms; the model 1.743 -> 1.874). int8 products take it unless
+  // Convolutions that gather im2col rows (channels-last A) reach the Hopper family only when
+  // asked (EmitOptions::hopperConv) or through a tile override (kbench --tile); 16-bit
+  // pointwise ones read A as a plain matrix and reach it like any GEMM. int8 products unless
   // EmitOptions::hopperInt8 is off.
-  const bool convOk = !spec.conv || opts.hopperConv || (!spec.a.nhwc && !s8);
-  if (opts.hopperGemms() && convOk &&
+  if (opts.hopperGemms() && (!spec.a.nhwc || opts.hopperConv) &&
       (spec.dtype == DType::kF16 || spec.dtype == DType::kBF16 || (s8 && opts.hopperInt8))) {
     auto wg = [&](int bn, int stages, double eff) {
       TileConfig c;

@@ -85,10 +85,6 @@ struct GemmSpec {
   /// The epilogue reads an operand as large as the output (a residual): writeGemm sets it from
   /// the group, for the cost model (EmitOptions::prefetchShortEpilogues).
   bool fullEpilogueOperand = false;
-  /// A channels-last convolution's implicit GEMM (emitConvGroup): the Hopper family takes it
-  /// only when EmitOptions::hopperConv asks, but for a 16-bit pointwise one (A the input
-  /// itself, loaded with TMA).
-  bool conv = false;
   /// At most this many column tiles (0: any): a GEMM that normalizes its rows
   /// (FusedGroup::norm) holds each row tile's column tiles in one cluster of at most 8 CTAs.
   int64_t maxTilesN = 0;

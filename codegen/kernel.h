@@ -145,8 +145,9 @@ struct EmitOptions {
   /// channels at 28x28: 0.0432 ms against 0.0340), and the model as a whole ran slower
   /// (2.102 ms against 2.020 with hopperInt8 too, session 31; 1.668 against 1.639, session
   /// 44). Without it the family still takes 16-bit 1x1 stride-1 convolutions, whose A is the
-  /// input itself, a plain matrix it loads with TMA (GemmSpec::conv; ResNet-50 b32 fp16 1.799
-  /// -> 1.639 ms, H100, session 44), but not int8 ones (there 1.743 -> 1.874 ms).
+  /// input itself, a plain matrix it loads with TMA (codegen/conv.cc; ResNet-50 b32 fp16 1.799
+  /// -> 1.639 ms, H100, session 44), but not int8 ones, which keep the im2col rows (on the
+  /// Hopper kernels ResNet-50 b32 int8 ran 1.874 ms against 1.743).
   bool hopperConv = false;
   /// The cost model may choose the Hopper family (s8 wgmma, int32 accumulators) for int8
   /// products; convolutions reach it only with hopperConv too. On by default:

@@ -54,23 +54,16 @@ TEST(Int8Gemm, ConvChannelsLastMatchesTheReference) {
       {1, 23, 23, 16, 64, 7, 2, 3, 1},  // a 7x7 stem over 16 channels
       {2, 12, 12, 32, 32, 3, 1, 2, 2},  // dilation 2
       {4, 7, 7, 512, 96, 3, 1, 1, 1},   // K = 4608: int32 sums past 2^24
-      // Pointwise: A is the input itself, a plain matrix (on the Hopper kernels with TMA under
-      // --hopper-conv: ConvEmit.PointwiseChannelsLastConvReadsAPlainMatrix): partial row tiles,
-      // K of 64 and 192 (partial K tiles of 128), 192- and 96-column tiles.
+      // Pointwise (int8 ones keep the im2col rows, ConvEmit.
+      // PointwiseChannelsLastConvReadsAPlainMatrix): partial row tiles, K of 64, 128 and 192.
       {7, 28, 28, 128, 512, 1, 1, 0, 1},
       {7, 28, 28, 192, 256, 1, 1, 0, 1},
       {7, 28, 28, 64, 256, 1, 1, 0, 1},
   };
-  for (const bool hopperConv : {false, true}) {
-    for (const ConvCase &c : cases) {
-      SCOPED_TRACE(fmt::format("conv {}x{}x{}x{} -> {} k{} s{} p{} d{}{}", c.n, c.h, c.w, c.c, c.m,
-                               c.k, c.stride, c.pad, c.dilation,
-                               hopperConv ? ", --hopper-conv" : ""));
-      SessionOptions so;
-      so.kernels.hopperConv = hopperConv;
-      rt::testing::expectGpuMatchesReference(convText(c), int8Tensor({c.n, c.h, c.w, c.c}, 11), 2,
-                                             so);
-    }
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(fmt::format("conv {}x{}x{}x{} -> {} k{} s{} p{} d{}", c.n, c.h, c.w, c.c, c.m, c.k,
+                             c.stride, c.pad, c.dilation));
+    rt::testing::expectGpuMatchesReference(convText(c), int8Tensor({c.n, c.h, c.w, c.c}, 11));
   }
 }
 

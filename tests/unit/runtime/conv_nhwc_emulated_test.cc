@@ -1,11 +1,11 @@
 // Channels-last 1x1 convolutions (stride 1, no padding) on the host emulator against the
-// reference backend: their A is the input itself, a plain [pixels, channels] matrix (conv.cc),
-// read by the mma.sync kernels' strided loader (the emulator has no wgmma; the Hopper kernels'
-// TMA path is checked on the GPU by ConvNhwc.* and Int8Gemm.*). float16 with a bias, a
-// residual and ReLU (the residual prefetched before the main loop where K is at most 64), over
-// pixel counts that leave partial row tiles and channels that leave a partial K tile; int8
-// through realize-int8's requantizing epilogue (rescale, bias, an int8 residual, ReLU, the
-// output quantized), compared exactly.
+// reference backend. float16: A is the input itself, a plain [pixels, channels] matrix
+// (conv.cc), read by the mma.sync kernels' strided loader (the emulator has no wgmma; the
+// Hopper kernels' TMA path is checked on the GPU by ConvNhwc.*), with a bias, a residual and
+// ReLU (the residual prefetched before the main loop where K is at most 64), over pixel counts
+// that leave partial row tiles and channels that leave a partial K tile. int8 (its A the
+// im2col rows) through realize-int8's requantizing epilogue (rescale, bias, an int8 residual,
+// ReLU, the output quantized), compared exactly.
 #include <gtest/gtest.h>
 
 #include <random>
