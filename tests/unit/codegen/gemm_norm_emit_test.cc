@@ -10,8 +10,7 @@
 #include "codegen/emitters.h"
 #include "codegen/gemm_kernel.h"
 #include "codegen/nvrtc.h"
-#include "ir/parser.h"
-#include "passes/pass_manager.h"
+#include "emit_test_util.h"
 
 namespace dlc::codegen {
 namespace {
@@ -36,35 +35,14 @@ Built build(const std::string &dtype, int64_t m, int64_t n, int64_t k, bool both
       "  return %y{6}\n}}",
       t, m, n, k, both ? ", x: ?" : "", residual ? "add(%m, %r)" : "relu(%m)", both ? ", %x" : "");
   Built b;
-  auto g = parseGraph(text, "test.dlc");
-  EXPECT_TRUE(g) << g.status().message();
-  if (!g)
+  b.graph = testing::parseInfer(text);
+  if (!b.graph)
     return b;
-  b.graph = std::move(*g);
-  Status st = inferShapes(*b.graph);
-  EXPECT_TRUE(st.isOk()) << st.message();
-  b.group.name = "g0_matmul_layer_normalization";
-  for (const Node *n : b.graph->nodes()) {
-    b.group.nodes.push_back(n);
-    if (n->op() == Op::kGemm)
-      b.group.anchor = n;
+  b.group = testing::wholeGraph(*b.graph, "g0_matmul_layer_normalization"); // anchor: the gemm
+  for (const Node *n : b.graph->nodes())
     if (n->op() == Op::kLayerNormalization)
       b.group.norm = n;
-  }
-  for (const Value *v : b.graph->inputs())
-    if (residual || v->name() != "r")
-      b.group.inputs.push_back(v);
-  for (const auto &o : b.graph->outputs())
-    b.group.outputs.push_back(o.value);
   return b;
-}
-
-const Value *named(const Graph &g, const std::string &name) {
-  for (const Node *n : g.nodes())
-    for (const Value *v : n->outputs())
-      if (v && v->name() == name)
-        return v;
-  return nullptr;
 }
 
 // ViT-B/16's residual projections (1576 x 768, both results used) and BERT's (1024 x 768,
@@ -88,7 +66,7 @@ TEST(GemmNormEmit, ClustersOfColumnTilesNormalizeTheRows) {
       EXPECT_NE(k.source.find(want), std::string::npos) << want << "\n" << k.source;
     // The layer norm's scale, bias and result follow the GEMM's parameters; x is written by
     // the epilogue either way, to its own buffer or to the group's scratch.
-    const Value *x = named(*b.graph, "x"), *y = named(*b.graph, "y");
+    const Value *x = b.graph->findValue("x"), *y = b.graph->findValue("y");
     ASSERT_GE(k.params.size(), 4u);
     const size_t p = k.params.size() - 2; // the two TMA maps come last
     EXPECT_EQ(k.params[p - 1].value, y);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -137,6 +138,15 @@ inline SessionOptions gpuAlone(bool poison = false) {
   so.cpuFallback = false;
   so.poison = poison;
   return so;
+}
+
+/// `model`'s outputs for `feed` on the reference backend.
+inline Expected<std::map<std::string, Tensor>>
+referenceRun(const Model &model, const std::map<std::string, Tensor> &feed) {
+  SessionOptions cpu;
+  cpu.backend = Backend::kCpu;
+  DLC_ASSIGN_OR_RETURN(Session session, model.createSession(cpu));
+  return session.run(feed);
 }
 
 /// Expects `got` to match the reference result `want` at their dtype's tolerance (scaled by

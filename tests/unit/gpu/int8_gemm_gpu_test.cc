@@ -6,8 +6,6 @@
 // int8 output exactly. Skips without a GPU.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "gpu_test_util.h"
 #include "tests/unit/int8_text_util.h"
 
@@ -16,14 +14,7 @@ namespace {
 
 using testing::int8Dense;
 
-Tensor int8Tensor(std::vector<int64_t> shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> dist(-128, 127);
-  Tensor t = Tensor::zeros(DType::kI8, shape);
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.mutableData<int8_t>()[i] = static_cast<int8_t>(dist(rng));
-  return t;
-}
+using testing::int8Tensor;
 
 using rt::testing::ConvCase;
 

@@ -8,8 +8,6 @@
 // ReLU, the output quantized), compared exactly.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "ir/parser.h"
 #include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
@@ -21,15 +19,6 @@ namespace dlc {
 namespace {
 
 using testing::dense;
-
-Tensor int8Uniform(std::vector<int64_t> shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> u(-128, 127);
-  Tensor t = Tensor::zeros(DType::kI8, std::move(shape));
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.mutableData<int8_t>()[i] = static_cast<int8_t>(u(rng));
-  return t;
-}
 
 struct PointwiseCase {
   int64_t n, h, w, c, m;
@@ -93,10 +82,10 @@ TEST_P(PointwiseConvEmulated, Int8RequantizedMatchesTheReference) {
   ASSERT_TRUE(g) << g.status().message() << "\n" << text;
   auto model = Model::fromGraph(std::move(*g));
   ASSERT_TRUE(model) << model.status().message();
-  testing::expectEmulatedMatches(
-      *model,
-      {{"x", int8Uniform({t.n, t.h, t.w, t.c}, 3)}, {"r", int8Uniform({t.n, t.h, t.w, t.m}, 4)}},
-      {0.0, 1.0});
+  testing::expectEmulatedMatches(*model,
+                                 {{"x", testing::int8Tensor({t.n, t.h, t.w, t.c}, 3)},
+                                  {"r", testing::int8Tensor({t.n, t.h, t.w, t.m}, 4)}},
+                                 {0.0, 1.0});
 }
 
 INSTANTIATE_TEST_SUITE_P(
