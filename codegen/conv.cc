@@ -250,15 +250,19 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     s.a.value = n->input(0);
     s.a.kContig = true;
     s.a.ld = s.k;
-    // A 16-bit pointwise conv's A is its input itself, [images * h * w, channels]: a plain
-    // matrix, which the Hopper kernels load with TMA (H100, session 44: ResNet-50 b32 fp16
-    // 1.799 -> 1.639 ms). Other windows gather im2col rows, and so do int8 pointwise ones: on
-    // the Hopper kernels they lost (ResNet-50 b32 int8 1.748 -> 1.861 ms, layer2's 1x1
-    // expansions with the int8 residual 0.047 -> 0.056), and only this form of them is measured
-    // on the mma.sync kernels.
-    if (!pointwise || s.dtype == DType::kI8)
-      s.a.nhwc = g;
     s.b.value = n->input(1);
+    // A pointwise conv's A is its input itself, [images * h * w, channels]: a plain matrix,
+    // which the Hopper kernels load with TMA (H100, session 44: ResNet-50 b32 fp16 1.799 ->
+    // 1.639 ms). Other windows gather im2col rows, and so do most int8 pointwise ones: inside
+    // ResNet-50 b32 (H100, session 45, `dlc run --profile`) the Hopper kernels took its int8
+    // 1x1 convs over 1024 and 2048 channels without a residual from 0.018 to 0.014 ms and
+    // 0.016 to 0.011, but those over 256 and 512 channels from 0.022 to 0.029 (512 -> 128 at
+    // 28 x 28; kbench alone had it 0.0232 -> 0.0172) and 0.051 to 0.056 (256 -> 128 at 56 x
+    // 56), and the expansions with the int8 residual from 0.047 to 0.056 (session 44).
+    const bool int8Rows =
+        s.dtype == DType::kI8 && (s.k < 1024 || groupSpec(group, s).fullEpilogueOperand);
+    if (!pointwise || int8Rows)
+      s.a.nhwc = g;
     s.b.kContig = true;
     s.b.ld = s.k;
     s.outRowStride = s.n;

@@ -276,7 +276,8 @@ template <class I, class F> __device__ __forceinline__ I dlc_float_to_int(F x) {
   return (I)v;
 }
 )cuda"},
-    {"dlc_quantize dlc_quantize_unit dlc_quantize_wide dlc_quant_recip dlc_qscale dlc_qscale_of "
+    {"dlc_quantize dlc_quantize_unit dlc_quantize_wide dlc_quant_level dlc_quant_recip dlc_qscale "
+     "dlc_qscale_of "
      "dlc_quant_div",
      "dlc_limits", R"cuda(
 // 1/s in double to within 2^-52 (relative): the hardware's approximation and two Newton steps;
@@ -334,25 +335,41 @@ __device__ __forceinline__ float dlc_quant_div(float x, const dlc_qscale &q) {
   z = fmaf(fmaf(-z, q.sn, xp), q.r, z);
   return fabsf(y) < 0x1p24f ? z : y;
 }
+// The level of a quotient q: saturate(round_half_even(q) + zero point), NaN -> the zero point.
+// For an 8-bit Q, in integers after one conversion that rounds and saturates to 16 bits (NaN
+// gives 0; a level past 16 bits saturates Q all the same, as |zp| < 2^9): 4 instructions where
+// the float form (round, NaN select, add, clamp, convert) takes 7.
+template <class Q> __device__ __forceinline__ Q dlc_quant_level(float q, int zp) {
+  if constexpr (sizeof(Q) == 1) {
+    int s;
+#ifdef __CUDA_ARCH__
+    short h;
+    asm("cvt.rni.sat.s16.f32 %0, %1;" : "=h"(h) : "f"(q));
+    s = h;
+#else // tests' host emulation
+    s = q != q ? 0 : (int)rintf(fminf(fmaxf(q, -32768.0f), 32767.0f));
+#endif
+    const int i = s + zp, lo = (int)dlc_limits<Q>::lo(), hi = (int)dlc_limits<Q>::hi();
+    return (Q)(i < lo ? lo : i > hi ? hi : i);
+  } else {
+    float r = rintf(q);
+    r = r != r ? 0.0f : r;
+    r += (float)zp;
+    r = fminf(fmaxf(r, (float)dlc_limits<Q>::lo()), (float)dlc_limits<Q>::hi());
+    return (Q)(int)r;
+  }
+}
 // QuantizeLinear of one element (codegen/quant_expr.h): saturate(round_half_even(x / scale) +
 // zero point), x / scale the correctly rounded float quotient; NaN -> the zero point. Q is an
 // 8- or 16-bit integer, so a sum rounded above 2^24 saturates all the same. Selects, not
 // branches, so that a GEMM epilogue stays one block.
 template <class Q>
 __device__ __forceinline__ Q dlc_quantize(float x, const dlc_qscale &scale, int zp) {
-  float r = rintf(dlc_quant_div(x, scale));
-  r = r != r ? 0.0f : r;
-  r += (float)zp;
-  r = fminf(fmaxf(r, (float)dlc_limits<Q>::lo()), (float)dlc_limits<Q>::hi());
-  return (Q)(int)r;
+  return dlc_quant_level<Q>(dlc_quant_div(x, scale), zp);
 }
 // The same with a scale of exactly 1 (a constant; x / 1 is x): no division.
 template <class Q> __device__ __forceinline__ Q dlc_quantize_unit(float x, int zp) {
-  float r = rintf(x);
-  r = r != r ? 0.0f : r;
-  r += (float)zp;
-  r = fminf(fmaxf(r, (float)dlc_limits<Q>::lo()), (float)dlc_limits<Q>::hi());
-  return (Q)(int)r;
+  return dlc_quant_level<Q>(x, zp);
 }
 // The same for an int32 x, divided in double as the reference does.
 template <class Q> __device__ __forceinline__ Q dlc_quantize_wide(double x, double scale, int zp) {

@@ -436,7 +436,12 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
       // A 16-bit product bound by its epilogue's loads likewise (shortEpilogueBound), fitted
       // on ResNet-50 b32's 64 -> 256 1x1 conv with a residual (kbench, H100, session 37): 0.0919
       // ms at 8 warps per SM (128 x 256), 0.0663 at 16 (128 x 64, the loads prefetched).
-      const double perElement = spec.dtype == DType::kI8            ? 2.6e-11
+      // Not where an int8 conv gathers a window over a long K: ResNet-50 b32's 3x3 convs over
+      // 128 channels (25088 x 128 x 1152) took 0.0244 ms at 256 x 128 (8 warps per SM) and
+      // 0.0346 at 128 x 64 (16), which the term chose (kbench, H100, session 45): the main
+      // loops of other blocks hide a short epilogue after 18 K steps.
+      const bool windowed = spec.a.nhwc && spec.a.nhwc->kh * spec.a.nhwc->kw > 1 && spec.k > 256;
+      const double perElement = spec.dtype == DType::kI8 && !windowed ? 2.6e-11
                                 : shortEpilogueBound(spec, c, opts) ? 1.6e-11
                                                                     : 0.0;
       if (perElement > 0) {

@@ -45,11 +45,13 @@ TEST(Int8Gemm, ConvChannelsLastMatchesTheReference) {
       {1, 23, 23, 16, 64, 7, 2, 3, 1},  // a 7x7 stem over 16 channels
       {2, 12, 12, 32, 32, 3, 1, 2, 2},  // dilation 2
       {4, 7, 7, 512, 96, 3, 1, 1, 1},   // K = 4608: int32 sums past 2^24
-      // Pointwise (int8 ones keep the im2col rows, ConvEmit.
-      // PointwiseChannelsLastConvReadsAPlainMatrix): partial row tiles, K of 64, 128 and 192.
+      // Pointwise (ConvEmit.PointwiseChannelsLastConvReadsAPlainMatrix): partial row tiles, K
+      // of 64, 128 and 192 on the im2col rows; K of 1024 and 2048 on a plain A.
       {7, 28, 28, 128, 512, 1, 1, 0, 1},
       {7, 28, 28, 192, 256, 1, 1, 0, 1},
       {7, 28, 28, 64, 256, 1, 1, 0, 1},
+      {3, 14, 14, 1024, 256, 1, 1, 0, 1},
+      {5, 7, 7, 2048, 512, 1, 1, 0, 1},
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(fmt::format("conv {}x{}x{}x{} -> {} k{} s{} p{} d{}", c.n, c.h, c.w, c.c, c.m, c.k,
