@@ -61,7 +61,7 @@ std::string describePipelines(int optLevel) {
   out += fmt::format("gpu --no-cpu-fallback: {}\n", gpuPipeline({.strictPlacement = true}));
   out += fmt::format("gpu --precision fp16: {}\n", gpuPipeline({.precision = "fp16"}));
   out += fmt::format("gpu --no-fused-attention: {}\n", gpuPipeline({.fuseAttention = false}));
-  out += fmt::format("gpu --fast-requantize: {}\n", gpuPipeline({.fastRequantize = true}));
+  out += fmt::format("gpu --exact-requantize: {}\n", gpuPipeline({.fastRequantize = false}));
   out += fmt::format("gpu --no-patch-gemm: {}\n", gpuPipeline({.patchGemm = false}));
   out += fmt::format("quantize: {}\n", quantizePipeline());
   return out;

@@ -43,8 +43,8 @@ struct GpuPipelineOptions {
   /// fuse-attention after fold-transpose-matmul (on by default since its kernel was measured
   /// on the H200; `--no-fused-attention` turns it off).
   bool fuseAttention = true;
-  /// realize-int8{fast-requantize=true} (`--fast-requantize`).
-  bool fastRequantize = false;
+  /// realize-int8{fast-requantize=true}: on by default, `--exact-requantize` turns it off.
+  bool fastRequantize = true;
   /// layout{patch-gemm=true} (on by default; `--no-patch-gemm` turns it off).
   bool patchGemm = true;
   /// kmajor-weights after fuse-attention: the compile for an sm_90a target adds it unless

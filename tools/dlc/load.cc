@@ -88,10 +88,11 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU: a GEMM/conv epilogue whose tail depends on one 8-bit value (an int8 "
                 "residual block's dequantize, ReLU, quantize) computes it once per block into a "
                 "256-entry table, exact (on by default)");
-  cmd->add_flag("--fast-requantize", kernels.fastRequantize,
-                "GPU, experimental: fold each int8 product's rescale and bias into its output "
-                "quantization at compile time (no division per element, as TensorRT does); a "
-                "level may then differ from the exact requantization by one step");
+  cmd->add_flag("--fast-requantize,!--exact-requantize", kernels.fastRequantize,
+                "GPU: fold each int8 product's rescale and bias into its output quantization at "
+                "compile time (no division per element, as TensorRT does; a level may differ "
+                "from the QDQ graph's exact requantization by one step near a tie; on by "
+                "default); --exact-requantize divides correctly rounded per element instead");
   cmd->add_flag("--programmatic-launch,!--no-programmatic-launch", kernels.programmaticLaunch,
                 "GPU, sm_90+: each kernel waits for the one before it itself (griddepcontrol), "
                 "so the session may launch it before the previous one ends (programmatic "

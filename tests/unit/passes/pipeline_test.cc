@@ -146,17 +146,20 @@ TEST(Pipelines, GpuPipelineRunsTheCleanupPassesNoMoreThanOnceAfterLoad) {
   EXPECT_EQ(gpu->passes.back().name, "plan-memory");
   EXPECT_EQ(jit::gpuPipeline({.strictPlacement = true, .reuseMemory = false}),
             "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,"
-            "realize-int8,layout{patch-gemm=true},fold-transpose-matmul,dce,fuse-attention,dce,"
+            "realize-int8{fast-requantize=true},layout{patch-gemm=true},fold-transpose-matmul,dce,"
+            "fuse-attention,dce,"
             "place-devices{gpu=true,gpus=1,strict=true},insert-copies,fuse,plan-memory{reuse="
             "false}");
   EXPECT_EQ(jit::gpuPipeline({.fuseAttention = false}),
             "infer-shapes,expand-ops,fold-batchnorm,canonicalize-quant,fold-constants,"
-            "realize-int8,layout{patch-gemm=true},fold-transpose-matmul,dce,place-devices{gpu="
-            "true,gpus=1,strict=false},insert-copies,fuse,plan-memory{reuse=true}");
+            "realize-int8{fast-requantize=true},layout{patch-gemm=true},fold-transpose-matmul,dce,"
+            "place-devices{gpu=true,gpus=1,strict=false},insert-copies,fuse,plan-memory{reuse="
+            "true}");
   EXPECT_NE(jit::gpuPipeline({.patchGemm = false}).find(",layout,"), std::string::npos);
-  const std::string fast = jit::gpuPipeline({.fastRequantize = true});
-  EXPECT_NE(fast.find(",realize-int8{fast-requantize=true},layout{"), std::string::npos) << fast;
-  EXPECT_TRUE(parsePipeline(fast)) << fast;
+  // Requantization is folded by default (`--exact-requantize` keeps the division).
+  const std::string exact = jit::gpuPipeline({.fastRequantize = false});
+  EXPECT_NE(exact.find(",realize-int8,layout{"), std::string::npos) << exact;
+  EXPECT_TRUE(parsePipeline(exact)) << exact;
 }
 
 TEST(Registry, EveryPassIsListedAndCreatable) {
