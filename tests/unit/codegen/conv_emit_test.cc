@@ -6,6 +6,7 @@
 #include "codegen/emitters.h"
 #include "codegen/gemm_kernel.h"
 #include "codegen/nvrtc.h"
+#include "emit_test_util.h"
 #include "ir/parser.h"
 #include "passes/pass_manager.h"
 
@@ -251,11 +252,10 @@ TEST(ConvEmit, PointwiseChannelsLastConvReadsAPlainMatrix) {
     int64_t n, hw, c, m;
     bool plain;
   };
-  for (const Case &c :
-       {Case{"f16", 7, 28, 40, 200, true}, Case{"f16", 7, 28, 64, 256, true},
-        Case{"i8", 7, 28, 128, 512, false}, Case{"i8", 7, 28, 192, 256, false},
-        Case{"i8", 7, 28, 64, 256, false}, Case{"i8", 3, 14, 1024, 256, true},
-        Case{"i8", 5, 7, 2048, 512, true}}) {
+  for (const Case &c : {Case{"f16", 7, 28, 40, 200, true}, Case{"f16", 7, 28, 64, 256, true},
+                        Case{"i8", 7, 28, 128, 512, false}, Case{"i8", 7, 28, 192, 256, false},
+                        Case{"i8", 7, 28, 64, 256, false}, Case{"i8", 3, 14, 1024, 256, true},
+                        Case{"i8", 5, 7, 2048, 512, true}}) {
     SCOPED_TRACE(fmt::format("{} 1x1 conv {} -> {}", c.dtype, c.c, c.m));
     const bool s8 = c.dtype == "i8";
     const std::string y = fmt::format("[{},{},{},{}]", c.n, c.hw, c.hw, c.m);
@@ -276,13 +276,14 @@ TEST(ConvEmit, PointwiseChannelsLastConvReadsAPlainMatrix) {
       EXPECT_NE(src.find("dlc_sm90::TensorMap tmA"), std::string::npos) << src.substr(0, 300);
   }
   // An int8 one over 1024 channels with an int8 residual keeps the rows.
-  Built res = build(R"(graph @g(%x: i8[3,14,14,1024], %w: i8[256,1,1,1024], %r: f32[3,14,14,256]) -> (y: ?) {
+  Built res = build(
+      R"(graph @g(%x: i8[3,14,14,1024], %w: i8[256,1,1,1024], %r: f32[3,14,14,256]) -> (y: ?) {
   %acc = conv_integer(%x, %w) {channels_last = 1} : i32[3,14,14,256]
   %f = cast(%acc) {to = f32} : f32[3,14,14,256]
   %y0 = add(%f, %r) : f32[3,14,14,256]
   return %y0
 })",
-                    "res");
+      "res");
   auto resSet = emitGroup(res.group, {});
   ASSERT_TRUE(resSet) << resSet.status().message();
   EXPECT_NE(resSet->kernels[0].source.find("im2col rows of an NHWC image"), std::string::npos);
@@ -295,6 +296,51 @@ TEST(ConvEmit, PointwiseChannelsLastConvReadsAPlainMatrix) {
   auto set = gemm::emitConvGroup(ds.group, {}, gemm::parseTileConfig("128x128x64/wgs4"));
   ASSERT_TRUE(set) << set.status().message();
   EXPECT_NE(set->kernels[0].source.find("a_rows"), std::string::npos);
+}
+
+TEST(ConvEmit, Int8ResNetConvsTakeTheMeasuredTiles) {
+  // The cost model's choices for ResNet-50 b32's int8 convolutions that kbench and the model's
+  // profile measured on an H100 (session 45, tools/kbench/int8_resnet50.txt): a 3x3 window over
+  // 128 channels on 256 x 128 (0.0244 ms against 0.0346 at 128 x 64), over 64 channels still
+  // 128 x 64 (0.0375 against 0.0439); a 1x1 expansion of one K tile with its int8 residual
+  // loads the residual before its main loop (0.0648 ms against 0.0726).
+  struct Case {
+    int64_t hw, c, m, k;
+    bool residual;
+    std::string tile;
+    bool prefetch;
+  };
+  for (const Case &c : {Case{28, 128, 128, 3, false, "256x128x64/4x2s4k1", false},
+                        Case{56, 64, 64, 3, false, "128x64x64/4x2s4k1", false},
+                        Case{56, 64, 256, 1, true, "128x64x64/4x2s2k1", true}}) {
+    SCOPED_TRACE(fmt::format("{}x{} conv {} -> {} at {}", c.k, c.k, c.c, c.m, c.hw));
+    const std::string x = fmt::format("[32,{0},{0},{1}]", c.hw, c.c);
+    const std::string y = fmt::format("[32,{0},{0},{1}]", c.hw, c.m);
+    // The residual as ResNet's int8 blocks have it: int8, dequantized, the sum quantized.
+    const std::string tail = c.residual ? fmt::format(R"(%rs = constant f32[] dense<[0.05]>
+  %rd = dequantize_linear(%r, %rs) : f32{0}
+  %s = add(%f, %rd) : f32{0}
+  %qs = constant f32[] dense<[0.1]>
+  %qz = constant i8[] dense<[0]>
+  %y0 = quantize_linear(%s, %qs, %qz) : i8{0})",
+                                                      y)
+                                        : fmt::format("%y0 = relu(%f) : f32{}", y);
+    const std::string text = fmt::format(
+        R"(graph @g(%x: i8{0}, %w: i8[{2},{3},{3},{4}]{6}) -> (y: ?) {{
+  %acc = conv_integer(%x, %w) {{channels_last = 1, pads = [{5}, {5}, {5}, {5}]}} : i32{1}
+  %f = cast(%acc) {{to = f32}} : f32{1}
+  {7}
+  return %y0
+}})",
+        x, y, c.m, c.k, c.c, c.k / 2, c.residual ? ", %r: i8" + y : std::string(), tail);
+    auto g = testing::parseInfer(text);
+    ASSERT_TRUE(g);
+    auto set = emitGroup(testing::wholeGraph(*g, "r50"), {});
+    ASSERT_TRUE(set) << set.status().message();
+    const std::string &src = set->kernels[0].source;
+    EXPECT_NE(src.find("tile " + c.tile), std::string::npos) << src.substr(0, 200);
+    EXPECT_EQ(src.find("dlc_epl(") != std::string::npos, c.prefetch) << src.substr(0, 200);
+  }
 }
 
 TEST(ConvEmit, RefusalsNameTheOpAndReason) {
