@@ -12,6 +12,11 @@ input tensor. All four are timed by the same function: triton.testing.do_bench (
 calls, the L2 cache flushed before each, CUDA events, the median), or where triton is missing
 the same procedure written out here. The table gives each side's median and dlc's ratio to the
 fastest PyTorch mode; dlc's output is checked against eager's. Results: OUTDIR/harness.json.
+
+--int8 also times, for the float16 ResNet-50 and BERT-base rows, the float32 export quantized by
+`dlc quantize` (minmax, 2 random samples at the row's batch) and compiled with `--precision
+fp16`, in the same process by the same function: its speedup over dlc fp16 and its ratio to the
+fastest PyTorch mode (issue 12's benchmark with one timer for every side).
 """
 import argparse
 import json
@@ -33,6 +38,7 @@ CONFIGS = [("mlp", 256, torch.float16), ("resnet50", 1, torch.float16), ("resnet
            ("mobilenet_v2", 1, torch.float16), ("resnet50", 1, torch.float32)]
 # --gemms: single fp16 GEMMs (M, N, K), y = x @ w with w constant; PyTorch's side is cuBLAS.
 # 8192^3 and the GEMMs of tools/kbench/transformer.txt (ViT-B/16 b8, BERT-base b8 s128).
+INT8_MODELS = ("resnet50", "bert_base")
 GEMMS = [(8192, 8192, 8192), (1576, 3072, 768), (1576, 768, 3072), (1576, 2304, 768),
          (1576, 768, 768), (1024, 3072, 768), (1024, 768, 3072), (1024, 2304, 768),
          (1024, 768, 768)]
@@ -61,6 +67,37 @@ def bench(fn):
         times.append((s, e))
     torch.cuda.synchronize()
     return float(np.median([s.elapsed_time(e) for s, e in times]))
+
+
+def time_int8(args, name, batch, x, ref, row, workdir, stem, stream):
+    """The row's model as int8 (see the module's docstring), timed like the float builds."""
+    import int8_bench  # its quantize(): calibration samples and `dlc quantize`
+
+    torch.manual_seed(0)  # the weights of the float16 model, in float32
+    model32 = gb.make_model(name, torch.float32)
+    x32 = x if name == "bert_base" else x.float()
+    path32 = os.path.join(workdir, f"{stem}_fp32.onnx")
+    with torch.no_grad():
+        gb.export(model32, x32, path32)
+    del model32
+    qpath, row["int8_quantize_s"] = int8_bench.quantize(args.dlc, path32, name, workdir, 2,
+                                                       "minmax", batch)
+    lib = os.path.join(workdir, f"{stem}.int8.so")
+    p = subprocess.run([args.dlc, "compile", qpath, "-o", lib, "--precision", "fp16"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        row["dlc_error:int8"] = (p.stdout + p.stderr)[-1500:]
+        return
+    sess = dlc_ctypes.Library(lib).session()
+    sess.bind_input("input", x32)
+    y = sess.bind_new_output("output", device=x.device)
+    with torch.no_grad():
+        y.fill_(float("nan"))
+        sess.run_async(stream())
+        torch.cuda.synchronize()
+        row["rel_err_vs_eager:int8"] = gb.rel_err(y.float().cpu().numpy(),
+                                                  ref.float().cpu().numpy())
+        row["dlc_ms:int8"] = bench(lambda: sess.run_async(stream()))
 
 
 def run_config(args, name, batch, dtype, workdir):
@@ -121,6 +158,11 @@ def run_config(args, name, batch, dtype, workdir):
     if "dlc_ms" not in row:
         gb.log(json.dumps(row))
         return row
+    if args.int8 and name in INT8_MODELS and dtype == torch.float16:
+        try:
+            time_int8(args, name, batch, x, ref, row, workdir, stem, stream)
+        except Exception as e:  # report and go on with the float sides
+            row["dlc_error:int8"] = str(e)[-1500:]
     with torch.no_grad():
         row["eager_ms"] = bench(lambda: model(x))
         if not args.no_compile and not name.startswith("matmul_"):
@@ -136,6 +178,9 @@ def run_config(args, name, batch, dtype, workdir):
     for vname, _ in args.variant:
         if f"dlc_ms:{vname}" in row:
             row[f"dlc_over_best_torch:{vname}"] = row[f"dlc_ms:{vname}"] / best
+    if "dlc_ms:int8" in row:
+        row["dlc_over_best_torch:int8"] = row["dlc_ms:int8"] / best
+        row["int8_speedup_vs_dlc_fp16"] = row["dlc_ms"] / row["dlc_ms:int8"]
     if name.startswith("matmul_"):
         n, k = (int(v) for v in name[len("matmul_"):].split("x"))
         row["dlc_TFLOPs"] = 2.0 * batch * n * k / row["dlc_ms"] / 1e9
@@ -166,6 +211,9 @@ def main():
                     type=gb.variant_arg,
                     help="also compile with these dlc compile flags and time it beside the "
                          "default build (e.g. splitk=--hopper-split-k); repeatable")
+    ap.add_argument("--int8", action="store_true",
+                    help="also time ResNet-50 and BERT-base quantized to int8 by dlc quantize "
+                         "(the float16 rows), against dlc fp16 and PyTorch by the same timer")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -217,6 +265,16 @@ def main():
     gb.log("|---|---|---|")
     for r in rows:
         gb.log(f"| {r['model']} | {fmt(r.get('dlc_compile_s'))} | {fmt(r.get('library_MiB'))} |")
+    if args.int8:
+        gb.log("\n| model | dlc fp16 ms | dlc int8 ms | int8 speedup over dlc fp16 "
+               "| int8 / best torch | int8 rel err vs eager |")
+        gb.log("|---|---|---|---|---|---|")
+        for r in rows:
+            if "dlc_ms:int8" in r or "dlc_error:int8" in r:
+                gb.log(f"| {r['model']} | {fmt(r.get('dlc_ms'))} | {fmt(r.get('dlc_ms:int8'))} "
+                       f"| {fmt(r.get('int8_speedup_vs_dlc_fp16'))} "
+                       f"| {fmt(r.get('dlc_over_best_torch:int8'))} "
+                       f"| {r.get('rel_err_vs_eager:int8', r.get('dlc_error:int8', '-'))} |")
     for vname, vargs in args.variant:
         gb.log(f"\n| model | dlc ms | dlc {vname} ms ({' '.join(vargs)}) | {vname} / best torch "
                f"| rel err vs eager |")
