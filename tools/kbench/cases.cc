@@ -166,6 +166,7 @@ bool parseCase(Case &c, const std::vector<std::string> &words) {
   static const std::vector<std::string> switches = {"addbias",
                                                     "bias",
                                                     "cluster-split",
+                                                    "flush",
                                                     "fragment-epilogue",
                                                     "gelu",
                                                     "inline-epilogue",
