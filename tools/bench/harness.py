@@ -69,6 +69,21 @@ def bench(fn):
     return float(np.median([s.elapsed_time(e) for s, e in times]))
 
 
+def time_library(lib, x, ref, stream):
+    """Loads the model library `lib`, binds `x` and a fresh output in place, and returns the
+    output's relative error against `ref` (outputs poisoned first) and the timed median of
+    dlc_session_run_async on torch's stream."""
+    sess = dlc_ctypes.Library(lib).session()
+    sess.bind_input("input", x)
+    y = sess.bind_new_output("output", device=x.device)
+    with torch.no_grad():
+        y.fill_(float("nan"))
+        sess.run_async(stream())
+        torch.cuda.synchronize()
+        err = gb.rel_err(y.float().cpu().numpy(), ref.float().cpu().numpy())
+        return err, bench(lambda: sess.run_async(stream()))
+
+
 def time_int8(args, name, batch, x, ref, row, workdir, stem, stream):
     """The row's model as int8 (see the module's docstring), timed like the float builds."""
     import int8_bench  # its quantize(): calibration samples and `dlc quantize`
@@ -88,16 +103,7 @@ def time_int8(args, name, batch, x, ref, row, workdir, stem, stream):
     if p.returncode != 0:
         row["dlc_error:int8"] = (p.stdout + p.stderr)[-1500:]
         return
-    sess = dlc_ctypes.Library(lib).session()
-    sess.bind_input("input", x32)
-    y = sess.bind_new_output("output", device=x.device)
-    with torch.no_grad():
-        y.fill_(float("nan"))
-        sess.run_async(stream())
-        torch.cuda.synchronize()
-        row["rel_err_vs_eager:int8"] = gb.rel_err(y.float().cpu().numpy(),
-                                                  ref.float().cpu().numpy())
-        row["dlc_ms:int8"] = bench(lambda: sess.run_async(stream()))
+    row["rel_err_vs_eager:int8"], row["dlc_ms:int8"] = time_library(lib, x32, ref, stream)
 
 
 def run_config(args, name, batch, dtype, workdir):
@@ -144,17 +150,8 @@ def run_config(args, name, batch, dtype, workdir):
         if p.returncode != 0:
             row[f"dlc_error{':' + vname if vname else ''}"] = (p.stdout + p.stderr)[-1500:]
             continue
-        library = dlc_ctypes.Library(lib)
-        sess = library.session()
-        sess.bind_input("input", x)
-        y = sess.bind_new_output("output", device=x.device)
-        with torch.no_grad():
-            y.fill_(float("nan"))
-            sess.run_async(stream())
-            torch.cuda.synchronize()
-            err = gb.rel_err(y.float().cpu().numpy(), ref.float().cpu().numpy())
-            row[f"rel_err_vs_eager{':' + vname if vname else ''}"] = err
-            row[key] = bench(lambda: sess.run_async(stream()))
+        row[f"rel_err_vs_eager{':' + vname if vname else ''}"], row[key] = time_library(
+            lib, x, ref, stream)
     if "dlc_ms" not in row:
         gb.log(json.dumps(row))
         return row

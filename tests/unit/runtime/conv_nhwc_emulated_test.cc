@@ -8,7 +8,6 @@
 // ReLU, the output quantized), compared exactly.
 #include <gtest/gtest.h>
 
-#include "ir/parser.h"
 #include "runtime/jit/model.h"
 #include "runtime/tensor_compare.h"
 #include "unit/codegen/host_emulator.h"
@@ -43,11 +42,7 @@ TEST_P(PointwiseConvEmulated, HalfWithResidualMatchesTheReference) {
   return %y
 }})",
       t.n, t.h, t.w, t.c, t.m, y, dense(t.m * t.c, 5, 0.25f), dense(t.m, 6, 0.5f));
-  auto g = parseGraph(text, "pw.dlc");
-  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
-  auto model = Model::fromGraph(std::move(*g));
-  ASSERT_TRUE(model) << model.status().message();
-  testing::expectEmulatedMatches(*model,
+  testing::expectEmulatedMatches(text,
                                  {{"x", testing::halfUniform({t.n, t.h, t.w, t.c}, 1)},
                                   {"r", testing::halfUniform({t.n, t.h, t.w, t.m}, 2)}},
                                  {2e-2, 2e-2});
@@ -78,11 +73,7 @@ TEST_P(PointwiseConvEmulated, Int8RequantizedMatchesTheReference) {
 }})",
       t.n, t.h, t.w, t.c, t.m, s, testing::int8Dense(t.m * t.c, 21), dense(t.m, 22, 1.0f),
       dense(t.m, 23, 50.0f));
-  auto g = parseGraph(text, "pw8.dlc");
-  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
-  auto model = Model::fromGraph(std::move(*g));
-  ASSERT_TRUE(model) << model.status().message();
-  testing::expectEmulatedMatches(*model,
+  testing::expectEmulatedMatches(text,
                                  {{"x", testing::int8Tensor({t.n, t.h, t.w, t.c}, 3)},
                                   {"r", testing::int8Tensor({t.n, t.h, t.w, t.m}, 4)}},
                                  {0.0, 1.0});

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/parser.h"
 #include "runtime/jit/compile.h"
 #include "runtime/jit/gpu_jit.h"
 #include "runtime/jit/model.h"
@@ -102,6 +103,16 @@ inline void expectEmulatedMatches(const Model &model, const std::map<std::string
   jit::JitOptions jo = emulatedJitOptions();
   jo.precision = precision;
   expectEmulatedMatchesWith(model, feed, tol, jo, launches, compiled);
+}
+
+/// expectEmulatedMatches on the model of graph `text` (the dlc text IR).
+inline void expectEmulatedMatches(const std::string &text,
+                                  const std::map<std::string, Tensor> &feed, Tolerance tol) {
+  auto g = parseGraph(text, "test.dlc");
+  ASSERT_TRUE(g) << g.status().message() << "\n" << text;
+  auto model = Model::fromGraph(std::move(*g));
+  ASSERT_TRUE(model) << model.status().message();
+  expectEmulatedMatches(*model, feed, tol);
 }
 
 } // namespace dlc::testing
