@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "codegen/elementwise_expr.h"
@@ -118,11 +119,15 @@ std::optional<ByteTable> findByteTable(const FusedGroup &group) {
   return std::nullopt;
 }
 
-Status writeByteTableInit(CodeWriter &w, const ByteTable &table, const LoadFn &load) {
+Status writeByteTableInit(CodeWriter &w, const ByteTable &table, const LoadFn &load,
+                          bool deferred) {
   w.line("// The epilogue's tail from the 8-bit '{}' to '{}', for all 256 inputs (byte_table.h).",
          table.index->name(), table.result->name());
   w.line("__shared__ {} dlc_tab[256];", cudaComputeType(table.result->dtype()));
   {
+    std::optional<CodeWriter::Scope> lambda;
+    if (deferred)
+      lambda.emplace(w.blockSemi("auto dlc_tab_fill = [&]()"));
     auto fill = w.block("for (int i = threadIdx.x; i < 256; i += blockDim.x)");
     const std::string x = w.fresh("tx");
     w.line("const {} {} = ({})(i - {});", cudaComputeType(table.index->dtype()), x,
@@ -131,7 +136,8 @@ Status writeByteTableInit(CodeWriter &w, const ByteTable &table, const LoadFn &l
     DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, table.nodes, env, load, "t"));
     w.line("dlc_tab[i] = {};", env.at(table.result));
   }
-  w.line("__syncthreads();");
+  if (!deferred)
+    w.line("__syncthreads();");
   return Status::ok();
 }
 

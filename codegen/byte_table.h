@@ -42,7 +42,10 @@ std::optional<ByteTable> findByteTable(const FusedGroup &group);
 
 /// Writes the table's shared-memory array and the loop that fills it (every thread of the block
 /// takes entries; a __syncthreads() follows), where the one-element operands are already bound
-/// (`load` returns their names). Every thread of the block must reach it.
-Status writeByteTableInit(CodeWriter &w, const ByteTable &table, const LoadFn &load);
+/// (`load` returns their names). Every thread of the block must reach it. With `deferred`, the
+/// loop is the lambda `dlc_tab_fill` instead, with no barrier: the kernel calls it itself, and
+/// a barrier of its own must come between that call and the first lookup.
+Status writeByteTableInit(CodeWriter &w, const ByteTable &table, const LoadFn &load,
+                          bool deferred = false);
 
 } // namespace dlc::codegen

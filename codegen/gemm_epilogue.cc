@@ -85,6 +85,19 @@ using Hoisted = std::map<const Value *, std::string>;
 
 Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
   Hoisted hoisted;
+  // A deferred table fill loads its own operands (writeEpilogueLambdas): hoisted here, one
+  // that only the table reads would make the block wait for it before its first tile loads
+  // (a quantization scale's reciprocal is computed, and branched on, where it is declared).
+  auto tableOnly = [&](const Value *v) {
+    if (!ctx.table || !ctx.deferTableFill)
+      return false;
+    const std::vector<const Node *> &tail = ctx.table->nodes;
+    return std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
+      return std::find(tail.begin(), tail.end(), u.node) != tail.end() ||
+             std::find(ctx.group.nodes.begin(), ctx.group.nodes.end(), u.node) ==
+                 ctx.group.nodes.end();
+    });
+  };
   for (const Node *n : ctx.group.nodes) {
     if (n == ctx.group.anchor)
       continue;
@@ -92,7 +105,7 @@ Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
       const Value *v = n->input(i);
       auto it = v ? ctx.names.find(v) : ctx.names.end();
       if (it == ctx.names.end() || hoisted.count(v) || !v->shape().isStatic() ||
-          v->shape().numElements() != 1)
+          v->shape().numElements() != 1 || tableOnly(v))
         continue;
       // A scale that the epilogue reads only as a QuantizeLinear or DequantizeLinear scale
       // carries its reciprocal (dlc_qscale), computed once; a dequantization reads it back
@@ -402,13 +415,16 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
   const Hoisted hoisted = writeHoistedScalars(w, ctx);
   if (ctx.table) {
     LoadFn load = [&](const Value *v, const std::vector<int64_t> &) -> Expected<std::string> {
-      auto h = hoisted.find(v);
-      if (h == hoisted.end())
+      if (auto h = hoisted.find(v); h != hoisted.end())
+        return h->second;
+      auto name = ctx.names.find(v);
+      if (!ctx.deferTableFill || name == ctx.names.end() || !v->shape().isStatic() ||
+          v->shape().numElements() != 1)
         return invalidArgument("the epilogue table reads '{}', which is not one element",
                                v->name());
-      return h->second;
+      return loadExpr(name->second, "0"); // inside the deferred fill: loaded there
     };
-    DLC_RETURN_IF_ERROR(writeByteTableInit(w, *ctx.table, load));
+    DLC_RETURN_IF_ERROR(writeByteTableInit(w, *ctx.table, load, ctx.deferTableFill));
   }
   if (ctx.stagedV > 0)
     return writeVectorEpilogue(w, ctx, hoisted, accType);

@@ -670,6 +670,7 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
   }
   if (opts.epilogueTables && !workspace)
     ctx.table = tableThatFits(group, spec, cfg, opts, main.launch.sharedBytes);
+  ctx.deferTableFill = ctx.table && !cfg.simt && !cfg.wgmma;
   CodeWriter w;
   w.line("// {}: {} GEMM, batch {} of {} x {} x {}, tile {}", group.name, dtypeName(spec.dtype),
          spec.batch, spec.m, spec.n, spec.k, ctx.cfg.str());

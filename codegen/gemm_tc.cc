@@ -431,8 +431,10 @@ void writeFragments(CodeWriter &w, const KernelContext &ctx) {
 /// The software pipeline over the K tiles: the first STAGES - 1 tiles in flight, then per
 /// tile its MMAs while the next tiles load. Fragments are double-buffered across K steps; the
 /// last step of a tile waits for the next tile (one barrier per tile) and loads that tile's
-/// first fragments before its own MMAs.
-void writeMainLoop(CodeWriter &w) {
+/// first fragments before its own MMAs. A deferred epilogue table (ctx.deferTableFill) is
+/// filled while the first tiles load, once per block, before the barrier that ends their wait:
+/// a block's first loads then no longer wait behind the epilogue's scalar loads and the fill.
+void writeMainLoop(CodeWriter &w, const KernelContext &ctx) {
   w.line("#pragma unroll");
   {
     auto prologue = w.block("for (int st = 0; st < STAGES - 1; ++st)");
@@ -444,6 +446,12 @@ void writeMainLoop(CodeWriter &w) {
       w.line("B_store(st);");
     }
     w.line("dlc_cp_async_commit();");
+  }
+  if (ctx.deferTableFill) {
+    if (ctx.spec.batch == 1)
+      w.line("dlc_tab_fill();");
+    else
+      w.line("if (b == blockIdx.z) dlc_tab_fill();");
   }
   w.line("dlc_cp_async_wait<STAGES - 2>();");
   w.line("__syncthreads();");
@@ -540,7 +548,7 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("    for (int q = 0; q < 4; ++q)");
   w.line("      acc[mi][ni][q] = 0;");
   writeFragments(w, ctx);
-  writeMainLoop(w);
+  writeMainLoop(w, ctx);
   w.line("dlc_cp_async_wait<0>();");
   w.line("__syncthreads();");
   writeOpaqueOrigin(w);

@@ -48,6 +48,11 @@ struct KernelContext {
   // shared-memory table (codegen/byte_table.h; EmitOptions::epilogueTables); every element
   // then loads its result.
   std::optional<ByteTable> table;
+  // The table is filled by `dlc_tab_fill()`, which the kernel calls itself between issuing its
+  // first operand loads and the barrier after them (gemm_tc.cc), so that the fill and the
+  // scalar loads it waits on overlap those loads; otherwise writeEpilogueLambdas fills it at
+  // once, followed by a barrier of its own.
+  bool deferTableFill = false;
   // The layer norm the kernel runs on its rows after the epilogue (FusedGroup::norm, with
   // cfg.rowCluster): its scale, bias and result are the parameters ln_scale, ln_bias, ln_out.
   const Node *norm = nullptr;
