@@ -91,9 +91,18 @@ const Node *producerIn(const FusedGroup &g, const Value *v) {
 
 } // namespace
 
+Hoisted writeHoistedEpilogueScalars(CodeWriter &w, const FusedGroup &group, ParamList &params,
+                                    CodeWriter *assign) {
+  return writeHoistedScalars(
+      w, group,
+      [&](const Value *v) -> std::string { return producerIn(group, v) ? "" : params.read(v); },
+      assign);
+}
+
 Status emitEpilogue(CodeWriter &w, const FusedGroup &group, const Value *root,
                     const AnchorElement &value, std::string_view idx, ParamList &params,
-                    std::string_view prefix, std::vector<const Value *> &stored) {
+                    std::string_view prefix, std::vector<const Value *> &stored,
+                    const Hoisted *hoisted) {
   const std::vector<int64_t> shape = staticSizes(root);
   // The nodes that derive from root, in order.
   std::set<const Value *> derived{root};
@@ -137,6 +146,9 @@ Status emitEpilogue(CodeWriter &w, const FusedGroup &group, const Value *root,
     if (producerIn(group, v))
       return invalidArgument("value '{}' is computed in the group but not from the anchor output",
                              v->name());
+    if (hoisted)
+      if (auto h = hoisted->find(v); h != hoisted->end())
+        return h->second;
     return loadExpr(params.read(v), broadcastOffset(view, shape, idx));
   };
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, chain, env, load, prefix));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codegen/code_writer.h"
+#include "codegen/elementwise_chain.h"
 #include "codegen/kernel.h"
 
 namespace dlc::codegen {
@@ -50,10 +51,18 @@ struct AnchorElement {
 /// For one element of anchor output `root`, whose flat index into root's shape is the C
 /// expression `idx`: writes the group's epilogue nodes that derive from root and stores each
 /// group output among root and those nodes at `idx`. Variables are named `<prefix>N`. Adds the
-/// outputs it stored to `stored`.
+/// outputs it stored to `stored`. One-element operands in `hoisted` (writeHoistedEpilogueScalars)
+/// are read from their hoisted copies.
 Status emitEpilogue(CodeWriter &w, const FusedGroup &group, const Value *root,
                     const AnchorElement &value, std::string_view idx, ParamList &params,
-                    std::string_view prefix, std::vector<const Value *> &stored);
+                    std::string_view prefix, std::vector<const Value *> &stored,
+                    const Hoisted *hoisted = nullptr);
+
+/// writeHoistedScalars (elementwise_chain.h) for the group inputs among the epilogue's
+/// operands, named through `params`: written once before the code that runs the epilogue per
+/// element, and handed to emitEpilogue (`assign`: loaded later, see writeHoistedScalars).
+Hoisted writeHoistedEpilogueScalars(CodeWriter &w, const FusedGroup &group, ParamList &params,
+                                    CodeWriter *assign = nullptr);
 
 /// Checks that every group output was stored by some emitEpilogue call.
 Status checkAllStored(const FusedGroup &group, const std::vector<const Value *> &stored);

@@ -106,10 +106,18 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   body.line("extern __shared__ __align__(16) unsigned char dlc_smem[];");
   if (epilogue) {
     std::vector<const Value *> stored;
+    // The quantization's scale and zero point, loaded once (with the scale's reciprocal) by
+    // `prepare`, which the kernel calls once its first tiles' loads are in flight.
+    CodeWriter assign;
+    const Hoisted hoisted = writeHoistedEpilogueScalars(body, group, params, &assign);
+    {
+      auto f = body.blockSemi("auto prepare = [&]()");
+      body.embed(assign);
+    }
     {
       auto f = body.blockSemi("auto epilogue = [&](long long i, float y)");
-      DLC_RETURN_IF_ERROR(
-          emitEpilogue(body, group, n.output(0), {"y", false}, "i", params, "v", stored));
+      DLC_RETURN_IF_ERROR(emitEpilogue(body, group, n.output(0), {"y", false}, "i", params, "v",
+                                       stored, &hoisted));
     }
     DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
   }
@@ -144,10 +152,11 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   body.line("p.sq = {};", l.qSeq);
   body.line("p.sk = {};", l.kvSeq);
   body.line("p.scale_log2 = {:.9g}f;", static_cast<double>(l.scale) / std::log(2.0));
-  const std::string end = epilogue ? "dlc_attn::Epilogue<decltype(epilogue)>" : "dlc_attn::StoreY";
+  const std::string end = epilogue ? "dlc_attn::Epilogue<decltype(epilogue), decltype(prepare)>"
+                                   : "dlc_attn::StoreY";
   body.line("dlc_attn::attention<{}, {}, {}, {}, {}, {}>(p, dlc_smem{});", t, l.headSize, m,
             l.causal ? "true" : "false", end, kvTiles,
-            epilogue ? ", dlc_attn::Epilogue<decltype(epilogue)>{epilogue}" : "");
+            epilogue ? fmt::format(", {}{{epilogue, prepare}}", end) : "");
 
   Kernel kernel;
   kernel.name = group.name;

@@ -126,12 +126,14 @@ struct StoreY {
   static constexpr bool plain = true;
 };
 
-/// A fused epilogue (the quantization of Y, a cast): `epi(i, y)` gets each element's offset
+/// A fused epilogue (the quantization of Y, a cast): `f(i, y)` gets each element's offset
 /// into Y (through its strides; Y is dense in its logical shape) and its value in float, and
-/// stores what the group outputs.
-template <class F> struct Epilogue {
+/// stores what the group outputs. `prepare()` loads what it reads once (a scale and its
+/// reciprocal); the kernel calls it once its first tiles' loads are in flight.
+template <class F, class P> struct Epilogue {
   static constexpr bool plain = false;
   F f;
+  P prepare;
 };
 
 /// One key tile of the online softmax for a warp's 16 rows: S = Q Kᵀ over the tile's first
@@ -253,6 +255,8 @@ __device__ __forceinline__ void attention(const Params<T, M> &p, unsigned char *
       dlc_cp_async_commit();
     }
   }
+  if constexpr (!E::plain)
+    epi.prepare();
 
   unsigned qa[KSTEPS][4];
   float o[DT][4];

@@ -88,6 +88,8 @@ struct Loops {
   // Operands with as many elements as the iteration space are read at the flat index itself
   // (broadcasting cannot reorder them); in the vector loop they come in 16-byte vectors.
   std::vector<const Value *> full;
+  // One-element operands loaded once per vector step (writeVectorLoop), not per element.
+  const Hoisted *hoisted = nullptr;
 };
 
 using ElementFn = std::function<std::string(const Value *)>;
@@ -104,6 +106,9 @@ Status writeBody(CodeWriter &w, const Loops &l, const ElementFn &elem, const Sto
                              v->name());
     if (count(staticSizes(v)) == l.n) // any shape of n elements broadcasts as the identity
       return elem(v);
+    if (l.hoisted)
+      if (auto h = l.hoisted->find(v); h != l.hoisted->end())
+        return h->second;
     return loadExpr(it->second, broadcastOffset(shape, l.iter, "i"));
   };
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, l.group.nodes, env, load, "v"));
@@ -142,13 +147,21 @@ Status writeVectorLoop(CodeWriter &w, const Loops &l) {
            cudaStorageType(v->dtype()), l.vec, l.names.at(v));
   for (size_t i = 0; i < l.group.outputs.size(); ++i)
     w.line("dlc_vec<{}, {}> out{}v;", cudaStorageType(l.group.outputs[i]->dtype()), l.vec, i);
+  // A quantization's scale (with its reciprocal) and zero point once per step, after the
+  // step's loads: the compiler computes the reciprocal per element otherwise.
+  const Hoisted hoisted = writeHoistedScalars(w, l.group, [&](const Value *v) -> std::string {
+    auto it = l.names.find(v);
+    return it == l.names.end() || l.group.contains(v->producer()) ? "" : it->second;
+  });
+  Loops step = l;
+  step.hoisted = &hoisted;
   w.line("#pragma unroll");
   {
     auto lanes = w.block("for (int j = 0; j < {}; ++j)", l.vec);
     if (readsBroadcast(l.group, l.n)) // broadcast operands index with i
       w.line("const {} i = t * {} + j;", l.idxType, l.vec);
     DLC_RETURN_IF_ERROR(writeBody(
-        w, l, [&](const Value *v) { return fmt::format("dlc_load({}v.v[j])", l.names.at(v)); },
+        w, step, [&](const Value *v) { return fmt::format("dlc_load({}v.v[j])", l.names.at(v)); },
         [&](size_t i, const std::string &e) { return fmt::format("out{}v.v[j] = {};", i, e); }));
   }
   for (size_t i = 0; i < l.group.outputs.size(); ++i)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "codegen/cuda_prelude.h"
@@ -114,6 +115,50 @@ std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<in
 
 std::string loadExpr(std::string_view ptr, std::string_view offset) {
   return fmt::format("dlc_load({}[{}])", ptr, offset);
+}
+
+Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
+                            const std::function<std::string(const Value *)> &param,
+                            CodeWriter *assign) {
+  Hoisted hoisted;
+  auto inGroup = [&](const Node *n) {
+    return std::find(group.nodes.begin(), group.nodes.end(), n) != group.nodes.end();
+  };
+  for (const Node *n : group.nodes) {
+    if (n == group.anchor)
+      continue;
+    for (const Value *v : n->inputs()) {
+      if (!v || hoisted.count(v) || !v->shape().isStatic() || v->shape().numElements() != 1)
+        continue;
+      const std::string p = param(v);
+      if (p.empty())
+        continue;
+      auto quantizes = [&](const Use &u) {
+        return u.node->op() == Op::kQuantizeLinear && u.index == 1 && inGroup(u.node);
+      };
+      const bool qScaleOnly =
+          v->dtype() != DType::kF64 &&
+          std::any_of(v->uses().begin(), v->uses().end(), quantizes) &&
+          std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
+            const Op op = u.node->op();
+            return ((op == Op::kQuantizeLinear || op == Op::kDequantizeLinear) && u.index == 1) ||
+                   u.node == group.anchor || !inGroup(u.node);
+          });
+      const std::string name = "h_" + p, load = loadExpr(p, "0");
+      const std::string init = qScaleOnly ? fmt::format("dlc_qscale_of({})", load) : load;
+      if (!assign) {
+        w.line("const {} {} = {};", qScaleOnly ? "dlc_qscale" : "auto", name, init);
+      } else {
+        if (qScaleOnly)
+          w.line("dlc_qscale {};", name);
+        else
+          w.line("decltype({}) {};", load, name);
+        assign->line("{} = {};", name, init);
+      }
+      hoisted[v] = name;
+    }
+  }
+  return hoisted;
 }
 
 } // namespace dlc::codegen

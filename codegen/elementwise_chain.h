@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codegen/code_writer.h"
+#include "codegen/kernel.h"
 #include "ir/graph.h"
 
 namespace dlc::codegen {
@@ -51,5 +52,24 @@ std::string broadcastOffset(const std::vector<int64_t> &in, const std::vector<in
 
 /// `dlc_load(ptr[offset])`: an element of `v` in compute type.
 std::string loadExpr(std::string_view ptr, std::string_view offset);
+
+/// An epilogue's one-element operands (scales, zero points) hoisted out of its element loop:
+/// value -> the name of its hoisted copy.
+using Hoisted = std::map<const Value *, std::string>;
+
+/// Writes `const auto h_<param> = dlc_load(<param>[0]);` for each one-element operand of the
+/// group's nodes beside the anchor for which `param` returns a parameter name ("" skips it),
+/// so that it is loaded once, not per element under the kernel's bounds branches, where the
+/// compiler does not merge the loads (nor what is computed from them). A scale read as a
+/// QuantizeLinear scale, and otherwise only as a DequantizeLinear one, carries its reciprocal
+/// (`dlc_qscale`), computed once; a dequantization reads it back through the explicit (float)
+/// conversion its expression writes. Otherwise every element would compute the reciprocal again, whose double-precision
+/// steps and branch the compiler does not hoist. Readers outside the group do not count.
+/// With `assign`, `w` gets only the declarations (`dlc_qscale h_<param>;`) and `assign` the
+/// loads (`h_<param> = ...;`), for a kernel that runs them later, once its operand loads are
+/// in flight: the reciprocal waits for its scale where it is computed.
+Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
+                            const std::function<std::string(const Value *)> &param,
+                            CodeWriter *assign = nullptr);
 
 } // namespace dlc::codegen

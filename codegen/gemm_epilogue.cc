@@ -78,13 +78,7 @@ std::string epilogueOffset(const KernelContext &ctx, const std::vector<int64_t> 
   return broadcastOffset(in, out, idx, !ctx.narrow);
 }
 
-/// The epilogue's one-element operands (scales, zero points), each loaded once before the
-/// epilogue lambdas instead of per element under the bounds branches, where the compiler does
-/// not merge the loads (nor what is computed from them): value -> the hoisted name.
-using Hoisted = std::map<const Value *, std::string>;
-
 Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
-  Hoisted hoisted;
   // A deferred table fill loads its own operands (writeEpilogueLambdas): hoisted here, one
   // that only the table reads would make the block wait for it before its first tile loads
   // (a quantization scale's reciprocal is computed, and branched on, where it is declared).
@@ -98,38 +92,10 @@ Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
                  ctx.group.nodes.end();
     });
   };
-  for (const Node *n : ctx.group.nodes) {
-    if (n == ctx.group.anchor)
-      continue;
-    for (int i = 0; i < n->numInputs(); ++i) {
-      const Value *v = n->input(i);
-      auto it = v ? ctx.names.find(v) : ctx.names.end();
-      if (it == ctx.names.end() || hoisted.count(v) || !v->shape().isStatic() ||
-          v->shape().numElements() != 1 || tableOnly(v))
-        continue;
-      // A scale that the epilogue reads only as a QuantizeLinear or DequantizeLinear scale
-      // carries its reciprocal (dlc_qscale), computed once; a dequantization reads it back
-      // through the explicit (float) conversion its expression writes. (Readers outside the
-      // epilogue do not count.) Otherwise every element would compute the reciprocal again:
-      // its double-precision steps are not hoisted out of the element loop.
-      const bool qScaleOnly =
-          v->dtype() != DType::kF64 &&
-          std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
-            const Op op = u.node->op();
-            return ((op == Op::kQuantizeLinear || op == Op::kDequantizeLinear) && u.index == 1) ||
-                   u.node == ctx.group.anchor ||
-                   std::find(ctx.group.nodes.begin(), ctx.group.nodes.end(), u.node) ==
-                       ctx.group.nodes.end();
-          });
-      const std::string name = "h_" + it->second;
-      if (qScaleOnly)
-        w.line("const dlc_qscale {} = dlc_qscale_of({});", name, loadExpr(it->second, "0"));
-      else
-        w.line("const auto {} = {};", name, loadExpr(it->second, "0"));
-      hoisted[v] = name;
-    }
-  }
-  return hoisted;
+  return codegen::writeHoistedScalars(w, ctx.group, [&](const Value *v) -> std::string {
+    auto it = ctx.names.find(v);
+    return it == ctx.names.end() || tableOnly(v) ? "" : it->second;
+  });
 }
 
 /// How an epilogue operand varies over a staged-epilogue chunk (stagedV adjacent outputs

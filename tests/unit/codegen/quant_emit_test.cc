@@ -97,11 +97,19 @@ TEST(QuantEmit, DequantizeExpressions) {
 })");
   ASSERT_TRUE(g);
   std::string src = emitSource(wholeGraph(*g, "dq"));
-  EXPECT_NE(src.find("dlc_dequantize((int)(dlc_load(in0v.v[j])) - (int)(dlc_load(in2[0])), "
-                     "(float)(dlc_load(in1[0])))"),
+  // The vector loop loads the one-element scales and zero point once per step; a scale that
+  // only dequantizes is a plain load, with no reciprocal.
+  EXPECT_NE(src.find("const auto h_in1 = dlc_load(in1[0]);"), std::string::npos) << src;
+  EXPECT_EQ(src.find("dlc_qscale_of"), std::string::npos) << src;
+  EXPECT_NE(src.find("dlc_dequantize((int)(dlc_load(in0v.v[j])) - (int)(h_in2), (float)(h_in1))"),
             std::string::npos)
       << src;
-  EXPECT_NE(src.find("dlc_dequantize((long long)(dlc_load(in3v.v[j])), (double)("),
+  EXPECT_NE(src.find("dlc_dequantize((long long)(dlc_load(in3v.v[j])), (double)(h_in4))"),
+            std::string::npos)
+      << src;
+  // The scalar loop (the tail) reads them per element.
+  EXPECT_NE(src.find("dlc_dequantize((int)(dlc_load(in0[i])) - (int)(dlc_load(in2[0])), "
+                     "(float)(dlc_load(in1[0])))"),
             std::string::npos)
       << src;
   EXPECT_NE(src.find("const double v"), std::string::npos) << src;
