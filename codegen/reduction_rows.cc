@@ -104,7 +104,7 @@ private:
   /// Computes the output from x (compute type; empty for Hardmax) at `col` into `y`.
   Expected<std::string> outputValue(CodeWriter &w, const std::string &x,
                                     const std::string &col) const;
-  RowHooks writeHooks(const RowShape &s) const;
+  RowHooks writeHooks(const RowShape &s, const Hoisted *hoisted = nullptr) const;
 
   const GroupParts &parts_;
   const Node &n_;
@@ -278,7 +278,7 @@ Expected<std::string> RowEmitter::outputValue(CodeWriter &w, const std::string &
   }
 }
 
-RowHooks RowEmitter::writeHooks(const RowShape &s) const {
+RowHooks RowEmitter::writeHooks(const RowShape &s, const Hoisted *hoisted) const {
   RowHooks h;
   if (s.vec > 1) {
     h.pre = [this, s](CodeWriter &w) {
@@ -290,10 +290,10 @@ RowHooks RowEmitter::writeHooks(const RowShape &s) const {
       return Status::ok();
     };
   }
-  h.body = [this, s](CodeWriter &w, const std::string &x, const std::string &col,
-                     const std::string &) -> Status {
+  h.body = [this, s, hoisted](CodeWriter &w, const std::string &x, const std::string &col,
+                              const std::string &) -> Status {
     DLC_ASSIGN_OR_RETURN(std::string y, outputValue(w, x, col));
-    return parts_.store(w, fmt::format("base + {}", col), y, "e", s.vec > 1 ? "j" : "");
+    return parts_.store(w, fmt::format("base + {}", col), y, "e", s.vec > 1 ? "j" : "", hoisted);
   };
   return h;
 }
@@ -394,7 +394,9 @@ Status RowEmitter::rowBody(CodeWriter &w, const RowShape &s, bool cached) const 
     break;
   }
   }
-  return pass(writeHooks(s));
+  // The epilogue's scales (an int8 copy's quantization) once per row, after its statistics.
+  const Hoisted hoisted = parts_.hoistEpilogueScalars(w);
+  return pass(writeHooks(s, &hoisted));
 }
 
 /// One (outer, inner) column per thread: a statistics loop and a write loop over the axis.

@@ -132,11 +132,24 @@ Expected<std::string> GroupParts::element(CodeWriter &w, std::string_view idx,
   return env.at(data());
 }
 
+Hoisted GroupParts::hoistEpilogueScalars(CodeWriter &w) const {
+  return writeHoistedScalars(w, *group_, [&](const Value *v) -> std::string {
+    if (group_->contains(v->producer()))
+      return "";
+    auto name = param(v);
+    return name ? *name : "";
+  });
+}
+
 Status GroupParts::store(CodeWriter &w, std::string_view idx, std::string_view value,
-                         std::string_view prefix, std::string_view slot) const {
+                         std::string_view prefix, std::string_view slot,
+                         const Hoisted *hoisted) const {
   ValueEnv env;
   env[anchor_->output(0)] = std::string(value);
   LoadFn load = [&](const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
+    if (hoisted)
+      if (auto h = hoisted->find(v); h != hoisted->end())
+        return h->second;
     DLC_ASSIGN_OR_RETURN(std::string name, param(v));
     return loadExpr(name, broadcastOffset(shape, outShape_, idx));
   };

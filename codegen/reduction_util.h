@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codegen/code_writer.h"
+#include "codegen/elementwise_chain.h"
 #include "codegen/kernel.h"
 #include "ir/sizes.h"
 
@@ -61,9 +62,14 @@ public:
                                 const std::map<const Value *, std::string> &preloaded = {}) const;
   /// Writes the epilogue for the output element at flat index `idx`, whose anchor result is
   /// `value` (compute type of the anchor's output), and stores every group output; with `slot`
-  /// the stores go to the output vectors `o<i>.v[slot]` (declareOutputVectors).
+  /// the stores go to the output vectors `o<i>.v[slot]` (declareOutputVectors). One-element
+  /// operands in `hoisted` (hoistEpilogueScalars) are read from their hoisted copies.
   Status store(CodeWriter &w, std::string_view idx, std::string_view value, std::string_view prefix,
-               std::string_view slot = {}) const;
+               std::string_view slot = {}, const Hoisted *hoisted = nullptr) const;
+  /// writeHoistedScalars (elementwise_chain.h) for the group's one-element inputs: written
+  /// before a pass that stores many elements, so that a quantization's scale and reciprocal
+  /// are computed once, not per element.
+  Hoisted hoistEpilogueScalars(CodeWriter &w) const;
 
   // Vector accesses (row kernels whose rows are contiguous and a multiple of `vec` long).
   /// The values loaded at the data's own flat index: the data itself, or the full-shape inputs
