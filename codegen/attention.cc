@@ -116,8 +116,8 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
     }
     {
       auto f = body.blockSemi("auto epilogue = [&](long long i, float y)");
-      DLC_RETURN_IF_ERROR(emitEpilogue(body, group, n.output(0), {"y", false}, "i", params, "v",
-                                       stored, &hoisted));
+      DLC_RETURN_IF_ERROR(
+          emitEpilogue(body, group, n.output(0), {"y", false}, "i", params, "v", stored, &hoisted));
     }
     DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
   }
@@ -152,8 +152,8 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
   body.line("p.sq = {};", l.qSeq);
   body.line("p.sk = {};", l.kvSeq);
   body.line("p.scale_log2 = {:.9g}f;", static_cast<double>(l.scale) / std::log(2.0));
-  const std::string end = epilogue ? "dlc_attn::Epilogue<decltype(epilogue), decltype(prepare)>"
-                                   : "dlc_attn::StoreY";
+  const std::string end =
+      epilogue ? "dlc_attn::Epilogue<decltype(epilogue), decltype(prepare)>" : "dlc_attn::StoreY";
   body.line("dlc_attn::attention<{}, {}, {}, {}, {}, {}>(p, dlc_smem{});", t, l.headSize, m,
             l.causal ? "true" : "false", end, kvTiles,
             epilogue ? fmt::format(", {}{{epilogue, prepare}}", end) : "");

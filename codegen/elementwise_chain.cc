@@ -137,8 +137,7 @@ Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
         return u.node->op() == Op::kQuantizeLinear && u.index == 1 && inGroup(u.node);
       };
       const bool qScaleOnly =
-          v->dtype() != DType::kF64 &&
-          std::any_of(v->uses().begin(), v->uses().end(), quantizes) &&
+          v->dtype() != DType::kF64 && std::any_of(v->uses().begin(), v->uses().end(), quantizes) &&
           std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
             const Op op = u.node->op();
             return ((op == Op::kQuantizeLinear || op == Op::kDequantizeLinear) && u.index == 1) ||

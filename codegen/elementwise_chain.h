@@ -63,11 +63,11 @@ using Hoisted = std::map<const Value *, std::string>;
 /// compiler does not merge the loads (nor what is computed from them). A scale read as a
 /// QuantizeLinear scale, and otherwise only as a DequantizeLinear one, carries its reciprocal
 /// (`dlc_qscale`), computed once; a dequantization reads it back through the explicit (float)
-/// conversion its expression writes. Otherwise every element would compute the reciprocal again, whose double-precision
-/// steps and branch the compiler does not hoist. Readers outside the group do not count.
-/// With `assign`, `w` gets only the declarations (`dlc_qscale h_<param>;`) and `assign` the
-/// loads (`h_<param> = ...;`), for a kernel that runs them later, once its operand loads are
-/// in flight: the reciprocal waits for its scale where it is computed.
+/// conversion its expression writes. Otherwise every element would compute the reciprocal again,
+/// whose double-precision steps and branch the compiler does not hoist. Readers outside the group
+/// do not count. With `assign`, `w` gets only the declarations (`dlc_qscale h_<param>;`) and
+/// `assign` the loads (`h_<param> = ...;`), for a kernel that runs them later, once its operand
+/// loads are in flight: the reciprocal waits for its scale where it is computed.
 Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
                             const std::function<std::string(const Value *)> &param,
                             CodeWriter *assign = nullptr);
