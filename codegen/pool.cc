@@ -21,6 +21,8 @@
 // deterministic.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "codegen/anchor_epilogue.h"
 #include "codegen/cuda_prelude.h"
 #include "codegen/data_movement_internal.h"
@@ -212,16 +214,25 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   std::string columnOffset;
   if (average && !includePad)
     body.line("int cnt = 0;");
-  std::string offset;
+  std::string offset, inside;
+  // Every tap's load is unconditional, from its index clamped into the input, and only its use
+  // depends on whether it lies inside: with the window's loops unrolled (up to 32 taps), a
+  // thread issues all of its loads at once instead of one per branch (ResNet-50's 3x3 stem
+  // MaxPool is bound by that latency).
+  int64_t window = 1;
+  for (const PoolAxis &a : axes)
+    window *= a.kernel;
   std::vector<CodeWriter::Scope> taps; // one loop per axis, innermost last
   for (size_t d = 0; d < n; ++d) {
     const PoolAxis &a = axes[d];
-    // A loop even for one tap: `continue` must skip to the next tap, not the next element.
     const IndexExpr k = a.kernel == 1 ? IndexExpr(0) : IndexExpr::var(fmt::format("k{}", d));
+    if (window <= 32)
+      body.line("#pragma unroll");
     taps.push_back(body.block("for (int k{0} = 0; k{0} < {1}; ++k{0})", d, a.kernel));
-    body.line("const {} t{} = {};", idx, d, a.tap(o[d], k).str());
-    body.line("if (t{0} < 0 || t{0} >= {1})", d, a.in);
-    body.line("  continue;");
+    body.line("const {} u{} = {};", idx, d, a.tap(o[d], k).str());
+    body.line("const bool ok{0} = u{0} >= 0 && u{0} < {1};", d, a.in);
+    body.line("const {0} t{1} = u{1} < 0 ? 0 : u{1} >= {2} ? {3} : u{1};", idx, d, a.in, a.in - 1);
+    inside += fmt::format("{}ok{}", inside.empty() ? "" : " && ", d);
     int64_t stride = 1;
     for (size_t e = d + 1; e < n; ++e)
       stride *= axes[e].in;
@@ -233,7 +244,15 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
     columnOffset += fmt::format("{}(long long)t{}{}", columnOffset.empty() ? "" : " + ", d,
                                 columnStride == 1 ? "" : fmt::format(" * {}", columnStride));
   }
-  body.line("const {} v = dlc_load(x[{}]);", ct, offset);
+  // A tap outside the input counts as the accumulation's neutral value, selected rather than
+  // branched on (a branch would let the compiler sink the load into it again).
+  const std::string neutral =
+      node.op() == Op::kMaxPool ? lowest(t) : fmt::format("({})0", ct);
+  body.line("const {} raw = dlc_load(x[{}]);", ct, offset);
+  body.line("const {} v = {} ? raw : {};", ct, inside, neutral);
+  std::optional<CodeWriter::Scope> use;
+  if (indices)
+    use.emplace(body.block("if ({})", inside));
   if (indices) { // numpy's max: a NaN wins; ties keep the first
     const std::string takes =
         isFloat(t) ? "!isnan(acc) && (v > acc || isnan(v))" : std::string("v > acc");
@@ -247,7 +266,8 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
     body.line("{}", accumulate(node, "v"));
   }
   if (average && !includePad)
-    body.line("++cnt;");
+    body.line("cnt += {} ? 1 : 0;", inside);
+  use.reset();
   while (!taps.empty())
     taps.pop_back();
   std::string divisor = "cnt";
