@@ -246,8 +246,7 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   }
   // A tap outside the input counts as the accumulation's neutral value, selected rather than
   // branched on (a branch would let the compiler sink the load into it again).
-  const std::string neutral =
-      node.op() == Op::kMaxPool ? lowest(t) : fmt::format("({})0", ct);
+  const std::string neutral = node.op() == Op::kMaxPool ? lowest(t) : fmt::format("({})0", ct);
   body.line("const {} raw = dlc_load(x[{}]);", ct, offset);
   body.line("const {} v = {} ? raw : {};", ct, inside, neutral);
   std::optional<CodeWriter::Scope> use;
