@@ -144,15 +144,14 @@ Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
                    u.node == group.anchor || !inGroup(u.node);
           });
       const std::string name = "h_" + p, load = loadExpr(p, "0");
-      const std::string init = qScaleOnly ? fmt::format("dlc_qscale_of({})", load) : load;
-      if (!assign) {
-        w.line("const {} {} = {};", qScaleOnly ? "dlc_qscale" : "auto", name, init);
+      if (!qScaleOnly) {
+        w.line("const auto {} = {};", name, load);
+      } else if (!assign) {
+        w.line("const dlc_qscale {} = dlc_qscale_of({});", name, load);
       } else {
-        if (qScaleOnly)
-          w.line("dlc_qscale {};", name);
-        else
-          w.line("decltype({}) {};", load, name);
-        assign->line("{} = {};", name, init);
+        w.line("const float {}_raw = {};", name, load);
+        w.line("dlc_qscale {};", name);
+        assign->line("{0} = dlc_qscale_of({0}_raw);", name);
       }
       hoisted[v] = name;
     }

@@ -65,9 +65,10 @@ using Hoisted = std::map<const Value *, std::string>;
 /// (`dlc_qscale`), computed once; a dequantization reads it back through the explicit (float)
 /// conversion its expression writes. Otherwise every element would compute the reciprocal again,
 /// whose double-precision steps and branch the compiler does not hoist. Readers outside the group
-/// do not count. With `assign`, `w` gets only the declarations (`dlc_qscale h_<param>;`) and
-/// `assign` the loads (`h_<param> = ...;`), for a kernel that runs them later, once its operand
-/// loads are in flight: the reciprocal waits for its scale where it is computed.
+/// do not count. With `assign`, a scale's load stays in `w` but its reciprocal (`h_<param> =
+/// dlc_qscale_of(h_<param>_raw);`) goes to `assign`, for a kernel that computes it later, once
+/// its operand loads are in flight: the reciprocal waits for the scale where it is computed
+/// (and branches on it), a load alone does not.
 Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
                             const std::function<std::string(const Value *)> &param,
                             CodeWriter *assign = nullptr);

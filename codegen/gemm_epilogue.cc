@@ -78,7 +78,7 @@ std::string epilogueOffset(const KernelContext &ctx, const std::vector<int64_t> 
   return broadcastOffset(in, out, idx, !ctx.narrow);
 }
 
-Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
+Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx, CodeWriter *late = nullptr) {
   // A deferred table fill loads its own operands (writeEpilogueLambdas): hoisted here, one
   // that only the table reads would make the block wait for it before its first tile loads
   // (a quantization scale's reciprocal is computed, and branched on, where it is declared).
@@ -92,10 +92,13 @@ Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx) {
                  ctx.group.nodes.end();
     });
   };
-  return codegen::writeHoistedScalars(w, ctx.group, [&](const Value *v) -> std::string {
-    auto it = ctx.names.find(v);
-    return it == ctx.names.end() || tableOnly(v) ? "" : it->second;
-  });
+  return codegen::writeHoistedScalars(
+      w, ctx.group,
+      [&](const Value *v) -> std::string {
+        auto it = ctx.names.find(v);
+        return it == ctx.names.end() || tableOnly(v) ? "" : it->second;
+      },
+      late);
 }
 
 /// How an epilogue operand varies over a staged-epilogue chunk (stagedV adjacent outputs
@@ -373,12 +376,14 @@ bool heavyEpilogue(const FusedGroup &group) {
   return false;
 }
 
-Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx) {
+Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx, CodeWriter *late) {
   // GNU attribute syntax on a lambda; NVRTC and nvcc accept it.
   const char *attr = ctx.outlineEpilogue ? " __attribute__((noinline))" : "";
   const bool intAcc = ctx.spec.dtype == DType::kI8;
   const char *accType = intAcc ? "int" : "float";
-  const Hoisted hoisted = writeHoistedScalars(w, ctx);
+  // A table filled at once reads the scales' reciprocals at once.
+  const Hoisted hoisted =
+      writeHoistedScalars(w, ctx, ctx.table && !ctx.deferTableFill ? nullptr : late);
   if (ctx.table) {
     LoadFn load = [&](const Value *v, const std::vector<int64_t> &) -> Expected<std::string> {
       if (auto h = hoisted.find(v); h != hoisted.end())

@@ -175,7 +175,10 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("constexpr int EP_CHUNKS = dlc_sm90::EP_COLS / {};", split ? 4 : ctx.stagedV);
   w.line("extern __shared__ __align__(1024) unsigned char dlc_smem_raw[];");
   w.line("unsigned char *dlc_smem = dlc_sm90::align1024(dlc_smem_raw);");
-  DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
+  // The epilogue scales' reciprocals are computed by each tile's epilogue (a few instructions),
+  // so that no warp waits for a scale before the main loop; only their loads come first.
+  CodeWriter late;
+  DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx, &late));
   // B multicast: a unit is a pair of row tiles (2 tm, 2 tm + 1; the second past M where the
   // row tiles are odd, its rows then masked), the cluster's rank picks one.
   const int64_t unitRows = rowUnits(c, ctx.tilesM), perBatch = unitRows * ctx.tilesN;
@@ -255,6 +258,7 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   auto call = rows ? w.lambdaArgThen("norm_tail", "{}", head) : w.lambdaArg("{}", head);
   w.line("const long long b = x.b;");
   w.line("const int m0 = x.m0, n0 = x.n0;");
+  w.embed(late);
   writeOpaqueOrigin(w);
   // The slab passes are unrolled: the accumulators are registers, indexed by constants. Each
   // pass holds a copy of the chunk loop (not unrolled for a heavy epilogue). Calling one

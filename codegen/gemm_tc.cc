@@ -431,10 +431,11 @@ void writeFragments(CodeWriter &w, const KernelContext &ctx) {
 /// The software pipeline over the K tiles: the first STAGES - 1 tiles in flight, then per
 /// tile its MMAs while the next tiles load. Fragments are double-buffered across K steps; the
 /// last step of a tile waits for the next tile (one barrier per tile) and loads that tile's
-/// first fragments before its own MMAs. A deferred epilogue table (ctx.deferTableFill) is
-/// filled while the first tiles load, once per block, before the barrier that ends their wait:
-/// a block's first loads then no longer wait behind the epilogue's scalar loads and the fill.
-void writeMainLoop(CodeWriter &w, const KernelContext &ctx) {
+/// first fragments before its own MMAs. While the first tiles load, before the barrier that
+/// ends their wait, the block computes its epilogue scales' reciprocals (`late`) and fills a
+/// deferred epilogue table (ctx.deferTableFill, once per block): its first loads then no
+/// longer wait behind the epilogue's scalar loads and the fill.
+void writeMainLoop(CodeWriter &w, const KernelContext &ctx, const CodeWriter &late) {
   w.line("#pragma unroll");
   {
     auto prologue = w.block("for (int st = 0; st < STAGES - 1; ++st)");
@@ -447,6 +448,7 @@ void writeMainLoop(CodeWriter &w, const KernelContext &ctx) {
     }
     w.line("dlc_cp_async_commit();");
   }
+  w.embed(late); // the epilogue scales' reciprocals, while the first tiles load
   if (ctx.deferTableFill) {
     if (ctx.spec.batch == 1)
       w.line("dlc_tab_fill();");
@@ -526,8 +528,9 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("const int m0 = tm * BM, n0 = tn * BN;");
   w.line("const int kt0 = blockIdx.y * {};", ctx.kTilesPerSplit);
   w.line("const int ktn = min({} - kt0, {});", ctx.kTiles, ctx.kTilesPerSplit);
+  CodeWriter late;
   if (c.splitK == 1)
-    DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
+    DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx, &late));
   auto batch = w.block("for (long long b = blockIdx.z; b < {}LL; b += gridDim.z)", s.batch);
   if (ctx.prefetchPasses > 0)
     writeEpiloguePrefetch(w, ctx);
@@ -548,7 +551,7 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
   w.line("    for (int q = 0; q < 4; ++q)");
   w.line("      acc[mi][ni][q] = 0;");
   writeFragments(w, ctx);
-  writeMainLoop(w, ctx);
+  writeMainLoop(w, ctx, late);
   w.line("dlc_cp_async_wait<0>();");
   w.line("__syncthreads();");
   writeOpaqueOrigin(w);

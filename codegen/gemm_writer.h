@@ -86,8 +86,11 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
 
 /// Writes `dlc_ep` / `dlc_ep2` lambdas: epilogue of one element (or of two adjacent ones) at
 /// flat output offset `oidx`, ending in the store; with ctx.stagedV instead `dlc_epv`, the
-/// epilogue of stagedV adjacent elements whose accumulators are in shared memory.
-Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx);
+/// epilogue of stagedV adjacent elements whose accumulators are in shared memory. With `late`,
+/// the reciprocals of the epilogue's scales (dlc_qscale) go there (writeHoistedScalars' assign),
+/// for the kernel to compute once its first loads are in flight, before the first epilogue or
+/// deferred table fill; only their loads stay at the top.
+Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx, CodeWriter *late = nullptr);
 
 /// The staged epilogue of a tensor-core kernel (ctx.stagedV > 0), written after its main loop.
 /// The m16n8 accumulator fragments leave each lane with two adjacent outputs in each of 8 rows,

@@ -99,9 +99,17 @@ TEST(ByteTable, TheRequantizingTailOfAResidualBlock) {
   EXPECT_EQ(perElement.find("dlc_tab"), std::string::npos);
   // %s1 scales both a quantization and a dequantization: hoisted once with its reciprocal
   // (dlc_qscale), which the dequantization reads back as a float; no scale is hoisted as a
-  // plain float that a quantization then takes the reciprocal of per element.
+  // plain float that a quantization then takes the reciprocal of per element. The mma.sync
+  // kernel loads it at the top and computes the reciprocal once its first tiles' loads are
+  // issued (before the table fill), so that nothing waits for the scale before them.
   for (const std::string &s : {src, perElement}) {
-    EXPECT_NE(s.find("const dlc_qscale h_in"), std::string::npos) << s;
+    const size_t raw = s.find("const float h_in");
+    ASSERT_NE(raw, std::string::npos) << s;
+    const std::string h = s.substr(raw + 12, s.find("_raw", raw) - raw - 12);
+    EXPECT_NE(s.find("dlc_qscale " + h + ";"), std::string::npos) << h << "\n" << s;
+    const size_t late = s.find(h + " = dlc_qscale_of(" + h + "_raw);");
+    EXPECT_LT(s.find("dlc_cp_async_commit();"), late) << s;
+    EXPECT_LT(late, s.find("dlc_cp_async_wait<STAGES - 2>();")) << s;
     for (size_t at = s.find("const auto h_"); at != std::string::npos;
          at = s.find("const auto h_", at + 1)) {
       const size_t name = at + std::string("const auto ").size();
