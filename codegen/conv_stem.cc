@@ -140,7 +140,8 @@ Expected<KernelSet> writeStemConv(const FusedGroup &group, const GemmSpec &spec,
            "* EPP);",
            sOff);
     w.line("const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;");
-    DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx));
+    CodeWriter late; // the epilogue scales' reciprocals, after the weight's loads
+    DLC_RETURN_IF_ERROR(writeEpilogueLambdas(w, ctx, &late));
     // The weight as [COUT][KSTEPS * 16]: K = combo * 8 + kernel column, zeros past KW and past
     // the last combo.
     w.line("// The weight, re-laid once per block: [out channel][(channel, kernel row) x 8 + "
@@ -159,6 +160,7 @@ Expected<KernelSet> writeStemConv(const FusedGroup &group, const GemmSpec &spec,
            ": 0u);");
     w.line("const unsigned bBase = dlc_smem_u32(sW) + (unsigned)(((lane & 7) + ((lane >> 4) << "
            "3)) * WP + ((lane >> 3) & 1) * 8) * 2u;");
+    w.embed(late);
     auto tilesLoop = w.block("for (int tile = blockIdx.x; tile < {}; tile += gridDim.x)", tiles);
     w.line("const int img = tile / TILES_PER_IMAGE, p0 = (tile % TILES_PER_IMAGE) * TILE;");
     w.line("const int oh0 = p0 / OW, ih0 = oh0 * SH - PH;");
