@@ -29,14 +29,19 @@ inline std::string dense(int64_t n, unsigned seed, float range) {
   return "dense<[" + s + "]>";
 }
 
-/// A float16 tensor of `shape` with values uniform in [-1, 1) (drawn in float32 with `seed`).
-inline Tensor halfUniform(std::vector<int64_t> shape, unsigned seed) {
+/// A float32 tensor of `shape` with values uniform in [-1, 1), drawn with `seed`.
+inline Tensor uniform(std::vector<int64_t> shape, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
   for (int64_t i = 0; i < t.numElements(); ++i)
     t.mutableData<float>()[i] = u(rng);
-  return t.castTo(DType::kF16);
+  return t;
+}
+
+/// The same in float16 (drawn in float32 with `seed`).
+inline Tensor halfUniform(std::vector<int64_t> shape, unsigned seed) {
+  return uniform(std::move(shape), seed).castTo(DType::kF16);
 }
 
 /// The GPU alone (no CPU fallback), kernels emitted but not compiled by NVRTC, and plain sm_90

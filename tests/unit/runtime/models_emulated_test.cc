@@ -20,16 +20,8 @@
 namespace dlc {
 namespace {
 
-Tensor uniform(std::vector<int64_t> shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.mutableData<float>()[i] = u(rng);
-  return t;
-}
-
 using testing::expectEmulatedMatches;
+using testing::uniform;
 
 void expectEmulatedMatchesReference(const std::string &model, const Tensor &x) {
   SCOPED_TRACE(model);

@@ -3,21 +3,12 @@
 // float16 and int8, AveragePool with and without the padding in its divisor.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "unit/runtime/emulated_util.h"
 
 namespace dlc {
 namespace {
 
-Tensor uniform(std::vector<int64_t> shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.mutableData<float>()[i] = u(rng);
-  return t;
-}
+using testing::uniform;
 
 TEST(PoolEmulated, PaddedWindowsMatchTheReference) {
   // 13 x 11 with a 3 x 3 window, stride 2, padding 1: every edge has taps in the padding; the
