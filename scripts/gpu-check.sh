@@ -23,6 +23,9 @@
 #               keep some; DLC_HARNESS_VARIANT=NAME=FLAGS also times a build with those flags)
 #   gemms       the same harness on single fp16 GEMMs against cuBLAS (8192^3, transformer shapes;
 #               DLC_HARNESS_VARIANT too)
+#   int8        the harness with --int8 on ResNet-50 (b1, b32) and BERT-base b8: each float16 row
+#               also quantized by `dlc quantize` and timed int8 beside dlc fp16 and PyTorch by the
+#               same function (issue 12's benchmark)
 #   attention   the harness on BERT and ViT compiled with --no-fused-attention (the unfused
 #               path, to compare with the harness part; no torch.compile)
 #   kbench      tools/kbench/kbench on $DLC_KBENCH_FILE (default tools/kbench/sm90.txt)
@@ -139,6 +142,8 @@ for part in "${parts[@]}"; do
                ${DLC_HARNESS_VARIANT:+--variant "$DLC_HARNESS_VARIANT"} ;;
     gemms) run_part gemms python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
              --out "$out" --gemms ${DLC_HARNESS_VARIANT:+--variant "$DLC_HARNESS_VARIANT"} ;;
+    int8) run_part int8 python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
+            --out "$out/int8" --models resnet50:1:float16,resnet50:32:float16,bert_base --int8 ;;
     attention) run_part attention python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
                  --out "$out/attention" --models bert_base,vit_b_16 --no-fused-attention --no-compile ;;
     python)
