@@ -142,15 +142,13 @@ Status emitEpilogue(CodeWriter &w, const FusedGroup &group, const Value *root,
     }
     env[root] = computeExpr;
   }
-  LoadFn load = [&](const Value *v, const std::vector<int64_t> &view) -> Expected<std::string> {
-    if (producerIn(group, v))
-      return invalidArgument("value '{}' is computed in the group but not from the anchor output",
-                             v->name());
-    if (hoisted)
-      if (auto h = hoisted->find(v); h != hoisted->end())
-        return h->second;
-    return loadExpr(params.read(v), broadcastOffset(view, shape, idx));
-  };
+  LoadFn load = readingHoisted(
+      hoisted, [&](const Value *v, const std::vector<int64_t> &view) -> Expected<std::string> {
+        if (producerIn(group, v))
+          return invalidArgument(
+              "value '{}' is computed in the group but not from the anchor output", v->name());
+        return loadExpr(params.read(v), broadcastOffset(view, shape, idx));
+      });
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, chain, env, load, prefix));
 
   std::vector<const Value *> candidates{root};

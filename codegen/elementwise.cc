@@ -88,29 +88,27 @@ struct Loops {
   // Operands with as many elements as the iteration space are read at the flat index itself
   // (broadcasting cannot reorder them); in the vector loop they come in 16-byte vectors.
   std::vector<const Value *> full;
-  // One-element operands loaded once per vector step (writeVectorLoop), not per element.
-  const Hoisted *hoisted = nullptr;
 };
 
 using ElementFn = std::function<std::string(const Value *)>;
 using StoreFn = std::function<std::string(size_t, const std::string &)>;
 
 /// The body for element i: `elem(v)` is the expression of a full-shape operand's element,
-/// `store(i, e)` the statement storing output i.
-Status writeBody(CodeWriter &w, const Loops &l, const ElementFn &elem, const StoreFn &store) {
+/// `store(i, e)` the statement storing output i; one-element operands in `hoisted` (the vector
+/// loop's, loaded once per step) are read from their copies.
+Status writeBody(CodeWriter &w, const Loops &l, const ElementFn &elem, const StoreFn &store,
+                 const Hoisted *hoisted = nullptr) {
   ValueEnv env;
-  LoadFn load = [&](const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
-    auto it = l.names.find(v);
-    if (it == l.names.end())
-      return invalidArgument("value '{}' is neither a group input nor computed in the group",
-                             v->name());
-    if (count(staticSizes(v)) == l.n) // any shape of n elements broadcasts as the identity
-      return elem(v);
-    if (l.hoisted)
-      if (auto h = l.hoisted->find(v); h != l.hoisted->end())
-        return h->second;
-    return loadExpr(it->second, broadcastOffset(shape, l.iter, "i"));
-  };
+  LoadFn load = readingHoisted(
+      hoisted, [&](const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
+        auto it = l.names.find(v);
+        if (it == l.names.end())
+          return invalidArgument("value '{}' is neither a group input nor computed in the group",
+                                 v->name());
+        if (count(staticSizes(v)) == l.n) // any shape of n elements broadcasts as the identity
+          return elem(v);
+        return loadExpr(it->second, broadcastOffset(shape, l.iter, "i"));
+      });
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, l.group.nodes, env, load, "v"));
   for (size_t i = 0; i < l.group.outputs.size(); ++i) {
     const Value *out = l.group.outputs[i];
@@ -153,16 +151,15 @@ Status writeVectorLoop(CodeWriter &w, const Loops &l) {
     auto it = l.names.find(v);
     return it == l.names.end() || l.group.contains(v->producer()) ? "" : it->second;
   });
-  Loops step = l;
-  step.hoisted = &hoisted;
   w.line("#pragma unroll");
   {
     auto lanes = w.block("for (int j = 0; j < {}; ++j)", l.vec);
     if (readsBroadcast(l.group, l.n)) // broadcast operands index with i
       w.line("const {} i = t * {} + j;", l.idxType, l.vec);
     DLC_RETURN_IF_ERROR(writeBody(
-        w, step, [&](const Value *v) { return fmt::format("dlc_load({}v.v[j])", l.names.at(v)); },
-        [&](size_t i, const std::string &e) { return fmt::format("out{}v.v[j] = {};", i, e); }));
+        w, l, [&](const Value *v) { return fmt::format("dlc_load({}v.v[j])", l.names.at(v)); },
+        [&](size_t i, const std::string &e) { return fmt::format("out{}v.v[j] = {};", i, e); },
+        &hoisted));
   }
   for (size_t i = 0; i < l.group.outputs.size(); ++i)
     w.line("*reinterpret_cast<dlc_vec<{0}, {1}> *>(out{2} + t * {1}) = out{2}v;",

@@ -117,13 +117,21 @@ std::string loadExpr(std::string_view ptr, std::string_view offset) {
   return fmt::format("dlc_load({}[{}])", ptr, offset);
 }
 
+LoadFn readingHoisted(const Hoisted *hoisted, LoadFn load) {
+  if (!hoisted)
+    return load;
+  return [hoisted, load = std::move(load)](
+             const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
+    if (auto h = hoisted->find(v); h != hoisted->end())
+      return h->second;
+    return load(v, shape);
+  };
+}
+
 Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
                             const std::function<std::string(const Value *)> &param,
                             CodeWriter *assign) {
   Hoisted hoisted;
-  auto inGroup = [&](const Node *n) {
-    return std::find(group.nodes.begin(), group.nodes.end(), n) != group.nodes.end();
-  };
   for (const Node *n : group.nodes) {
     if (n == group.anchor)
       continue;
@@ -134,14 +142,14 @@ Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
       if (p.empty())
         continue;
       auto quantizes = [&](const Use &u) {
-        return u.node->op() == Op::kQuantizeLinear && u.index == 1 && inGroup(u.node);
+        return u.node->op() == Op::kQuantizeLinear && u.index == 1 && group.contains(u.node);
       };
       const bool qScaleOnly =
           v->dtype() != DType::kF64 && std::any_of(v->uses().begin(), v->uses().end(), quantizes) &&
           std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
             const Op op = u.node->op();
             return ((op == Op::kQuantizeLinear || op == Op::kDequantizeLinear) && u.index == 1) ||
-                   u.node == group.anchor || !inGroup(u.node);
+                   u.node == group.anchor || !group.contains(u.node);
           });
       const std::string name = "h_" + p, load = loadExpr(p, "0");
       if (!qScaleOnly) {

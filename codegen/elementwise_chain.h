@@ -73,4 +73,7 @@ Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
                             const std::function<std::string(const Value *)> &param,
                             CodeWriter *assign = nullptr);
 
+/// `load`, except that an operand in `hoisted` (when given) is read from its hoisted copy.
+LoadFn readingHoisted(const Hoisted *hoisted, LoadFn load);
+
 } // namespace dlc::codegen

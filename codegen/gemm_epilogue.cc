@@ -88,8 +88,7 @@ Hoisted writeHoistedScalars(CodeWriter &w, const KernelContext &ctx, CodeWriter 
     const std::vector<const Node *> &tail = ctx.table->nodes;
     return std::all_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
       return std::find(tail.begin(), tail.end(), u.node) != tail.end() ||
-             std::find(ctx.group.nodes.begin(), ctx.group.nodes.end(), u.node) ==
-                 ctx.group.nodes.end();
+             !ctx.group.contains(u.node);
     });
   };
   return codegen::writeHoistedScalars(
@@ -385,16 +384,15 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx, CodeWriter 
   const Hoisted hoisted =
       writeHoistedScalars(w, ctx, ctx.table && !ctx.deferTableFill ? nullptr : late);
   if (ctx.table) {
-    LoadFn load = [&](const Value *v, const std::vector<int64_t> &) -> Expected<std::string> {
-      if (auto h = hoisted.find(v); h != hoisted.end())
-        return h->second;
-      auto name = ctx.names.find(v);
-      if (!ctx.deferTableFill || name == ctx.names.end() || !v->shape().isStatic() ||
-          v->shape().numElements() != 1)
-        return invalidArgument("the epilogue table reads '{}', which is not one element",
-                               v->name());
-      return loadExpr(name->second, "0"); // inside the deferred fill: loaded there
-    };
+    LoadFn load = readingHoisted(
+        &hoisted, [&](const Value *v, const std::vector<int64_t> &) -> Expected<std::string> {
+          auto name = ctx.names.find(v);
+          if (!ctx.deferTableFill || name == ctx.names.end() || !v->shape().isStatic() ||
+              v->shape().numElements() != 1)
+            return invalidArgument("the epilogue table reads '{}', which is not one element",
+                                   v->name());
+          return loadExpr(name->second, "0"); // inside the deferred fill: loaded there
+        });
     DLC_RETURN_IF_ERROR(writeByteTableInit(w, *ctx.table, load, ctx.deferTableFill));
   }
   if (ctx.stagedV > 0)

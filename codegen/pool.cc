@@ -21,8 +21,6 @@
 // deterministic.
 #include <fmt/format.h>
 
-#include <optional>
-
 #include "codegen/anchor_epilogue.h"
 #include "codegen/cuda_prelude.h"
 #include "codegen/data_movement_internal.h"
@@ -249,10 +247,8 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   const std::string neutral = node.op() == Op::kMaxPool ? lowest(t) : fmt::format("({})0", ct);
   body.line("const {} raw = dlc_load(x[{}]);", ct, offset);
   body.line("const {} v = {} ? raw : {};", ct, inside, neutral);
-  std::optional<CodeWriter::Scope> use;
-  if (indices)
-    use.emplace(body.block("if ({})", inside));
-  if (indices) { // numpy's max: a NaN wins; ties keep the first
+  if (indices) { // numpy's max: a NaN wins; ties keep the first (taps inside the input only)
+    auto use = body.block("if ({})", inside);
     const std::string takes =
         isFloat(t) ? "!isnan(acc) && (v > acc || isnan(v))" : std::string("v > acc");
     const bool columnMajor = node.getInt("storage_order") == 1;
@@ -266,7 +262,6 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   }
   if (average && !includePad)
     body.line("cnt += {} ? 1 : 0;", inside);
-  use.reset();
   while (!taps.empty())
     taps.pop_back();
   std::string divisor = "cnt";

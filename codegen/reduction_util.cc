@@ -146,13 +146,11 @@ Status GroupParts::store(CodeWriter &w, std::string_view idx, std::string_view v
                          const Hoisted *hoisted) const {
   ValueEnv env;
   env[anchor_->output(0)] = std::string(value);
-  LoadFn load = [&](const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
-    if (hoisted)
-      if (auto h = hoisted->find(v); h != hoisted->end())
-        return h->second;
-    DLC_ASSIGN_OR_RETURN(std::string name, param(v));
-    return loadExpr(name, broadcastOffset(shape, outShape_, idx));
-  };
+  LoadFn load = readingHoisted(
+      hoisted, [&](const Value *v, const std::vector<int64_t> &shape) -> Expected<std::string> {
+        DLC_ASSIGN_OR_RETURN(std::string name, param(v));
+        return loadExpr(name, broadcastOffset(shape, outShape_, idx));
+      });
   DLC_RETURN_IF_ERROR(emitElementwiseNodes(w, epilogue_, env, load, prefix));
   for (size_t i = 0; i < group_->outputs.size(); ++i) {
     const Value *out = group_->outputs[i];
