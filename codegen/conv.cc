@@ -317,7 +317,9 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
 
 Family convFamily() {
   return {"conv", claims, supports, [](const FusedGroup &g, const EmitOptions &o) {
-            return gemm::emitConvGroup(g, o, std::nullopt);
+            return gemm::emitWithTileOverride(g, o, [&](const std::optional<gemm::TileConfig> &c) {
+              return gemm::emitConvGroup(g, o, c);
+            });
           }};
 }
 

@@ -267,7 +267,9 @@ Expected<KernelSet> emitGemmGroup(const FusedGroup &group, const EmitOptions &op
 
 Family gemmFamily() {
   return {"gemm", claims, supports, [](const FusedGroup &g, const EmitOptions &o) {
-            return gemm::emitGemmGroup(g, o, std::nullopt);
+            return gemm::emitWithTileOverride(g, o, [&](const std::optional<gemm::TileConfig> &c) {
+              return gemm::emitGemmGroup(g, o, c);
+            });
           }};
 }
 

@@ -247,6 +247,13 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
     return no("the warp tile must be a multiple of 16 x 16");
   if (c.bk % kStep != 0 || c.bk < kStep)
     return no(fmt::format("BK must be a multiple of {}", kStep));
+  // Each thread holds its share of the warp tile's sums in registers (the candidates' largest,
+  // 64 x 64 a warp, hold 128).
+  const int sums = (c.bm / c.warpsM) * (c.bn / c.warpsN) / 32;
+  if (sums > 128)
+    return no(fmt::format("a {}x{} warp tile holds {} sums per thread; at most 128 fit in "
+                          "registers",
+                          c.bm / c.warpsM, c.bn / c.warpsN, sums));
   if (c.stages < 2)
     return no("at least 2 stages");
   if (sharedBytes(spec, c) > 227u * 1024u)
@@ -512,6 +519,33 @@ std::vector<std::string> groupParams(KernelContext &ctx, std::vector<KernelParam
   decls.push_back(paramDecl(ctx.group.outputs[0], "out0", true));
   params.push_back({ctx.group.outputs[0], -1, true});
   return decls;
+}
+
+Expected<KernelSet> emitWithTileOverride(
+    const FusedGroup &group, const EmitOptions &opts,
+    const std::function<Expected<KernelSet>(const std::optional<TileConfig> &)> &emit) {
+  const Node *named = nullptr;
+  std::string text;
+  for (const Node *n : group.nodes) {
+    auto it = opts.gemmTiles.find(n->name());
+    if (it == opts.gemmTiles.end())
+      continue;
+    if (named && it->second != text)
+      return invalidArgument("--gemm-tile names two tiles for one kernel: {}={} and {}={}",
+                             named->name(), text, n->name(), it->second);
+    named = n;
+    text = it->second;
+  }
+  if (!named)
+    return emit(std::nullopt);
+  const std::string option = fmt::format("--gemm-tile {}={}", named->name(), text);
+  const std::optional<TileConfig> cfg = parseTileConfig(text);
+  if (!cfg)
+    return invalidArgument("{}: '{}' is not a tile", option, text);
+  Expected<KernelSet> set = emit(cfg);
+  if (!set)
+    return set.status().withContext(option);
+  return set;
 }
 
 Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -145,6 +146,12 @@ int64_t rowUnits(const TileConfig &cfg, int64_t tilesM);
 /// The tile configuration the writer picks for `spec`; `seconds`, when given, gets the cost
 /// model's time for it (infinity where no tile fits).
 TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *seconds = nullptr);
+
+/// Calls `emit` with the tile EmitOptions::gemmTiles names for a node of `group` (`--gemm-tile`),
+/// or with none; an error then names the option (a tile that does not parse, or does not fit).
+Expected<KernelSet> emitWithTileOverride(
+    const FusedGroup &group, const EmitOptions &opts,
+    const std::function<Expected<KernelSet>(const std::optional<TileConfig> &)> &emit);
 
 /// Whether `cfg` can run `spec`; else why not.
 bool tileFits(const GemmSpec &spec, const TileConfig &cfg, const EmitOptions &opts,

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -288,6 +289,11 @@ struct EmitOptions {
   /// process and 0.954 against 0.959 with it; BERT-base b8 0.679 against 0.675 (its 128 keys
   /// are the two stages either way).
   bool attentionResidentKv = true;
+  /// Tiles chosen by hand (`--gemm-tile NODE=TILE`): a GEMM or convolution kernel whose group
+  /// holds a node of that name runs that tile (TileConfig's text form, gemm_kernel.h, as the
+  /// kernels' comments and `kbench --tile` print it) instead of the cost model's choice. For
+  /// measuring a choice inside a model, where kbench's isolated figures do not always hold.
+  std::map<std::string, std::string> gemmTiles;
 };
 
 /// Starts kernel `k`'s body with the prelude helper `dlc_grid_wait();` (`griddepcontrol.wait`:

@@ -250,6 +250,7 @@ public:
 
   Expected<rt::Program> run() {
     DLC_ASSIGN_OR_RETURN(std::vector<FusedGroup> groups, collectGroups(g_));
+    DLC_RETURN_IF_ERROR(checkTileOverrides(groups));
     // The pool holds at most every constant once: reserved up front, it grows without the
     // reallocations and copies of a doubling vector (a warm ResNet-50 compile spent 13% of its
     // samples there). Capacity not written is never touched.
@@ -283,6 +284,30 @@ public:
   }
 
 private:
+  /// Each `--gemm-tile` name is a node of a GPU kernel that runs a matrix product or a
+  /// convolution (its tile then applies there: gemm::emitWithTileOverride).
+  Status checkTileOverrides(const std::vector<FusedGroup> &groups) const {
+    for (const auto &[name, tile] : opts_.emit.gemmTiles) {
+      const FusedGroup *owner = nullptr;
+      for (const FusedGroup &grp : groups)
+        if (std::any_of(grp.nodes.begin(), grp.nodes.end(),
+                        [&](const Node *n) { return n->name() == name; }))
+          owner = &grp;
+      if (!owner)
+        return invalidArgument("--gemm-tile {}={}: the graph has no node '{}' (names as `dlc opt` "
+                               "and `dlc run --profile` print them)",
+                               name, tile, name);
+      const Op op = owner->anchor ? owner->anchor->op() : Op::kIdentity;
+      const bool product = op == Op::kMatMul || op == Op::kGemm || op == Op::kConv ||
+                           op == Op::kMatMulInteger || op == Op::kConvInteger;
+      if (!product || onCpu(*owner->nodes.front()))
+        return invalidArgument("--gemm-tile {}={}: node '{}' is in {}, not a GPU kernel of a "
+                               "matrix product or convolution",
+                               name, tile, name, owner->name);
+    }
+    return Status::ok();
+  }
+
   /// Each node of a CPU group is a host step of its own.
   Status lowerHostGroup(const FusedGroup &grp) {
     for (const Node *n : grp.nodes) {

@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include "codegen/gemm_kernel.h"
 #include "runtime/jit/model.h"
 #include "tools/dlc/commands.h"
 
@@ -131,6 +132,31 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");
+  const CLI::Validator nodeTile(
+      [](std::string &text) -> std::string {
+        const size_t eq = text.rfind('=');
+        if (eq == std::string::npos || eq == 0)
+          return fmt::format("'{}' is not NODE=TILE", text);
+        if (!codegen::gemm::parseTileConfig(text.substr(eq + 1)))
+          return fmt::format("'{}' is not a tile (as kernels print them: 128x64x32/4x2s2k1, "
+                             "128x128x64/wgs6k1t)",
+                             text.substr(eq + 1));
+        return "";
+      },
+      "NODE=TILE");
+  cmd->add_option_function<std::vector<std::string>>(
+         "--gemm-tile",
+         [&kernels](const std::vector<std::string> &items) {
+           for (const std::string &item : items) {
+             const size_t eq = item.rfind('=');
+             kernels.gemmTiles[item.substr(0, eq)] = item.substr(eq + 1);
+           }
+         },
+         "GPU, for measuring: the GEMM/conv kernel of node NODE (a name `dlc opt` or `dlc run "
+         "--profile` prints, e.g. conv_27/int8) runs tile TILE (the text its kernel's comment and "
+         "kbench --tile use, e.g. 64x64x64/2x2s2k1) instead of the cost model's choice "
+         "(repeatable)")
+      ->check(nodeTile);
 }
 
 Status precisionOptions(const PrecisionArgs &args, std::string &precision, std::string &keepFp32) {
