@@ -147,6 +147,7 @@ ChunkOperand chunkAccess(const std::vector<int64_t> &in, const std::vector<int64
 struct VecOperands {
   std::string lane;
   int width = 0;
+  std::string rowLane; // the element of r_<param> where it holds a sub-chunk; else `lane`
   std::map<std::string, std::pair<const Value *, ChunkOperand>> used; // by parameter name
   std::map<std::string, std::string> constants; // parameter name -> the chunk's offset
 };
@@ -169,8 +170,9 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
       case ChunkAccess::kFull:
       case ChunkAccess::kRow:
         vec->used[name] = {val, c};
-        return fmt::format("dlc_load({}_{}.v[{}])", c.access == ChunkAccess::kFull ? "v" : "r",
-                           name, vec->lane);
+        return fmt::format(
+            "dlc_load({}_{}.v[{}])", c.access == ChunkAccess::kFull ? "v" : "r", name,
+            c.access == ChunkAccess::kRow && !vec->rowLane.empty() ? vec->rowLane : vec->lane);
       case ChunkAccess::kConstant:
         vec->constants[name] = epilogueOffset(ctx, shape, outShape, "oidx");
         return fmt::format("c_{}", name);
@@ -229,18 +231,46 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
 /// accumulators at `a` (shared memory). Operands that vary along the chunk (full-size ones, a
 /// bias along N) and the output move as vectors when every such buffer is aligned to one
 /// (dlc_va, tested once), else element by element; an operand constant over the chunk is
-/// loaded once.
+/// loaded once. With ctx.subChunkEpilogue (EmitOptions::epilogueSubChunks) the accumulators and the
+/// operands along N are read 16 bytes of accumulators at a time, each sub-chunk finished before the
+/// next is read: registers for 4 elements of each instead of stagedV (16 for an 8-bit output).
 Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoisted &hoisted,
                            const char *accType) {
   const int v = ctx.stagedV;
-  CodeWriter body;
-  VecOperands vec{"j", v, {}, {}};
+  const int sub = ctx.subChunkEpilogue ? std::min(v, 4) : v; // 16 bytes of 4-byte accumulators
+  const bool split = sub < v;
+  // The element loop: element j of the chunk, jj of the sub-chunk.
+  CodeWriter elements;
+  VecOperands vec{"j", v, split ? "jj" : "", {}, {}};
   {
-    body.line("#pragma unroll");
-    auto loop = body.block("for (int j = 0; j < {}; ++j)", v);
+    elements.line("#pragma unroll");
+    const char *e = split ? "jj" : "j";
+    auto loop = elements.block("for (int {0} = 0; {0} < {1}; ++{0})", e, sub);
+    if (split)
+      elements.line("const int j = j0 + jj;");
     DLC_ASSIGN_OR_RETURN(std::string r,
-                         writeEpilogueBody(body, ctx, hoisted, "av.v[j]", "(oidx + j)", "e", &vec));
-    body.line("o.v[j] = dlc_store<{}>({});", ctx.outStorage, r);
+                         writeEpilogueBody(elements, ctx, hoisted, fmt::format("av.v[{}]", e),
+                                           "(oidx + j)", "e", &vec));
+    elements.line("o.v[j] = dlc_store<{}>({});", ctx.outStorage, r);
+  }
+  auto isFull = [](const auto &use) { return use.second.second.access == ChunkAccess::kFull; };
+  // An operand along N, a whole chunk's or a sub-chunk's (from element j0).
+  auto rowLoad = [](CodeWriter &to, const auto &use, int width, const char *from) {
+    to.line("dlc_vec<{}, {}> r_{};", cudaStorageType(use.second.first->dtype()), width, use.first);
+    to.line("dlc_vload(r_{0}, {0} + oidx % {1}{2}, dlc_va);", use.first, use.second.second.q, from);
+  };
+  CodeWriter body;
+  if (split) {
+    body.line("#pragma unroll");
+    auto chunks = body.block("for (int j0 = 0; j0 < {}; j0 += {})", v, sub);
+    body.line("dlc_vec<{}, {}> av;", accType, sub);
+    body.line("dlc_vload(av, a + j0, true);");
+    for (const auto &use : vec.used)
+      if (!isFull(use))
+        rowLoad(body, use, sub, " + j0");
+    body.embed(elements);
+  } else {
+    body.embed(elements);
   }
   std::vector<std::string> align;
   auto alignOf = [&](const std::string &ptr, DType t) {
@@ -251,7 +281,6 @@ Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoiste
   for (const auto &[name, use] : vec.used)
     alignOf(name, use.first->dtype());
   w.line("const bool dlc_va = (({}) == 0);", fmt::join(align, " | "));
-  auto isFull = [](const auto &use) { return use.second.second.access == ChunkAccess::kFull; };
   const bool prefetch = ctx.prefetchPasses > 0;
   if (prefetch) {
     // The full-size operands of one chunk, loaded by dlc_epl before the main loop, as raw
@@ -276,21 +305,25 @@ Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoiste
   }
   auto epv = w.blockSemi("auto dlc_epv = [&](const {} *a, {} oidx{})", accType, indexType(ctx),
                          prefetch ? ", const dlc_epre &p" : "");
-  w.line("dlc_vec<{}, {}> av;", accType, v);
-  w.line("dlc_vload(av, a, true);");
+  if (!split) {
+    w.line("dlc_vec<{}, {}> av;", accType, v);
+    w.line("dlc_vload(av, a, true);");
+  }
   w.line("dlc_vec<{}, {}> o;", ctx.outStorage, v);
   for (const auto &use : vec.used) {
     const std::string &name = use.first;
-    w.line("dlc_vec<{}, {}> {}_{};", cudaStorageType(use.second.first->dtype()), v,
-           isFull(use) ? "v" : "r", name);
-    if (isFull(use) && prefetch)
+    if (!isFull(use)) {
+      if (!split) // else read per sub-chunk
+        rowLoad(w, use, v, "");
+      continue;
+    }
+    w.line("dlc_vec<{}, {}> v_{};", cudaStorageType(use.second.first->dtype()), v, name);
+    if (prefetch)
       w.line("if (dlc_va) v_{0} = *reinterpret_cast<const decltype(v_{0}) *>(&p.v_{0}); "
              "else dlc_vload(v_{0}, {0} + oidx, false);",
              name);
-    else if (isFull(use))
-      w.line("dlc_vload(v_{0}, {0} + oidx, dlc_va);", name);
     else
-      w.line("dlc_vload(r_{0}, {0} + oidx % {1}, dlc_va);", name, use.second.second.q);
+      w.line("dlc_vload(v_{0}, {0} + oidx, dlc_va);", name);
   }
   for (const auto &[name, offset] : vec.constants)
     w.line("const auto c_{} = {};", name, loadExpr(name, offset));

@@ -702,6 +702,7 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
       }
     }
   }
+  ctx.subChunkEpilogue = opts.epilogueSubChunks && !cfg.wgmma;
   if (opts.epilogueTables && !workspace)
     ctx.table = tableThatFits(group, spec, cfg, opts, main.launch.sharedBytes);
   ctx.deferTableFill = ctx.table && !cfg.simt && !cfg.wgmma;

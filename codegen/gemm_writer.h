@@ -44,6 +44,9 @@ struct KernelContext {
   // the main loop into `pf[prefetchPasses][prefetchChunks]` (slab passes x chunks per lane);
   // 0 where they are loaded by the chunk loop.
   int prefetchPasses = 0, prefetchChunks = 0;
+  // EmitOptions::epilogueSubChunks: dlc_epv reads the accumulators and the operands along N 16
+  // bytes of accumulators at a time (gemm_epilogue.cc's writeVectorEpilogue).
+  bool subChunkEpilogue = false;
   // The epilogue's tail from an 8-bit value to the output, computed once per block into a
   // shared-memory table (codegen/byte_table.h; EmitOptions::epilogueTables); every element
   // then loads its result.

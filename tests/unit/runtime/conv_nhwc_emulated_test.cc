@@ -5,7 +5,8 @@
 // ReLU (the residual prefetched before the main loop where K is at most 64), over pixel counts
 // that leave partial row tiles and channels that leave a partial K tile. int8 (its A the
 // im2col rows) through realize-int8's requantizing epilogue (rescale, bias, an int8 residual,
-// ReLU, the output quantized), compared exactly.
+// ReLU, the output quantized), compared exactly. Each in both orders of the staged epilogue:
+// whole 16-byte output chunks and sub-chunks of 4 accumulators (EmitOptions::epilogueSubChunks).
 #include <gtest/gtest.h>
 
 #include "runtime/jit/model.h"
@@ -27,10 +28,17 @@ void PrintTo(const PointwiseCase &t, std::ostream *os) {
   *os << fmt::format("[{},{},{},{}] -> {} channels", t.n, t.h, t.w, t.c, t.m);
 }
 
-class PointwiseConvEmulated : public ::testing::TestWithParam<PointwiseCase> {};
+class PointwiseConvEmulated : public ::testing::TestWithParam<std::tuple<PointwiseCase, bool>> {
+protected:
+  static jit::JitOptions options() {
+    jit::JitOptions jo = testing::emulatedJitOptions();
+    jo.lower.emit.epilogueSubChunks = std::get<1>(GetParam());
+    return jo;
+  }
+};
 
 TEST_P(PointwiseConvEmulated, HalfWithResidualMatchesTheReference) {
-  const PointwiseCase &t = GetParam();
+  const PointwiseCase &t = std::get<0>(GetParam());
   const std::string y = fmt::format("f16[{},{},{},{}]", t.n, t.h, t.w, t.m);
   const std::string text = fmt::format(
       R"(graph @pw(%x: f16[{0},{1},{2},{3}], %r: {5}) -> (y: {5}) {{
@@ -45,11 +53,11 @@ TEST_P(PointwiseConvEmulated, HalfWithResidualMatchesTheReference) {
   testing::expectEmulatedMatches(text,
                                  {{"x", testing::halfUniform({t.n, t.h, t.w, t.c}, 1)},
                                   {"r", testing::halfUniform({t.n, t.h, t.w, t.m}, 2)}},
-                                 {2e-2, 2e-2});
+                                 {2e-2, 2e-2}, options());
 }
 
 TEST_P(PointwiseConvEmulated, Int8RequantizedMatchesTheReference) {
-  const PointwiseCase &t = GetParam();
+  const PointwiseCase &t = std::get<0>(GetParam());
   if (t.c % 16 != 0)
     GTEST_SKIP() << "int8 channels-last convolutions take whole 16-byte chunks";
   const std::string s = fmt::format("[{},{},{},{}]", t.n, t.h, t.w, t.m);
@@ -76,17 +84,20 @@ TEST_P(PointwiseConvEmulated, Int8RequantizedMatchesTheReference) {
   testing::expectEmulatedMatches(text,
                                  {{"x", testing::int8Tensor({t.n, t.h, t.w, t.c}, 3)},
                                   {"r", testing::int8Tensor({t.n, t.h, t.w, t.m}, 4)}},
-                                 {0.0, 1.0});
+                                 {0.0, 1.0}, options());
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, PointwiseConvEmulated,
-    ::testing::Values(PointwiseCase{3, 14, 14, 64, 256}, // 588 pixels: a partial row tile
-                      PointwiseCase{2, 9, 7, 40, 72},    // a partial K tile, odd column tiles
-                      PointwiseCase{1, 7, 7, 128, 48}),  // K of two tiles, 49 pixels
+    ::testing::Combine(
+        ::testing::Values(PointwiseCase{3, 14, 14, 64, 256}, // 588 pixels: a partial row tile
+                          PointwiseCase{2, 9, 7, 40, 72},    // a partial K tile, odd column tiles
+                          PointwiseCase{1, 7, 7, 128, 48}),  // K of two tiles, 49 pixels
+        ::testing::Bool()),
     [](const auto &info) {
-      const PointwiseCase &t = info.param;
-      return fmt::format("n{}_{}x{}_c{}_m{}", t.n, t.h, t.w, t.c, t.m);
+      const PointwiseCase &t = std::get<0>(info.param);
+      return fmt::format("n{}_{}x{}_c{}_m{}{}", t.n, t.h, t.w, t.c, t.m,
+                         std::get<1>(info.param) ? "_subchunks" : "");
     });
 
 } // namespace

@@ -110,14 +110,15 @@ inline void expectEmulatedMatches(const Model &model, const std::map<std::string
   expectEmulatedMatchesWith(model, feed, tol, jo, launches, compiled);
 }
 
-/// expectEmulatedMatches on the model of graph `text` (the dlc text IR).
+/// expectEmulatedMatches on the model of graph `text` (the dlc text IR), compiled with `jo`.
 inline void expectEmulatedMatches(const std::string &text,
-                                  const std::map<std::string, Tensor> &feed, Tolerance tol) {
+                                  const std::map<std::string, Tensor> &feed, Tolerance tol,
+                                  const jit::JitOptions &jo = emulatedJitOptions()) {
   auto g = parseGraph(text, "test.dlc");
   ASSERT_TRUE(g) << g.status().message() << "\n" << text;
   auto model = Model::fromGraph(std::move(*g));
   ASSERT_TRUE(model) << model.status().message();
-  expectEmulatedMatches(*model, feed, tol);
+  expectEmulatedMatchesWith(*model, feed, tol, jo);
 }
 
 } // namespace dlc::testing
