@@ -152,7 +152,12 @@ Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
                    u.node == group.anchor || !group.contains(u.node);
           });
       const std::string name = "h_" + p, load = loadExpr(p, "0");
-      if (!qScaleOnly) {
+      if (v->isConstant() && isInteger(v->dtype()) && dtypeSize(v->dtype()) <= 4) {
+        // A constant zero point or bound: a literal the compiler folds (x - 0, a clamp with
+        // immediates) and that holds no register.
+        w.line("constexpr {} {} = {};", cudaStorageType(v->dtype()), name,
+               cudaLiteral(static_cast<double>(v->constant().toInt64Vector().at(0)), v->dtype()));
+      } else if (!qScaleOnly) {
         w.line("const auto {} = {};", name, load);
       } else if (!assign) {
         w.line("const dlc_qscale {} = dlc_qscale_of({});", name, load);

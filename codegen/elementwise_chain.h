@@ -68,7 +68,8 @@ using Hoisted = std::map<const Value *, std::string>;
 /// do not count. With `assign`, a scale's load stays in `w` but its reciprocal (`h_<param> =
 /// dlc_qscale_of(h_<param>_raw);`) goes to `assign`, for a kernel that computes it later, once
 /// its operand loads are in flight: the reciprocal waits for the scale where it is computed
-/// (and branches on it), a load alone does not.
+/// (and branches on it), a load alone does not. A constant integer of at most 32 bits (a zero
+/// point, a clamp's bound) is written as a literal (`constexpr`) instead of loaded.
 Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
                             const std::function<std::string(const Value *)> &param,
                             CodeWriter *assign = nullptr);
