@@ -216,14 +216,16 @@ struct EmitOptions {
   /// default (`--no-prefetch-short-epilogues`): ResNet-50 b32 1.908 -> 1.811 ms, the other
   /// models unchanged (H100, session 40; in a second run 1.889 -> 1.838 with ping-pong too).
   bool prefetchShortEpilogues = true;
-  /// The mma.sync kernels' staged epilogue (and split-K's reduction) reads each lane's
-  /// accumulators and its operands along N (per-channel scales, a bias) 16 bytes of
-  /// accumulators at a time, finishing 4 elements before reading the next 4, instead of all 16
-  /// (8-bit outputs) or 8 (16-bit) up front: the same loads and arithmetic, in an order that
-  /// holds fewer registers. ResNet-50 b32's int8 layer1 expansion (128 x 64 tile, 256 threads)
-  /// drops from 119 to 80 registers (ptxas -v, CUDA 12), 3 blocks per SM instead of 2.
-  /// `--epilogue-sub-chunks`; off until measured on a GPU.
-  bool epilogueSubChunks = false;
+  /// The mma.sync kernels' staged epilogue reads each lane's accumulators and its operands
+  /// along N (per-channel scales, a bias) 16 bytes of accumulators at a time, finishing 4
+  /// elements before reading the next 4, instead of all 16 (8-bit outputs) or 8 (16-bit) up
+  /// front: the same loads and arithmetic, in an order that holds fewer registers (ResNet-50
+  /// b32 int8's layer1 expansions, 128 x 64 tiles of 256 threads: 119 -> 80, `ptxas -v`), where
+  /// the grid has at least two blocks per SM (gemm_kernel.cc). On an H100 (session 47, `dlc run
+  /// --benchmark`) ResNet-50 b32 int8 ran 1.407 ms with every kernel sub-chunked against 1.447,
+  /// fp16 1.677 against 1.678; batch 1 int8 lost (0.329 against 0.321), hence the rule.
+  /// `--no-epilogue-sub-chunks` turns it off.
+  bool epilogueSubChunks = true;
   /// A GEMM/conv epilogue whose tail is a function of one 8-bit integer value (an int8 residual
   /// block's DQ -> Relu -> Q) computes that tail once per block for all 256 inputs into shared
   /// memory, and each element loads its result (codegen/byte_table.h): exact, since the table

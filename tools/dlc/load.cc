@@ -130,9 +130,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "large as its output (a residual) is priced by the warps that hide those loads, "
                 "and loads them before its main loop (on by default)");
   cmd->add_flag("--epilogue-sub-chunks,!--no-epilogue-sub-chunks", kernels.epilogueSubChunks,
-                "GPU, experimental: the mma.sync GEMM/conv epilogue reads its accumulators and "
-                "per-channel operands 4 elements at a time instead of a whole 16-byte output "
-                "chunk's (fewer registers, more resident blocks)");
+                "GPU: the mma.sync GEMM/conv epilogue reads its accumulators and per-channel "
+                "operands 4 elements at a time instead of a whole 16-byte output chunk's (fewer "
+                "registers, more resident blocks) where the grid has at least two blocks per SM "
+                "(on by default)");
   cmd->add_flag("--epilogue-prefetch", kernels.prefetchEpilogue,
                 "GPU, experimental: GEMM/conv kernels (mma.sync) load their residual operand "
                 "before the main loop, not after it");

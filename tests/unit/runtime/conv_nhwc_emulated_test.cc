@@ -33,6 +33,8 @@ protected:
   static jit::JitOptions options() {
     jit::JitOptions jo = testing::emulatedJitOptions();
     jo.lower.emit.epilogueSubChunks = std::get<1>(GetParam());
+    // Sub-chunks need a grid of two blocks per SM: these grids are, on a GPU of one SM.
+    jo.lower.emit.numSms = 1;
     return jo;
   }
 };
