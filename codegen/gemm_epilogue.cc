@@ -260,16 +260,17 @@ Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoiste
     to.line("dlc_vload(r_{0}, {0} + oidx % {1}{2}, dlc_va);", use.first, use.second.second.q, from);
   };
   CodeWriter body;
-  if (split) {
-    body.line("#pragma unroll");
-    auto chunks = body.block("for (int j0 = 0; j0 < {}; j0 += {})", v, sub);
-    body.line("dlc_vec<{}, {}> av;", accType, sub);
-    body.line("dlc_vload(av, a + j0, true);");
-    for (const auto &use : vec.used)
-      if (!isFull(use))
-        rowLoad(body, use, sub, " + j0");
-    body.embed(elements);
-  } else {
+  {
+    std::optional<CodeWriter::Scope> chunks;
+    if (split) {
+      body.line("#pragma unroll");
+      chunks.emplace(body.block("for (int j0 = 0; j0 < {}; j0 += {})", v, sub));
+      body.line("dlc_vec<{}, {}> av;", accType, sub);
+      body.line("dlc_vload(av, a + j0, true);");
+      for (const auto &use : vec.used)
+        if (!isFull(use))
+          rowLoad(body, use, sub, " + j0");
+    }
     body.embed(elements);
   }
   std::vector<std::string> align;

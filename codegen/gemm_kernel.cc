@@ -108,6 +108,12 @@ bool shortEpilogueBound(const GemmSpec &spec, const TileConfig &c, const EmitOpt
          spec.k <= 64;
 }
 
+/// Whether a grid of `blocks` has at least two per SM: enough that registers an epilogue frees
+/// hold another resident block, and that smaller tiles pay off (session 47, below).
+bool twoBlocksPerSm(int64_t blocks, const EmitOptions &opts) {
+  return blocks >= 2 * int64_t{std::max(1, opts.numSms)};
+}
+
 struct Candidate {
   TileConfig cfg;
   double eff;       // share of the family's peak a full tile sustains on a strided GEMM
@@ -475,7 +481,7 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
   // measured at batch 1 (100 blocks), which keeps the cost model's tile.
   if (!best.wgmma && !best.simt && spec.dtype == DType::kI8 && spec.fullEpilogueOperand &&
       spec.k <= 64 && best.splitK == 1 &&
-      ceilDiv(spec.m, 128) * ceilDiv(spec.n, 64) * spec.batch >= 2 * int64_t{sms}) {
+      twoBlocksPerSm(ceilDiv(spec.m, 128) * ceilDiv(spec.n, 64) * spec.batch, opts)) {
     TileConfig small;
     small.bm = small.bn = small.bk = 64;
     small.warpsM = small.warpsN = 2;
@@ -725,9 +731,10 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
   // the 1x1 convs over 256-512 channels about 0.002 ms faster each (416-1568 blocks), but the
   // layer4 3x3 convs (104 blocks) 0.0297 -> 0.0316; at batch 1, every kernel under 264
   // blocks, the model 0.321 -> 0.329 ms).
-  ctx.subChunkEpilogue = opts.epilogueSubChunks && !cfg.wgmma &&
-                         int64_t{main.launch.grid[0]} * main.launch.grid[1] * main.launch.grid[2] >=
-                             2 * int64_t{std::max(1, opts.numSms)};
+  ctx.subChunkEpilogue =
+      opts.epilogueSubChunks && !cfg.wgmma &&
+      twoBlocksPerSm(int64_t{main.launch.grid[0]} * main.launch.grid[1] * main.launch.grid[2],
+                     opts);
   if (opts.epilogueTables && !workspace)
     ctx.table = tableThatFits(group, spec, cfg, opts, main.launch.sharedBytes);
   ctx.deferTableFill = ctx.table && !cfg.simt && !cfg.wgmma;
