@@ -544,33 +544,6 @@ std::vector<std::string> groupParams(KernelContext &ctx, std::vector<KernelParam
   return decls;
 }
 
-Expected<KernelSet> emitWithTileOverride(
-    const FusedGroup &group, const EmitOptions &opts,
-    const std::function<Expected<KernelSet>(const std::optional<TileConfig> &)> &emit) {
-  const Node *named = nullptr;
-  std::string text;
-  for (const Node *n : group.nodes) {
-    auto it = opts.gemmTiles.find(n->name());
-    if (it == opts.gemmTiles.end())
-      continue;
-    if (named && it->second != text)
-      return invalidArgument("--gemm-tile names two tiles for one kernel: {}={} and {}={}",
-                             named->name(), text, n->name(), it->second);
-    named = n;
-    text = it->second;
-  }
-  if (!named)
-    return emit(std::nullopt);
-  const std::string option = fmt::format("--gemm-tile {}={}", named->name(), text);
-  const std::optional<TileConfig> cfg = parseTileConfig(text);
-  if (!cfg)
-    return invalidArgument("{}: '{}' is not a tile", option, text);
-  Expected<KernelSet> set = emit(cfg);
-  if (!set)
-    return set.status().withContext(option);
-  return set;
-}
-
 Expected<KernelSet> writeGemm(const FusedGroup &group, const GemmSpec &spec,
                               const EmitOptions &opts, const std::optional<TileConfig> &cfg) {
   if (group.norm)

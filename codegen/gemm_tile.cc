@@ -1,5 +1,6 @@
 // TileConfig's text form (gemm_kernel.h): what kernels' comments, `--debug-only`, kbench's
-// `--tile` and the tests print and read, e.g. 128x256x64/wgs4k1t or 128x64x32/4x2s2k1.
+// `--tile`, `--gemm-tile` and the tests print and read, e.g. 128x256x64/wgs4k1t or
+// 128x64x32/4x2s2k1.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -80,6 +81,33 @@ std::optional<TileConfig> parseTileConfig(const std::string &text) {
   if (!rest.empty())
     return std::nullopt;
   return c;
+}
+
+Expected<KernelSet> emitWithTileOverride(
+    const FusedGroup &group, const EmitOptions &opts,
+    const std::function<Expected<KernelSet>(const std::optional<TileConfig> &)> &emit) {
+  const Node *named = nullptr;
+  std::string text;
+  for (const Node *n : group.nodes) {
+    auto it = opts.gemmTiles.find(n->name());
+    if (it == opts.gemmTiles.end())
+      continue;
+    if (named && it->second != text)
+      return invalidArgument("--gemm-tile names two tiles for one kernel: {}={} and {}={}",
+                             named->name(), text, n->name(), it->second);
+    named = n;
+    text = it->second;
+  }
+  if (!named)
+    return emit(std::nullopt);
+  const std::string option = fmt::format("--gemm-tile {}={}", named->name(), text);
+  const std::optional<TileConfig> cfg = parseTileConfig(text);
+  if (!cfg)
+    return invalidArgument("{}: '{}' is not a tile", option, text);
+  Expected<KernelSet> set = emit(cfg);
+  if (!set)
+    return set.status().withContext(option);
+  return set;
 }
 
 } // namespace dlc::codegen::gemm
