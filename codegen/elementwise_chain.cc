@@ -151,6 +151,13 @@ Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
             return ((op == Op::kQuantizeLinear || op == Op::kDequantizeLinear) && u.index == 1) ||
                    u.node == group.anchor || !group.contains(u.node);
           });
+      // A constant scale of exactly 1 that only quantizes (realize-int8's fast-requantize):
+      // dlc_quantize_unit never reads it.
+      if (qScaleOnly && v->isConstant() && v->constant().elementAsDouble(0) == 1.0 &&
+          std::none_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
+            return u.node->op() == Op::kDequantizeLinear && group.contains(u.node);
+          }))
+        continue;
       const std::string name = "h_" + p, load = loadExpr(p, "0");
       if (v->isConstant() && isInteger(v->dtype()) && dtypeSize(v->dtype()) <= 4) {
         // A constant zero point or bound: a literal the compiler folds (x - 0, a clamp with

@@ -327,7 +327,8 @@ Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoiste
       w.line("dlc_vload(v_{0}, {0} + oidx, dlc_va);", name);
   }
   for (const auto &[name, offset] : vec.constants)
-    w.line("const auto c_{} = {};", name, loadExpr(name, offset));
+    if (body.str().find("c_" + name) != std::string::npos) // a unit scale is never read
+      w.line("const auto c_{} = {};", name, loadExpr(name, offset));
   w.embed(body);
   w.line("dlc_vstore(out0 + oidx, o, dlc_va);");
   return Status::ok();

@@ -24,9 +24,10 @@
 // permutation would split into a GEMM per batch). What stays is said under
 // --debug-only=fold-transpose-matmul. A per-tensor quantize_linear between a product and the
 // transpose after it swaps with the transpose (the same values) so that it folds too: int8
-// layers reading attention's merged heads. A transpose before a product stays for its other
-// readers; run dce after this pass. The reference backend applies the permutations, and the
-// ONNX exporter writes them back as Transposes.
+// layers reading attention's merged heads. So do up to five such elementwise nodes with
+// one-element operands (a cast, realize-int8's multiply by the inverse scale, the quantization). A
+// transpose before a product stays for its other readers; run dce after this pass. The reference
+// backend applies the permutations, and the ONNX exporter writes them back as Transposes.
 #include "ir/annotations/fusion_roles.h"
 #include "ir/match.h"
 #include "ir/ops/util.h"
@@ -239,8 +240,8 @@ private:
     if (!y || y->uses().size() != 1 || g.isOutput(y) || !y->shape().isRanked())
       return false;
     Node *t = y->uses()[0].node;
-    if (t->op() == Op::kQuantizeLinear)
-      t = transposeBeforeQuantize(g, *t, options);
+    if (t->op() != Op::kTranspose)
+      t = transposeBeforeElementwise(g, y, options);
     if (!t || t->op() != Op::kTranspose)
       return false;
     const int64_t rank = y->shape().rank();
@@ -284,30 +285,67 @@ private:
     return true;
   }
 
-  /// quantize_linear(y) -> transpose, the quantization per tensor and the transpose its only
-  /// reader, computes what transpose(y) -> quantize_linear does (a per-tensor quantization
-  /// commutes with moving elements). Swaps them, so that the transpose can fold into the
-  /// product before it: attention's heads merged for an int8 layer arrive quantized before the
-  /// merge (insert-fake-quant moves quantization above transposes). Returns the transpose, or
-  /// nullptr where they do not swap.
-  static Node *transposeBeforeQuantize(Graph &g, Node &q, const PassOptions &options) {
-    Value *y = q.input(0), *qv = q.output(0);
-    const Value *scale = q.numInputs() > 1 ? q.input(1) : nullptr;
-    if (!qv || qv->uses().size() != 1 || g.isOutput(qv) || !scale ||
-        scale->shape().numElements() != 1)
+  /// Whether `n` computes each element from the same element of its data input `v` and
+  /// one-element operands: a per-tensor quantize_linear, a cast, arithmetic with a scalar
+  /// (realize-int8's inverse scale before a quantization). Such a node commutes with moving
+  /// elements.
+  static bool elementwiseOfOne(const Node &n, const Value *v) {
+    if (n.numOutputs() != 1 || !n.output(0) || n.input(0) == nullptr)
+      return false;
+    auto scalar = [](const Value *x) { return !x || x->shape().numElements() == 1; };
+    switch (n.op()) {
+    case Op::kQuantizeLinear:
+      return n.input(0) == v && (n.numInputs() < 2 || scalar(n.input(1))) &&
+             (n.numInputs() < 3 || scalar(n.input(2)));
+    case Op::kCast:
+      return n.input(0) == v;
+    case Op::kMul:
+    case Op::kAdd:
+    case Op::kSub:
+    case Op::kDiv:
+      return n.numInputs() == 2 && (n.input(0) == v || n.input(1) == v) &&
+             scalar(n.input(n.input(0) == v ? 1 : 0)) && n.input(0) != n.input(1);
+    default:
+      return false;
+    }
+  }
+
+  /// y -> f1 -> ... -> fk -> transpose, each f elementwiseOfOne and the only reader of what it
+  /// reads, computes what transpose(y) -> f1 -> ... -> fk does. Moves the transpose up, so that
+  /// it can fold into the product before it: attention's heads merged for an int8 layer arrive
+  /// quantized before the merge (insert-fake-quant moves quantization above transposes), and
+  /// with fast-requantize multiplied by the inverse scale first. Returns the transpose, or
+  /// nullptr where there is none to move.
+  static Node *transposeBeforeElementwise(Graph &g, Value *y, const PassOptions &options) {
+    std::vector<Node *> chain;
+    const Value *v = y;
+    Node *t = y->uses().size() == 1 ? y->uses()[0].node : nullptr;
+    while (t && t->op() != Op::kTranspose) {
+      const Value *out = t->output(0);
+      if (!elementwiseOfOne(*t, v) || chain.size() > 4 || !out || out->uses().size() != 1 ||
+          g.isOutput(out))
+        return nullptr;
+      chain.push_back(t);
+      v = out;
+      t = out->uses()[0].node;
+    }
+    Value *tv = t ? t->output(0) : nullptr;
+    if (!tv || g.isOutput(tv) || chain.empty())
       return nullptr;
-    Node *t = qv->uses()[0].node;
-    Value *tv = t->output(0);
-    if (t->op() != Op::kTranspose || !tv || g.isOutput(tv))
-      return nullptr;
-    g.replaceAllUsesWith(tv, qv);
+    Value *last = chain.back()->output(0);
+    g.replaceAllUsesWith(tv, last);
     t->setInput(0, y);
-    q.setInput(0, tv);
-    qv->setType(TensorType(qv->dtype(), tv->shape()));
+    Node *head = chain.front();
+    for (int i = 0; i < head->numInputs(); ++i)
+      if (head->input(i) == y)
+        head->setInput(i, tv);
     tv->setType(TensorType(y->dtype(), tv->shape()));
-    g.moveNode(t, &q);
-    options.debugf("{}: quantizes after {} instead of before it (per tensor: the same values)",
-                   q.describe(), t->describe());
+    for (Node *c : chain) {
+      c->output(0)->setType(TensorType(c->output(0)->dtype(), tv->shape()));
+      options.debugf("{}: computes after {} instead of before it (the same values, moved)",
+                     c->describe(), t->describe());
+    }
+    g.moveNode(t, head);
     return t;
   }
 

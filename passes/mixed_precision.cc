@@ -172,11 +172,25 @@ private:
   const char *keptBecause(const Node &n) const {
     if (keep_.count(n.name()) || keep_.count(n.opName()))
       return "named in keep-fp32";
-    if (n.op() == Op::kQuantizeLinear || n.op() == Op::kDequantizeLinear)
+    if (n.op() == Op::kQuantizeLinear || n.op() == Op::kDequantizeLinear ||
+        scalesForQuantization(n))
       return "an int8 layer's requantization stays float32";
     if (neverLow().count(n.op()))
       return "its op needs float32 (a sum, mean-variance or Lp normalisation, exp/log/pow)";
     return nullptr;
+  }
+
+  /// Whether `n` multiplies by a constant only for quantize_linear nodes to read: the inverse
+  /// scale realize-int8's fast-requantize puts in front of a quantization, which a 16-bit
+  /// product would round by up to 1/32 of a level.
+  static bool scalesForQuantization(const Node &n) {
+    if (n.op() != Op::kMul || n.numInputs() != 2 || !n.output(0) || !n.output(0)->hasUses() ||
+        !(n.input(0)->isConstant() || n.input(1)->isConstant()))
+      return false;
+    for (const Use &u : n.output(0)->uses())
+      if (u.node->op() != Op::kQuantizeLinear || u.index != 0)
+        return false;
+    return true;
   }
 
   /// Always-low ops, and followers whose non-constant float inputs are all low already. A

@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "ir/annotations/fusion_roles.h"
 #include "ir/eval/eval.h"
@@ -166,7 +167,10 @@ public:
     DLC_ASSIGN_OR_RETURN(bool folded, foldDequantizedConstants(g, options));
     DLC_ASSIGN_OR_RETURN(bool requant, foldRequantization(g, options));
     DLC_ASSIGN_OR_RETURN(bool fast, options.getBool("fast-requantize", false));
-    const bool scales = fast && foldRequantScales(g, options);
+    bool scales = false;
+    if (fast) {
+      DLC_ASSIGN_OR_RETURN(scales, foldRequantScales(g, options));
+    }
     return changed || folded || requant || scales;
   }
 
@@ -174,8 +178,9 @@ public:
     return {{"fast-requantize", PassOptionSpec::Kind::kBool,
              "fold each int8 product's rescale and bias into its output quantization (scale "
              "and bias divided by the output scale at compile time, the quantization then "
-             "divides by 1): no division per element, levels within one step of the exact "
-             "requantization (default false)"}};
+             "divides by 1), and have every other per-tensor quantization of a float "
+             "multiply by the scale's reciprocal: no division per element, levels within "
+             "one step of the exact requantization (default false)"}};
   }
 
 private:
@@ -460,9 +465,19 @@ private:
   /// from the exact one by one step, where (acc * a + b) / s lies within a few roundings of a
   /// half-integer: what TensorRT's int8 kernels do. Off by default, as the rest of dlc
   /// reproduces the reference's quantization exactly.
-  static bool foldRequantScales(Graph &g, const PassOptions &options) {
+  /// Any other per-tensor quantization of a float (after a GELU, a layer norm, an attention,
+  /// a float conv; the model's input) becomes quantize_linear(mul(x, RN(1/s)), 1, z): one
+  /// multiply per element instead of the correctly rounded division (dlc_quant_div, 8
+  /// instructions), its level within one step of the exact one in the same way.
+  static Expected<bool> foldRequantScales(Graph &g, const PassOptions &options) {
     bool changed = false;
     Value *one = nullptr;
+    const std::function<Value *()> unitScale = [&]() {
+      if (!one)
+        one = g.addConstant(g.uniqueName("unit_scale"),
+                            Tensor::fromVector<float>(DType::kF32, {}, {1.0f}));
+      return one;
+    };
     for (Node *q : g.nodes()) {
       if (q->op() != Op::kQuantizeLinear || !q->output(0) || q->numInputs() < 2)
         continue;
@@ -473,43 +488,79 @@ private:
       const double s = sv->constant().elementAsDouble(0);
       if (!(s > 0) || !std::isfinite(s) || s == 1.0)
         continue;
-      Node *n = q->input(0)->producer();
-      Node *relu = n && n->op() == Op::kRelu ? n : nullptr;
-      if (relu)
-        n = onlyUser(g, relu->input(0)) == relu ? relu->input(0)->producer() : nullptr;
-      Node *bias = n && n->op() == Op::kAdd && constantOperand(n) >= 0 ? n : nullptr;
-      if (bias) {
-        Value *other = bias->input(1 - constantOperand(bias));
-        n = onlyUser(g, other) == bias ? other->producer() : nullptr;
+      if (foldIntoProduct(g, q, s, unitScale, options)) {
+        changed = true;
+        continue;
       }
-      Node *mul = n && n->op() == Op::kMul && constantOperand(n) >= 0 ? n : nullptr;
-      if (!mul || onlyUser(g, mul->output(0)) != (bias ? bias : relu ? relu : q))
-        continue;
-      const Node *cast = mul->input(1 - constantOperand(mul))->producer();
-      if (!cast || cast->op() != Op::kCast || cast->input(0)->dtype() != DType::kI32 ||
-          cast->output(0)->dtype() != DType::kF32)
-        continue;
-      auto divided = [&](Node *at, const char *what) {
-        const int i = constantOperand(at);
-        const Tensor &c = at->input(i)->constant();
-        std::vector<float> v(static_cast<size_t>(c.numElements()));
-        for (size_t j = 0; j < v.size(); ++j)
-          v[j] = static_cast<float>(c.elementAsDouble(static_cast<int64_t>(j)) / s);
-        at->setInput(i, g.addConstant(g.uniqueName(at->output(0)->name() + what),
-                                      Tensor::fromVector<float>(DType::kF32, c.shape(), v)));
-      };
-      divided(mul, "/over_scale");
-      if (bias)
-        divided(bias, "/over_scale");
-      if (!one)
-        one = g.addConstant(g.uniqueName("unit_scale"),
-                            Tensor::fromVector<float>(DType::kF32, {}, {1.0f}));
-      q->setInput(1, one);
-      options.debugf("{}: scale {} folded into {}{}", q->describe(), s, mul->describe(),
-                     bias ? " and " + bias->describe() : std::string());
-      changed = true;
+      DLC_ASSIGN_OR_RETURN(bool scaled, multiplyByInverse(g, q, s, unitScale, options));
+      changed = changed || scaled;
     }
     return changed;
+  }
+
+  /// The product form of foldRequantScales: whether q's chain was folded.
+  static bool foldIntoProduct(Graph &g, Node *q, double s,
+                              const std::function<Value *()> &unitScale,
+                              const PassOptions &options) {
+    Node *n = q->input(0)->producer();
+    Node *relu = n && n->op() == Op::kRelu ? n : nullptr;
+    if (relu)
+      n = onlyUser(g, relu->input(0)) == relu ? relu->input(0)->producer() : nullptr;
+    Node *bias = n && n->op() == Op::kAdd && constantOperand(n) >= 0 ? n : nullptr;
+    if (bias) {
+      Value *other = bias->input(1 - constantOperand(bias));
+      n = onlyUser(g, other) == bias ? other->producer() : nullptr;
+    }
+    Node *mul = n && n->op() == Op::kMul && constantOperand(n) >= 0 ? n : nullptr;
+    if (!mul || onlyUser(g, mul->output(0)) != (bias ? bias : relu ? relu : q))
+      return false;
+    const Node *cast = mul->input(1 - constantOperand(mul))->producer();
+    if (!cast || cast->op() != Op::kCast || cast->input(0)->dtype() != DType::kI32 ||
+        cast->output(0)->dtype() != DType::kF32)
+      return false;
+    auto divided = [&](Node *at, const char *what) {
+      const int i = constantOperand(at);
+      const Tensor &c = at->input(i)->constant();
+      std::vector<float> v(static_cast<size_t>(c.numElements()));
+      for (size_t j = 0; j < v.size(); ++j)
+        v[j] = static_cast<float>(c.elementAsDouble(static_cast<int64_t>(j)) / s);
+      at->setInput(i, g.addConstant(g.uniqueName(at->output(0)->name() + what),
+                                    Tensor::fromVector<float>(DType::kF32, c.shape(), v)));
+    };
+    divided(mul, "/over_scale");
+    if (bias)
+      divided(bias, "/over_scale");
+    q->setInput(1, unitScale());
+    options.debugf("{}: scale {} folded into {}{}", q->describe(), s, mul->describe(),
+                   bias ? " and " + bias->describe() : std::string());
+    return true;
+  }
+
+  /// The other form of foldRequantScales: q(x, s, z) of a float x becomes
+  /// q(mul(x, RN(1/s)), 1, z), the multiply in float32 (a 16-bit x is cast first, as the
+  /// kernels quantize in float). Not where 1/s would leave float's normal range.
+  static Expected<bool> multiplyByInverse(Graph &g, Node *q, double s,
+                                          const std::function<Value *()> &unitScale,
+                                          const PassOptions &options) {
+    Value *x = q->input(0);
+    if (!x || !isFloat(x->dtype()) || x->dtype() == DType::kF64 || !(s > 0x1p-60) || !(s < 0x1p60))
+      return false;
+    const std::string base = q->output(0)->name();
+    if (x->dtype() != DType::kF32) {
+      DLC_ASSIGN_OR_RETURN(
+          x, add(g, Op::kCast, {x}, q, base + "/f32", q, {{"to", Attribute(DType::kF32)}}));
+      x->producer()->setName(q->name());
+    }
+    const float inverse = static_cast<float>(1.0 / s);
+    Value *c = g.addConstant(g.uniqueName(base + "/inverse_scale"),
+                             Tensor::fromVector<float>(DType::kF32, {}, {inverse}));
+    DLC_ASSIGN_OR_RETURN(Value * y, add(g, Op::kMul, {x, c}, q, base + "/scaled", q));
+    y->producer()->setName(q->name()); // profiles and errors still name the model's node
+    q->setInput(0, y);
+    q->setInput(1, unitScale());
+    options.debugf("{}: scale {} becomes a multiply by {}", q->describe(), static_cast<float>(s),
+                   inverse);
+    return true;
   }
 
   /// Folds dequantize_linear nodes whose inputs are all constants (the weights of nodes that

@@ -105,8 +105,8 @@ Expected<Tensor> fromGpuValues(const Value *v, const std::map<std::string, Tenso
   if (auto it = local.find(v); it != local.end())
     return it->second;
   if (v != target)
-    if (auto it = gpu.find(v->name()); it != gpu.end())
-      return it->second;
+    if (auto it = gpu.find(v->name()); it != gpu.end() && it->second.dtype() == v->dtype())
+      return it->second; // (another dtype: a graph output's public name, see below)
   if (v->isConstant())
     return v->constant();
   const Node *n = v->producer();
@@ -198,6 +198,11 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
         continue;
       std::string name = v->name(), refName = name;
       auto gi = gpuOut.find(name);
+      // A value that keeps the name of the graph output it used to be, now read through a
+      // cast (mixed precision's float32 interface: the model's last LayerNorm in float16, its
+      // output cast back) is not the GPU tensor under that name.
+      if (gi != gpuOut.end() && gi->second.dtype() != v->dtype())
+        gi = gpuOut.end();
       if (gi == gpuOut.end()) // an output under its public name
         for (const auto &[pub, val] : valueOfOutput)
           if (val == name) {

@@ -272,5 +272,36 @@ TEST(QuantGpu, ComputedScalesAndZeroPointsFromGraphInputs) {
        {"q", randomInts(DType::kU8, {1, 3, 3, 2}, 18)}});
 }
 
+TEST(QuantGpu, VerifyChecksAnInt8ModelWhoseLastLayerNormRunsInHalf) {
+  // With --precision fp16 the layer norm that reads an int8 matmul's requantized output runs in
+  // float16 and the float32 output is its cast, while the layer norm's value keeps the
+  // output's name (BERT int8's last layer): --verify must check that value as itself (it
+  // compared it with the float32 output, a dtype mismatch).
+  DLC_REQUIRE_GPU(driver);
+  SessionOptions so;
+  so.precision = "fp16";
+  rt::testing::expectGpuMatchesReference(
+      fmt::format(R"(graph @g(%x: f32[64,64]) -> (y: ?) {{
+  %s = constant f32[] dense<[0.05]>
+  %z = constant i8[] dense<[0]>
+  %xq = quantize_linear(%x, %s, %z) : i8[64,64]
+  %xd = dequantize_linear(%xq, %s, %z) : f32[64,64]
+  %wq = constant i8[64,48] {}
+  %ws = constant f32[] dense<[0.02]>
+  %w = dequantize_linear(%wq, %ws, %z) : f32[64,48]
+  %m = matmul(%xd, %w) : f32[64,48]
+  %g = constant f32[48] {}
+  %b = constant f32[48] {}
+  %t = constant f32[] dense<[0.25]>
+  %mq = quantize_linear(%m, %t, %z) : i8[64,48]
+  %md = dequantize_linear(%mq, %t, %z) : f32[64,48]
+  %y = layer_normalization(%md, %g, %b) {{axis = -1}} : f32[64,48]
+  return %y
+}})",
+                  dense({3, -7, 12, 0, -1, 5, 9, -11}, 64 * 48), dense({1.0, 0.5, 2.0}, 48),
+                  dense({0.0, 0.25, -0.5}, 48)),
+      randomInts(DType::kI32, {64, 64}, 19, -6, 6).castTo(DType::kF32), 2, so);
+}
+
 } // namespace
 } // namespace dlc
