@@ -538,11 +538,15 @@ private:
 
   /// The other form of foldRequantScales: q(x, s, z) of a float x becomes
   /// q(mul(x, RN(1/s)), 1, z), the multiply in float32 (a 16-bit x is cast first, as the
-  /// kernels quantize in float). Not where 1/s would leave float's normal range.
+  /// kernels quantize in float). Integer levels of 8 or 16 bits only, and not where 1/s would
+  /// leave float's normal range.
   static Expected<bool> multiplyByInverse(Graph &g, Node *q, double s,
                                           const std::function<Value *()> &unitScale,
                                           const PassOptions &options) {
     Value *x = q->input(0);
+    const DType level = q->output(0)->dtype();
+    if (level != DType::kI8 && level != DType::kU8 && level != DType::kI16 && level != DType::kU16)
+      return false;
     if (!x || !isFloat(x->dtype()) || x->dtype() == DType::kF64 || !(s > 0x1p-60) || !(s < 0x1p60))
       return false;
     const std::string base = q->output(0)->name();
