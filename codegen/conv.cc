@@ -259,8 +259,8 @@ Expected<KernelSet> emitConvGroup(const FusedGroup &group, const EmitOptions &op
     // 0.016 to 0.011, but those over 256 and 512 channels from 0.022 to 0.029 (512 -> 128 at
     // 28 x 28; kbench alone had it 0.0232 -> 0.0172) and 0.051 to 0.056 (256 -> 128 at 56 x
     // 56), and the expansions with the int8 residual from 0.047 to 0.056 (session 44).
-    const bool int8Rows =
-        s.dtype == DType::kI8 && (s.k < 1024 || groupSpec(group, s).fullEpilogueOperand);
+    const bool int8Rows = s.dtype == DType::kI8 && !opts.int8PointwisePlain &&
+                          (s.k < 1024 || groupSpec(group, s).fullEpilogueOperand);
     if (!pointwise || int8Rows)
       s.a.nhwc = g;
     s.b.kContig = true;

@@ -150,6 +150,12 @@ struct EmitOptions {
   /// -> 1.639 ms, H100, session 44), but not int8 ones, which keep the im2col rows (on the
   /// Hopper kernels ResNet-50 b32 int8 ran 1.874 ms against 1.743).
   bool hopperConv = false;
+  /// For measuring: an int8 1x1 stride-1 convolution reads its input as a plain matrix (which
+  /// the Hopper kernels may load with TMA) at any channel count and with a residual, instead
+  /// of through im2col rows below 1024 channels or with a residual (codegen/conv.cc).
+  /// `--int8-pointwise-plain`; off by default (sessions 44-45 measured those layers slower on
+  /// the Hopper kernels inside ResNet-50).
+  bool int8PointwisePlain = false;
   /// The cost model may choose the Hopper family (s8 wgmma, int32 accumulators) for int8
   /// products; convolutions reach it only with hopperConv too. On by default:
   /// BERT-base b8 int8 ran 0.953 ms with it against 1.106 on mma.sync (H100, session 32;

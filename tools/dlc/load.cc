@@ -57,6 +57,10 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90, experimental: let the cost model run every channels-last "
                 "convolution on the Hopper GEMM kernels (without it, only float16/bfloat16 1x1 "
                 "stride-1 ones, whose input is a plain matrix loaded with TMA)");
+  cmd->add_flag("--int8-pointwise-plain", kernels.int8PointwisePlain,
+                "GPU, for measuring: int8 1x1 stride-1 convolutions read their input as a plain "
+                "matrix (the Hopper kernels may load it with TMA) at any channel count, instead "
+                "of through im2col rows below 1024 channels or with a residual");
   cmd->add_flag("--hopper-int8,!--no-hopper-int8", kernels.hopperInt8,
                 "GPU, sm_90: let the cost model run int8 products on the Hopper GEMM kernels "
                 "(s8 wgmma; convolutions only with --hopper-conv too; on by default)");
