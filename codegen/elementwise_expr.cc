@@ -245,8 +245,8 @@ Expected<std::string> shrinkExpr(const Node &n, const Args &a) {
                               attrLiteral(n, "bias", t)));
 }
 /// Whether every reader of `v` is a multiply by a constant whose every reader quantizes to 8
-/// bits: realize-int8's fast-requantize form of a quantization (its inverse scale, then a
-/// scale of 1), whose levels are already allowed one step from the exact division's.
+/// bits by a scale of 1: realize-int8's fast-requantize form of a quantization (its inverse
+/// scale, then 1), whose levels are already allowed one step from the exact division's.
 bool fastQuantizedTo8Bits(const Value &v) {
   auto isGraphOutput = [](const Value &x) { return x.graph() && x.graph()->isOutput(&x); };
   if (!v.hasUses() || isGraphOutput(v))
@@ -259,8 +259,10 @@ bool fastQuantizedTo8Bits(const Value &v) {
       return false;
     for (const Use &q : scaled->uses()) {
       const DType t = q.node->output(0) ? q.node->output(0)->dtype() : DType::kF32;
+      const Value *scale = q.node->numInputs() > 1 ? q.node->input(1) : nullptr;
       if (q.node->op() != Op::kQuantizeLinear || q.index != 0 ||
-          (t != DType::kI8 && t != DType::kU8))
+          (t != DType::kI8 && t != DType::kU8) || !scale || !scale->isConstant() ||
+          scale->constant().numElements() != 1 || scale->constant().elementAsDouble(0) != 1.0)
         return false;
     }
   }
