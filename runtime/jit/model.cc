@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -15,6 +16,7 @@
 #include "runtime/jit/compile.h"
 #include "runtime/jit/gpu_jit.h"
 #include "runtime/jit/pipelines.h"
+#include "runtime/jit/profile_trace.h"
 #include "runtime/jit/segments.h"
 
 namespace dlc {
@@ -438,6 +440,9 @@ Session::profileGpu(const std::map<std::string, Tensor> &inputs, int runs) const
       break;
     }
     const rt::Program &p = s.program().program();
+    std::map<std::string_view, std::string_view> sources;
+    for (const auto &[name, source] : p.sources)
+      sources.emplace(name, source);
     for (size_t i = 0; i < p.steps.size(); ++i) {
       StepProfile sp;
       sp.ms = timed->at(i);
@@ -445,6 +450,8 @@ Session::profileGpu(const std::map<std::string, Tensor> &inputs, int runs) const
         sp.kind = "kernel";
         sp.name = l->kernel;
         sp.origin = l->origin;
+        if (auto it = sources.find(l->kernel); it != sources.end())
+          sp.detail = kernelSummary(it->second, l->kernel);
       } else if (const auto *c = std::get_if<rt::CopyStep>(&p.steps[i])) {
         sp.kind = "copy";
         sp.origin = c->origin;

@@ -178,6 +178,9 @@ public:
     std::string name;   // the kernel's name; empty for copies and host steps
     std::string origin; // the source nodes ("conv_1 + relu_2")
     double ms = 0;      // GPU time between events around the step (host steps: host clock)
+    /// The kernel's own summary, where its source gives one: the `// name: ...` line codegen
+    /// writes first (a GEMM's dtype, shape and tile; a stem or depthwise conv's window).
+    std::string detail;
   };
   /// GPU only: runs the program `runs` times step by step with events around every step (no
   /// CUDA graph, so the sum exceeds a benchmark run by the launch gaps) and returns the steps

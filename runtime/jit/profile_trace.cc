@@ -41,6 +41,8 @@ std::string profileTraceJson(const std::vector<Session::StepProfile> &steps, int
     e["pid"] = kPid;
     e["tid"] = s.kind == "host" || s.kind == "shape point" ? kHostTid : kStreamTid;
     e["args"] = {{"step", i}, {"nodes", s.origin}, {"ms", s.ms}};
+    if (!s.detail.empty())
+      e["args"]["kernel"] = s.detail;
     events.push_back(std::move(e));
     us += s.ms * 1000.0;
   }
@@ -50,6 +52,20 @@ std::string profileTraceJson(const std::vector<Session::StepProfile> &steps, int
   trace["otherData"] = {{"dlc", "steps laid end to end with their mean time over " +
                                     std::to_string(runs) + " step-by-step run(s)"}};
   return trace.dump(1) + "\n";
+}
+
+std::string kernelSummary(std::string_view source, std::string_view kernel) {
+  if (kernel.empty())
+    return "";
+  const std::string head = "// " + std::string(kernel) + ": ";
+  for (size_t at = 0; at < source.size();) {
+    const size_t end = std::min(source.find('\n', at), source.size());
+    const std::string_view line = source.substr(at, end - at);
+    if (line.substr(0, head.size()) == head)
+      return std::string(line.substr(head.size()));
+    at = end + 1;
+  }
+  return "";
 }
 
 } // namespace dlc

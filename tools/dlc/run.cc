@@ -319,6 +319,8 @@ Status profileRuns(const Session &session, const std::map<std::string, Tensor> &
     std::cout << fmt::format("    {:>9.3f} ms {:>5.1f}%  #{:<4} {} {}\n", s.ms,
                              total > 0 ? 100 * s.ms / total : 0.0, order[k],
                              s.name.empty() ? s.kind : s.name, origin);
+    if (!s.detail.empty())
+      std::cout << fmt::format("{:>33}{}\n", "", s.detail);
   }
   if (!jsonPath.empty()) {
     nlohmann::ordered_json j;
@@ -326,8 +328,11 @@ Status profileRuns(const Session &session, const std::map<std::string, Tensor> &
     j["total_ms"] = total;
     j["steps"] = nlohmann::json::array();
     for (const Session::StepProfile &s : steps)
-      j["steps"].push_back(
-          {{"kind", s.kind}, {"kernel", s.name}, {"origin", s.origin}, {"ms", s.ms}});
+      j["steps"].push_back({{"kind", s.kind},
+                            {"kernel", s.name},
+                            {"origin", s.origin},
+                            {"detail", s.detail},
+                            {"ms", s.ms}});
     std::ofstream f(jsonPath);
     f << j.dump(1) << "\n";
     if (!f)
@@ -538,7 +543,8 @@ void addRunCommand(CLI::App &app, int &exitCode) {
                   "With --profile: average over N runs (default 20)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--profile-json", args->profileJson,
-                  "With --profile: also write every step's time to FILE as JSON");
+                  "With --profile: also write every step's time to FILE as JSON (kind, "
+                  "kernel, origin nodes, detail: a GEMM's shape and tile, ms)");
   cmd->add_option("--trace", args->trace,
                   "With --profile: write the steps as a timeline to FILE.json (Chrome's Trace "
                   "Event format; open it in ui.perfetto.dev or chrome://tracing)");

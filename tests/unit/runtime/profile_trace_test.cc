@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/jit/profile_trace.h"
+#include "unit/runtime/emulated_util.h"
 
 namespace dlc {
 namespace {
@@ -46,6 +47,58 @@ TEST(ProfileTrace, FollowsTheTraceEventFormat) {
   EXPECT_NE(slices[2]["tid"], slices[0]["tid"]); // the host step is on the host's track
   EXPECT_EQ(slices[3]["tid"], slices[0]["tid"]);
   EXPECT_NEAR(end, (0.25 + 0.01 + 1.5 + 0.004) * 1000.0, 1e-9);
+}
+
+TEST(ProfileTrace, EventsCarryTheKernelsSummary) {
+  std::vector<Session::StepProfile> s = steps();
+  s[0].detail = "f16 GEMM, batch 1 of 64 x 32 x 16, tile 64x64x32/2x2s4k1";
+  const nlohmann::json t = nlohmann::json::parse(profileTraceJson(s, 1, "m.onnx"));
+  int withKernel = 0;
+  for (const auto &e : t["traceEvents"])
+    if (e["ph"] == "X" && e["args"].contains("kernel")) {
+      ++withKernel;
+      EXPECT_EQ(e["args"]["kernel"], s[0].detail);
+    }
+  EXPECT_EQ(withKernel, 1); // steps without a summary carry none
+}
+
+TEST(KernelSummary, TheLineThatNamesTheKernel) {
+  const std::string src = "// dlc kernel g3_matmul\n#include \"prelude.cuh\"\n\n"
+                          "// g3_matmul: i8 GEMM, batch 1 of 25088 x 128 x 512, tile "
+                          "128x64x64/4x2s4k1\n// g3_matmul: a second line\n"
+                          "extern \"C\" __global__ void g3_matmul() {}\n";
+  EXPECT_EQ(kernelSummary(src, "g3_matmul"),
+            "i8 GEMM, batch 1 of 25088 x 128 x 512, tile 128x64x64/4x2s4k1");
+  EXPECT_EQ(kernelSummary(src, "g3"), "");             // a prefix of the name is not the name
+  EXPECT_EQ(kernelSummary(src, "g4_add"), "");         // no summary of its own
+  EXPECT_EQ(kernelSummary("", "g3_matmul"), "");       // no source
+  EXPECT_EQ(kernelSummary("// g3_matmul: x", ""), ""); // no name
+}
+
+TEST(KernelSummary, AGemmKernelGivesItsShapeAndTile) {
+  // What codegen writes: the GPU program of a matmul (emitted, not compiled) has a summary for
+  // its GEMM kernel that names the dtype, the shape and the tile.
+  auto g = parseGraph(R"(graph @g(%a: f16[64,32], %b: f16[32,48]) -> (y: ?) {
+  %y = matmul(%a, %b) : f16[64,48]
+  return %y
+})");
+  ASSERT_TRUE(g) << g.status().message();
+  auto program = jit::compileForGpu(**g, {}, testing::emulatedJitOptions());
+  ASSERT_TRUE(program) << program.status().message();
+  int gemms = 0;
+  for (const rt::Step &step : program->steps) {
+    const auto *l = std::get_if<rt::LaunchStep>(&step);
+    if (!l)
+      continue;
+    for (const auto &[name, source] : program->sources)
+      if (name == l->kernel) {
+        const std::string summary = kernelSummary(source, name);
+        EXPECT_NE(summary.find("f16 GEMM, batch 1 of 64 x 48 x 32, tile "), std::string::npos)
+            << name << ": '" << summary << "'";
+        ++gemms;
+      }
+  }
+  EXPECT_EQ(gemms, 1);
 }
 
 } // namespace
