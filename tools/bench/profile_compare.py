@@ -5,8 +5,9 @@ label, and the kernel's summary (a GEMM's shape and tile, the profile's `detail`
 
     profile_compare.py base=p0.json plain=p1.json hopper=p2.json [--top 20] [--min-gain 0.05]
 
-Steps are matched by the first node each came from (`node 'conv_27/int8' (ConvInteger)`), in
-order of occurrence, so that variants whose fusion or extra nodes differ still line up; a step
+Steps are matched by the first node each came from (`node 'conv_27' (Conv)`), in order of
+occurrence, so that variants whose fusion or extra nodes differ still line up; realize-int8's
+product `conv_27/int8` matches its float twin `conv_27` (an int8 model against fp16); a step
 missing from a profile shows '-'. The totals are the step-by-step sums (no CUDA graph: more than
 `--benchmark` gives). `--top N` keeps the N steps where the best label gains the most over the
 first; `--min-gain F` only those it beats by more than F (a share of the first's time).
@@ -22,7 +23,10 @@ from collections import defaultdict
 def step_key(step):
     """The first node a step came from (its kind for copies and host steps)."""
     m = re.search(r"node '([^']*)'", step.get("origin", ""))
-    return m.group(1) if m else step.get("kind", "?") + ":" + step.get("origin", "")
+    if not m:
+        return step.get("kind", "?") + ":" + step.get("origin", "")
+    name = m.group(1)
+    return name[: -len("/int8")] if name.endswith("/int8") else name
 
 
 def keyed(steps):
@@ -106,17 +110,22 @@ def self_test():
     ]}
     rows, totals = compare([("a", a), ("b", b)])
     keys = [(r["key"], r["ms"]["a"], r["ms"]["b"], r["best"]) for r in rows]
-    want = [("input.q", 0.02, 0.03, "a"), ("conv_1/int8", 0.05, 0.06, "a"),
-            ("conv_1/int8", 0.04, 0.02, "b"), ("x.f32", None, 0.01, "b")]
+    want = [("input.q", 0.02, 0.03, "a"), ("conv_1", 0.05, 0.06, "a"),
+            ("conv_1", 0.04, 0.02, "b"), ("x.f32", None, 0.01, "b")]
     assert keys == want, keys
     assert rows[1]["detail"].startswith("i8 GEMM"), rows[1]
     assert abs(totals["a"] - 0.11) < 1e-12 and abs(totals["b"] - 0.12) < 1e-12, totals
     assert abs(gain(rows[2], "a") - 0.02) < 1e-12 and gain(rows[3], "a") == 0.0
+    # An int8 product lines up with its float twin.
+    f = {"steps": [{"kind": "kernel", "kernel": "g1_conv", "origin": "node 'conv_1' (Conv)", "ms": 0.07}]}
+    rows2, _ = compare([("fp16", f), ("int8", a)])
+    conv = [r for r in rows2 if r["key"] == "conv_1"]
+    assert len(conv) == 2 and conv[0]["ms"] == {"fp16": 0.07, "int8": 0.05}, rows2
     import io
     buf = io.StringIO()
     print_table(rows, totals, ["a", "b"], top=1, out=buf)
     lines = buf.getvalue().splitlines()
-    assert len(lines) == 4 and "conv_1/int8" in lines[1] and "0.0200" in lines[1], lines
+    assert len(lines) == 4 and "conv_1" in lines[1] and "0.0200" in lines[1], lines
     assert "each step at its best label: 0.1000 ms" in lines[3], lines
     print("profile_compare self-test: ok")
 
