@@ -421,6 +421,10 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx, CodeWriter 
   if (ctx.table) {
     LoadFn load = readingHoisted(
         &hoisted, [&](const Value *v, const std::vector<int64_t> &) -> Expected<std::string> {
+          // A table filled at once reads hoisted scalars; a constant one left unhoisted is a
+          // unit quantization scale, which nothing reads (writeHoistedScalars).
+          if (!ctx.deferTableFill && v->isConstant() && v->constant().numElements() == 1)
+            return cudaLiteral(v->constant().elementAsDouble(0), v->dtype());
           auto name = ctx.names.find(v);
           if (!ctx.deferTableFill || name == ctx.names.end() || !v->shape().isStatic() ||
               v->shape().numElements() != 1)

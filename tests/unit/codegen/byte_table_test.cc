@@ -47,6 +47,16 @@ const char *kRequantize = R"(  %d = dequantize_linear(%q2, %s1, %z) : ?
   %y = quantize_linear(%re, %s2, %z) : ?
 )";
 
+/// The same tail in realize-int8's fast-requantize form: a multiply by the scale's reciprocal,
+/// then a quantization by 1.
+const char *kRequantizeFast = R"(  %d = dequantize_linear(%q2, %s1, %z) : ?
+  %re = relu(%d) : ?
+  %inv = constant f32[] dense<[32.258064]>
+  %re2 = mul(%re, %inv) : ?
+  %one = constant f32[] dense<[1.0]>
+  %y = quantize_linear(%re2, %one, %z) : ?
+)";
+
 /// Every int8 level, in a scrambled order.
 Tensor int8Data(const std::vector<int64_t> &shape, uint32_t seed) {
   int64_t n = 1;
@@ -119,6 +129,22 @@ TEST(ByteTable, TheRequantizingTailOfAResidualBlock) {
   }
 }
 
+TEST(ByteTable, AUnitScaleInAHopperKernelsTable) {
+  // The Hopper kernel fills its table at once, from hoisted scalars only; the unit scale of
+  // fast-requantize's quantization is not hoisted (nothing reads it) and must not stop the
+  // fill (it did: "the epilogue table reads 'one', which is not one element").
+  auto g = parseInfer(residualBlock(256, 128, 128, kRequantizeFast));
+  ASSERT_TRUE(g);
+  const FusedGroup group = wholeGraph(*g);
+  ASSERT_TRUE(findByteTable(group));
+  auto set = gemm::emitGemmGroup(group, EmitOptions{}, gemm::parseTileConfig("128x128x128/wgs4"));
+  ASSERT_TRUE(set) << set.status().message();
+  const std::string &src = set->kernels[0].source;
+  EXPECT_NE(src.find("dlc_tab["), std::string::npos) << src;
+  EXPECT_NE(src.find("dlc_quantize_unit<signed char>"), std::string::npos) << src;
+  EXPECT_EQ(src.find("dlc_qscale_of(1"), std::string::npos) << src; // no reciprocal of 1
+}
+
 TEST(ByteTable, TailsThatStayPerElement) {
   std::vector<std::unique_ptr<Graph>> graphs; // the tables point into them
   auto tableFor = [&](const std::string &tail) {
@@ -169,6 +195,7 @@ TEST(ByteTable, KernelsWithATableCompile) {
   add(kRequantize, mmaSync(), "staged");
   add(sigmoid, mmaSync(false), "fragment");
   add(kRequantize, EmitOptions{}, "hopper", "128x128x128/wgs4");
+  add(kRequantizeFast, EmitOptions{}, "hopper_unit_scale", "128x128x128/wgs4");
   EXPECT_NE(source.find("__attribute__((noinline))"), std::string::npos);
   EXPECT_NE(source.find("dlc_sm90::"), std::string::npos);
   NvrtcOptions sm90a;
