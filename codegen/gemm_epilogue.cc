@@ -357,7 +357,7 @@ std::string writeChunkOffset(CodeWriter &w, const KernelContext &ctx,
 Expected<int> stagedFullOperandBytes(const KernelContext &ctx) {
   CodeWriter scratch;
   const Hoisted hoisted = writeHoistedScalars(scratch, ctx);
-  VecOperands vec{"j", ctx.stagedV, {}, {}};
+  VecOperands vec{"j", ctx.stagedV, {}, {}, {}};
   DLC_RETURN_IF_ERROR(
       writeEpilogueBody(scratch, ctx, hoisted, "av.v[j]", "(oidx + j)", "e", &vec).status());
   int bytes = 0;

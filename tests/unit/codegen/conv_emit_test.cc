@@ -272,8 +272,9 @@ TEST(ConvEmit, PointwiseChannelsLastConvReadsAPlainMatrix) {
     const std::string &src = set->kernels[0].source;
     EXPECT_EQ(src.find("im2col rows of an NHWC image") == std::string::npos, c.plain)
         << src.substr(0, 600);
-    if (!s8) // the cost model's choice for the int8 ones (the GPU tests run whichever it is)
+    if (!s8) { // the cost model's choice for the int8 ones (the GPU tests run whichever it is)
       EXPECT_NE(src.find("dlc_sm90::TensorMap tmA"), std::string::npos) << src.substr(0, 300);
+    }
   }
   // An int8 one over 1024 channels with an int8 residual keeps the rows.
   Built res = build(
