@@ -26,6 +26,9 @@
 #   int8        the harness with --int8 on ResNet-50 (b1, b32) and BERT-base b8: each float16 row
 #               also quantized by `dlc quantize` and timed int8 beside dlc fp16 and PyTorch by the
 #               same function (issue 12's benchmark)
+#   int8-variants  tools/bench/int8_variants.py: int8 ResNet-50 b32 and b1 under the flag sets
+#               left open (--int8-pointwise-plain, --hopper-conv), with the fp16 model's
+#               profile, lined up kernel by kernel (tools/bench/profile_compare.py)
 #   attention   the harness on BERT and ViT compiled with --no-fused-attention (the unfused
 #               path, to compare with the harness part; no torch.compile)
 #   kbench      tools/kbench/kbench on $DLC_KBENCH_FILE (default tools/kbench/sm90.txt)
@@ -144,6 +147,10 @@ for part in "${parts[@]}"; do
              --out "$out" --gemms ${DLC_HARNESS_VARIANT:+--variant "$DLC_HARNESS_VARIANT"} ;;
     int8) run_part int8 python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
             --out "$out/int8" --models resnet50:1:float16,resnet50:32:float16,bert_base --int8 ;;
+    int8-variants) run_part int8-variants python3 "$root/tools/bench/int8_variants.py" \
+                     --dlc "$build/tools/dlc/dlc" --out "$out/int8-variants" \
+                     --variant plain=--int8-pointwise-plain --variant hc=--hopper-conv \
+                     --variant plainhc="--int8-pointwise-plain --hopper-conv" ;;
     attention) run_part attention python3 "$root/tools/bench/harness.py" --dlc "$build/tools/dlc/dlc" \
                  --out "$out/attention" --models bert_base,vit_b_16 --no-fused-attention --no-compile ;;
     python)
