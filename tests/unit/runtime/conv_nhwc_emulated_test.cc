@@ -5,7 +5,8 @@
 // ReLU (the residual prefetched before the main loop where K is at most 64), over pixel counts
 // that leave partial row tiles and channels that leave a partial K tile. int8 (its A the
 // im2col rows) through realize-int8's requantizing epilogue (rescale, bias, an int8 residual,
-// ReLU, the output quantized), compared exactly. Each in both orders of the staged epilogue:
+// ReLU, the output quantized), compared exactly, and the same on a plain A
+// (`--int8-pointwise-plain`). Each in both orders of the staged epilogue:
 // whole 16-byte output chunks and sub-chunks of 4 accumulators (EmitOptions::epilogueSubChunks).
 #include <gtest/gtest.h>
 
@@ -58,12 +59,10 @@ TEST_P(PointwiseConvEmulated, HalfWithResidualMatchesTheReference) {
                                  {2e-2, 2e-2}, options());
 }
 
-TEST_P(PointwiseConvEmulated, Int8RequantizedMatchesTheReference) {
-  const PointwiseCase &t = std::get<0>(GetParam());
-  if (t.c % 16 != 0)
-    GTEST_SKIP() << "int8 channels-last convolutions take whole 16-byte chunks";
+/// The int8 case's graph: realize-int8's requantizing epilogue with an int8 residual.
+std::string int8Text(const PointwiseCase &t) {
   const std::string s = fmt::format("[{},{},{},{}]", t.n, t.h, t.w, t.m);
-  const std::string text = fmt::format(
+  return fmt::format(
       R"(graph @pw(%x: i8[{0},{1},{2},{3}], %r: i8{5}) -> (y: i8{5}) {{
   %w = constant i8[{4},1,1,{3}] {6}
   %s = constant f32[{4}] {7}
@@ -83,10 +82,39 @@ TEST_P(PointwiseConvEmulated, Int8RequantizedMatchesTheReference) {
 }})",
       t.n, t.h, t.w, t.c, t.m, s, testing::int8Dense(t.m * t.c, 21), dense(t.m, 22, 1.0f),
       dense(t.m, 23, 50.0f));
-  testing::expectEmulatedMatches(text,
+}
+
+TEST_P(PointwiseConvEmulated, Int8RequantizedMatchesTheReference) {
+  const PointwiseCase &t = std::get<0>(GetParam());
+  if (t.c % 16 != 0)
+    GTEST_SKIP() << "int8 channels-last convolutions take whole 16-byte chunks";
+  testing::expectEmulatedMatches(int8Text(t),
                                  {{"x", testing::int8Tensor({t.n, t.h, t.w, t.c}, 3)},
                                   {"r", testing::int8Tensor({t.n, t.h, t.w, t.m}, 4)}},
                                  {0.0, 1.0}, options());
+}
+
+TEST_P(PointwiseConvEmulated, Int8OnAPlainAMatchesTheReference) {
+  // --int8-pointwise-plain: the input read as the plain [pixels, channels] matrix (here by the
+  // mma.sync kernels' strided loader; the Hopper kernels' TMA path runs on the GPU only).
+  const PointwiseCase &t = std::get<0>(GetParam());
+  if (t.c % 16 != 0)
+    GTEST_SKIP() << "int8 channels-last convolutions take whole 16-byte chunks";
+  jit::JitOptions jo = options();
+  jo.lower.emit.int8PointwisePlain = true;
+  auto g = parseGraph(int8Text(t));
+  ASSERT_TRUE(g) << g.status().message();
+  auto program = jit::compileForGpu(**g, {}, jo);
+  ASSERT_TRUE(program) << program.status().message();
+  int plain = 0;
+  for (const auto &[name, source] : program->sources)
+    plain += source.find("// A: K-contiguous tile") != std::string::npos &&
+             source.find("im2col") == std::string::npos;
+  EXPECT_EQ(plain, 1) << "the conv's kernel reads A as a plain matrix";
+  testing::expectEmulatedMatches(int8Text(t),
+                                 {{"x", testing::int8Tensor({t.n, t.h, t.w, t.c}, 3)},
+                                  {"r", testing::int8Tensor({t.n, t.h, t.w, t.m}, 4)}},
+                                 {0.0, 1.0}, jo);
 }
 
 INSTANTIATE_TEST_SUITE_P(
