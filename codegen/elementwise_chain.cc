@@ -29,7 +29,7 @@ Status emitElementwiseNodes(CodeWriter &w, const std::vector<const Node *> &node
     std::vector<std::string> args;
     for (int i = 0; i < n->numInputs(); ++i) {
       const Value *in = n->input(i);
-      if (!in) {
+      if (!in || unreadOperand(*n, i)) {
         args.emplace_back();
         continue;
       }
@@ -151,11 +151,9 @@ Hoisted writeHoistedScalars(CodeWriter &w, const FusedGroup &group,
             return ((op == Op::kQuantizeLinear || op == Op::kDequantizeLinear) && u.index == 1) ||
                    u.node == group.anchor || !group.contains(u.node);
           });
-      // A constant scale of exactly 1 that only quantizes (realize-int8's fast-requantize):
-      // dlc_quantize_unit never reads it.
-      if (qScaleOnly && v->isConstant() && v->constant().elementAsDouble(0) == 1.0 &&
-          std::none_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
-            return u.node->op() == Op::kDequantizeLinear && group.contains(u.node);
+      // Read by no expression of the group (a unit quantization scale): nothing to hoist.
+      if (std::none_of(v->uses().begin(), v->uses().end(), [&](const Use &u) {
+            return group.contains(u.node) && !unreadOperand(*u.node, u.index);
           }))
         continue;
       const std::string name = "h_" + p, load = loadExpr(p, "0");

@@ -259,10 +259,8 @@ bool fastQuantizedTo8Bits(const Value &v) {
       return false;
     for (const Use &q : scaled->uses()) {
       const DType t = q.node->output(0) ? q.node->output(0)->dtype() : DType::kF32;
-      const Value *scale = q.node->numInputs() > 1 ? q.node->input(1) : nullptr;
       if (q.node->op() != Op::kQuantizeLinear || q.index != 0 ||
-          (t != DType::kI8 && t != DType::kU8) || !scale || !scale->isConstant() ||
-          scale->constant().numElements() != 1 || scale->constant().elementAsDouble(0) != 1.0)
+          (t != DType::kI8 && t != DType::kU8) || !unreadOperand(*q.node, 1))
         return false;
     }
   }

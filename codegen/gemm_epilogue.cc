@@ -327,8 +327,7 @@ Status writeVectorEpilogue(CodeWriter &w, const KernelContext &ctx, const Hoiste
       w.line("dlc_vload(v_{0}, {0} + oidx, dlc_va);", name);
   }
   for (const auto &[name, offset] : vec.constants)
-    if (body.str().find("c_" + name) != std::string::npos) // a unit scale is never read
-      w.line("const auto c_{} = {};", name, loadExpr(name, offset));
+    w.line("const auto c_{} = {};", name, loadExpr(name, offset));
   w.embed(body);
   w.line("dlc_vstore(out0 + oidx, o, dlc_va);");
   return Status::ok();
@@ -421,10 +420,6 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx, CodeWriter 
   if (ctx.table) {
     LoadFn load = readingHoisted(
         &hoisted, [&](const Value *v, const std::vector<int64_t> &) -> Expected<std::string> {
-          // A table filled at once reads hoisted scalars; a constant one left unhoisted is a
-          // unit quantization scale, which nothing reads (writeHoistedScalars).
-          if (!ctx.deferTableFill && v->isConstant() && v->constant().numElements() == 1)
-            return cudaLiteral(v->constant().elementAsDouble(0), v->dtype());
           auto name = ctx.names.find(v);
           if (!ctx.deferTableFill || name == ctx.names.end() || !v->shape().isStatic() ||
               v->shape().numElements() != 1)

@@ -482,10 +482,7 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
   if (!best.wgmma && !best.simt && spec.dtype == DType::kI8 && spec.fullEpilogueOperand &&
       spec.k <= 64 && best.splitK == 1 &&
       twoBlocksPerSm(ceilDiv(spec.m, 128) * ceilDiv(spec.n, 64) * spec.batch, opts)) {
-    TileConfig small;
-    small.bm = small.bn = small.bk = 64;
-    small.warpsM = small.warpsN = 2;
-    small.stages = 2;
+    const TileConfig small = *parseTileConfig("64x64x64/2x2s2k1");
     std::string why;
     if (tileFits(spec, small, opts, &why))
       best = small;

@@ -96,6 +96,11 @@ Expected<std::string> quantizeLinearExpr(const Node &n, const std::vector<std::s
                      zp);
 }
 
+bool unreadOperand(const Node &n, int i) {
+  return n.op() == Op::kQuantizeLinear && i == 1 && isFloat(n.input(0)->dtype()) &&
+         unitScale(n.input(1));
+}
+
 Expected<std::string> dequantizeLinearExpr(const Node &n, const std::vector<std::string> &args) {
   if (std::string why = dequantizeDTypeRefusal(n); !why.empty())
     return invalidArgument("{}", why);

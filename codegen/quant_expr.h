@@ -44,4 +44,9 @@ Expected<std::string> dequantizeLinearExpr(const Node &n, const std::vector<std:
 /// other operand (read by numpy broadcasting of its own shape).
 std::optional<std::vector<int64_t>> operandView(const Node &n, int i);
 
+/// Whether the expression of `n` never reads its input `i`: a quantize_linear's scale of
+/// exactly 1 (realize-int8's fast-requantize form, dlc_quantize_unit). Such an operand is
+/// neither hoisted nor loaded.
+bool unreadOperand(const Node &n, int i);
+
 } // namespace dlc::codegen

@@ -96,6 +96,15 @@ Tolerance verifyTolerance(DType dtype, double maxAbsValue) {
 
 namespace {
 
+/// The GPU's tensor of `v` under its own name, or nullptr. A value that keeps the name of the
+/// graph output it used to be, now read through a cast (mixed precision's float32 interface:
+/// the model's last LayerNorm in float16, its output cast back), is not the tensor under that
+/// name: the dtypes differ.
+const Tensor *gpuTensorOf(const Value *v, const std::map<std::string, Tensor> &gpu) {
+  auto it = gpu.find(v->name());
+  return it != gpu.end() && it->second.dtype() == v->dtype() ? &it->second : nullptr;
+}
+
 /// The reference value of `v` computed from what the GPU wrote: values the GPU kept are taken
 /// as they are, the ones inside a fused kernel are evaluated from them (memoized in `local`).
 /// `rounds`: set when a quantize_linear of a float is among the nodes evaluated.
@@ -105,8 +114,8 @@ Expected<Tensor> fromGpuValues(const Value *v, const std::map<std::string, Tenso
   if (auto it = local.find(v); it != local.end())
     return it->second;
   if (v != target)
-    if (auto it = gpu.find(v->name()); it != gpu.end() && it->second.dtype() == v->dtype())
-      return it->second; // (another dtype: a graph output's public name, see below)
+    if (const Tensor *t = gpuTensorOf(v, gpu))
+      return *t;
   if (v->isConstant())
     return v->constant();
   const Node *n = v->producer();
@@ -197,19 +206,15 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
       if (!v)
         continue;
       std::string name = v->name(), refName = name;
-      auto gi = gpuOut.find(name);
-      // A value that keeps the name of the graph output it used to be, now read through a
-      // cast (mixed precision's float32 interface: the model's last LayerNorm in float16, its
-      // output cast back) is not the GPU tensor under that name.
-      if (gi != gpuOut.end() && gi->second.dtype() != v->dtype())
-        gi = gpuOut.end();
-      if (gi == gpuOut.end()) // an output under its public name
+      const Tensor *got = gpuTensorOf(v, gpuOut);
+      if (!got) // an output under its public name
         for (const auto &[pub, val] : valueOfOutput)
-          if (val == name) {
-            gi = gpuOut.find(pub);
-            refName = pub;
-          }
-      if (gi == gpuOut.end())
+          if (val == name)
+            if (auto it = gpuOut.find(pub); it != gpuOut.end()) {
+              got = &it->second;
+              refName = pub;
+            }
+      if (!got)
         continue;
       const Tensor *expected = nullptr;
       Tensor local;
@@ -228,7 +233,7 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
       auto p = precision.find(v);
       const Tolerance tol =
           verifyTolerance(p == precision.end() ? v->dtype() : p->second, maxAbs(*expected));
-      Comparison c = compareTensors(gi->second, *expected, tol);
+      Comparison c = compareTensors(*got, *expected, tol);
       if (oneStep && !c.match && c.typeMismatch.empty() && c.maxAbsError <= 1) {
         c.match = true;
         report.oneStepValues += 1;
@@ -241,7 +246,7 @@ Expected<VerifyReport> verifyGpuAgainstReference(const Model &model,
                         n->describe(), n->device().str(), name,
                         oneStep ? "its own kernel's inputs, one quantization step"
                                 : fmt::format("rtol {:g}, atol {:g}", tol.rtol, tol.atol),
-                        c.str(gi->second, *expected));
+                        c.str(*got, *expected));
         report.summary = "verify: FAILED: " + report.divergence;
         return report;
       }

@@ -13,7 +13,7 @@
 namespace dlc {
 namespace {
 
-using rt::testing::gpuAlone;
+using rt::testing::gpuAloneRun;
 using rt::testing::modelOf;
 
 /// f16 bits in the order of the values they encode (-0 and +0 both 0).
@@ -34,9 +34,7 @@ TEST(Gelu16, EveryF16InputWithinOneUnit) {
       "graph @g(%x: f16[{0}]) -> (y: f16[{0}]) {{\n  %y = gelu(%x) : f16[{0}]\n  return %y\n}}",
       n));
   ASSERT_TRUE(model) << model.status().message();
-  auto session = model->createSession(gpuAlone(/*poison=*/true));
-  ASSERT_TRUE(session) << session.status().message();
-  auto out = session->run({{"x", x}});
+  auto out = gpuAloneRun(*model, {{"x", x}});
   ASSERT_TRUE(out) << out.status().message();
   const auto *y = static_cast<const uint16_t *>(out->at("y").raw());
   int64_t same = 0;
@@ -76,9 +74,7 @@ TEST(Gelu16, Int8QuantizedGeluWithinOneLevel) {
 }})",
                                    n, s, zp));
   ASSERT_TRUE(model) << model.status().message();
-  auto session = model->createSession(gpuAlone(/*poison=*/true));
-  ASSERT_TRUE(session) << session.status().message();
-  auto out = session->run({{"x", x}});
+  auto out = gpuAloneRun(*model, {{"x", x}});
   ASSERT_TRUE(out) << out.status().message();
   const auto *y = static_cast<const int8_t *>(out->at("y").raw());
   const float sf = static_cast<float>(s);

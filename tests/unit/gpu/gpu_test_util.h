@@ -149,6 +149,13 @@ referenceRun(const Model &model, const std::map<std::string, Tensor> &feed) {
   return session.run(feed);
 }
 
+/// `model`'s outputs for `feed` on the GPU alone, its arena poisoned before the run.
+inline Expected<std::map<std::string, Tensor>>
+gpuAloneRun(const Model &model, const std::map<std::string, Tensor> &feed) {
+  DLC_ASSIGN_OR_RETURN(Session session, model.createSession(gpuAlone(/*poison=*/true)));
+  return session.run(feed);
+}
+
 /// Expects `got` to match the reference result `want` at their dtype's tolerance (scaled by
 /// want's largest magnitude, as verifyGpuAgainstReference compares).
 inline void expectMatches(const Tensor &got, const Tensor &want) {
