@@ -169,10 +169,155 @@ std::string initValue(const Node &node) {
   return max ? lowest(t) : fmt::format("({})0", cudaComputeType(t));
 }
 
+/// Whether MaxPool's Indices output is read (by the graph or as a graph output).
+const Value *readIndices(const Node &node) {
+  return node.op() == Op::kMaxPool && node.numOutputs() > 1 && node.output(1) &&
+                 (node.output(1)->hasUses() || node.graph()->isOutput(node.output(1)))
+             ? node.output(1)
+             : nullptr;
+}
+
+/// How many neighbouring outputs along the innermost axis one thread of a MaxPool computes
+/// (emitMaxPoolRow), or 0 for one per thread: 8, 4 or 2, whichever divides the axis first, with
+/// the columns they read together at most 40 wide and the other axes' window at most 49 taps.
+int64_t maxPoolRowWidth(const Node &node, const std::vector<PoolAxis> &axes) {
+  if (node.op() != Op::kMaxPool || readIndices(node) || axes.empty())
+    return 0;
+  const PoolAxis &a = axes.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < axes.size(); ++d)
+    rows *= axes[d].kernel;
+  if (a.dilation != 1 || rows > 49)
+    return 0;
+  for (int64_t v : {8, 4, 2})
+    if (a.out % v == 0 && (v - 1) * a.stride + a.kernel <= 40 && a.kernel > 1)
+      return v;
+  return 0;
+}
+
+/// Whether every window of a MaxPool holds at least one element of the input, along every
+/// axis, without gaps (dilation 1): a tap in the padding may then read its index clamped into
+/// the input, an element its window holds anyway, which leaves the max as it is.
+bool windowsOverlapInput(const std::vector<PoolAxis> &axes) {
+  for (const PoolAxis &a : axes)
+    if (a.dilation != 1 || a.padBegin > a.kernel - 1 ||
+        (a.out - 1) * a.stride - a.padBegin > a.in - 1)
+      return false;
+  return true;
+}
+
+/// MaxPool with V neighbouring outputs along the innermost axis per thread: the
+/// (V - 1) * stride + kernel input columns they cover are loaded once per window row (clamped
+/// into the input), maxed down the rows, then each output takes the max of its kernel's
+/// columns. A tap in the padding counts as the lowest value, or where every window overlaps
+/// the input (windowsOverlapInput) as the clamped element itself, with no select. One output
+/// per thread loads its whole window and repeats the index arithmetic for each tap:
+/// ResNet-50's 3x3/2 stem MaxPool (6.4 million outputs at batch 32) is bound by those
+/// instructions, not by its bytes. NaN propagates through dlc_max in either order.
+Expected<KernelSet> emitMaxPoolRow(const FusedGroup &group, const std::vector<PoolAxis> &axes,
+                                   int64_t v, const EmitOptions &opts) {
+  const Node &node = *group.anchor;
+  const Value *x = node.input(0), *y = node.output(0);
+  const DType t = x->dtype();
+  const std::string ct = cudaComputeType(t), low = lowest(t);
+  ParamList params;
+  params.read(x);
+  const int64_t xCount = x->shape().numElements().value_or(0);
+  const int64_t yCount = y->shape().numElements().value_or(0);
+  const std::string idx = xCount < (int64_t{1} << 31) ? "int" : "long long";
+  const size_t n = axes.size(), last = n - 1;
+  const PoolAxis &a = axes[last];
+  const int64_t cols = (v - 1) * a.stride + a.kernel;
+  int64_t inPlane = 1;
+  for (const PoolAxis &ax : axes)
+    inPlane *= ax.in;
+  const bool overlap = windowsOverlapInput(axes);
+
+  CodeWriter body;
+  auto loop = body.block("{}", gridStrideLoop(idx, yCount / v));
+  body.line("{} r = i;", idx);
+  body.line("const {} o{} = (r % {}) * {};", idx, last, a.out / v, v);
+  body.line("r /= {};", a.out / v);
+  std::vector<IndexExpr> o(n, 0);
+  for (size_t d = last; d-- > 0;) {
+    if (axes[d].out == 1)
+      continue;
+    o[d] = IndexExpr::var(fmt::format("o{}", d));
+    body.line("const {} o{} = r % {};", idx, d, axes[d].out);
+    body.line("r /= {};", axes[d].out);
+  }
+  body.line("const {} *__restrict__ x = in0 + r * {};", cudaStorageType(t), inPlane);
+  // The columns, clamped once for every row.
+  body.line("const {} c0 = o{} * {} - {};", idx, last, a.stride, a.padBegin);
+  body.line("{} col[{}];", idx, cols);
+  if (!overlap)
+    body.line("bool colOk[{}];", cols);
+  body.line("{} m[{}];", ct, cols);
+  body.line("#pragma unroll");
+  {
+    auto c = body.block("for (int c = 0; c < {}; ++c)", cols);
+    body.line("const {} u = c0 + c;", idx);
+    if (!overlap)
+      body.line("colOk[c] = u >= 0 && u < {};", a.in);
+    body.line("col[c] = u < 0 ? 0 : u >= {} ? {} : u;", a.in, a.in - 1);
+    body.line("m[c] = {};", low);
+  }
+  std::vector<CodeWriter::Scope> taps;
+  std::string offset, inside;
+  for (size_t d = 0; d < last; ++d) {
+    const PoolAxis &ax = axes[d];
+    const IndexExpr k = ax.kernel == 1 ? IndexExpr(0) : IndexExpr::var(fmt::format("k{}", d));
+    body.line("#pragma unroll");
+    taps.push_back(body.block("for (int k{0} = 0; k{0} < {1}; ++k{0})", d, ax.kernel));
+    body.line("const {} u{} = {};", idx, d, ax.tap(o[d], k).str());
+    if (!overlap) {
+      body.line("const bool ok{0} = u{0} >= 0 && u{0} < {1};", d, ax.in);
+      inside += fmt::format("ok{} && ", d);
+    }
+    body.line("const {0} t{1} = u{1} < 0 ? 0 : u{1} >= {2} ? {3} : u{1};", idx, d, ax.in,
+              ax.in - 1);
+    int64_t stride = 1;
+    for (size_t e = d + 1; e < n; ++e)
+      stride *= axes[e].in;
+    offset += fmt::format("t{}{} + ", d, stride == 1 ? "" : fmt::format(" * {}", stride));
+  }
+  body.line("#pragma unroll");
+  {
+    auto c = body.block("for (int c = 0; c < {}; ++c)", cols);
+    body.line("const {} raw = dlc_load(x[{}col[c]]);", ct, offset);
+    if (overlap)
+      body.line("m[c] = dlc_max(m[c], raw);");
+    else
+      body.line("m[c] = dlc_max(m[c], {}colOk[c] ? raw : {});", inside, low);
+  }
+  while (!taps.empty())
+    taps.pop_back();
+  body.line("#pragma unroll");
+  auto outs = body.block("for (int j = 0; j < {}; ++j)", v);
+  body.line("{} acc = m[j * {}];", ct, a.stride);
+  body.line("#pragma unroll");
+  body.line("for (int k = 1; k < {}; ++k)", a.kernel);
+  body.line("  acc = dlc_max(acc, m[j * {} + k]);", a.stride);
+  body.line("const {} y = acc;", ct);
+  body.line("const {} e = i * {} + j;", idx, v);
+  std::vector<const Value *> stored;
+  DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "e", params, "v", stored));
+  DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  outs.close();
+  loop.close();
+  Kernel k;
+  k.name = group.name;
+  finishKernel(k, params, 256, body);
+  k.launch = gridStrideLaunch(yCount / v, opts);
+  return single(std::move(k));
+}
+
 Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opts) {
   const Node &node = *group.anchor;
   DLC_RETURN_IF_ERROR(check(node));
   DLC_ASSIGN_OR_RETURN(std::vector<PoolAxis> axes, poolAxes(node));
+  if (const int64_t v = maxPoolRowWidth(node, axes))
+    return emitMaxPoolRow(group, axes, v, opts);
   const Value *x = node.input(0), *y = node.output(0);
   const DType t = x->dtype();
   const std::string ct = cudaComputeType(t);
@@ -202,11 +347,7 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   body.line("const {} *__restrict__ x = in0 + r * {};", cudaStorageType(t), inPlane);
   body.line("{} acc = {};", ct, initValue(node));
   // MaxPool's Indices, when the model reads them: the flat index of the first maximum.
-  const Value *indices =
-      node.op() == Op::kMaxPool && node.numOutputs() > 1 && node.output(1) &&
-              (node.output(1)->hasUses() || node.graph()->isOutput(node.output(1)))
-          ? node.output(1)
-          : nullptr;
+  const Value *indices = readIndices(node);
   if (indices)
     body.line("long long at = -1;");
   std::string columnOffset;

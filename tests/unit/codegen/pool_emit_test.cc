@@ -186,6 +186,30 @@ TEST(PoolEmit, MaxPoolSourceShowsTheWindow) {
   EXPECT_NE(src.find("out0[i] = dlc_store<__half>(y);"), std::string::npos) << src;
 }
 
+// Where the innermost output axis divides by 8, 4 or 2, a thread computes that many outputs
+// from the columns they share: ResNet-50's stem pool (112 -> 56, 3x3, stride 2) loads 17
+// columns per window row for 8 outputs. Its windows all overlap the input, so a tap in the
+// padding reads the clamped element with no select; windows wholly in the padding keep it.
+TEST(PoolEmit, MaxPoolRowsShareTheirColumns) {
+  auto g = parseInfer(pool("i8[32,64,112,112]", "max_pool",
+                           "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}"));
+  ASSERT_TRUE(g);
+  std::string src = emitSource(wholeGraph(*g, "stem"));
+  EXPECT_NE(src.find("i < 802816;"), std::string::npos) << src; // 6422528 outputs / 8
+  EXPECT_NE(src.find("const int o1 = (r % 7) * 8;"), std::string::npos) << src;
+  EXPECT_NE(src.find("signed char m[17];"), std::string::npos) << src;
+  EXPECT_NE(src.find("m[c] = dlc_max(m[c], raw);"), std::string::npos) << src;
+  EXPECT_EQ(src.find("colOk"), std::string::npos) << src;
+  EXPECT_NE(src.find("out0[e] = dlc_store<signed char>(y);"), std::string::npos) << src;
+  g = parseInfer(pool("f16[1,2,8,16]", "max_pool",
+                      "{kernel_shape = [2, 2], strides = [2, 2], pads = [2, 2, 2, 2]}"));
+  ASSERT_TRUE(g);
+  src = emitSource(wholeGraph(*g, "padded"));
+  EXPECT_NE(src.find("const int o1 = (r % 5) * 2;"), std::string::npos) << src; // 10 columns
+  EXPECT_NE(src.find("ok0 && colOk[c] ? raw : __int_as_float(0xff800000)"), std::string::npos)
+      << src;
+}
+
 TEST(PoolEmit, AveragePoolIncludingPadDividesByThePaddedWindow) {
   auto g = parseInfer(pool("f32[1,1,5,5]", "average_pool",
                            "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], "
@@ -296,6 +320,18 @@ TEST(PoolHostRun, KernelsMatchTheReference) {
             "1], ceil_mode = 1, dilations = [1, 2]}")},
       {pool("i8[1,2,9]", "max_pool", "{kernel_shape = [2], dilations = [2], pads = [1, 1]}")},
       {pool("u8[1,2,4,5,6]", "max_pool", "{kernel_shape = [2, 2, 2], strides = [2, 2, 1]}")},
+      // Several outputs per thread (MaxPoolRowsShareTheirColumns): 8 with every window on the
+      // input, 2 with windows wholly in the padding, 8 with a dilated outer axis (selects), a
+      // ceil_mode window past the end, 1-D and 3-D.
+      {pool("f32[2,3,10,16]", "max_pool", "{kernel_shape = [3, 3], pads = [1, 1, 1, 1]}")},
+      {pool("f16[2,3,10,16]", "max_pool",
+            "{kernel_shape = [2, 2], strides = [2, 2], pads = [2, 2, 2, 2]}")},
+      {pool("i8[1,2,6,16]", "max_pool",
+            "{kernel_shape = [3, 3], dilations = [2, 1], pads = [2, 1, 2, 1]}")},
+      {pool("f32[1,2,10,16]", "max_pool",
+            "{kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1}")},
+      {pool("i8[1,2,32]", "max_pool", "{kernel_shape = [4], strides = [4]}")},
+      {pool("u8[1,2,4,6,8]", "max_pool", "{kernel_shape = [2, 2, 3], pads = [0, 0, 1, 0, 0, 1]}")},
       {pool(x, "average_pool", "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}"),
        {},
        1e-6},
@@ -330,6 +366,13 @@ TEST(PoolHostRun, KernelsMatchTheReference) {
        {},
        1e-3},
       {R"(graph @g(%x: f32[1,4,9,9], %r: f32[1,4,5,5]) -> (y: ?) {
+  %p = max_pool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : ?
+  %y = add(%p, %r) : ?
+  return %y
+})",
+       {},
+       1e-6},
+      {R"(graph @g(%x: f32[1,4,9,16], %r: f32[1,4,5,8]) -> (y: ?) {
   %p = max_pool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : ?
   %y = add(%p, %r) : ?
   return %y
