@@ -236,8 +236,12 @@ Expected<KernelSet> emitMaxPoolRow(const FusedGroup &group, const std::vector<Po
   CodeWriter body;
   auto loop = body.block("{}", gridStrideLoop(idx, yCount / v));
   body.line("{} r = i;", idx);
-  body.line("const {} o{} = (r % {}) * {};", idx, last, a.out / v, v);
-  body.line("r /= {};", a.out / v);
+  if (a.out == v) {
+    body.line("const {} o{} = 0;", idx, last);
+  } else {
+    body.line("const {} o{} = (r % {}) * {};", idx, last, a.out / v, v);
+    body.line("r /= {};", a.out / v);
+  }
   std::vector<IndexExpr> o(n, 0);
   for (size_t d = last; d-- > 0;) {
     if (axes[d].out == 1)
@@ -248,7 +252,7 @@ Expected<KernelSet> emitMaxPoolRow(const FusedGroup &group, const std::vector<Po
   }
   body.line("const {} *__restrict__ x = in0 + r * {};", cudaStorageType(t), inPlane);
   // The columns, clamped once for every row.
-  body.line("const {} c0 = o{} * {} - {};", idx, last, a.stride, a.padBegin);
+  body.line("const {} c0 = {};", idx, a.tap(IndexExpr::var(fmt::format("o{}", last)), 0).str());
   body.line("{} col[{}];", idx, cols);
   if (!overlap)
     body.line("bool colOk[{}];", cols);
