@@ -47,11 +47,11 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
          s.outRowStride);
   const std::string c0 = outColOffset(ctx, col), c1 = outColOffset(ctx, col + " + 1");
   if (split) {
-    w.line("float *wp = ws + (long long)blockIdx.y * {}LL;", ctx.total);
+    const char *acc = s.dtype == DType::kI8 ? "int" : "float"; // int8: exact int32 sums
+    w.line("{} *wp = ws + (long long)blockIdx.y * {}LL;", acc, ctx.total);
     if (ctx.outPairs && ctx.total % 2 == 0) {
-      w.line(
-          "if ({0} + 1 < {1}) *reinterpret_cast<float2 *>(wp + ob + {2}) = make_float2({3}, {4});",
-          col, s.n, c0, v0, v1);
+      w.line("if ({0} + 1 < {1}) *reinterpret_cast<{5}2 *>(wp + ob + {2}) = make_{5}2({3}, {4});",
+             col, s.n, c0, v0, v1, acc);
       w.line("else if ({} < {}) wp[ob + {}] = {};", col, s.n, c0, v0);
     } else {
       w.line("if ({} < {}) wp[ob + {}] = {};", col, s.n, c0, v0);

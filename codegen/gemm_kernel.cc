@@ -191,6 +191,15 @@ std::vector<Candidate> candidates(const GemmSpec &spec, const EmitOptions &opts)
     // 128 x 128 (1.45 for twice the area), which keeps the larger tile wherever several
     // waves run.
     wg(64, 8, 1.0);
+    // 128 x 48 and 128 x 32 (B K-major): where 128 x 64 tiles leave SMs idle, as BERT b8's
+    // 768-column projections do (96 tiles on 132 SMs; 128 of 128 x 48). Their values assume a
+    // step costs a fixed part plus one proportional to the width, fitted to 128 x 64 (1.0)
+    // and 128 x 128 (1.45): a guess until measured. Not for rows normalized in the kernel,
+    // whose row tiles would take clusters of more CTAs.
+    if (opts.hopperNarrowTiles && spec.b.kContig && spec.maxTilesN == 0) {
+      wg(48, 8, 0.83);
+      wg(32, 8, 0.62);
+    }
   }
   tc(128, 256, 32, 2, 4, 4, 1.0, 0);
   tc(256, 128, 32, 4, 2, 4, 1.0, 0.9);
@@ -271,8 +280,8 @@ bool tileFits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
   if (c.bm % ce != 0 || c.bn % ce != 0 || c.bk % ce != 0)
     return no("tiles must be whole 16-byte chunks");
   if (s8) {
-    if (c.splitK != 1)
-      return no("int8 GEMMs do not split K (float partial sums would round the int32 sums)");
+    if (c.splitK != 1 && c.wgmma && !c.clusterSplit)
+      return no("int8 Hopper GEMMs split K only in a cluster");
     if (spec.k % 16 != 0)
       return no(fmt::format("int8 needs K a multiple of 16, got {}", spec.k));
     for (const Operand *op : {&spec.a, &spec.b})
@@ -337,8 +346,11 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
       if (!rows)
         splitsToTry.push_back(s);
     for (int s : splitsToTry) {
-      if (s > 1 && (kTiles / s < 4 || (cand.cfg.wgmma && !opts.hopperSplitK) ||
-                    (cluster ? s > 8 : spec.dtype == DType::kI8)))
+      // int8 partial sums are int32, exact: the mma.sync family's through the workspace, the
+      // Hopper family's only in a cluster (its partials leave as float4 slabs).
+      if (s > 1 &&
+          (kTiles / s < 4 || (cand.cfg.wgmma && !opts.hopperSplitK) ||
+           (cluster ? s > 8 : spec.dtype == DType::kI8 && (cand.cfg.wgmma || !opts.int8SplitK))))
         break;
       TileConfig c = cand.cfg;
       c.streamK = s == 0;
@@ -603,7 +615,7 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
   if (norm)
     normParams(ctx, decls, params);
   if (workspace) {
-    decls.push_back("float* __restrict__ ws");
+    decls.push_back(fmt::format("{}* __restrict__ ws", spec.dtype == DType::kI8 ? "int" : "float"));
     params.push_back({nullptr, 0, true});
     set.scratchBytes.push_back(static_cast<uint64_t>(splits * ctx.total) * 4u);
   }
@@ -736,6 +748,8 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
       v /= 2;
     rctx.stagedV = v >= 2 ? v : 0;
     red.launch = gridStrideLaunch(ctx.total / std::max(v, 1), opts);
+    // int8 sums are int32 (exact in any order); others float.
+    const char *acc = spec.dtype == DType::kI8 ? "int" : "float";
     CodeWriter r;
     {
       auto fn = r.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", red.name,
@@ -746,7 +760,7 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
                           ctx.total / std::max(v, 1));
       if (rctx.stagedV > 0) {
         r.line("const long long i = c * {};", v);
-        r.line("dlc_vec<float, {}> v, t;", v);
+        r.line("dlc_vec<{}, {}> v, t;", acc, v);
         r.line("dlc_vload(v, ws + i, true);");
         r.line("#pragma unroll");
         auto sum = r.block("for (int s = 1; s < {}; ++s)", splits);
@@ -757,7 +771,7 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
         sum.close();
         r.line("dlc_epv(v.v, ({})i);", indexType(ctx));
       } else {
-        r.line("float v = 0.f;");
+        r.line("{} v = 0;", acc);
         r.line("#pragma unroll 4");
         r.line("for (int s = 0; s < {}; ++s)", splits);
         r.line("  v += ws[s * {}LL + c];", ctx.total);

@@ -37,10 +37,11 @@ bool sm90Fits(const GemmSpec &spec, const TileConfig &c, const EmitOptions &opts
   // A stage row is 128 bytes of K: 64 16-bit elements, 128 int8 ones.
   const int bk = s8 ? 128 : 64, chunk = s8 ? 16 : 8;
   const bool wholeAtoms = c.bn % 64 == 0; // an N-major B's stage is atoms of 64 columns
-  if (c.bm != 128 || !(wholeAtoms || c.bn == 80 || c.bn == 96 || c.bn == 160) || c.bn > 256 ||
-      c.bk != bk || c.warpsM != 2 || c.warpsN != 1)
-    return no(fmt::format("wgmma tiles are 128 x 64, 80, 96, 128, 160, 192 or 256, BK {}, two "
-                          "consumer warpgroups",
+  if (c.bm != 128 ||
+      !(wholeAtoms || c.bn == 32 || c.bn == 48 || c.bn == 80 || c.bn == 96 || c.bn == 160) ||
+      c.bn > 256 || c.bn < 32 || c.bk != bk || c.warpsM != 2 || c.warpsN != 1)
+    return no(fmt::format("wgmma tiles are 128 x 32, 48, 64, 80, 96, 128, 160, 192 or 256, BK "
+                          "{}, two consumer warpgroups",
                           bk));
   if (!wholeAtoms && !spec.b.kContig)
     return no(fmt::format("a {}-column wgmma tile reads B K-major (an N-major B is loaded in "
@@ -286,7 +287,8 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
     auto quarter = w.block("for (int cq = 0; cq < BN / dlc_sm90::EP_COLS; ++cq)");
     pass(64);
   }
-  // A tile of 80, 96 or 160 columns ends in a narrower pass, its chunks counted anew.
+  // A tile of 32, 48, 80, 96 or 160 columns ends in a narrower pass (the only one below 64),
+  // its chunks counted anew.
   if (const int rest = c.bn % 64) {
     auto last = w.block("");
     w.line("constexpr int cq = BN / dlc_sm90::EP_COLS, EP_CHUNKS = {} / {};", rest,

@@ -188,6 +188,19 @@ struct EmitOptions {
   /// 132 SMs against 96 of 128 x 256. On by default (`--no-hopper-tile-192`): BERT-base b8 ran
   /// 0.888 ms with it against 1.007 (H100, session 35).
   bool hopperTile192 = true;
+  /// The cost model may choose the Hopper family's 128 x 48 and 128 x 32 tiles (m64n48 and
+  /// m64n32 wgmma; B K-major only), which fill the SMs where even 128 x 64 leaves them idle:
+  /// BERT b8's 768-column projections (1024 rows) are 128 tiles of 128 x 48 on 132 SMs
+  /// against 96 of 128 x 64, and ResNet-50 b1 fp16 takes 128 x 32 for five convolutions.
+  /// `--hopper-narrow-tiles`; off until timed on a GPU (written in session 49, when none was
+  /// lent: the kernels compile for sm_90a, their cost-model values are a guess).
+  bool hopperNarrowTiles = false;
+  /// The cost model may split K of an int8 product on the mma.sync kernels: the splits' int32
+  /// sums go through the workspace exactly and the reduction kernel runs the requantizing
+  /// epilogue (ResNet-50's classifier, 1 x 1000 x 2048 at batch 1, is 16 blocks unsplit).
+  /// `--int8-split-k`; off until timed on a GPU (session 49, host emulator only: it also
+  /// splits ResNet-50 b32's layer4 3x3 convolutions in two, which may not pay).
+  bool int8SplitK = false;
   /// The cost model may run a Hopper GEMM stream-K (TileConfig::streamK) where its tiles fill
   /// the last wave only in part: the CTAs share those tiles' K steps out evenly, and the CTA
   /// that starts a tile adds the others' sums (a workspace in the arena, flags in the

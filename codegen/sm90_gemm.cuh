@@ -3,7 +3,7 @@
 // kernel's entry (tile raster, operand pointers per tile) and its epilogue.
 //
 // The kernel is persistent: CTA x computes output tiles x, x + gridDim.x, ... (BM x BN each,
-// BM = 128; BN 64, 128, 192 or 256, or with B K-major also 80, 96 or 160) with three
+// BM = 128; BN 64, 128, 192 or 256, or with B K-major also 32, 48, 80, 96 or 160) with three
 // warpgroups:
 //   * warpgroup 0 is the producer: its 128 threads copy each K step's A and B tiles (128
 //     bytes of K per row: 64 f16/bf16, 128 int8) from global memory into a ring of STAGES

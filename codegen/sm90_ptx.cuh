@@ -136,6 +136,12 @@ template <class T> __host__ __device__ constexpr int bk_elems() { return 128 / s
 
 // A width's lists (DLC_SM90_DREGS_N<n>, DLC_SM90_ACC_N<n>) and the operand numbers after its
 // accumulators (DLC_SM90_OPS_N<n>: desc A, desc B, scale-d, trans-b).
+#define DLC_SM90_DREGS_N32 DLC_SM90_D0 DLC_SM90_D1
+#define DLC_SM90_ACC_N32(C) DLC_SM90_A0(C) DLC_SM90_A1(C)
+#define DLC_SM90_OPS_N32 "%16", "%17", "%18", "%19"
+#define DLC_SM90_DREGS_N48 DLC_SM90_D0 DLC_SM90_D1 DLC_SM90_D2
+#define DLC_SM90_ACC_N48(C) DLC_SM90_A0(C) DLC_SM90_A1(C) DLC_SM90_A2(C)
+#define DLC_SM90_OPS_N48 "%24", "%25", "%26", "%27"
 #define DLC_SM90_DREGS_N64 DLC_SM90_D0 DLC_SM90_D1 DLC_SM90_D2 DLC_SM90_D3
 #define DLC_SM90_ACC_N64(C) DLC_SM90_A0(C) DLC_SM90_A1(C) DLC_SM90_A2(C) DLC_SM90_A3(C)
 #define DLC_SM90_OPS_N64 "%32", "%33", "%34", "%35"
@@ -201,8 +207,9 @@ template <class T> __host__ __device__ constexpr int bk_elems() { return 128 / s
 template <int N, class T, int TRANS_B>
 __device__ __forceinline__ void wgmma(Acc<T> (&d)[N / 2], unsigned long long da,
                                       unsigned long long db) {
-  static_assert(N == 64 || N == 80 || N == 96 || N == 128 || N == 160 || N == 192 || N == 256,
-                "wgmma tile widths: 64, 80, 96, 128, 160, 192, 256");
+  static_assert(N == 32 || N == 48 || N == 64 || N == 80 || N == 96 || N == 128 || N == 160 ||
+                    N == 192 || N == 256,
+                "wgmma tile widths: 32, 48, 64, 80, 96, 128, 160, 192, 256");
   constexpr bool bf16 = Kind<T>::value == 1;
 // One width's instruction on d: s8 (int32 accumulators), or f16/bf16 (float ones, TRANS_B).
 #define DLC_SM90_WGMMA_S8(NN)                                                                      \
@@ -219,7 +226,11 @@ __device__ __forceinline__ void wgmma(Acc<T> (&d)[N / 2], unsigned long long da,
   else                                                                                             \
     DLC_SM90_WGMMA_16(NN, "f16")
   static_assert(Kind<T>::value != 2 || TRANS_B == 0, "s8 wgmma reads both operands K-major");
-  if constexpr (N == 64) {
+  if constexpr (N == 32) {
+    DLC_SM90_WGMMA_WIDTH(32);
+  } else if constexpr (N == 48) {
+    DLC_SM90_WGMMA_WIDTH(48);
+  } else if constexpr (N == 64) {
     DLC_SM90_WGMMA_WIDTH(64);
   } else if constexpr (N == 80) {
     DLC_SM90_WGMMA_WIDTH(80);

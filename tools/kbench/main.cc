@@ -456,6 +456,8 @@ int main(int argc, char **argv) {
     // dlc's defaults unless a case turns them off (--tma, --tile-192, --stem: on anyway).
     o.hopperTma = !cases[i].has("no-tma");
     o.hopperTile192 = !cases[i].has("no-tile-192");
+    o.hopperNarrowTiles = cases[i].has("narrow-tiles");
+    o.int8SplitK = cases[i].has("int8-split-k");
     o.stemConv = !cases[i].has("no-stem");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())

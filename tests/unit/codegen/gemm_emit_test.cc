@@ -466,12 +466,15 @@ TEST(GemmEmit, HopperFamilyRefusesWhatItCannotRun) {
   EXPECT_TRUE(has(refusal(f16, "128x256x64/wgs4", portable), "without arch-specific features"));
   EXPECT_TRUE(has(refusal(matmulGraph("f32[256,256]", "f32[256,256]"), "128x256x64/wgs4"),
                   "f16, bf16 and int8"));
-  EXPECT_TRUE(has(refusal(f16, "128x32x64/wgs4"), "128 x 64, 80, 96, 128, 160, 192 or 256"));
-  EXPECT_TRUE(has(refusal(f16, "128x112x64/wgs4"), "128 x 64, 80, 96, 128, 160, 192 or 256"));
-  // 80, 96 and 160 columns are not whole 64-column atoms of an N-major B; K-major they run.
+  const char *widths = "128 x 32, 48, 64, 80, 96, 128, 160, 192 or 256";
+  EXPECT_TRUE(has(refusal(f16, "128x16x64/wgs4"), widths));
+  EXPECT_TRUE(has(refusal(f16, "128x112x64/wgs4"), widths));
+  // 32, 48, 80, 96 and 160 columns are not whole 64-column atoms of an N-major B; K-major
+  // they run.
   const std::string kMajor = "graph @g(%a: f16[256,256], %b: f16[256,256]) -> (y: ?) {\n"
                              "  %y = gemm(%a, %b) {transB = 1} : ?\n  return %y\n}";
-  for (const char *tile : {"128x80x64/wgs7", "128x96x64/wgs7", "128x160x64/wgs5"}) {
+  for (const char *tile : {"128x32x64/wgs8", "128x48x64/wgs8", "128x80x64/wgs7", "128x96x64/wgs7",
+                           "128x160x64/wgs5"}) {
     EXPECT_TRUE(has(refusal(f16, tile), "tile reads B K-major")) << tile;
     auto set = gemm::emitGemmGroup(build(kMajor).group, {}, gemm::parseTileConfig(tile));
     EXPECT_TRUE(set) << tile << ": " << set.status().message();

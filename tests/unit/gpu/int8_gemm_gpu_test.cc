@@ -66,13 +66,17 @@ TEST(Int8Gemm, MatMulIntegerTransBMatchesTheReference) {
       {3, 37, 64, 80},     // batch x rows, N not a multiple of the tile
       {1, 256, 1024, 512}, // a square-ish layer
       {8, 128, 768, 3072}, // BERT's FFN up-projection at batch 8, sequence 128
+      {8, 128, 768, 768},  // its output projection (128 x 48 tiles where allowed, sm_90)
       {1, 5, 4096, 16},    // long K, few rows
+      {1, 1, 2048, 256},   // a classifier at batch 1: 4 blocks unsplit
   };
   for (const auto &[b, m, k, n] : cases) {
-    SCOPED_TRACE(fmt::format("matmul [{},{},{}] x [{},{}]^T", b, m, k, n, k));
-    const std::string y = fmt::format("[{},{},{}]", b, m, n);
-    const std::string text = fmt::format(
-        R"(graph @mm(%x: i8[{0},{1},{2}]) -> (acc: i32{4}, y: f32{4}) {{
+    for (bool split : {false, true}) {
+      SCOPED_TRACE(fmt::format("matmul [{},{},{}] x [{},{}]^T{}", b, m, k, n, k,
+                               split ? ", int8 split-K and 128 x 48 tiles allowed" : ""));
+      const std::string y = fmt::format("[{},{},{}]", b, m, n);
+      const std::string text = fmt::format(
+          R"(graph @mm(%x: i8[{0},{1},{2}]) -> (acc: i32{4}, y: f32{4}) {{
   %w = constant i8[{3},{2}] {5}
   %s = constant f32[{3}] {6}
   %acc = matmul_integer(%x, %w) {{transB = 1}} : i32{4}
@@ -81,8 +85,12 @@ TEST(Int8Gemm, MatMulIntegerTransBMatchesTheReference) {
   %y = relu(%r) : f32{4}
   return %acc, %y
 }})",
-        b, m, k, n, y, int8Dense(n * k, 5), rt::testing::denseText(static_cast<size_t>(n), 6));
-    rt::testing::expectGpuMatchesReference(text, int8Tensor({b, m, k}, 13));
+          b, m, k, n, y, int8Dense(n * k, 5), rt::testing::denseText(static_cast<size_t>(n), 6));
+      SessionOptions so;
+      so.kernels.int8SplitK = split;
+      so.kernels.hopperNarrowTiles = split;
+      rt::testing::expectGpuMatchesReference(text, int8Tensor({b, m, k}, 13), 2, so);
+    }
   }
 }
 

@@ -28,6 +28,7 @@ Expected<rt::Program> lowered(const std::string &text, bool pingpong = false,
   jit::JitOptions jo;
   jo.lower.compile = false;
   jo.lower.emit.kMajorWeights = kMajor;
+  jo.lower.emit.hopperNarrowTiles = true; // the cost model's whole choice of tiles
   jo.lower.emit.smVersion = jo.lower.nvrtc.smVersion = 90;
   jo.lower.emit.numSms = 132;
   jo.lower.emit.hopperSplitK = true;
@@ -130,6 +131,10 @@ std::vector<Case> cases() {
   // 32-column pass holds 8).
   out.push_back(
       {"f16 K-major weight, 96 columns", biasMatmul(1576, 256, 768, 22), DType::kF16, {1576, 256}});
+  // BERT b8's 768-column projections (1024 rows): 128 tiles of 128 x 48 fill the 132 SMs
+  // where 128 x 64 makes 96.
+  out.push_back(
+      {"f16 K-major weight, 48 columns", biasMatmul(1024, 768, 768, 26), DType::kF16, {1024, 768}});
   out.push_back({"f16 K-major weight, 160 columns",
                  biasMatmul(1576, 256, 1576, 24),
                  DType::kF16,
@@ -295,9 +300,9 @@ TEST(Sm90Gemm, ClusterSplitKIsOneKernel) {
 
 // kmajor-weights (on for sm_90a unless turned off) stores each case's constant weight [N, K],
 // read through perm_b: the cost model then takes the 96- and 160-column tiles for ViT's row
-// count, which an N-major weight cannot have.
+// count and the 48-column one for BERT's, which an N-major weight cannot have.
 TEST(Sm90Gemm, KMajorWeightsTakeNarrowTiles) {
-  const char *narrowTiles[] = {"128x80x64", "128x96x64", "128x160x64"};
+  const char *narrowTiles[] = {"128x32x64", "128x48x64", "128x80x64", "128x96x64", "128x160x64"};
   for (const Case &c : cases()) {
     SCOPED_TRACE(c.what);
     if (c.what.find("K-major weight") != std::string::npos) {
@@ -308,7 +313,9 @@ TEST(Sm90Gemm, KMajorWeightsTakeNarrowTiles) {
         for (const char *tile : narrowTiles)
           if (source.find(tile) != std::string::npos)
             tiles += tile;
-      EXPECT_EQ(tiles, c.what.find("96") != std::string::npos ? "128x96x64" : "128x160x64");
+      EXPECT_EQ(tiles, c.what.find("96") != std::string::npos   ? "128x96x64"
+                       : c.what.find("48") != std::string::npos ? "128x48x64"
+                                                                : "128x160x64");
     }
     if (c.what.find("K-major B") != std::string::npos)
       continue; // a Gemm with transB reads B K-major as it is
@@ -331,8 +338,9 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
     // stream-K (with TMA and 128 x 192 tiles), B multicast (TMA, 128 x 192 tiles, split-K
     // through the workspace), B multicast with ping-pong; each with the weights as the case
     // writes them. Then dlc's defaults (constant weights K-major, narrow tiles where the cost
-    // model takes them), and those with the cp.async producer.
-    for (int schedule : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+    // model takes them), those with the cp.async producer, and those with the 128 x 48 and
+    // 128 x 32 tiles allowed (EmitOptions::hopperNarrowTiles).
+    for (int schedule : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) {
       if (schedule == 2 && !c.split)
         continue;
       SCOPED_TRACE(schedule == 0   ? "cooperative"
@@ -344,10 +352,12 @@ TEST(Sm90Gemm, HopperKernelsMatchTheReference) {
                    : schedule == 6 ? "B multicast"
                    : schedule == 7 ? "B multicast, ping-pong"
                    : schedule == 8 ? "defaults"
-                                   : "defaults, cp.async");
+                   : schedule == 9 ? "defaults, cp.async"
+                                   : "defaults, 128 x 48 and 128 x 32 tiles");
       SessionOptions so;
       if (schedule >= 8) {
-        so.kernels.hopperTma = schedule == 8;
+        so.kernels.hopperTma = schedule != 9;
+        so.kernels.hopperNarrowTiles = schedule == 10;
         rt::testing::expectGpuMatchesReference(c.text, randomTensor(c.dtype, c.x, 11), 1, so);
         continue;
       }
