@@ -18,7 +18,8 @@
 // Global pools: one warp per (n, c) plane for planes up to kWarpPlane elements, one block of
 // 256 threads per plane above that; each thread accumulates a strided share, then a fixed
 // shuffle tree (and a shared-memory step across warps) combines the shares, so results are
-// deterministic.
+// deterministic. Channels-last (channels_last = 1, X [N, spatial..., C]): a block per 32
+// channels of an image, see emitGlobalChannelsLast.
 #include <fmt/format.h>
 
 #include "codegen/anchor_epilogue.h"
@@ -98,8 +99,9 @@ Status check(const Node &node) {
     return Status::ok();
   }
   if (isGlobal(node.op())) {
-    if (node.input(0)->shape().rank() < 2)
-      return invalidArgument("{} needs an input of rank >= 2", node.opName());
+    const int64_t rank = node.getInt("channels_last") != 0 ? 3 : 2;
+    if (node.input(0)->shape().rank() < rank)
+      return invalidArgument("{} needs an input of rank >= {}", node.opName(), rank);
     return Status::ok();
   }
   return poolAxes(node).status();
@@ -473,9 +475,73 @@ void warpReduce(CodeWriter &w, const Node &node) {
     w.line("acc += other;");
 }
 
+/// A global pool of a channels-last X [N, spatial..., C]: a block per 32 consecutive channels
+/// of an image, its 8 warps each taking every 8th pixel (a warp's loads are 32 neighbouring
+/// channels of one pixel: coalesced), their shares combined through shared memory in a fixed
+/// order by the first warp, which runs the epilogue on output n * C + c (Y is [N, C, 1, ...]).
+/// The layout pass sets channels_last where the pool reads a channels-last convolution's
+/// output, in place of a transpose to NCHW before the per-plane kernel.
+Expected<KernelSet> emitGlobalChannelsLast(const FusedGroup &group, const EmitOptions &opts) {
+  const Node &node = *group.anchor;
+  const Value *x = node.input(0), *y = node.output(0);
+  const std::vector<int64_t> xs = staticSizes(x);
+  const int64_t images = xs[0], channels = xs.back();
+  const int64_t pixels =
+      images * channels == 0 ? 0 : x->shape().numElements().value_or(0) / (images * channels);
+  const DType t = x->dtype();
+  const std::string ct = cudaComputeType(t);
+  const std::string idx =
+      x->shape().numElements().value_or(0) < (int64_t{1} << 31) ? "int" : "long long";
+  const int64_t groups = (channels + 31) / 32, blocks = images * groups;
+  ParamList params;
+  params.read(x);
+
+  CodeWriter body;
+  body.line("__shared__ {} part[8][33];", ct);
+  body.line("const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;");
+  auto loop = body.block("for ({0} b = blockIdx.x; b < {1}; b += gridDim.x)", idx, blocks);
+  body.line("const {} n = b / {}, c = (b % {}) * 32 + lane;", idx, groups, groups);
+  body.line("{} acc = {};", ct, initValue(node));
+  {
+    auto inside = body.block("if (c < {})", channels);
+    body.line("const {} *__restrict__ x = in0 + n * {} + c;", cudaStorageType(t),
+              pixels * channels);
+    body.line("#pragma unroll 4");
+    body.line("for (int j = warp; j < {}; j += 8)", pixels);
+    body.line("  {}", accumulate(node, fmt::format("dlc_load(x[({})j * {}])", idx, channels)));
+  }
+  body.line("part[warp][lane] = acc;");
+  body.line("__syncthreads();");
+  {
+    auto first = body.block("if (warp == 0 && c < {})", channels);
+    body.line("acc = part[0][lane];");
+    body.line("#pragma unroll");
+    body.line("for (int w = 1; w < 8; ++w)");
+    body.line("  {}", node.op() == Op::kGlobalMaxPool ? "acc = dlc_max(acc, part[w][lane]);"
+                                                      : "acc += part[w][lane];");
+    body.line("const {} y = {};", ct, finalValue(node, "acc", fmt::format("{}", pixels)));
+    body.line("const {} p = n * {} + c;", idx, channels);
+    std::vector<const Value *> stored;
+    DLC_RETURN_IF_ERROR(emitEpilogue(body, group, y, {"y", false}, "p", params, "v", stored));
+    DLC_RETURN_IF_ERROR(checkAllStored(group, stored));
+  }
+  body.line("__syncthreads();");
+  loop.close();
+
+  Kernel k;
+  k.name = group.name;
+  finishKernel(k, params, 256, body);
+  k.launch.block[0] = 256;
+  k.launch.grid[0] = static_cast<uint32_t>(
+      std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t{opts.numSms} * 8)));
+  return single(std::move(k));
+}
+
 Expected<KernelSet> emitGlobal(const FusedGroup &group, const EmitOptions &opts) {
   const Node &node = *group.anchor;
   DLC_RETURN_IF_ERROR(check(node));
+  if (node.getInt("channels_last") != 0)
+    return emitGlobalChannelsLast(group, opts);
   const Value *x = node.input(0), *y = node.output(0);
   const std::vector<int64_t> xs = staticSizes(x);
   const int64_t planes = xs[0] * xs[1];

@@ -11,8 +11,10 @@
 // with the weight permuted to OHWI at compile time. The elementwise nodes that read %y (relu,
 // the residual add, a cast) then move into NHWC too (passes/util/nhwc.h, as realize-int8 does
 // for int8 convolutions), so a chain of convolutions hands NHWC tensors from one to the next
-// and transposes remain only where NCHW is needed (the 3-channel stem, pooling, the head), or
+// and transposes remain only where NCHW is needed (the 3-channel stem, windowed pooling), or
 // none at all where the model is NHWC already (a TensorFlow graph's own transposes cancel).
+// A global pool of an NHWC value (ResNet's head; int8 convolutions' too, as realize-int8 runs
+// first) pools it channels-last (channels_last = 1), its output [N, C, 1, 1] as before.
 // Rewritten: Conv with f16 or bf16 operands, 4-D, group 1, a constant weight, static shapes
 // and input channels a multiple of 8 (whole 16-byte chunks along C). Other convolutions stay
 // NCHW (said under --debug-only=layout). The reference backend evaluates the
@@ -135,6 +137,24 @@ public:
         replaceOutputNamed(g, n, src);
         changed = true;
       }
+    }
+    // A global pool of a value that comes back from NHWC (ResNet's head) pools the NHWC value
+    // itself (channels_last = 1; its output is [N, C, 1, 1] either way), without the transpose.
+    for (Node *n : g.nodes()) {
+      const Op op = n->op();
+      if ((op != Op::kGlobalAveragePool && op != Op::kGlobalMaxPool && op != Op::kGlobalLpPool) ||
+          n->getInt("channels_last") != 0)
+        continue;
+      Value *src = nhwc::sourceOf(n->input(0));
+      if (!src)
+        continue;
+      const std::string base = n->name().empty() ? std::string(n->opName()) : n->name();
+      DLC_ASSIGN_OR_RETURN(Value * y, addTypedNode(g, op, {src}, base + "/nhwc", n, *n,
+                                                   nhwc::channelsLastAttrs(*n)));
+      y->producer()->setName(n->name());
+      options.debugf("{}: pools the channels-last value '{}'", n->describe(), src->name());
+      replaceOutputNamed(g, n, y);
+      changed = true;
     }
     // Tokens from a feature map (ViT: flatten(2), then transpose(1, 2)) of a value that comes
     // back from NHWC are the NHWC value reshaped: [N, C, H, W] -> [N, C, HW] -> [N, HW, C].

@@ -292,6 +292,19 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
       transpose(n->input(0)->name(), lastY + ".dlc_x_nchw", {0, 3, 1, 2});
       transpose(n->input(1)->name(), lastY + ".dlc_w_oihw", {0, 3, 1, 2});
     }
+    // The layout pass's channels-last global pool reads [N, spatial..., C]: a transpose to
+    // channels first, then the ONNX pool (its output is [N, C, 1, ...] either way).
+    const bool lastPool = (n->op() == Op::kGlobalAveragePool || n->op() == Op::kGlobalMaxPool ||
+                           n->op() == Op::kGlobalLpPool) &&
+                          n->getInt("channels_last") != 0;
+    const std::string poolX = lastPool ? n->output(0)->name() + ".dlc_x_nchw" : "";
+    if (lastPool) {
+      const int64_t rank = n->input(0)->shape().rank();
+      std::vector<int64_t> perm{0, rank - 1};
+      for (int64_t a = 1; a + 1 < rank; ++a)
+        perm.push_back(a);
+      transpose(n->input(0)->name(), poolX, perm);
+    }
     // fold-transpose-matmul's permutations (perm_a, perm_b of the operands, perm_y of the
     // product) are Transposes in ONNX.
     std::vector<int64_t> permY;
@@ -322,7 +335,8 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
     node.set_name(n->name());
     for (int i = 0; i < n->numInputs(); ++i) {
       const Value *v = n->input(i);
-      node.add_input(lastConv && i < 2 ? lastY + (i == 0 ? ".dlc_x_nchw" : ".dlc_w_oihw")
+      node.add_input(lastConv && i < 2    ? lastY + (i == 0 ? ".dlc_x_nchw" : ".dlc_w_oihw")
+                     : lastPool && i == 0 ? poolX
                      : i < 2 && !permuted[i].empty() ? permuted[i]
                      : v                             ? v->name()
                                                      : "");
@@ -334,7 +348,7 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
                                          : "");
     for (const auto &[name, a] : n->attrs())
       if (name.find('.') == std::string::npos && // annotations are dlc's
-          !(lastConv && name == "channels_last") &&
+          !((lastConv || lastPool) && name == "channels_last") &&
           !(n->op() == Op::kMatMul && (name == "perm_a" || name == "perm_b" || name == "perm_y")))
         DLC_RETURN_IF_ERROR(addAttribute(name, a, *n, node));
     if (lastConv)

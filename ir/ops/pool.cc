@@ -47,17 +47,20 @@ Status inferPool(InferContext &ctx) {
   return Status::ok();
 }
 
-/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: [N, C, 1, ..., 1].
+/// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: [N, C, 1, ..., 1]. With channels_last = 1
+/// (dlc's: set by the layout pass on a pool of a channels-last convolution's output) X is
+/// [N, spatial..., C] and Y still [N, C, 1, ..., 1].
 Status inferGlobalPool(InferContext &ctx) {
   const TensorType &x = ctx.inputType(0);
   if (!x.shape.isRanked()) {
     ctx.setOutputType(0, x);
     return Status::ok();
   }
-  DLC_RETURN_IF_ERROR(expectMinRank(ctx, 0, 2, "input X"));
+  const bool last = ctx.node().getInt("channels_last") != 0;
+  DLC_RETURN_IF_ERROR(expectMinRank(ctx, 0, last ? 3 : 2, "input X"));
   std::vector<Dim> dims(static_cast<size_t>(x.shape.rank()), Dim(1));
   dims[0] = x.shape[0];
-  dims[1] = x.shape[1];
+  dims[1] = x.shape[last ? x.shape.rank() - 1 : 1];
   ctx.setOutputType(0, TensorType(x.dtype, Shape(std::move(dims))));
   return Status::ok();
 }
@@ -170,9 +173,13 @@ std::vector<OpDef> poolOps() {
       // (X) -> (Y, Indices?)
       {.op = Op::kMaxPool, .maxOutputs = 2, .attrs = std::move(maxAttrs), .infer = inferPool},
       {.op = Op::kLpPool, .attrs = std::move(lpAttrs), .infer = inferPool},
-      {.op = Op::kGlobalAveragePool, .attrs = {}, .infer = inferGlobalPool},
-      {.op = Op::kGlobalMaxPool, .attrs = {}, .infer = inferGlobalPool},
-      {.op = Op::kGlobalLpPool, .attrs = {intAttr("p", 2)}, .infer = inferGlobalPool},
+      {.op = Op::kGlobalAveragePool,
+       .attrs = {intAttr("channels_last", 0)},
+       .infer = inferGlobalPool},
+      {.op = Op::kGlobalMaxPool, .attrs = {intAttr("channels_last", 0)}, .infer = inferGlobalPool},
+      {.op = Op::kGlobalLpPool,
+       .attrs = {intAttr("p", 2), intAttr("channels_last", 0)},
+       .infer = inferGlobalPool},
       // (X, I, output_shape?)
       {.op = Op::kMaxUnpool,
        .minInputs = 2,

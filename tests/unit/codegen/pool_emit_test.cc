@@ -153,6 +153,8 @@ TEST(PoolEmit, EveryPoolCompilesForSm90) {
       pool("f32[2,8,5,5]", "global_max_pool", ""),
       pool("bf16[1,8,100,100]", "global_max_pool", ""),
       pool("f64[2,8,3]", "global_lp_pool", "{p = 3}"),
+      pool("f16[2,7,7,2048]", "global_average_pool", "{channels_last = 1}"),
+      pool("f32[2,3,3,40]", "global_max_pool", "{channels_last = 1}"),
       pool("f32[1,16,13,13]", "lrn", "{size = 5, alpha = 0.0001, beta = 0.75, bias = 2.0}"),
       pool("f16[2,6,4]", "lrn", "{size = 2}"),
   };
@@ -352,6 +354,12 @@ TEST(PoolHostRun, KernelsMatchTheReference) {
       {pool("f32[2,8,5,5]", "global_max_pool", ""), {}, 0},
       {pool("f32[1,3,70,40]", "global_max_pool", ""), {}, 0},
       {pool("f64[2,8,3]", "global_lp_pool", "{p = 3}"), {}, 1e-12},
+      // Channels-last global pools (the layout pass's form of ResNet's head): a partial last
+      // group of 32 channels, more pixels than warps, fewer pixels than warps, Lp's partial
+      // sums combined as sums.
+      {pool("f32[2,5,7,40]", "global_average_pool", "{channels_last = 1}"), {}, 1e-6},
+      {pool("f16[3,2,2,64]", "global_max_pool", "{channels_last = 1}"), {}, 0},
+      {pool("f32[1,6,33]", "global_lp_pool", "{p = 2, channels_last = 1}"), {}, 1e-5},
       // LRN: odd and even windows (the even one reaches one channel further after), clipped at
       // both ends; alpha large enough that the window's squares matter.
       {pool("f32[2,7,3,4]", "lrn", "{size = 5, alpha = 0.5, beta = 0.75, bias = 2.0}"), {}, 1e-5},
@@ -372,6 +380,14 @@ TEST(PoolHostRun, KernelsMatchTheReference) {
 })",
        {},
        1e-6},
+      {R"(graph @g(%x: f16[2,7,7,96], %b: f16[1,96,1,1]) -> (y: ?) {
+  %p = global_average_pool(%x) {channels_last = 1} : ?
+  %s = add(%p, %b) : ?
+  %y = relu(%s) : ?
+  return %y
+})",
+       {},
+       1e-3},
       {R"(graph @g(%x: f32[1,4,9,16], %r: f32[1,4,5,8]) -> (y: ?) {
   %p = max_pool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : ?
   %y = add(%p, %r) : ?
