@@ -22,6 +22,8 @@
 // channels of an image, see emitGlobalChannelsLast.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "codegen/anchor_epilogue.h"
 #include "codegen/cuda_prelude.h"
 #include "codegen/data_movement_internal.h"
@@ -226,7 +228,7 @@ Expected<KernelSet> emitMaxPoolRow(const FusedGroup &group, const std::vector<Po
   params.read(x);
   const int64_t xCount = x->shape().numElements().value_or(0);
   const int64_t yCount = y->shape().numElements().value_or(0);
-  const std::string idx = xCount < (int64_t{1} << 31) ? "int" : "long long";
+  const std::string idx = std::max(xCount, yCount) < (int64_t{1} << 31) ? "int" : "long long";
   const size_t n = axes.size(), last = n - 1;
   const PoolAxis &a = axes[last];
   const int64_t cols = (v - 1) * a.stride + a.kernel;
@@ -331,7 +333,7 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   params.read(x);
   const int64_t xCount = x->shape().numElements().value_or(0);
   const int64_t yCount = y->shape().numElements().value_or(0);
-  const std::string idx = xCount < (int64_t{1} << 31) ? "int" : "long long";
+  const std::string idx = std::max(xCount, yCount) < (int64_t{1} << 31) ? "int" : "long long";
   const size_t n = axes.size();
   int64_t inPlane = 1;
   for (const PoolAxis &a : axes)
