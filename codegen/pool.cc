@@ -173,6 +173,25 @@ std::string initValue(const Node &node) {
   return max ? lowest(t) : fmt::format("({})0", cudaComputeType(t));
 }
 
+/// Decodes the output coordinates of axes [0, end) from `r` (the flat output index, or its part
+/// left by the innermost axes already decoded), innermost first: `o<d>` for each axis of more
+/// than one output (its IndexExpr variable in the result, 0 elsewhere); r is then the (n, c)
+/// plane, and `x` its input plane.
+std::vector<IndexExpr> writeOutputOrigin(CodeWriter &body, const std::vector<PoolAxis> &axes,
+                                         size_t end, const std::string &idx, DType t,
+                                         int64_t inPlane) {
+  std::vector<IndexExpr> o(axes.size(), 0);
+  for (size_t d = end; d-- > 0;) {
+    if (axes[d].out == 1)
+      continue;
+    o[d] = IndexExpr::var(fmt::format("o{}", d));
+    body.line("const {} o{} = r % {};", idx, d, axes[d].out);
+    body.line("r /= {};", axes[d].out);
+  }
+  body.line("const {} *__restrict__ x = in0 + r * {};", cudaStorageType(t), inPlane);
+  return o;
+}
+
 /// Whether MaxPool's Indices output is read (by the graph or as a graph output).
 const Value *readIndices(const Node &node) {
   return node.op() == Op::kMaxPool && node.numOutputs() > 1 && node.output(1) &&
@@ -246,15 +265,7 @@ Expected<KernelSet> emitMaxPoolRow(const FusedGroup &group, const std::vector<Po
     body.line("const {} o{} = (r % {}) * {};", idx, last, a.out / v, v);
     body.line("r /= {};", a.out / v);
   }
-  std::vector<IndexExpr> o(n, 0);
-  for (size_t d = last; d-- > 0;) {
-    if (axes[d].out == 1)
-      continue;
-    o[d] = IndexExpr::var(fmt::format("o{}", d));
-    body.line("const {} o{} = r % {};", idx, d, axes[d].out);
-    body.line("r /= {};", axes[d].out);
-  }
-  body.line("const {} *__restrict__ x = in0 + r * {};", cudaStorageType(t), inPlane);
+  const std::vector<IndexExpr> o = writeOutputOrigin(body, axes, last, idx, t, inPlane);
   // The columns, clamped once for every row.
   body.line("const {} c0 = {};", idx, a.tap(IndexExpr::var(fmt::format("o{}", last)), 0).str());
   body.line("{} col[{}];", idx, cols);
@@ -344,15 +355,7 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   CodeWriter body;
   auto loop = body.block("{}", gridStrideLoop(idx, yCount));
   body.line("{} r = i;", idx);
-  std::vector<IndexExpr> o(n, 0);
-  for (size_t d = n; d-- > 0;) {
-    if (axes[d].out == 1)
-      continue;
-    o[d] = IndexExpr::var(fmt::format("o{}", d));
-    body.line("const {} o{} = r % {};", idx, d, axes[d].out);
-    body.line("r /= {};", axes[d].out);
-  }
-  body.line("const {} *__restrict__ x = in0 + r * {};", cudaStorageType(t), inPlane);
+  const std::vector<IndexExpr> o = writeOutputOrigin(body, axes, n, idx, t, inPlane);
   body.line("{} acc = {};", ct, initValue(node));
   // MaxPool's Indices, when the model reads them: the flat index of the first maximum.
   const Value *indices = readIndices(node);

@@ -61,29 +61,28 @@ bool hasSplitK(const std::vector<std::string> &names) {
   return false;
 }
 
+/// Expects the cost model to split K of `text` on an H200's 132 SMs with int8SplitK, and the
+/// emulated program to match the reference exactly on `x`.
+void expectSplitAndExact(const std::string &text, const Tensor &x) {
+  jit::JitOptions jo = testing::emulatedJitOptions();
+  jo.lower.emit.numSms = 132;
+  jo.lower.emit.int8SplitK = true;
+  ASSERT_TRUE(hasSplitK(kernelNames(text, jo)));
+  testing::expectEmulatedMatches(text, {{"x", x}}, {0, 0}, jo);
+}
+
 TEST(Int8SplitKEmulated, ClassifierSumsAreExactInt32) {
   // ResNet-50's classifier at batch 1 (1 x 1000 x 2048) in small: 2 rows, 64 columns, K = 4096
   // is one block unsplit; the cost model splits it.
   const std::string text = classifier(2, 4096, 64);
-  jit::JitOptions jo = testing::emulatedJitOptions();
-  jo.lower.emit.numSms = 132; // an H200's
-  jo.lower.emit.int8SplitK = true;
-  ASSERT_TRUE(hasSplitK(kernelNames(text, jo)));
-  testing::expectEmulatedMatches(text, {{"x", nearMax({2, 4096})}}, {0, 0}, jo);
-  // And the same unsplit by default.
-  jo.lower.emit.int8SplitK = false;
-  EXPECT_FALSE(hasSplitK(kernelNames(text, jo)));
-  testing::expectEmulatedMatches(text, {{"x", nearMax({2, 4096})}}, {0, 0}, jo);
+  expectSplitAndExact(text, nearMax({2, 4096}));
+  // Unsplit by default.
+  EXPECT_FALSE(hasSplitK(kernelNames(text, testing::emulatedJitOptions())));
 }
 
 TEST(Int8SplitKEmulated, RandomRowsMatchTheReference) {
   // Rows past a tile and random data of both signs.
-  const std::string text = classifier(19, 4096, 48);
-  jit::JitOptions jo = testing::emulatedJitOptions();
-  jo.lower.emit.numSms = 132; // an H200's
-  jo.lower.emit.int8SplitK = true;
-  ASSERT_TRUE(hasSplitK(kernelNames(text, jo)));
-  testing::expectEmulatedMatches(text, {{"x", testing::int8Tensor({19, 4096}, 9)}}, {0, 0}, jo);
+  expectSplitAndExact(classifier(19, 4096, 48), testing::int8Tensor({19, 4096}, 9));
 }
 
 } // namespace
