@@ -281,12 +281,19 @@ Expected<KernelSet> emitMaxPoolRow(const FusedGroup &group, const std::vector<Po
     body.line("col[c] = u < 0 ? 0 : u >= {} ? {} : u;", a.in, a.in - 1);
     body.line("m[c] = {};", low);
   }
+  // The window's rows unrolled (every load issued at once) up to 64 loads in all; past that
+  // (a 3-D window, wide columns) the rows loop and only the columns, which index the
+  // registers, unroll.
+  int64_t rows = 1;
+  for (size_t d = 0; d < last; ++d)
+    rows *= axes[d].kernel;
+  const char *rowUnroll = rows * cols <= 64 ? "#pragma unroll" : "#pragma unroll 1";
   std::vector<CodeWriter::Scope> taps;
   std::string offset, inside;
   for (size_t d = 0; d < last; ++d) {
     const PoolAxis &ax = axes[d];
     const IndexExpr k = ax.kernel == 1 ? IndexExpr(0) : IndexExpr::var(fmt::format("k{}", d));
-    body.line("#pragma unroll");
+    body.line("{}", rowUnroll);
     taps.push_back(body.block("for (int k{0} = 0; k{0} < {1}; ++k{0})", d, ax.kernel));
     body.line("const {} u{} = {};", idx, d, ax.tap(o[d], k).str());
     if (!overlap) {

@@ -334,6 +334,9 @@ TEST(PoolHostRun, KernelsMatchTheReference) {
             "{kernel_shape = [3, 3], strides = [2, 2], ceil_mode = 1}")},
       {pool("i8[1,2,32]", "max_pool", "{kernel_shape = [4], strides = [4]}")},
       {pool("u8[1,2,4,6,8]", "max_pool", "{kernel_shape = [2, 2, 3], pads = [0, 0, 1, 0, 0, 1]}")},
+      // 9 window rows of 10 columns: the rows loop (past 64 loads unrolled).
+      {pool("f32[1,2,5,6,16]", "max_pool",
+            "{kernel_shape = [3, 3, 3], pads = [1, 1, 1, 1, 1, 1]}")},
       {pool(x, "average_pool", "{kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]}"),
        {},
        1e-6},
