@@ -81,8 +81,10 @@ TEST(Int8SplitKEmulated, ClassifierSumsAreExactInt32) {
 }
 
 TEST(Int8SplitKEmulated, RandomRowsMatchTheReference) {
-  // Rows past a tile and random data of both signs.
+  // Rows past a tile and random data of both signs; then an odd output count, which the
+  // reduction kernel sums one element at a time.
   expectSplitAndExact(classifier(19, 4096, 48), testing::int8Tensor({19, 4096}, 9));
+  expectSplitAndExact(classifier(3, 4096, 33), testing::int8Tensor({3, 4096}, 10));
 }
 
 } // namespace
