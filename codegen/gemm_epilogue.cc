@@ -47,7 +47,7 @@ void writeAccStore(CodeWriter &w, const KernelContext &ctx, const std::string &r
          s.outRowStride);
   const std::string c0 = outColOffset(ctx, col), c1 = outColOffset(ctx, col + " + 1");
   if (split) {
-    const char *acc = s.dtype == DType::kI8 ? "int" : "float"; // int8: exact int32 sums
+    const char *acc = s.accType();
     w.line("{} *wp = ws + (long long)blockIdx.y * {}LL;", acc, ctx.total);
     if (ctx.outPairs && ctx.total % 2 == 0) {
       w.line("if ({0} + 1 < {1}) *reinterpret_cast<{5}2 *>(wp + ob + {2}) = make_{5}2({3}, {4});",
@@ -186,7 +186,7 @@ Expected<std::string> writeEpilogueBody(CodeWriter &w, const KernelContext &ctx,
   std::string init =
       s.alpha == 1.0 ? acc : fmt::format("{} * {}", acc, cudaLiteral(s.alpha, DType::kF32));
   // An int8 product's int32 accumulator stays an int until the epilogue's cast (exact).
-  w.line("{} {} = {};", s.dtype == DType::kI8 ? "int" : "float", v, init);
+  w.line("{} {} = {};", s.accType(), v, init);
   for (const Addend &ad : s.addends) {
     std::string load = operand(ad.value, ctx.names.at(ad.value), ad.shape);
     if (ad.coef == 1.0)
@@ -413,7 +413,7 @@ Status writeEpilogueLambdas(CodeWriter &w, const KernelContext &ctx, CodeWriter 
   // GNU attribute syntax on a lambda; NVRTC and nvcc accept it.
   const char *attr = ctx.outlineEpilogue ? " __attribute__((noinline))" : "";
   const bool intAcc = ctx.spec.dtype == DType::kI8;
-  const char *accType = intAcc ? "int" : "float";
+  const char *accType = ctx.spec.accType();
   // A table filled at once reads the scales' reciprocals at once.
   const Hoisted hoisted =
       writeHoistedScalars(w, ctx, ctx.table && !ctx.deferTableFill ? nullptr : late);
@@ -461,7 +461,7 @@ uint32_t stagedEpilogueBytes(const TileConfig &cfg, int rows) {
 void writeStagedStore(CodeWriter &w, const KernelContext &ctx) {
   const GemmSpec &s = ctx.spec;
   const int v = ctx.stagedV;
-  const char *acc = s.dtype == DType::kI8 ? "int" : "float";
+  const char *acc = s.accType();
   // A slab row is WN + 8 words: 8 banks apart, the fragment writes of a half-warp (4 rows x 8
   // words) hit 32 different banks.
   w.line("constexpr int EP_PITCH = WN + 8, EP_CHUNKS = WN / {}, EP_ROWS = {};", v, ctx.stagedRows);

@@ -615,7 +615,7 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
   if (norm)
     normParams(ctx, decls, params);
   if (workspace) {
-    decls.push_back(fmt::format("{}* __restrict__ ws", spec.dtype == DType::kI8 ? "int" : "float"));
+    decls.push_back(fmt::format("{}* __restrict__ ws", spec.accType()));
     params.push_back({nullptr, 0, true});
     set.scratchBytes.push_back(static_cast<uint64_t>(splits * ctx.total) * 4u);
   }
@@ -629,8 +629,7 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
     skGrid = sk.grid;
     ctx.skTiles = sk.skTiles;
     ctx.skPerCta = sk.perCta;
-    decls.push_back(
-        fmt::format("{}* __restrict__ sk_partials", spec.dtype == DType::kI8 ? "int" : "float"));
+    decls.push_back(fmt::format("{}* __restrict__ sk_partials", spec.accType()));
     params.push_back({nullptr, static_cast<int>(set.scratchBytes.size()), true});
     set.scratchBytes.push_back(static_cast<uint64_t>(skGrid * cfg.bm * cfg.bn) * 4u);
     decls.push_back("int* __restrict__ sk_flags");
@@ -748,8 +747,7 @@ Expected<KernelSet> writeGemmKernels(const FusedGroup &group, const GemmSpec &sp
       v /= 2;
     rctx.stagedV = v >= 2 ? v : 0;
     red.launch = gridStrideLaunch(ctx.total / std::max(v, 1), opts);
-    // int8 sums are int32 (exact in any order); others float.
-    const char *acc = spec.dtype == DType::kI8 ? "int" : "float";
+    const char *acc = spec.accType(); // int8 sums are int32, exact in any order
     CodeWriter r;
     {
       auto fn = r.block("extern \"C\" __global__ void __launch_bounds__(256) {}({})", red.name,

@@ -15,10 +15,10 @@
 // Hopper family (wgmma fed by a warp-specialized cp.async pipeline, gemm_sm90.cc). Otherwise
 // f16/bf16 run on tensor cores (mma.sync m16n8k16, ldmatrix, a cp.async multi-stage
 // shared-memory pipeline with padded rows); int8 likewise with mma.sync m16n8k32 s8 and int32
-// accumulators (both operands K-contiguous, 16-byte aligned; no split-K, whose float partial
-// sums would round); f32 runs a SIMT tiled kernel, or TF32 mma (m16n8k8) when
-// EmitOptions::allowTf32. Split-K writes f32 partial sums to a scratch buffer
-// and a second kernel adds them in a fixed order (deterministic), then runs the epilogue.
+// accumulators (both operands K-contiguous, 16-byte aligned); f32 runs a SIMT tiled kernel, or
+// TF32 mma (m16n8k8) when EmitOptions::allowTf32. Split-K writes partial sums to a scratch
+// buffer (float, or int32 for int8, exact: EmitOptions::int8SplitK) and a second kernel adds
+// them in a fixed order (deterministic), then runs the epilogue.
 #pragma once
 
 #include <cstdint>
@@ -89,6 +89,10 @@ struct GemmSpec {
   /// At most this many column tiles (0: any): a GEMM that normalizes its rows
   /// (FusedGroup::norm) holds each row tile's column tiles in one cluster of at most 8 CTAs.
   int64_t maxTilesN = 0;
+
+  /// The CUDA type of the accumulators and of split-K's partial sums: int for int8 (int32,
+  /// exact), float otherwise.
+  const char *accType() const { return dtype == DType::kI8 ? "int" : "float"; }
 };
 
 /// Tile shape and pipeline of one kernel.

@@ -240,7 +240,7 @@ Status writeSm90Kernel(CodeWriter &w, const KernelContext &ctx) {
   } else {
     aRows = fmt::format("dlc_sm90::StridedRows<{}>{{{}LL, M, K}}", ctx.storage, s.a.ld);
   }
-  const char *acc = s.dtype == DType::kI8 ? "int" : "float";
+  const char *acc = s.accType();
   // Stream-K: where the CTAs' units meet (gemm::writeGemm's sk_partials and sk_flags).
   std::string streamK = fmt::format("static_cast<const dlc_sm90::StreamK<{}> *>(nullptr)", acc);
   if (ctx.skPerCta > 0) {

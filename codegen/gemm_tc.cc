@@ -542,7 +542,7 @@ Status writeTcKernel(CodeWriter &w, const KernelContext &ctx) {
     writeGatherLoader(w, ctx, s.b);
   else
     writeStridedLoader(w, ctx, s.b, "B", c.bn, s.n, "n0");
-  w.line("{} acc[MI][NI][4];", s8 ? "int" : "float");
+  w.line("{} acc[MI][NI][4];", s.accType());
   w.line("#pragma unroll");
   w.line("for (int mi = 0; mi < MI; ++mi)");
   w.line("#pragma unroll");

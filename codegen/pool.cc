@@ -69,16 +69,12 @@ namespace {
 
 constexpr int64_t kWarpPlane = 2048;
 
-bool isGlobal(Op op) {
-  return op == Op::kGlobalAveragePool || op == Op::kGlobalMaxPool || op == Op::kGlobalLpPool;
-}
-
 bool claims(const Node *anchor) {
   if (!anchor)
     return false;
   const Op op = anchor->op();
-  return isGlobal(op) || op == Op::kMaxPool || op == Op::kAveragePool || op == Op::kLpPool ||
-         op == Op::kLRN;
+  return ops::isGlobalPool(op) || op == Op::kMaxPool || op == Op::kAveragePool ||
+         op == Op::kLpPool || op == Op::kLRN;
 }
 
 Status check(const Node &node) {
@@ -100,7 +96,7 @@ Status check(const Node &node) {
       return invalidArgument("attribute 'size' must be positive, got {}", node.getInt("size"));
     return Status::ok();
   }
-  if (isGlobal(node.op())) {
+  if (ops::isGlobalPool(node.op())) {
     const int64_t rank = node.getInt("channels_last") != 0 ? 3 : 2;
     if (node.input(0)->shape().rank() < rank)
       return invalidArgument("{} needs an input of rank >= {}", node.opName(), rank);
@@ -192,6 +188,43 @@ std::vector<IndexExpr> writeOutputOrigin(CodeWriter &body, const std::vector<Poo
   return o;
 }
 
+/// The product of the window's sizes along axes [0, end).
+int64_t windowTaps(const std::vector<PoolAxis> &axes, size_t end) {
+  int64_t taps = 1;
+  for (size_t d = 0; d < end; ++d)
+    taps *= axes[d].kernel;
+  return taps;
+}
+
+/// The input elements between neighbours along axis d (the sizes of the axes inside it).
+int64_t inputStride(const std::vector<PoolAxis> &axes, size_t d) {
+  int64_t stride = 1;
+  for (size_t e = d + 1; e < axes.size(); ++e)
+    stride *= axes[e].in;
+  return stride;
+}
+
+/// C expression: index `u` clamped into [0, in).
+std::string clamped(const std::string &u, int64_t in) {
+  return fmt::format("{0} < 0 ? 0 : {0} >= {1} ? {2} : {0}", u, in, in - 1);
+}
+
+/// Opens the loop over axis d's taps k<d> (after `unroll`, a pragma or ""), and writes u<d>,
+/// the input index that tap reads for output o, ok<d> (whether it lies inside) when `withOk`,
+/// and t<d>, u<d> clamped into the input.
+CodeWriter::Scope writeTapLoop(CodeWriter &body, const PoolAxis &a, size_t d, const IndexExpr &o,
+                               const std::string &idx, const char *unroll, bool withOk) {
+  const IndexExpr k = a.kernel == 1 ? IndexExpr(0) : IndexExpr::var(fmt::format("k{}", d));
+  if (*unroll)
+    body.line("{}", unroll);
+  auto loop = body.block("for (int k{0} = 0; k{0} < {1}; ++k{0})", d, a.kernel);
+  body.line("const {} u{} = {};", idx, d, a.tap(o, k).str());
+  if (withOk)
+    body.line("const bool ok{0} = u{0} >= 0 && u{0} < {1};", d, a.in);
+  body.line("const {} t{} = {};", idx, d, clamped(fmt::format("u{}", d), a.in));
+  return loop;
+}
+
 /// Whether MaxPool's Indices output is read (by the graph or as a graph output).
 const Value *readIndices(const Node &node) {
   return node.op() == Op::kMaxPool && node.numOutputs() > 1 && node.output(1) &&
@@ -212,10 +245,7 @@ int64_t maxPoolRowWidth(const Node &node, const std::vector<PoolAxis> &axes) {
       dtypeSize(node.input(0)->dtype()) != 1)
     return 0;
   const PoolAxis &a = axes.back();
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < axes.size(); ++d)
-    rows *= axes[d].kernel;
-  if (a.dilation != 1 || rows > 49)
+  if (a.dilation != 1 || windowTaps(axes, axes.size() - 1) > 49)
     return 0;
   for (int64_t v : {8, 4, 2})
     if (a.out % v == 0 && (v - 1) * a.stride + a.kernel <= 40 && a.kernel > 1)
@@ -253,7 +283,7 @@ Expected<KernelSet> emitMaxPoolRow(const FusedGroup &group, const std::vector<Po
   const int64_t xCount = x->shape().numElements().value_or(0);
   const int64_t yCount = y->shape().numElements().value_or(0);
   const std::string idx = std::max(xCount, yCount) < (int64_t{1} << 31) ? "int" : "long long";
-  const size_t n = axes.size(), last = n - 1;
+  const size_t last = axes.size() - 1;
   const PoolAxis &a = axes[last];
   const int64_t cols = (v - 1) * a.stride + a.kernel;
   int64_t inPlane = 1;
@@ -283,33 +313,21 @@ Expected<KernelSet> emitMaxPoolRow(const FusedGroup &group, const std::vector<Po
     body.line("const {} u = c0 + c;", idx);
     if (!overlap)
       body.line("colOk[c] = u >= 0 && u < {};", a.in);
-    body.line("col[c] = u < 0 ? 0 : u >= {} ? {} : u;", a.in, a.in - 1);
+    body.line("col[c] = {};", clamped("u", a.in));
     body.line("m[c] = {};", low);
   }
   // The window's rows unrolled (every load issued at once) up to 64 loads in all; past that
   // (a 3-D window, wide columns) the rows loop and only the columns, which index the
   // registers, unroll.
-  int64_t rows = 1;
-  for (size_t d = 0; d < last; ++d)
-    rows *= axes[d].kernel;
-  const char *rowUnroll = rows * cols <= 64 ? "#pragma unroll" : "#pragma unroll 1";
+  const char *rowUnroll =
+      windowTaps(axes, last) * cols <= 64 ? "#pragma unroll" : "#pragma unroll 1";
   std::vector<CodeWriter::Scope> taps;
   std::string offset, inside;
   for (size_t d = 0; d < last; ++d) {
-    const PoolAxis &ax = axes[d];
-    const IndexExpr k = ax.kernel == 1 ? IndexExpr(0) : IndexExpr::var(fmt::format("k{}", d));
-    body.line("{}", rowUnroll);
-    taps.push_back(body.block("for (int k{0} = 0; k{0} < {1}; ++k{0})", d, ax.kernel));
-    body.line("const {} u{} = {};", idx, d, ax.tap(o[d], k).str());
-    if (!overlap) {
-      body.line("const bool ok{0} = u{0} >= 0 && u{0} < {1};", d, ax.in);
+    taps.push_back(writeTapLoop(body, axes[d], d, o[d], idx, rowUnroll, !overlap));
+    if (!overlap)
       inside += fmt::format("ok{} && ", d);
-    }
-    body.line("const {0} t{1} = u{1} < 0 ? 0 : u{1} >= {2} ? {3} : u{1};", idx, d, ax.in,
-              ax.in - 1);
-    int64_t stride = 1;
-    for (size_t e = d + 1; e < n; ++e)
-      stride *= axes[e].in;
+    const int64_t stride = inputStride(axes, d);
     offset += fmt::format("t{}{} + ", d, stride == 1 ? "" : fmt::format(" * {}", stride));
   }
   body.line("#pragma unroll");
@@ -381,23 +399,12 @@ Expected<KernelSet> emitWindowed(const FusedGroup &group, const EmitOptions &opt
   // depends on whether it lies inside: with the window's loops unrolled (up to 32 taps), a
   // thread issues all of its loads at once instead of one per branch (ResNet-50's 3x3 stem
   // MaxPool is bound by that latency).
-  int64_t window = 1;
-  for (const PoolAxis &a : axes)
-    window *= a.kernel;
+  const char *unroll = windowTaps(axes, n) <= 32 ? "#pragma unroll" : "";
   std::vector<CodeWriter::Scope> taps; // one loop per axis, innermost last
   for (size_t d = 0; d < n; ++d) {
-    const PoolAxis &a = axes[d];
-    const IndexExpr k = a.kernel == 1 ? IndexExpr(0) : IndexExpr::var(fmt::format("k{}", d));
-    if (window <= 32)
-      body.line("#pragma unroll");
-    taps.push_back(body.block("for (int k{0} = 0; k{0} < {1}; ++k{0})", d, a.kernel));
-    body.line("const {} u{} = {};", idx, d, a.tap(o[d], k).str());
-    body.line("const bool ok{0} = u{0} >= 0 && u{0} < {1};", d, a.in);
-    body.line("const {0} t{1} = u{1} < 0 ? 0 : u{1} >= {2} ? {3} : u{1};", idx, d, a.in, a.in - 1);
+    taps.push_back(writeTapLoop(body, axes[d], d, o[d], idx, unroll, true));
     inside += fmt::format("{}ok{}", inside.empty() ? "" : " && ", d);
-    int64_t stride = 1;
-    for (size_t e = d + 1; e < n; ++e)
-      stride *= axes[e].in;
+    const int64_t stride = inputStride(axes, d);
     offset += fmt::format("{}t{}{}", offset.empty() ? "" : " + ", d,
                           stride == 1 ? "" : fmt::format(" * {}", stride));
     int64_t columnStride = 1;
@@ -481,15 +488,17 @@ Expected<KernelSet> emitLrn(const FusedGroup &group, const EmitOptions &opts) {
 }
 
 /// Combines the shares of a warp: `acc` of every lane ends up holding the whole.
+/// The statement that merges another share `other` of a global pool into `acc`.
+std::string mergeShare(const Node &node, const std::string &other) {
+  return node.op() == Op::kGlobalMaxPool ? fmt::format("acc = dlc_max(acc, {});", other)
+                                         : fmt::format("acc += {};", other);
+}
+
 void warpReduce(CodeWriter &w, const Node &node) {
-  const bool max = node.op() == Op::kGlobalMaxPool;
   auto loop = w.block("for (int s = 16; s > 0; s >>= 1)");
   w.line("const {} other = __shfl_xor_sync(0xffffffffu, acc, s);",
          cudaComputeType(node.input(0)->dtype()));
-  if (max)
-    w.line("acc = dlc_max(acc, other);");
-  else
-    w.line("acc += other;");
+  w.line("{}", mergeShare(node, "other"));
 }
 
 /// A global pool of a channels-last X [N, spatial..., C]: a block per 32 consecutive channels
@@ -534,8 +543,7 @@ Expected<KernelSet> emitGlobalChannelsLast(const FusedGroup &group, const EmitOp
     body.line("acc = part[0][lane];");
     body.line("#pragma unroll");
     body.line("for (int w = 1; w < 8; ++w)");
-    body.line("  {}", node.op() == Op::kGlobalMaxPool ? "acc = dlc_max(acc, part[w][lane]);"
-                                                      : "acc += part[w][lane];");
+    body.line("  {}", mergeShare(node, "part[w][lane]"));
     body.line("const {} y = {};", ct, finalValue(node, "acc", fmt::format("{}", pixels)));
     body.line("const {} p = n * {} + c;", idx, channels);
     std::vector<const Value *> stored;
@@ -621,7 +629,8 @@ Expected<KernelSet> emit(const FusedGroup &group, const EmitOptions &opts) {
     return invalidArgument("a pooling group needs an anchor");
   if (group.anchor->op() == Op::kLRN)
     return emitLrn(group, opts);
-  return isGlobal(group.anchor->op()) ? emitGlobal(group, opts) : emitWindowed(group, opts);
+  return ops::isGlobalPool(group.anchor->op()) ? emitGlobal(group, opts)
+                                               : emitWindowed(group, opts);
 }
 
 } // namespace

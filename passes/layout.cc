@@ -142,8 +142,7 @@ public:
     // itself (channels_last = 1; its output is [N, C, 1, 1] either way), without the transpose.
     for (Node *n : g.nodes()) {
       const Op op = n->op();
-      if ((op != Op::kGlobalAveragePool && op != Op::kGlobalMaxPool && op != Op::kGlobalLpPool) ||
-          n->getInt("channels_last") != 0)
+      if (!ops::isGlobalPool(op) || n->getInt("channels_last") != 0)
         continue;
       Value *src = nhwc::sourceOf(n->input(0));
       if (!src)

@@ -13,6 +13,7 @@
 #include "ir/annotations/fused_groups.h"
 #include "ir/eval/eval_util.h"
 #include "ir/ops/attention.h"
+#include "ir/ops/conv_util.h"
 #include "onnx/onnx.pb.h"
 
 namespace dlc::onnx {
@@ -294,17 +295,10 @@ Expected<std::string> exportModel(const Graph &g, const std::string &producer) {
     }
     // The layout pass's channels-last global pool reads [N, spatial..., C]: a transpose to
     // channels first, then the ONNX pool (its output is [N, C, 1, ...] either way).
-    const bool lastPool = (n->op() == Op::kGlobalAveragePool || n->op() == Op::kGlobalMaxPool ||
-                           n->op() == Op::kGlobalLpPool) &&
-                          n->getInt("channels_last") != 0;
+    const bool lastPool = ops::isGlobalPool(n->op()) && n->getInt("channels_last") != 0;
     const std::string poolX = lastPool ? n->output(0)->name() + ".dlc_x_nchw" : "";
-    if (lastPool) {
-      const int64_t rank = n->input(0)->shape().rank();
-      std::vector<int64_t> perm{0, rank - 1};
-      for (int64_t a = 1; a + 1 < rank; ++a)
-        perm.push_back(a);
-      transpose(n->input(0)->name(), poolX, perm);
-    }
+    if (lastPool)
+      transpose(n->input(0)->name(), poolX, ops::channelsFirstPerm(n->input(0)->shape().rank()));
     // fold-transpose-matmul's permutations (perm_a, perm_b of the operands, perm_y of the
     // product) are Transposes in ONNX.
     std::vector<int64_t> permY;

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "frontend/tf/tensor_proto.h"
+#include "ir/ops/conv_util.h"
 
 namespace dlc::tf::detail {
 
@@ -225,10 +226,7 @@ Expected<Value *> NodeConverter::toChannelsFirst(Value *v) {
       return unsupported("a channels-last input needs a known rank (give --input-shape)");
     return s.rank();
   }());
-  std::vector<int64_t> perm = {0, rank - 1};
-  for (int64_t i = 1; i < rank - 1; ++i)
-    perm.push_back(i);
-  return transpose(v, perm, "to_channels_first");
+  return transpose(v, ops::channelsFirstPerm(rank), "to_channels_first");
 }
 
 Expected<Value *> NodeConverter::toChannelsLast(Value *v) {

@@ -192,10 +192,7 @@ EvalResult evalGlobal(const Node &node, const std::vector<Tensor> &in, char kind
   DLC_ASSIGN_OR_RETURN(auto types, staticOutputTypes(node, in));
   Tensor x = in[0];
   if (node.getInt("channels_last") != 0) { // [N, spatial..., C]: pooled as [N, C, spatial...]
-    std::vector<int64_t> perm{0, x.rank() - 1};
-    for (int64_t a = 1; a + 1 < x.rank(); ++a)
-      perm.push_back(a);
-    DLC_ASSIGN_OR_RETURN(x, permuted(x, perm));
+    DLC_ASSIGN_OR_RETURN(x, permuted(x, ops::channelsFirstPerm(x.rank())));
   }
   DLC_RETURN_IF_ERROR(floatComputeType(x.dtype(), "input X").status());
   DLC_ASSIGN_OR_RETURN(Tensor y, newTensor(DType::kF64, types[0].shape.sizes()));

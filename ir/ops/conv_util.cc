@@ -173,6 +173,17 @@ Expected<Shape> windowOutputShape(const WindowGeometry &g, const Shape &x, const
   return Shape(std::move(dims));
 }
 
+std::vector<int64_t> channelsFirstPerm(int64_t rank) {
+  std::vector<int64_t> perm{0, rank - 1};
+  for (int64_t a = 1; a + 1 < rank; ++a)
+    perm.push_back(a);
+  return perm;
+}
+
+bool isGlobalPool(Op op) {
+  return op == Op::kGlobalAveragePool || op == Op::kGlobalMaxPool || op == Op::kGlobalLpPool;
+}
+
 Dim scaleDim(const Dim &d, int64_t factor) {
   if (factor == 1)
     return d;

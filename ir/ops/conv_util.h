@@ -75,4 +75,12 @@ Expected<Shape> windowOutputShape(const WindowGeometry &g, const Shape &x, const
 /// `d * factor`: known when d is known, d itself when factor is 1, else unknown.
 Dim scaleDim(const Dim &d, int64_t factor);
 
+/// The permutation from channels-last [N, spatial..., C] to channels-first [N, C, spatial...]
+/// for a tensor of `rank` (>= 2): {0, rank - 1, 1, ..., rank - 2}.
+std::vector<int64_t> channelsFirstPerm(int64_t rank);
+
+/// GlobalAveragePool, GlobalMaxPool or GlobalLpPool (which take channels_last = 1 from the
+/// layout pass).
+bool isGlobalPool(Op op);
+
 } // namespace dlc::ops
