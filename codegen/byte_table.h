@@ -21,23 +21,32 @@
 
 namespace dlc::codegen {
 
-/// A tail of a group's elementwise nodes that depends on one 8-bit integer value alone.
+/// A tail of a group's elementwise nodes that depends on one small integer value alone.
 struct ByteTable {
-  const Value *index = nullptr;    // the i8 / u8 value the tail is a function of
+  const Value *index = nullptr;    // the integer value the tail is a function of
   std::vector<const Node *> nodes; // the tail, in topological order
   const Value *result = nullptr;   // what the table holds: the group's one output
+  int64_t lo = -128;               // the index's least value: entry 0
+  int64_t entries = 256;           // the index's values, lo to lo + entries - 1
 
-  /// Shared memory the table takes (256 elements of the result's compute type).
+  /// Shared memory the table takes (`entries` elements of the result's compute type).
   uint32_t bytes() const;
   /// `dlc_tab[...]`: the result for the element whose index value is the C expression `x`.
   std::string lookup(const std::string &x) const;
 };
 
+/// The most entries a table may have: an index wider than 8 bits is bounded by interval
+/// arithmetic over the chain (the saturating sum of two int8 values takes 511).
+constexpr int64_t kMaxTableEntries = 1024;
+
 /// The tail of `group`'s elementwise nodes (the anchor's excluded) worth a table: the nodes the
-/// group's single output depends on through one i8/u8 value computed in the group, every other
-/// operand a one-element group input, none of their intermediate values read elsewhere, and
-/// dearer per element than a table load (a QuantizeLinear, a division or transcendental math).
-/// The earliest such index value wins (the longest tail); nullopt when there is none.
+/// group's single output depends on through one integer value computed in the group, every
+/// other operand a one-element group input, none of their intermediate values read elsewhere,
+/// and dearer per element than a table load (a QuantizeLinear, a division or transcendental
+/// math). The index is an i8/u8 value, or a wider integer whose values the chain bounds to at
+/// most kMaxTableEntries (a sum of two int8 values before its saturating clamp, which the table
+/// then absorbs: two fewer compares and a conversion per element). The earliest such index
+/// value wins (the longest tail); nullopt when there is none.
 std::optional<ByteTable> findByteTable(const FusedGroup &group);
 
 /// Writes the table's shared-memory array and the loop that fills it (every thread of the block

@@ -338,9 +338,22 @@ __device__ __forceinline__ float dlc_quant_div(float x, const dlc_qscale &q) {
 // The level of a quotient q: saturate(round_half_even(q) + zero point), NaN -> the zero point.
 // For an 8-bit Q, in integers after one conversion that rounds and saturates to 16 bits (NaN
 // gives 0; a level past 16 bits saturates Q all the same, as |zp| < 2^9): 4 instructions where
-// the float form (round, NaN select, add, clamp, convert) takes 7.
+// the float form (round, NaN select, add, clamp, convert) takes 7; with a zero point of 0, the
+// conversion saturates to Q itself.
 template <class Q> __device__ __forceinline__ Q dlc_quant_level(float q, int zp) {
   if constexpr (sizeof(Q) == 1) {
+#ifdef __CUDA_ARCH__
+    // With a zero point of 0 (symmetric quantization; a literal in the kernels, so the test
+    // folds) one conversion rounds, saturates to 8 bits and maps NaN to 0: no clamp after it.
+    if (zp == 0) {
+      int r;
+      if ((Q)-1 < (Q)0)
+        asm("cvt.rni.sat.s8.f32 %0, %1;" : "=r"(r) : "f"(q));
+      else
+        asm("cvt.rni.sat.u8.f32 %0, %1;" : "=r"(r) : "f"(q));
+      return (Q)r;
+    }
+#endif
     int s;
 #ifdef __CUDA_ARCH__
     short h;

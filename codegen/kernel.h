@@ -192,15 +192,18 @@ struct EmitOptions {
   /// m64n32 wgmma; B K-major only), which fill the SMs where even 128 x 64 leaves them idle:
   /// BERT b8's 768-column projections (1024 rows) are 128 tiles of 128 x 48 on 132 SMs
   /// against 96 of 128 x 64, and ResNet-50 b1 fp16 takes 128 x 32 for five convolutions.
-  /// `--hopper-narrow-tiles`; off until timed on a GPU (written in session 49, when none was
-  /// lent: the kernels compile for sm_90a, their cost-model values are a guess).
-  bool hopperNarrowTiles = false;
+  /// On by default (`--no-hopper-narrow-tiles`): on an H100 (session 50) ResNet-50 b1 fp16 ran
+  /// 0.339 / 0.336 ms without them and 0.334 / 0.334 with them, BERT-base b8 int8 0.618 ->
+  /// 0.616 and fp16 0.649 -> 0.645 (0.643 -> 0.646 in session 49); kbench, BERT's 1024 x 768 x
+  /// 768 projection with bias and residual, 0.0114 ms at 128 x 64 against 0.0103 at 128 x 48.
+  /// Their cost-model values are still fitted guesses (gemm_kernel.cc).
+  bool hopperNarrowTiles = true;
   /// The cost model may split K of an int8 product on the mma.sync kernels: the splits' int32
   /// sums go through the workspace exactly and the reduction kernel runs the requantizing
-  /// epilogue (ResNet-50's classifier, 1 x 1000 x 2048 at batch 1, is 16 blocks unsplit).
-  /// `--int8-split-k`; off until timed on a GPU (session 49, host emulator only: it also
-  /// splits ResNet-50 b32's layer4 3x3 convolutions in two, which may not pay).
-  bool int8SplitK = false;
+  /// epilogue (ResNet-50's classifier, 1 x 1000 x 2048 at batch 1, is 16 blocks unsplit), where
+  /// the output is under half a wave of 128 x 64 tiles (chooseTile). On by default
+  /// (`--no-int8-split-k`): ResNet-50 b1 int8 0.315 -> 0.287 ms on an H100 (session 50).
+  bool int8SplitK = true;
   /// The cost model may run a Hopper GEMM stream-K (TileConfig::streamK) where its tiles fill
   /// the last wave only in part: the CTAs share those tiles' K steps out evenly, and the CTA
   /// that starts a tile adds the others' sums (a workspace in the arena, flags in the

@@ -90,13 +90,13 @@ void addKernelFlags(CLI::App *cmd, codegen::EmitOptions &kernels) {
                 "GPU, sm_90: let the cost model choose 128 x 192 Hopper GEMM tiles, which fill a "
                 "wave where 128 x 256 ones leave SMs idle (on by default)");
   cmd->add_flag("--hopper-narrow-tiles,!--no-hopper-narrow-tiles", kernels.hopperNarrowTiles,
-                "GPU, sm_90, experimental: let the cost model choose 128 x 48 and 128 x 32 Hopper "
-                "GEMM tiles (B K-major), which fill the SMs where 128 x 64 ones leave some idle "
-                "(off until measured)");
+                "GPU, sm_90: let the cost model choose 128 x 48 and 128 x 32 Hopper GEMM tiles (B "
+                "K-major), which fill the SMs where 128 x 64 ones leave some idle (on by "
+                "default)");
   cmd->add_flag("--int8-split-k,!--no-int8-split-k", kernels.int8SplitK,
-                "GPU, experimental: let the cost model split K of int8 products on the mma.sync "
-                "kernels (exact int32 partial sums, then a reduction kernel with the epilogue; off "
-                "until measured)");
+                "GPU: let the cost model split K of int8 products on the mma.sync kernels where "
+                "the output is small (exact int32 partial sums, then a reduction kernel with the "
+                "epilogue; on by default)");
   cmd->add_flag("--epilogue-tables,!--no-epilogue-tables", kernels.epilogueTables,
                 "GPU: a GEMM/conv epilogue whose tail depends on one 8-bit value (an int8 "
                 "residual block's dequantize, ReLU, quantize) computes it once per block into a "

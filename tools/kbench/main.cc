@@ -23,7 +23,11 @@
 //   run stream-K, as `dlc --hopper-stream-k`; --multicast: its TMA kernels may pair row tiles
 //   that share B, as `dlc --hopper-multicast`; --no-tma: its
 //   producer loads with cp.async, as `dlc --no-hopper-tma`; --no-tile-192: no 128 x 192 tiles,
-//   as `dlc --no-hopper-tile-192`; --no-stem: a conv with at most 4 input channels keeps the
+//   as `dlc --no-hopper-tile-192`; --no-narrow-tiles: no 128 x 48 or 128 x 32 tiles, as `dlc
+//   --no-hopper-narrow-tiles` (--narrow-tiles, the default, is accepted); --no-int8-split-k:
+//   int8 products on mma.sync keep K whole, as `dlc --no-int8-split-k` (--int8-split-k, the
+//   default, is accepted); --int8-pointwise-plain: as `dlc --int8-pointwise-plain`; --no-stem:
+//   a conv with at most 4 input channels keeps the
 //   implicit GEMM, as `dlc --no-stem-conv`; --inline-epilogue:
 //   keep a transcendental epilogue inlined; --fragment-epilogue: store from the accumulator
 //   fragments instead of the staged epilogue; both for comparison)
@@ -456,8 +460,10 @@ int main(int argc, char **argv) {
     // dlc's defaults unless a case turns them off (--tma, --tile-192, --stem: on anyway).
     o.hopperTma = !cases[i].has("no-tma");
     o.hopperTile192 = !cases[i].has("no-tile-192");
-    o.hopperNarrowTiles = cases[i].has("narrow-tiles");
-    o.int8SplitK = cases[i].has("int8-split-k");
+    // On by default as in dlc; --narrow-tiles and --int8-split-k still say so explicitly.
+    o.hopperNarrowTiles = !cases[i].has("no-narrow-tiles");
+    o.int8SplitK = !cases[i].has("no-int8-split-k");
+    o.int8PointwisePlain = cases[i].has("int8-pointwise-plain");
     o.stemConv = !cases[i].has("no-stem");
     prepare(cases[i], o);
     if (dump && cases[i].error.empty())

@@ -90,18 +90,24 @@ TEST(ByteTable, TheRequantizingTailOfAResidualBlock) {
   const FusedGroup group = wholeGraph(*g);
   auto table = findByteTable(group);
   ASSERT_TRUE(table);
-  EXPECT_EQ(table->index->name(), "q2");
-  ASSERT_EQ(table->nodes.size(), 3u); // DQ, Relu, Q
-  EXPECT_EQ(table->nodes[0]->op(), Op::kDequantizeLinear);
-  EXPECT_EQ(table->nodes[2]->op(), Op::kQuantizeLinear);
+  // The index is the int32 sum of the two int8 values, before its saturating clamp: 511 values
+  // from -256, and the clamp (Sub, Min, Max, the cast to int8) goes into the table.
+  EXPECT_EQ(table->index->name(), "sum");
+  ASSERT_EQ(table->nodes.size(), 7u); // Sub, Min, Max, Cast, DQ, Relu, Q
+  EXPECT_EQ(table->nodes[0]->op(), Op::kSub);
+  EXPECT_EQ(table->nodes[3]->op(), Op::kCast);
+  EXPECT_EQ(table->nodes[4]->op(), Op::kDequantizeLinear);
+  EXPECT_EQ(table->nodes[6]->op(), Op::kQuantizeLinear);
   EXPECT_EQ(table->result->name(), "y");
-  EXPECT_EQ(table->bytes(), 256u);
-  EXPECT_EQ(table->lookup("e10"), "dlc_tab[(int)(e10) + 128]");
+  EXPECT_EQ(table->lo, -256);
+  EXPECT_EQ(table->entries, 511);
+  EXPECT_EQ(table->bytes(), 511u);
+  EXPECT_EQ(table->lookup("e10"), "dlc_tab[(int)(e10) + 256]");
 
   // The kernel fills the table before its main loop and loads from it per element; without
   // the option it computes the tail per element.
   const std::string src = emitSource(group, nullptr, mmaSync());
-  const auto fill = src.find("__shared__ signed char dlc_tab[256];");
+  const auto fill = src.find("__shared__ signed char dlc_tab[511];");
   ASSERT_NE(fill, std::string::npos) << src;
   EXPECT_LT(fill, src.find("auto dlc_epv")) << src;
   EXPECT_NE(src.find("= dlc_tab[(int)("), std::string::npos) << src;
@@ -145,6 +151,48 @@ TEST(ByteTable, AUnitScaleInAHopperKernelsTable) {
   EXPECT_EQ(src.find("dlc_qscale_of(1"), std::string::npos) << src; // no reciprocal of 1
 }
 
+TEST(ByteTable, WideIndicesTheChainBounds) {
+  std::vector<std::unique_ptr<Graph>> graphs; // the tables point into them
+  auto tableFor = [&](const std::string &text) {
+    graphs.push_back(parseInfer(text));
+    EXPECT_TRUE(graphs.back());
+    return graphs.back() ? findByteTable(wholeGraph(*graphs.back())) : std::nullopt;
+  };
+  auto block = [](const std::string &residual, bool offsetIsInput) {
+    std::string text = residualBlock(64, 64, 64, kRequantize);
+    text.replace(text.find("%r: i8[64,64]"), 13,
+                 "%r: " + residual + "[64,64]" + (offsetIsInput ? ", %zz: i32[]" : ""));
+    if (offsetIsInput)
+      text.replace(text.find("  %zz = constant i32[] dense<[3]>\n"), 34, "");
+    return text;
+  };
+  // The sum's offset a graph input: the table still takes the sum (the offset is read once,
+  // when the table is filled).
+  auto table = tableFor(block("i8", true));
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table->index->name(), "sum");
+  EXPECT_EQ(table->entries, 511);
+  // An unsigned residual: the sum takes [-128, 382], 511 values from -128.
+  table = tableFor(block("u8", false));
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table->index->name(), "sum");
+  EXPECT_EQ(table->lo, -128);
+  EXPECT_EQ(table->lookup("x"), "dlc_tab[(int)(x) + 128]");
+  // A 16-bit residual: the sum takes 65791 values, too many; a 32-bit one is unbounded. The
+  // index is the clamped sum then, before its conversion to int8: 256 values from -128.
+  for (const char *residual : {"i16", "i32"}) {
+    table = tableFor(block(residual, false));
+    ASSERT_TRUE(table) << residual;
+    EXPECT_EQ(table->index->name(), "sat") << residual;
+    EXPECT_EQ(table->lo, -128) << residual;
+    EXPECT_EQ(table->entries, 256) << residual;
+  }
+  // No table for the 8-bit value (its tail, dequantize and ReLU, is cheaper than a lookup): no
+  // wider one either, however much of the clamp it would take.
+  EXPECT_FALSE(tableFor(residualBlock(
+      64, 64, 64, "  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = relu(%d) : ?\n")));
+}
+
 TEST(ByteTable, TailsThatStayPerElement) {
   std::vector<std::unique_ptr<Graph>> graphs; // the tables point into them
   auto tableFor = [&](const std::string &tail) {
@@ -166,7 +214,7 @@ TEST(ByteTable, TailsThatStayPerElement) {
   // A dearer tail to a float output: a table of floats.
   auto sigmoid = tableFor("  %d = dequantize_linear(%q2, %s1, %z) : ?\n  %y = sigmoid(%d) : ?\n");
   ASSERT_TRUE(sigmoid);
-  EXPECT_EQ(sigmoid->bytes(), 1024u);
+  EXPECT_EQ(sigmoid->bytes(), 511u * 4u); // indexed by the sum
 }
 
 TEST(ByteTable, KernelsWithATableCompile) {
@@ -214,6 +262,10 @@ TEST(ByteTableHost, ResidualBlocksMatchTheReferenceBitForBit) {
       for (bool tables : {true, false})
         cases.push_back(
             {residualBlock(m, k, n, kRequantize), blockData(m, k, n), 0, mmaSync(staged, tables)});
+  // The fast-requantize tail through the 511-entry table, whose clamp saturates sums both ways
+  // (the residual takes every int8 level, the quantized product too at this scale).
+  cases.push_back(
+      {residualBlock(128, 64, 128, kRequantizeFast), blockData(128, 64, 128), 0, mmaSync()});
   // A table of floats (sigmoid of the dequantized sum), within float rounding of the
   // reference's expf.
   cases.push_back({residualBlock(200, 96, 72,

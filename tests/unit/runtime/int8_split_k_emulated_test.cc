@@ -76,8 +76,31 @@ TEST(Int8SplitKEmulated, ClassifierSumsAreExactInt32) {
   // is one block unsplit; the cost model splits it.
   const std::string text = classifier(2, 4096, 64);
   expectSplitAndExact(text, nearMax({2, 4096}));
-  // Unsplit by default.
-  EXPECT_FALSE(hasSplitK(kernelNames(text, testing::emulatedJitOptions())));
+  // Split by default; whole with int8SplitK off.
+  jit::JitOptions jo = testing::emulatedJitOptions();
+  jo.lower.emit.numSms = 132;
+  EXPECT_TRUE(hasSplitK(kernelNames(text, jo)));
+  jo.lower.emit.int8SplitK = false;
+  EXPECT_FALSE(hasSplitK(kernelNames(text, jo)));
+}
+
+TEST(Int8SplitKEmulated, OnlySmallOutputsSplit) {
+  // K splits only where the output is under half a wave of 128 x 64 tiles. ResNet-50's layer4
+  // 3x3 convolution (channels-last, 512 -> 512 channels at 7 x 7, K = 4608): at batch 1 its 49
+  // x 512 output splits; at batch 32, 1568 x 512 (104 tiles) stays whole, which the cost model
+  // alone would split in two (slower on an H100, session 50).
+  auto conv = [](int64_t images) {
+    return fmt::format(
+        R"(graph @c(%x: i8[{0},7,7,512], %w: i8[512,3,3,512]) -> (acc: i32[{0},7,7,512]) {{
+  %acc = conv_integer(%x, %w) {{channels_last = 1, pads = [1, 1, 1, 1]}} : i32[{0},7,7,512]
+  return %acc
+}})",
+        images);
+  };
+  jit::JitOptions jo = testing::emulatedJitOptions();
+  jo.lower.emit.numSms = 132;
+  EXPECT_TRUE(hasSplitK(kernelNames(conv(1), jo)));
+  EXPECT_FALSE(hasSplitK(kernelNames(conv(32), jo)));
 }
 
 TEST(Int8SplitKEmulated, RandomRowsMatchTheReference) {
