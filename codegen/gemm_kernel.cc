@@ -390,9 +390,15 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
       const int slots = std::max(cl, sms / cl * cl);
       const int64_t waves = ceilDiv(blocks, slots);
       // Ping-pong where a CTA gets more than one tile: its epilogues but the last run behind
-      // the other warpgroup's products.
+      // the other warpgroup's products. Not for an int8 product of at most two K steps whose
+      // epilogue reads a full-size operand: its main loop is too short to hide the
+      // requantizing epilogue, which ping-pong leaves to one warpgroup per tile. kbench, H100,
+      // session 50: ResNet-50 b32's int8 1x1 256 -> 1024 conv at 14 x 14 with the residual
+      // (a plain A, `--int8-pointwise-plain`) 0.0258 ms at 128 x 128 ping-pong, 0.0219
+      // cooperative.
+      const bool shortHeavy = spec.dtype == DType::kI8 && spec.fullEpilogueOperand && perSplit <= 2;
       c.pingpong = opts.hopperPingpong && c.wgmma && c.bn <= 160 && !c.clusterSplit && !c.streamK &&
-                   !rows && waves > 1;
+                   !rows && waves > 1 && !shortHeavy;
       // TMA where the operands allow it (the producer's speed is not modelled).
       if (opts.hopperTma && c.wgmma) {
         TileConfig t = c;

@@ -157,7 +157,9 @@ struct EmitOptions {
   /// the Hopper kernels inside ResNet-50). Session 50 (H100, ResNet-50 b32 int8, 046536a): the
   /// model 1.337 -> 1.327 ms with it, every such layer faster (25088 x 128 x 512 0.0200 ->
   /// 0.0150) but the layer3 expansions with the residual, 0.0250 -> 0.0290 each, on the 128 x
-  /// 128 ping-pong tile the cost model takes; kbench had them at 0.0219 on the cooperative one.
+  /// 128 ping-pong tile the cost model took; kbench had them at 0.0219 on the cooperative one,
+  /// which the cost model now takes for short int8 products with a residual (gemm_kernel.cc).
+  /// Not yet timed in the model that way (tmp_dev/s51c1.sh's "plain" variant).
   bool int8PointwisePlain = false;
   /// The cost model may choose the Hopper family (s8 wgmma, int32 accumulators) for int8
   /// products; convolutions reach it only with hopperConv too. On by default:
