@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Step profiles of one model side by side: `dlc run --profile --profile-json FILE` of several
 builds or flag sets (`LABEL=FILE.json` each), a row per kernel with its time in each, the fastest
-label, and the kernel's summary (a GEMM's shape and tile, the profile's `detail`).
+label, and the kernel's summary (a GEMM's shape and tile, the profile's `detail`; where the
+labels ran it on different tiles, each label's tile).
 
     profile_compare.py base=p0.json plain=p1.json hopper=p2.json [--top 20] [--min-gain 0.05]
 
@@ -40,6 +41,12 @@ def keyed(steps):
     return out
 
 
+def tile_of(step):
+    """The GEMM tile a step's detail names (`tile 128x64x64/4x2s2k1`), or None."""
+    m = re.search(r"\btile (\S+?),?(\s|$)", step.get("detail", ""))
+    return m.group(1) if m else None
+
+
 def compare(profiles):
     """profiles: [(label, {"steps": [...]}), ...]. Returns (rows, totals): each row a dict with
     key, kernel, detail, ms (label -> ms or None) and best (the label of the least ms)."""
@@ -57,8 +64,9 @@ def compare(profiles):
         first = next(by_label[lb][key] for lb in labels if key in by_label[lb])
         ms = {lb: by_label[lb][key]["ms"] if key in by_label[lb] else None for lb in labels}
         timed = {lb: v for lb, v in ms.items() if v is not None}
+        tiles = {lb: tile_of(by_label[lb][key]) if key in by_label[lb] else None for lb in labels}
         rows.append({"key": key[0], "kernel": first.get("kernel", ""),
-                     "detail": first.get("detail", ""), "ms": ms,
+                     "detail": first.get("detail", ""), "ms": ms, "tiles": tiles,
                      "best": min(timed, key=timed.get) if timed else None})
     totals = {lb: sum(s["ms"] for s in prof.get("steps", [])) for lb, prof in profiles}
     return rows, totals
@@ -86,6 +94,10 @@ def print_table(rows, totals, labels, top=0, min_gain=0.0, out=sys.stdout):
         cells = " | ".join(f"{r['ms'][lb]:9.4f}" if r["ms"][lb] is not None else f"{'-':>9}"
                            for lb in labels)
         what = r["kernel"] + (f" ({r['detail']})" if r["detail"] else "")
+        # Where the labels ran the kernel on different tiles, each label's.
+        tiles = r.get("tiles", {})
+        if len({t for t in tiles.values() if t}) > 1:
+            what += " [tiles: " + ", ".join(f"{lb} {t}" for lb, t in tiles.items() if t) + "]"
         print(f"| {short(r['key']):<44} | {cells} | {r['best'] or '-':<9} | {what} |", file=out)
     cells = " | ".join(f"{totals[lb]:9.4f}" for lb in labels)
     print(f"| {'total (step by step)':<44} | {cells} | {'':<9} | |", file=out)
@@ -105,7 +117,8 @@ def self_test():
     b = {"steps": [
         {"kind": "kernel", "kernel": "g0_cast", "origin": "node 'x.f32' (Cast)", "ms": 0.01},
         {"kind": "kernel", "kernel": "g1_mul", "origin": "node 'input.q' (Mul) + node 'input.q' (QuantizeLinear)", "ms": 0.03},
-        {"kind": "kernel", "kernel": "g2_conv", "origin": "node 'conv_1/int8' (ConvInteger)", "ms": 0.06},
+        {"kind": "kernel", "kernel": "g2_conv", "origin": "node 'conv_1/int8' (ConvInteger)",
+         "detail": "i8 GEMM, batch 1 of 64 x 64 x 64, tile 64x64x64/2x2s2k1", "ms": 0.06},
         {"kind": "kernel", "kernel": "g2_conv", "origin": "node 'conv_1/int8' (ConvInteger)", "ms": 0.02},
     ]}
     rows, totals = compare([("a", a), ("b", b)])
@@ -114,6 +127,7 @@ def self_test():
             ("conv_1", 0.04, 0.02, "b"), ("x.f32", None, 0.01, "b")]
     assert keys == want, keys
     assert rows[1]["detail"].startswith("i8 GEMM"), rows[1]
+    assert rows[1]["tiles"] == {"a": "128x64x64/4x2s2k1", "b": "64x64x64/2x2s2k1"}, rows[1]
     assert abs(totals["a"] - 0.11) < 1e-12 and abs(totals["b"] - 0.12) < 1e-12, totals
     assert abs(gain(rows[2], "a") - 0.02) < 1e-12 and gain(rows[3], "a") == 0.0
     # An int8 product lines up with its float twin.
@@ -126,6 +140,9 @@ def self_test():
     print_table(rows, totals, ["a", "b"], top=1, out=buf)
     lines = buf.getvalue().splitlines()
     assert len(lines) == 4 and "conv_1" in lines[1] and "0.0200" in lines[1], lines
+    buf = io.StringIO()
+    print_table(rows, totals, ["a", "b"], out=buf)
+    assert "[tiles: a 128x64x64/4x2s2k1, b 64x64x64/2x2s2k1]" in buf.getvalue(), buf.getvalue()
     assert "each step at its best label: 0.1000 ms" in lines[3], lines
     print("profile_compare self-test: ok")
 
