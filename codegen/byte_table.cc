@@ -24,11 +24,6 @@ int elementCost(const Node &n) {
   return isPlainArithmetic(n.op()) ? 1 : 8; // else division, transcendental math
 }
 
-/// Where `n` stands in `chain` (its size when absent).
-size_t position(const std::vector<const Node *> &chain, const Node *n) {
-  return static_cast<size_t>(std::find(chain.begin(), chain.end(), n) - chain.begin());
-}
-
 /// A table load: the index's conversion and offset, the load, a bank conflict or two.
 constexpr int kLookupCost = 5;
 
@@ -42,11 +37,10 @@ Interval typeInterval(DType t) {
                         : Interval{0, (int64_t(1) << bits) - 1};
 }
 
-/// All values of an 8- or 16-bit integer type; nullopt for wider and other types.
-std::optional<Interval> typeRange(DType t) {
-  if (!isInteger(t) || dtypeSize(t) > 2)
-    return std::nullopt;
-  return typeInterval(t);
+/// Makes `table` hold one entry per value in `r`.
+void cover(ByteTable &table, Interval r) {
+  table.lo = r.lo;
+  table.entries = r.hi - r.lo + 1;
 }
 
 /// The values integer values of `chain` can take, where interval arithmetic bounds them: 8- and
@@ -106,8 +100,8 @@ std::map<const Value *, Interval> integerRanges(const std::vector<const Node *> 
     const Interval type = typeInterval(t);
     if (r && r->lo >= type.lo && r->hi <= type.hi)
       range[out] = *r;
-    else if (auto whole = typeRange(t))
-      range[out] = *whole;
+    else if (dtypeSize(t) <= 2)
+      range[out] = type;
   }
   return range;
 }
@@ -205,8 +199,7 @@ std::optional<ByteTable> findByteTable(const FusedGroup &group) {
     if (cost <= kLookupCost)
       continue;
     table = std::move(tail);
-    table->lo = x->dtype() == DType::kI8 ? -128 : 0; // all its values: its conversion may wrap
-    table->entries = 256;
+    cover(*table, typeInterval(x->dtype())); // all its values: its conversion may wrap
     at = i;
   }
   if (!table)
@@ -222,13 +215,12 @@ std::optional<ByteTable> findByteTable(const FusedGroup &group) {
         r->second.hi - r->second.lo + 1 > kMaxTableEntries)
       continue;
     auto wide = tailOf(chain, i, x, uniform, result);
-    if (!wide || !std::includes(wide->nodes.begin(), wide->nodes.end(), table->nodes.begin(),
-                                table->nodes.end(), [&](const Node *a, const Node *b) {
-                                  return position(chain, a) < position(chain, b);
-                                }))
+    const auto inWide = [&](const Node *n) {
+      return std::find(wide->nodes.begin(), wide->nodes.end(), n) != wide->nodes.end();
+    };
+    if (!wide || !std::all_of(table->nodes.begin(), table->nodes.end(), inWide))
       continue;
-    wide->lo = r->second.lo;
-    wide->entries = r->second.hi - r->second.lo + 1;
+    cover(*wide, r->second);
     return wide;
   }
   return table;

@@ -325,6 +325,15 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
   const double bandwidth = 3.5e12, gatherCost = 1.8e-12;
   const int sms = std::max(1, opts.numSms);
   const int eb = elemBytes(spec.dtype);
+  // int8 partial sums are int32, exact: the mma.sync family's through the workspace, the
+  // Hopper family's only in a cluster (its partials leave as float4 slabs). The mma.sync
+  // family splits an int8 product only where its output is under half a wave of 128 x 64
+  // tiles: on an H100 (session 50) that took ResNet-50 b1 int8 from 0.315 to 0.287 ms (its
+  // layer4 3x3 convolutions, 49 x 512 x 4608, and the classifier split in 8), while b32's
+  // layer4 3x3 convolutions (1568 x 512, 104 tiles of 128 x 64) lost in two splits of
+  // 128 x 128 (the model 1.338 -> 1.353 ms).
+  const bool int8Splits = opts.int8SplitK && double(spec.batch) * double(spec.m) * double(spec.n) <
+                                                 double(sms / 2) * 128.0 * 64.0;
   TileConfig best;
   double bestTime = INFINITY;
   for (const Candidate &cand : candidates(spec, opts)) {
@@ -345,16 +354,6 @@ TileConfig chooseTile(const GemmSpec &spec, const EmitOptions &opts, double *sec
     for (int s : {2, 3, 4, 6, 8, 12, 16, 24, 32})
       if (!rows)
         splitsToTry.push_back(s);
-    // int8 partial sums are int32, exact: the mma.sync family's through the workspace, the
-    // Hopper family's only in a cluster (its partials leave as float4 slabs). The mma.sync
-    // family splits an int8 product only where its output is under half a wave of 128 x 64
-    // tiles: on an H100 (session 50) that took ResNet-50 b1 int8 from 0.315 to 0.287 ms (its
-    // layer4 3x3 convolutions, 49 x 512 x 4608, and the classifier split in 8), while b32's
-    // layer4 3x3 convolutions (1568 x 512, 104 tiles of 128 x 64) lost in two splits of
-    // 128 x 128 (the model 1.338 -> 1.353 ms).
-    const bool int8Splits =
-        opts.int8SplitK &&
-        double(spec.batch) * double(spec.m) * double(spec.n) < double(sms / 2) * 128.0 * 64.0;
     for (int s : splitsToTry) {
       if (s > 1 &&
           (kTiles / s < 4 || (cand.cfg.wgmma && !opts.hopperSplitK) ||

@@ -487,13 +487,13 @@ Expected<KernelSet> emitLrn(const FusedGroup &group, const EmitOptions &opts) {
   return finishPerOutput(body, loop, group, y, params, count, opts);
 }
 
-/// Combines the shares of a warp: `acc` of every lane ends up holding the whole.
 /// The statement that merges another share `other` of a global pool into `acc`.
 std::string mergeShare(const Node &node, const std::string &other) {
   return node.op() == Op::kGlobalMaxPool ? fmt::format("acc = dlc_max(acc, {});", other)
                                          : fmt::format("acc += {};", other);
 }
 
+/// Combines the shares of a warp: `acc` of every lane ends up holding the whole.
 void warpReduce(CodeWriter &w, const Node &node) {
   auto loop = w.block("for (int s = 16; s > 0; s >>= 1)");
   w.line("const {} other = __shfl_xor_sync(0xffffffffu, acc, s);",
@@ -516,11 +516,10 @@ Expected<KernelSet> emitGlobalChannelsLast(const FusedGroup &group, const EmitOp
       images * channels == 0 ? 0 : x->shape().numElements().value_or(0) / (images * channels);
   const DType t = x->dtype();
   const std::string ct = cudaComputeType(t);
-  const std::string idx =
-      x->shape().numElements().value_or(0) < (int64_t{1} << 31) ? "int" : "long long";
   const int64_t groups = (channels + 31) / 32, blocks = images * groups;
   ParamList params;
   params.read(x);
+  const std::string idx = indexType(params);
 
   CodeWriter body;
   body.line("__shared__ {} part[8][33];", ct);
@@ -573,11 +572,10 @@ Expected<KernelSet> emitGlobal(const FusedGroup &group, const EmitOptions &opts)
   const int64_t plane = planes == 0 ? 0 : x->shape().numElements().value_or(0) / planes;
   const DType t = x->dtype();
   const std::string ct = cudaComputeType(t);
-  const std::string idx =
-      x->shape().numElements().value_or(0) < (int64_t{1} << 31) ? "int" : "long long";
   const bool perWarp = plane <= kWarpPlane;
   ParamList params;
   params.read(x);
+  const std::string idx = indexType(params);
 
   CodeWriter body;
   if (perWarp) {
